@@ -1,0 +1,216 @@
+package redisson
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/gate"
+	"github.com/goredisson/redisson/internal/pubsub"
+	"github.com/goredisson/redisson/internal/renew"
+	"github.com/goredisson/redisson/internal/scripts"
+)
+
+// memoTTL is how long the record of a final release is kept so that a re-sent release (go-redis
+// retries after a lost reply) still reports success. It exceeds go-redis' default retry window.
+const memoTTL = 10 * time.Second
+
+// cleanupTimeout bounds the best-effort release that undoes an acquisition whose outcome is unknown,
+// and an Unlock called with an already cancelled context.
+const cleanupTimeout = 5 * time.Second
+
+// Client owns what all objects created from it share: the go-redis client, one renewal scheduler
+// goroutine, one pub/sub hub (one connection, opened on the first wait) and the local wait queues.
+// Create it with New and stop it with Close. A Client is safe for concurrent use.
+type Client struct {
+	rdb     redis.UniversalClient
+	cfg     config
+	cluster bool
+	publish string // PUBLISH, or SPUBLISH once the hub shards subscriptions on Cluster
+
+	id  string        // random, unguessable: prefix of every owner and request id
+	seq atomic.Uint64 // suffix of every owner and request id
+
+	sched *renew.Scheduler
+	hub   *pubsub.Hub
+	gates *gate.Gates
+
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
+}
+
+// New returns a Client over rdb, which may be a plain, failover (Sentinel) or Cluster go-redis client.
+// It starts the renewal scheduler goroutine and does no I/O. Invalid options or a nil rdb return an
+// error matching ErrInvalidArgument.
+//
+// Set ContextTimeoutEnabled: true on rdb: without it go-redis ignores context deadlines on the socket,
+// so a hung server blocks calls for the client's read timeout instead of the context's deadline. New
+// logs a warning when it can see the setting is off. A Cluster given by a single seed address needs
+// IsClusterMode: true, or NewUniversalClient returns a plain client.
+func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
+	if rdb == nil {
+		return nil, invalidf("nil redis client")
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			return nil, invalidf("nil option")
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	var idb [12]byte
+	if _, err := rand.Read(idb[:]); err != nil {
+		return nil, fmt.Errorf("redisson: client id: %w", err)
+	}
+	c := &Client{
+		rdb:     rdb,
+		cfg:     cfg,
+		publish: "PUBLISH",
+		id:      hex.EncodeToString(idb[:]),
+		gates:   gate.New(),
+		done:    make(chan struct{}),
+	}
+	_, c.cluster = rdb.(*redis.ClusterClient)
+	if timeoutsOff(rdb) {
+		cfg.logger.Warn("redisson: go-redis ContextTimeoutEnabled is false; context deadlines will not " +
+			"bound network waits. Set ContextTimeoutEnabled: true in the go-redis options.")
+	}
+	c.hub = pubsub.New(rdb, cfg.logger)
+	c.sched = renew.New(c.renewBatch)
+	return c, nil
+}
+
+// timeoutsOff reports whether rdb is known to ignore context deadlines on its sockets.
+func timeoutsOff(rdb redis.UniversalClient) bool {
+	switch r := rdb.(type) {
+	case *redis.Client:
+		return !r.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return !r.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return !r.Options().ContextTimeoutEnabled
+	}
+	return false
+}
+
+// Close stops the renewal scheduler and the pub/sub hub and waits for their goroutines. It does not
+// release locks: a held lock stays in Redis until its lease runs out (at most the watchdog timeout
+// after its last renewal), as if the process had exited. The ownership context of every hold is
+// cancelled with a cause matching ErrLockLost and ErrClosed, and waits in progress return ErrClosed.
+// Every later call returns ErrClosed. Close does not close rdb, and is idempotent; it returns nil.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		for _, e := range c.sched.Close() {
+			e.OnLost(ErrClosed)
+		}
+		c.hub.Close()
+	})
+	return nil
+}
+
+// Lock returns the reentrant lock called name (Redisson's RLock). It does no I/O; the handle is cheap
+// and safe to share between goroutines, which exclude each other as with a sync.Mutex. A bad name is
+// reported by the first call on the handle (ErrInvalidArgument).
+func (c *Client) Lock(name string) *Lock {
+	l := &Lock{c: c, name: name}
+	var aux func(string) string
+	l.key, aux, l.err = objectKeys(c.cfg.prefix, name)
+	if l.err == nil {
+		l.channel = aux("ch")
+		l.memoPrefix = aux("rel:")
+	}
+	return l
+}
+
+// Stats is a snapshot of a Client's internal activity.
+type Stats struct {
+	Held          int    // holds registered with the renewal scheduler (watchdog and fixed lease)
+	RenewCalls    uint64 // renewal round trips made so far (each renews up to 100 locks)
+	Renewed       uint64 // lock renewals made so far
+	Lost          uint64 // holds that ended without an unlock (lost, fixed lease over, or Close)
+	Subscriptions int    // channels the pub/sub hub is subscribed to
+	Reconnects    int    // pub/sub reconnects observed
+}
+
+// Stats returns counters of the client's work. It does not block on I/O.
+func (c *Client) Stats() Stats {
+	calls, renewed, lost := c.sched.Stats()
+	subs, reconnects := c.hub.Stats()
+	return Stats{Held: c.sched.Len(), RenewCalls: calls, Renewed: renewed, Lost: lost,
+		Subscriptions: subs, Reconnects: reconnects}
+}
+
+func (c *Client) closed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// newID returns a fresh owner or request id: the client's random id and a sequence number.
+func (c *Client) newID() string {
+	return c.id + ":" + strconv.FormatUint(c.seq.Add(1), 36)
+}
+
+func (c *Client) emit(e Event) {
+	if c.cfg.hook != nil {
+		c.cfg.hook(e)
+	}
+}
+
+func (c *Client) group(key string) int {
+	if c.cluster {
+		return keySlot(key)
+	}
+	return 0
+}
+
+// renewBatch is the scheduler's Renewer: one lock_renew call for a batch of one slot.
+func (c *Client) renewBatch(ctx context.Context, batch []*renew.Entry) ([]bool, error) {
+	keys := make([]string, len(batch))
+	args := make([]any, 1, len(batch)+1)
+	args[0] = batch[0].Lease.Milliseconds()
+	for i, e := range batch {
+		keys[i] = e.Key
+		args = append(args, e.Owner)
+	}
+	res, err := scripts.LockRenew.Run(ctx, c.rdb, keys, args...).Int64Slice()
+	if err != nil {
+		c.cfg.logger.Warn("redisson: renewal failed", "locks", len(batch), "err", err)
+		return nil, err
+	}
+	alive := make([]bool, len(res))
+	for i, v := range res {
+		alive[i] = v == 1
+	}
+	return alive, nil
+}
+
+// ioContext returns ctx for a call that must run even if ctx is already cancelled (releases,
+// cleanups): a detached context bounded by cleanupTimeout in that case.
+func ioContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
+func checkCtx(ctx context.Context) error {
+	if ctx == nil {
+		return invalidf("nil context")
+	}
+	return nil
+}
+

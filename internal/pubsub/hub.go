@@ -1,0 +1,256 @@
+// Package pubsub is the one wake-up hub of a Client: every wait on every lock of the Client shares a
+// single pub/sub connection, with one reference-counted subscription per channel.
+//
+// Messages are signals, not data: a waiter receives on a buffered channel of size one and, when woken,
+// re-runs its acquire script, so coalescing several signals into one is harmless. A message wakes one
+// waiter of its channel (waiters take turns); a (re)subscription confirmation for a channel that was
+// already subscribed means the connection was re-established, and wakes every waiter of that channel,
+// since messages may have been lost while it was down. Waiters must still bound every wait by a timer:
+// the hub narrows the window in which a message can be missed, it cannot close it.
+//
+// A channel whose last waiter leaves stays subscribed for Linger, so a lock that is contended again
+// soon does not pay SUBSCRIBE and UNSUBSCRIBE every time.
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Linger is how long a channel without waiters stays subscribed.
+const Linger = 2 * time.Second
+
+// ErrClosed is returned by Subscribe after Close.
+var ErrClosed = errors.New("pubsub hub closed")
+
+// Subscriber is what the hub needs from a go-redis client.
+type Subscriber interface {
+	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
+}
+
+var _ Subscriber = (redis.UniversalClient)(nil)
+
+// Hub multiplexes waits over one pub/sub connection. Create it with New; stop it with Close.
+type Hub struct {
+	rdb Subscriber
+	log *slog.Logger
+
+	mu       sync.Mutex
+	ps       *redis.PubSub // created on first Subscribe
+	channels map[string]*channel
+	closed   bool
+
+	stop chan struct{}
+	done chan struct{} // closed when the receive goroutine has exited (or was never started)
+
+	reconnects int // resubscriptions observed, for tests and stats
+}
+
+type channel struct {
+	waiters []*Waiter
+	ready   chan struct{} // closed when the server confirmed the subscription
+	isReady bool
+	idle    time.Time // when the last waiter left; zero while waited on
+}
+
+// Waiter is one goroutine's interest in one channel. C receives a signal when the goroutine should
+// try again. Close it when done waiting.
+type Waiter struct {
+	C    chan struct{}
+	hub  *Hub
+	name string
+	ch   *channel
+}
+
+// New returns a hub; it opens no connection until the first Subscribe.
+func New(rdb Subscriber, log *slog.Logger) *Hub {
+	h := &Hub{rdb: rdb, log: log, channels: map[string]*channel{}, stop: make(chan struct{}), done: make(chan struct{})}
+	return h
+}
+
+// Subscribe registers a waiter on the channel name, subscribing on the server if no waiter of this
+// hub is subscribed to it yet. It blocks only for the network write of SUBSCRIBE, bounded by ctx. It
+// fails only after Close; a SUBSCRIBE that could not be sent is retried by go-redis on reconnect and is
+// logged, and the waiter stays registered (its timer-bounded wait still works).
+func (h *Hub) Subscribe(ctx context.Context, name string) (*Waiter, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, ErrClosed
+	}
+	ch := h.channels[name]
+	if ch == nil {
+		ch = &channel{ready: make(chan struct{})}
+		h.channels[name] = ch
+		if err := h.subscribe(ctx, name); err != nil {
+			h.log.Warn("redisson: subscribe failed; waiting on timers until the connection recovers",
+				"channel", name, "err", err)
+		}
+	}
+	ch.idle = time.Time{}
+	w := &Waiter{C: make(chan struct{}, 1), hub: h, name: name, ch: ch}
+	ch.waiters = append(ch.waiters, w)
+	return w, nil
+}
+
+// subscribe sends SUBSCRIBE, creating the connection and the receive goroutine the first time.
+// Called with h.mu held.
+func (h *Hub) subscribe(ctx context.Context, name string) error {
+	if h.ps == nil {
+		h.ps = h.rdb.Subscribe(ctx)
+		msgs := h.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+		go h.receive(msgs)
+	}
+	return h.ps.Subscribe(ctx, name)
+}
+
+// Ready is closed once the server has confirmed the subscription, after which every message
+// published on the channel reaches this hub.
+func (w *Waiter) Ready() <-chan struct{} { return w.ch.ready }
+
+// Close unregisters the waiter. It does not block; the channel is unsubscribed after Linger if no
+// other waiter uses it.
+func (w *Waiter) Close() {
+	h := w.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, o := range w.ch.waiters {
+		if o == w {
+			w.ch.waiters = append(w.ch.waiters[:i], w.ch.waiters[i+1:]...)
+			break
+		}
+	}
+	if len(w.ch.waiters) == 0 {
+		w.ch.idle = time.Now()
+	}
+}
+
+// Stats reports the subscribed channels and the reconnects seen.
+func (h *Hub) Stats() (channels, reconnects int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.channels), h.reconnects
+}
+
+// Close unsubscribes everything, closes the connection, stops the receive goroutine and waits for
+// it. Waiters still registered are woken; later Subscribe calls return ErrClosed.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		<-h.done
+		return
+	}
+	h.closed = true
+	ps := h.ps
+	for _, ch := range h.channels {
+		wakeAll(ch)
+	}
+	h.mu.Unlock()
+	close(h.stop)
+	if ps == nil {
+		close(h.done)
+		return
+	}
+	_ = ps.Close()
+	<-h.done
+}
+
+func (h *Hub) receive(msgs <-chan any) {
+	defer close(h.done)
+	sweep := time.NewTicker(Linger / 2)
+	defer sweep.Stop()
+	for {
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				return
+			}
+			h.handle(m)
+		case now := <-sweep.C:
+			h.sweep(now)
+		case <-h.stop:
+			// Drain until go-redis closes the channel, so its goroutine never blocks on a send.
+			for range msgs {
+			}
+			return
+		}
+	}
+}
+
+func (h *Hub) handle(m any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch m := m.(type) {
+	case *redis.Message:
+		if ch := h.channels[m.Channel]; ch != nil {
+			wakeOne(ch)
+		}
+	case *redis.Subscription:
+		if m.Kind != "subscribe" {
+			return
+		}
+		ch := h.channels[m.Channel]
+		if ch == nil {
+			return
+		}
+		if !ch.isReady {
+			ch.isReady = true
+			close(ch.ready)
+			return
+		}
+		// Confirmed again: go-redis re-subscribed after a reconnect; messages may have been lost.
+		h.reconnects++
+		wakeAll(ch)
+	}
+}
+
+// sweep unsubscribes channels idle for longer than Linger.
+func (h *Hub) sweep(now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var names []string
+	for name, ch := range h.channels {
+		if len(ch.waiters) == 0 && !ch.idle.IsZero() && now.Sub(ch.idle) >= Linger {
+			names = append(names, name)
+			delete(h.channels, name)
+		}
+	}
+	if len(names) == 0 || h.ps == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := h.ps.Unsubscribe(ctx, names...); err != nil {
+		h.log.Debug("redisson: unsubscribe failed", "channels", len(names), "err", err)
+	}
+}
+
+// wakeOne signals the first waiter and moves it to the back, so successive messages take turns.
+func wakeOne(ch *channel) {
+	if len(ch.waiters) == 0 {
+		return
+	}
+	w := ch.waiters[0]
+	copy(ch.waiters, ch.waiters[1:])
+	ch.waiters[len(ch.waiters)-1] = w
+	signal(w)
+}
+
+func wakeAll(ch *channel) {
+	for _, w := range ch.waiters {
+		signal(w)
+	}
+}
+
+func signal(w *Waiter) {
+	select {
+	case w.C <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,361 @@
+// Package renew is the one renewal scheduler of a Client: a single goroutine that keeps every watchdog
+// hold alive and ends every fixed-lease hold on time.
+//
+// Entries sit in a min-heap ordered by due time. A watchdog entry is renewed every lease/3; to form
+// batches, an entry may be renewed up to half a period early, so entries that fall due close together
+// go out in one script call (at most BatchSize entries of one Group per call). A renewal that fails is
+// retried with backoff for as long as the lease cannot have lapsed; after that, and whenever Redis
+// reports that the owner no longer holds the key, the entry is dropped and its OnLost callback runs.
+// A fixed-lease entry is never renewed: when its lease has passed, OnLost runs.
+//
+// Registration (Add) happens before an acquisition is reported to the caller and Remove happens when
+// the final unlock is confirmed, so a renewal can never outlive its hold; the renew script also checks
+// the owner, so a renewal already in flight cannot extend a lock that has changed hands.
+package renew
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// BatchSize is the largest number of locks renewed by one script call.
+const BatchSize = 100
+
+// ErrGone is passed to OnLost when Redis reports that the owner no longer holds the key.
+var ErrGone = errors.New("lock no longer held by this owner")
+
+// ErrLeaseEnded is passed to OnLost when a fixed lease has run out.
+var ErrLeaseEnded = errors.New("fixed lease ended")
+
+// Renewer renews one batch: all entries share a Group and there are at most BatchSize of them. It
+// returns one bool per entry (true: renewed, false: the owner no longer holds the key) or an error,
+// in which case the outcome of every entry is unknown.
+type Renewer func(ctx context.Context, batch []*Entry) ([]bool, error)
+
+// Entry is one hold known to the scheduler. The exported fields are set before Add and not changed after.
+type Entry struct {
+	Key      string        // Redis key of the lock
+	Owner    string        // owner id expected to hold Key
+	Group    int           // batches never mix groups (Cluster slot; 0 elsewhere)
+	Lease    time.Duration // lease set on every renewal, or the fixed lease
+	Watchdog bool          // renew periodically; false: fixed lease, only ends
+	// OnLost runs once, on the scheduler goroutine, when the hold is lost or its fixed lease ends;
+	// never after Remove returned true. It must not block or call back into the Scheduler.
+	OnLost func(err error)
+
+	due      time.Time // next action
+	deadline time.Time // the lease may have lapsed from then on
+	failures int
+	index    int  // heap position, -1 when not queued
+	active   bool // registered and not yet removed or lost
+}
+
+// Scheduler runs the renewal goroutine. Create it with New and stop it with Close.
+type Scheduler struct {
+	renew Renewer
+
+	mu      sync.Mutex
+	entries entryHeap
+	count   int // active entries, queued or in flight
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+
+	calls   atomic.Uint64
+	renewed atomic.Uint64
+	lost    atomic.Uint64
+}
+
+// New starts the scheduler goroutine. It does not block.
+func New(renew Renewer) *Scheduler {
+	s := &Scheduler{
+		renew: renew,
+		wake:  make(chan struct{}, 1),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	go s.run()
+	return s
+}
+
+// Add registers e. start is when the acquiring request was sent: the lease is counted from then,
+// which errs on the safe side. It does not block on I/O.
+func (s *Scheduler) Add(e *Entry, start time.Time) {
+	e.deadline = start.Add(e.Lease)
+	e.due = e.deadline
+	if e.Watchdog {
+		e.due = start.Add(period(e))
+	}
+	e.failures = 0
+	s.mu.Lock()
+	e.active = true
+	s.count++
+	heap.Push(&s.entries, e)
+	s.mu.Unlock()
+	s.poke()
+}
+
+// Remove unregisters e. It returns false if e was not active (already removed, lost or ended), in
+// which case OnLost has run or is running. It does not block on I/O.
+func (s *Scheduler) Remove(e *Entry) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !e.active {
+		return false
+	}
+	e.active = false
+	s.count--
+	if e.index >= 0 {
+		heap.Remove(&s.entries, e.index)
+	}
+	return true
+}
+
+// Len reports the number of active entries.
+func (s *Scheduler) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count
+}
+
+// Stats reports how many renew calls (round trips) were made, how many locks they renewed, and how
+// many holds were lost or ended.
+func (s *Scheduler) Stats() (calls, renewed, lost uint64) {
+	return s.calls.Load(), s.renewed.Load(), s.lost.Load()
+}
+
+// Close stops the goroutine, waits for it, and returns the entries that were still active; they are
+// deactivated and their OnLost is not called (the caller decides what to tell their holders).
+func (s *Scheduler) Close() []*Entry {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var left []*Entry
+	for _, e := range s.entries {
+		e.active = false
+		e.index = -1
+		left = append(left, e)
+	}
+	s.entries = nil
+	s.count = 0
+	return left
+}
+
+func (s *Scheduler) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// period is the renewal interval of a watchdog entry.
+func period(e *Entry) time.Duration { return e.Lease / 3 }
+
+// earliest is when e may be handled: watchdog entries up to half a period early, to batch them.
+func earliest(e *Entry) time.Time {
+	if e.Watchdog {
+		return e.due.Add(-period(e) / 2)
+	}
+	return e.due
+}
+
+func (s *Scheduler) run() {
+	defer close(s.done)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		batch, next := s.takeDue(time.Now())
+		if len(batch) > 0 {
+			s.process(batch)
+			continue
+		}
+		wait := time.Hour
+		if !next.IsZero() {
+			wait = time.Until(next)
+		}
+		timer.Reset(wait)
+		select {
+		case <-s.stop:
+			return
+		case <-s.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// takeDue pops every entry that may be handled now, and returns when the next one may be.
+func (s *Scheduler) takeDue(now time.Time) ([]*Entry, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var batch []*Entry
+	for len(s.entries) > 0 && !earliest(s.entries[0]).After(now) {
+		batch = append(batch, heap.Pop(&s.entries).(*Entry))
+	}
+	if len(s.entries) == 0 {
+		return batch, time.Time{}
+	}
+	return batch, earliest(s.entries[0])
+}
+
+func (s *Scheduler) process(batch []*Entry) {
+	groups := map[int][]*Entry{}
+	var order []int
+	var ended []*Entry
+	for _, e := range batch {
+		if !e.Watchdog {
+			ended = append(ended, e)
+			continue
+		}
+		if _, ok := groups[e.Group]; !ok {
+			order = append(order, e.Group)
+		}
+		groups[e.Group] = append(groups[e.Group], e)
+	}
+	s.finish(ended, ErrLeaseEnded)
+	for _, g := range order {
+		entries := groups[g]
+		for len(entries) > 0 {
+			n := min(len(entries), BatchSize)
+			s.renewChunk(entries[:n])
+			entries = entries[n:]
+			select {
+			case <-s.stop:
+				s.requeue(entries)
+				for _, g2 := range order {
+					if g2 > g {
+						s.requeue(groups[g2])
+					}
+				}
+				return
+			default:
+			}
+		}
+	}
+}
+
+func (s *Scheduler) requeue(entries []*Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range entries {
+		if e.active {
+			heap.Push(&s.entries, e)
+		}
+	}
+}
+
+func (s *Scheduler) renewChunk(chunk []*Entry) {
+	sent := time.Now()
+	limit := sent.Add(period(chunk[0]))
+	for _, e := range chunk {
+		if e.deadline.Before(limit) {
+			limit = e.deadline
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), limit)
+	alive, err := s.renew(ctx, chunk)
+	cancel()
+	s.calls.Add(1)
+	if err == nil && len(alive) != len(chunk) {
+		err = fmt.Errorf("renew returned %d results for %d locks", len(alive), len(chunk))
+	}
+
+	now := time.Now()
+	var lost []*Entry
+	var lostErr error
+	s.mu.Lock()
+	for i, e := range chunk {
+		if !e.active {
+			continue
+		}
+		switch {
+		case err == nil && alive[i]:
+			e.failures = 0
+			e.deadline = sent.Add(e.Lease)
+			e.due = sent.Add(period(e))
+			heap.Push(&s.entries, e)
+			s.renewed.Add(1)
+		case err == nil:
+			lost = append(lost, e)
+		default:
+			e.failures++
+			retry := now.Add(backoff(e))
+			if !retry.Before(e.deadline) {
+				lost = append(lost, e)
+				continue
+			}
+			// Retry at the due time itself: earliest() would pull a watchdog entry half a period early.
+			e.due = retry.Add(period(e) / 2)
+			heap.Push(&s.entries, e)
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		lostErr = fmt.Errorf("could not renew before the lease may have lapsed: %w", err)
+	} else {
+		lostErr = ErrGone
+	}
+	s.finish(lost, lostErr)
+}
+
+// finish deactivates entries and tells their owners, outside the lock.
+func (s *Scheduler) finish(entries []*Entry, err error) {
+	var told []*Entry
+	s.mu.Lock()
+	for _, e := range entries {
+		if e.active {
+			e.active = false
+			s.count--
+			told = append(told, e)
+		}
+	}
+	s.mu.Unlock()
+	for _, e := range told {
+		s.lost.Add(1)
+		if e.OnLost != nil {
+			e.OnLost(err)
+		}
+	}
+}
+
+// backoff is the wait before retrying a failed renewal: doubling from 50 ms, capped at half a
+// period, with up to 20% jitter.
+func backoff(e *Entry) time.Duration {
+	d := 50 * time.Millisecond << min(e.failures-1, 10)
+	d = min(d, period(e)/2)
+	return d - time.Duration(rand.Int64N(int64(d)/5+1))
+}
+
+type entryHeap []*Entry
+
+func (h entryHeap) Len() int           { return len(h) }
+func (h entryHeap) Less(i, j int) bool { return earliest(h[i]).Before(earliest(h[j])) }
+func (h entryHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *entryHeap) Push(x any) {
+	e := x.(*Entry)
+	e.index = len(*h)
+	*h = append(*h, e)
+}
+func (h *entryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	e.index = -1
+	*h = old[:len(old)-1]
+	return e
+}

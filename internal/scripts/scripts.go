@@ -1,0 +1,43 @@
+// Package scripts holds the Lua scripts of every operation, one .lua file each, with a contract header
+// (KEYS, ARGV, returns) at the top of the file. Each is wrapped once with redis.NewScript, so calls go
+// out as EVALSHA and fall back to EVAL when the server answers NOSCRIPT.
+//
+// Every script must be safe to run twice: go-redis re-sends a command after a network error, so the
+// header of each file says how a repeat is recognised.
+package scripts
+
+import (
+	_ "embed"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed lock_acquire.lua
+	lockAcquireSrc string
+	//go:embed lock_release.lua
+	lockReleaseSrc string
+	//go:embed lock_force_unlock.lua
+	lockForceUnlockSrc string
+	//go:embed lock_renew.lua
+	lockRenewSrc string
+)
+
+var (
+	// LockAcquire acquires or re-enters a reentrant lock. See lock_acquire.lua.
+	LockAcquire = redis.NewScript(lockAcquireSrc)
+	// LockRelease releases one hold, or undoes an acquisition. See lock_release.lua.
+	LockRelease = redis.NewScript(lockReleaseSrc)
+	// LockForceUnlock deletes a lock regardless of owner. See lock_force_unlock.lua.
+	LockForceUnlock = redis.NewScript(lockForceUnlockSrc)
+	// LockRenew extends many watchdog locks at once. See lock_renew.lua.
+	LockRenew = redis.NewScript(lockRenewSrc)
+)
+
+// All lists every script, for loading ahead of pipelines and for tests.
+var All = map[string]*redis.Script{
+	"lock_acquire":      LockAcquire,
+	"lock_release":      LockRelease,
+	"lock_force_unlock": LockForceUnlock,
+	"lock_renew":        LockRenew,
+}

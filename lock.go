@@ -1,0 +1,512 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/pubsub"
+	"github.com/goredisson/redisson/internal/renew"
+	"github.com/goredisson/redisson/internal/scripts"
+)
+
+// Lock is a reentrant distributed mutex, the equivalent of Redisson's RLock. Get one with
+// Client.Lock; it is a name plus a client, does no I/O, and is safe to share between goroutines.
+//
+// Ownership is not tied to a goroutine or to the handle: each successful fresh acquisition creates a
+// new owner and returns an ownership context carrying it. Two acquisitions without that context
+// exclude each other even through the same handle, like sync.Mutex. Passing the ownership context (or
+// a context derived from it) to Lock or TryLock re-enters, incrementing the hold count kept in Redis;
+// passing it to Unlock decrements it, and the unlock that brings it to zero deletes the key and wakes
+// one waiter. The ownership context may be handed to other goroutines, which then act as the owner.
+//
+// The ownership context is derived from the context passed to the acquisition and is cancelled when:
+//   - the final Unlock succeeds (cause context.Canceled);
+//   - the lock is lost: the watchdog found it gone (expired, force-unlocked) or could not renew it
+//     before its lease may have lapsed, or a fixed lease ran out, or the Client was closed (cause
+//     matching ErrLockLost; read it with context.Cause);
+//   - the parent context ends. This does NOT release the lock: it stays held, and renewed, until
+//     Unlock. Unlock works with a cancelled ownership context.
+//
+// Within a process, goroutines waiting for the same lock through one Client queue first come first
+// served and only the head of the queue contends in Redis, so a goroutine that unlocks and at once
+// locks again goes behind those already waiting. Between processes the lock is not fair: on each
+// release the head waiter of every process races for it.
+type Lock struct {
+	c          *Client
+	name       string
+	key        string // lock hash
+	channel    string // wake-up channel
+	memoPrefix string // prefix of the release memo keys
+	err        error  // invalid name
+}
+
+// holdKey is the context key under which an ownership context carries its hold.
+type holdKey struct {
+	c   *Client
+	key string
+}
+
+// hold is one owner's possession of a lock, from fresh acquisition to final unlock or loss.
+type hold struct {
+	l       *Lock
+	owner   string
+	leaseMs int64 // TTL reset on re-entry and partial unlock; 0 for fixed-lease holds (never extended)
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	entry   *renew.Entry
+
+	mu          sync.Mutex
+	unlocking   int   // Unlock calls in flight
+	pendingLoss error // loss reported while an Unlock was in flight
+	ended       bool
+	endErr      error // why the hold ended without an unlock (matches ErrLockLost), or nil
+}
+
+// Name returns the name the lock was created with.
+func (l *Lock) Name() string { return l.name }
+
+// Lock acquires the lock, blocking until it is acquired, ctx ends, the optional WithWait bound
+// passes, or the Client is closed. Without WithLease the watchdog keeps the lock alive until Unlock;
+// with WithLease(d) it expires after d. If ctx already carries ownership of this lock, Lock re-enters
+// at once (one round trip) and returns ctx.
+//
+// On success it returns the ownership context (see Lock). On failure nothing is held and the error
+// matches ErrNotObtained; it also matches ctx.Err() if ctx ended the wait, ErrClosed if the Client was
+// closed, ErrWrongType if the name holds another type of value, ErrInvalidArgument for bad input,
+// and ErrLockLost when re-entering a hold that was lost.
+func (l *Lock) Lock(ctx context.Context, opts ...AcquireOption) (context.Context, error) {
+	return l.acquire(ctx, opts, true)
+}
+
+// TryLock makes one attempt to acquire the lock, or keeps trying for up to the WithWait duration, and
+// otherwise behaves as Lock. It does not wait for goroutines of this process that are queued for the
+// same lock when no wait is given: the lock is then reported as not obtained.
+func (l *Lock) TryLock(ctx context.Context, opts ...AcquireOption) (context.Context, error) {
+	return l.acquire(ctx, opts, false)
+}
+
+func (l *Lock) check(ctx context.Context) error {
+	if l == nil || l.c == nil {
+		return invalidf("nil lock handle")
+	}
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	if l.err != nil {
+		return l.err
+	}
+	if l.c.closed() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// holdOf returns the hold of this lock carried by ctx, if any.
+func (l *Lock) holdOf(ctx context.Context) *hold {
+	h, _ := ctx.Value(holdKey{l.c, l.key}).(*hold)
+	return h
+}
+
+func (l *Lock) acquire(ctx context.Context, opts []AcquireOption, wait bool) (context.Context, error) {
+	start := time.Now()
+	if err := l.check(ctx); err != nil {
+		return nil, notObtained(l.name, err)
+	}
+	var ac acquireConfig
+	for _, o := range opts {
+		if o == nil {
+			return nil, notObtained(l.name, invalidf("nil acquire option"))
+		}
+		if err := o(&ac); err != nil {
+			return nil, notObtained(l.name, err)
+		}
+	}
+	if h := l.holdOf(ctx); h != nil {
+		return l.reenter(ctx, h)
+	}
+
+	waitCtx := ctx
+	if ac.waitSet {
+		if ac.wait == 0 {
+			wait = false
+		} else {
+			var cancel context.CancelFunc
+			waitCtx, cancel = context.WithTimeout(ctx, ac.wait)
+			defer cancel()
+			wait = true
+		}
+	}
+
+	// Take this process's turn for the lock: only the head of the local queue contends in Redis.
+	if wait {
+		if err := l.c.gates.Enter(waitCtx, l.key); err != nil {
+			return nil, l.waitEnded(ctx)
+		}
+	} else if !l.c.gates.TryEnter(l.key) {
+		return nil, notObtained(l.name, errors.New("held or awaited by another owner in this process"))
+	}
+	h, err := l.contend(ctx, waitCtx, ac.lease, wait)
+	if err != nil {
+		l.c.gates.Leave(l.key)
+		return nil, err
+	}
+	l.c.emit(Event{Kind: EventAcquired, Name: l.name, Wait: time.Since(start)})
+	return h.ctx, nil
+}
+
+// contend runs the acquire script until it succeeds or the wait ends, sleeping between attempts until
+// a wake-up message, the holder's remaining TTL or the re-poll interval, whichever comes first.
+func (l *Lock) contend(ctx, waitCtx context.Context, lease time.Duration, wait bool) (*hold, error) {
+	c := l.c
+	owner := c.newID()
+	leaseMs := c.cfg.watchdog.Milliseconds()
+	if lease > 0 {
+		leaseMs = lease.Milliseconds()
+	}
+	var sub *pubsub.Waiter
+	defer func() {
+		if sub != nil {
+			sub.Close()
+		}
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+
+	for {
+		sent := time.Now()
+		ok, pttl, err := l.runAcquire(waitCtx, owner, leaseMs, false)
+		if err != nil {
+			if waitCtx.Err() != nil {
+				err = l.waitEnded(ctx)
+			}
+			return nil, err
+		}
+		if ok {
+			return l.newHold(ctx, owner, lease, sent), nil
+		}
+		if !wait {
+			return nil, notObtained(l.name, errors.New("held by another owner"))
+		}
+
+		// Sleep until a wake-up, the holder's TTL, or the re-poll interval.
+		sleep := c.cfg.repoll
+		if pttl >= 0 && time.Duration(pttl)*time.Millisecond < sleep {
+			sleep = time.Duration(pttl) * time.Millisecond
+		}
+		var wake <-chan struct{}
+		if sub == nil {
+			if sub, err = c.hub.Subscribe(waitCtx, l.channel); err != nil {
+				return nil, notObtained(l.name, ErrClosed)
+			}
+			// Try again as soon as the subscription is confirmed: a release between the failed
+			// attempt and the confirmation would otherwise go unnoticed until the timer.
+			wake = sub.Ready()
+		} else {
+			wake = sub.C
+		}
+		timer.Reset(sleep)
+		select {
+		case <-wake:
+		case <-timer.C:
+		case <-waitCtx.Done():
+			return nil, l.waitEnded(ctx)
+		case <-c.done:
+			return nil, notObtained(l.name, ErrClosed)
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// waitEnded explains why a wait ended: the caller's context, the WithWait bound, or Close.
+func (l *Lock) waitEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return notObtained(l.name, err)
+	}
+	if l.c.closed() {
+		return notObtained(l.name, ErrClosed)
+	}
+	return notObtained(l.name, errors.New("wait bound passed while held by another owner"))
+}
+
+// runAcquire runs the acquire script once. An error means the outcome is unknown; it has already been
+// undone (best effort) so that nothing is held.
+func (l *Lock) runAcquire(ctx context.Context, owner string, leaseMs int64, reenter bool) (ok bool, val int64, err error) {
+	req := l.c.newID()
+	flag := "0"
+	if reenter {
+		flag = "1"
+	}
+	res, err := scripts.LockAcquire.Run(ctx, l.c.rdb, []string{l.key}, owner, leaseMs, req, flag).Int64Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("unexpected reply %v", res)
+	}
+	if err != nil {
+		if !isRedisReply(err) {
+			l.undo(ctx, owner, req)
+		}
+		return false, 0, notObtained(l.name, redisErr("acquire", l.name, err))
+	}
+	return res[0] == 1, res[1], nil
+}
+
+// isRedisReply reports whether err is an error reply from the server (the script failed and changed
+// nothing), as opposed to a network or context error after which the outcome is unknown.
+func isRedisReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// undo reverts acquisition request req of owner if Redis applied it, on a detached context.
+func (l *Lock) undo(ctx context.Context, owner, req string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if _, _, err := l.runRelease(ctx, owner, 0, req); err != nil {
+		l.c.cfg.logger.Warn("redisson: could not undo an acquisition with an unknown outcome; it expires with its lease",
+			"lock", l.name, "err", err)
+	}
+}
+
+// runRelease runs the release script. With undo != "" it releases only if acquisition request undo
+// was the last one applied. held reports whether the owner held the lock; count is what is left.
+func (l *Lock) runRelease(ctx context.Context, owner string, leaseMs int64, undo string) (held bool, count int64, err error) {
+	res, err := scripts.LockRelease.Run(ctx, l.c.rdb, []string{l.key, l.channel, l.memoPrefix + owner},
+		owner, leaseMs, l.c.newID(), l.c.publish, memoTTL.Milliseconds(), undo).Int64Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("unexpected reply %v", res)
+	}
+	if err != nil {
+		return false, 0, redisErr("release", l.name, err)
+	}
+	return res[0] == 1, res[1], nil
+}
+
+// newHold records a fresh acquisition and registers it with the scheduler before anyone can see it,
+// so no unlock can come before the registration.
+func (l *Lock) newHold(parent context.Context, owner string, lease time.Duration, sent time.Time) *hold {
+	c := l.c
+	h := &hold{l: l, owner: owner}
+	ctx, cancel := context.WithCancelCause(parent)
+	h.ctx = context.WithValue(ctx, holdKey{c, l.key}, h)
+	h.cancel = cancel
+	h.entry = &renew.Entry{Key: l.key, Owner: owner, Group: c.group(l.key), OnLost: h.lost}
+	if lease > 0 {
+		h.entry.Lease = lease
+	} else {
+		h.entry.Lease = c.cfg.watchdog
+		h.entry.Watchdog = true
+		h.leaseMs = c.cfg.watchdog.Milliseconds()
+	}
+	c.sched.Add(h.entry, sent)
+	return h
+}
+
+// reenter increments the hold count of an existing hold.
+func (l *Lock) reenter(ctx context.Context, h *hold) (context.Context, error) {
+	if err := h.err(); err != nil {
+		return nil, notObtained(l.name, err)
+	}
+	ok, _, err := l.runAcquire(ctx, h.owner, h.leaseMs, true)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		err := fmt.Errorf("%w: %q is no longer held by this owner", ErrLockLost, l.name)
+		l.c.sched.Remove(h.entry)
+		h.lost(err)
+		return nil, notObtained(l.name, err)
+	}
+	return ctx, nil
+}
+
+// Unlock releases one hold of the lock owned through ctx, which must be the ownership context
+// returned by an acquisition (or derived from it). The final unlock deletes the lock, wakes one
+// waiter, stops the watchdog and cancels the ownership context. It blocks for one round trip; it runs
+// even if ctx is already cancelled (bounded by a 5s timeout then), so a deferred Unlock works after a
+// loss or a cancelled parent context.
+//
+// If ctx carries no ownership of this lock, or the owner no longer holds it in Redis, Unlock returns an
+// error matching ErrNotHeld (and ErrLockLost when the hold had been lost) and changes nothing. On a
+// network error the outcome is unknown: the hold is kept, and calling Unlock again is safe, as is
+// leaving it (the watchdog notices a release that did happen).
+func (l *Lock) Unlock(ctx context.Context) error {
+	if l == nil || l.c == nil {
+		return invalidf("nil lock handle")
+	}
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	if l.err != nil {
+		return l.err
+	}
+	h := l.holdOf(ctx)
+	if h == nil {
+		return fmt.Errorf("%w: %q: context carries no ownership of this lock", ErrNotHeld, l.name)
+	}
+	if l.c.closed() {
+		return ErrClosed
+	}
+	h.mu.Lock()
+	h.unlocking++
+	h.mu.Unlock()
+
+	ioCtx, cancel := ioContext(ctx)
+	held, count, err := l.runRelease(ioCtx, h.owner, h.leaseMs, "")
+	cancel()
+
+	h.mu.Lock()
+	h.unlocking--
+	pending := h.pendingLoss
+	if h.unlocking == 0 {
+		h.pendingLoss = nil
+	}
+	h.mu.Unlock()
+	switch {
+	case err != nil:
+		if pending != nil {
+			h.lost(pending)
+		}
+		return err
+	case held && count == 0:
+		l.c.sched.Remove(h.entry)
+		if h.end(nil) {
+			l.c.emit(Event{Kind: EventReleased, Name: l.name})
+		}
+		return nil
+	case held:
+		return nil
+	}
+	l.c.sched.Remove(h.entry)
+	lostErr := h.err()
+	if lostErr == nil {
+		lostErr = fmt.Errorf("%w: %q is no longer held by this owner", ErrLockLost, l.name)
+		h.lost(lostErr)
+	}
+	return fmt.Errorf("%w: %q: %w", ErrNotHeld, l.name, lostErr)
+}
+
+// lost ends the hold because it was lost. If an Unlock is in flight, its outcome decides instead: a
+// renewal that finds the key gone may simply have run after the final unlock.
+func (h *hold) lost(reason error) {
+	if !errors.Is(reason, ErrLockLost) {
+		reason = fmt.Errorf("%w: %q: %w", ErrLockLost, h.l.name, reason)
+	}
+	h.mu.Lock()
+	if h.unlocking > 0 {
+		h.pendingLoss = reason
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	if h.end(reason) {
+		h.l.c.cfg.logger.Warn("redisson: lock lost", "lock", h.l.name, "err", reason)
+		h.l.c.emit(Event{Kind: EventLost, Name: h.l.name, Err: reason})
+	}
+}
+
+// end finishes the hold once: cancels the ownership context and gives this process's turn to the
+// next local waiter. reason is nil for an unlock. It reports whether this call ended it.
+func (h *hold) end(reason error) bool {
+	h.mu.Lock()
+	if h.ended {
+		h.mu.Unlock()
+		return false
+	}
+	h.ended, h.endErr = true, reason
+	h.mu.Unlock()
+	if reason == nil {
+		h.cancel(context.Canceled)
+	} else {
+		h.cancel(reason)
+	}
+	h.l.c.gates.Leave(h.l.key)
+	return true
+}
+
+// err returns why the hold ended without an unlock, or nil.
+func (h *hold) err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended && h.endErr == nil {
+		return fmt.Errorf("%w: %q was already unlocked", ErrNotHeld, h.l.name)
+	}
+	return h.endErr
+}
+
+// ForceUnlock deletes the lock whoever holds it and wakes one waiter; it reports whether there was a
+// lock to delete. A holder in another process learns of it at its next renewal (ErrLockLost). It
+// blocks for one round trip; on error nothing was deleted or the outcome is unknown.
+func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	if err := l.check(ctx); err != nil {
+		return false, err
+	}
+	n, err := scripts.LockForceUnlock.Run(ctx, l.c.rdb, []string{l.key, l.channel}, l.c.publish).Int64()
+	if err != nil {
+		return false, redisErr("force unlock", l.name, err)
+	}
+	return n == 1, nil
+}
+
+// IsLocked reports whether anyone holds the lock. It blocks for one round trip.
+func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
+	if err := l.check(ctx); err != nil {
+		return false, err
+	}
+	n, err := l.c.rdb.HLen(ctx, l.key).Result()
+	if err != nil {
+		return false, redisErr("is locked", l.name, err)
+	}
+	return n > 0, nil
+}
+
+// HoldCount returns how many times the owner carried by ctx holds the lock: 0 if ctx carries no
+// ownership of it or the owner no longer holds it. It blocks for one round trip.
+func (l *Lock) HoldCount(ctx context.Context) (int, error) {
+	if err := l.check(ctx); err != nil {
+		return 0, err
+	}
+	owner := ""
+	if h := l.holdOf(ctx); h != nil {
+		owner = h.owner
+	}
+	// HGET of an empty field still type-checks the key.
+	n, err := l.c.rdb.HGet(ctx, l.key, owner).Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, redisErr("hold count", l.name, err)
+	}
+	return n, nil
+}
+
+// RemainingTTL returns how long the lock will live unless renewed: 0 if it is not held, -1 if it has
+// no expiry (never set by this package). It blocks for one round trip.
+func (l *Lock) RemainingTTL(ctx context.Context) (time.Duration, error) {
+	if err := l.check(ctx); err != nil {
+		return 0, err
+	}
+	var hlen *redis.IntCmd
+	var pttl *redis.DurationCmd
+	_, err := l.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		hlen = p.HLen(ctx, l.key)
+		pttl = p.PTTL(ctx, l.key)
+		return nil
+	})
+	if err != nil {
+		return 0, redisErr("remaining ttl", l.name, err)
+	}
+	if hlen.Val() == 0 {
+		return 0, nil
+	}
+	return pttl.Val(), nil
+}

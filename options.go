@@ -1,0 +1,175 @@
+package redisson
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Defaults of the client options.
+const (
+	DefaultWatchdogTimeout = 30 * time.Second
+	DefaultRepollInterval  = 500 * time.Millisecond
+)
+
+// minWatchdogTimeout keeps the renewal period (a third of the lease) at a sensible size.
+const minWatchdogTimeout = 100 * time.Millisecond
+
+// Option configures a Client; pass options to New. Invalid values make New return ErrInvalidArgument.
+type Option func(*config) error
+
+type config struct {
+	watchdog time.Duration
+	repoll   time.Duration
+	prefix   string
+	logger   *slog.Logger
+	hook     func(Event)
+}
+
+func defaultConfig() config {
+	return config{
+		watchdog: DefaultWatchdogTimeout,
+		repoll:   DefaultRepollInterval,
+		logger:   slog.New(slog.DiscardHandler),
+	}
+}
+
+// WithWatchdogTimeout sets the lease of locks acquired without an explicit lease. The watchdog renews
+// such locks every third of it, and a lock whose process dies is freed at most this long after the
+// last renewal. It must be at least 100ms.
+//
+// default: 30s
+func WithWatchdogTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d < minWatchdogTimeout {
+			return invalidf("watchdog timeout %v is below %v", d, minWatchdogTimeout)
+		}
+		c.watchdog = d
+		return nil
+	}
+}
+
+// WithRepollInterval bounds every wait for a wake-up message: a waiter tries again at least this often
+// even if no message arrives, so a lost message costs at most this long. Shorter means quicker
+// recovery and more commands while waiting. It must be positive.
+//
+// default: 500ms
+func WithRepollInterval(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return invalidf("repoll interval %v is not positive", d)
+		}
+		c.repoll = d
+		return nil
+	}
+}
+
+// WithKeyPrefix puts every key and channel of this client under prefix, e.g. "app:". It must not
+// contain '{' or '}', which would break the hash tags that keep an object's keys in one Cluster slot.
+//
+// default: "" (the object's name is the key)
+func WithKeyPrefix(prefix string) Option {
+	return func(c *config) error {
+		if strings.ContainsAny(prefix, "{}") {
+			return invalidf("key prefix %q contains '{' or '}'", prefix)
+		}
+		c.prefix = prefix
+		return nil
+	}
+}
+
+// WithLogger sets where the client logs problems it handles on its own (failed renewals, lost
+// subscriptions, missing go-redis settings).
+//
+// default: discard
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return invalidf("nil logger")
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithEventHook registers fn to be called on every acquisition, release and loss (see Event). fn runs
+// synchronously on the goroutine where the event happens, which for losses is the renewal scheduler:
+// it must return quickly and must not call back into the Client.
+//
+// default: none
+func WithEventHook(fn func(Event)) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return invalidf("nil event hook")
+		}
+		c.hook = fn
+		return nil
+	}
+}
+
+// EventKind tells what happened to a lock.
+type EventKind int
+
+// Event kinds.
+const (
+	// EventAcquired: a fresh acquisition succeeded (re-entries are not reported). Wait is how long it took.
+	EventAcquired EventKind = iota + 1
+	// EventReleased: the final unlock released the lock.
+	EventReleased
+	// EventLost: a hold ended without an unlock; Err says why (matches ErrLockLost).
+	EventLost
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventAcquired:
+		return "acquired"
+	case EventReleased:
+		return "released"
+	case EventLost:
+		return "lost"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Event describes one change of a lock held by this client, for metrics and logs.
+type Event struct {
+	Kind EventKind
+	Name string        // the lock's name as given to Client.Lock
+	Wait time.Duration // EventAcquired: time from the call to the acquisition
+	Err  error         // EventLost: the reason
+}
+
+// AcquireOption adjusts one acquisition: see WithLease and WithWait.
+type AcquireOption func(*acquireConfig) error
+
+type acquireConfig struct {
+	lease    time.Duration // 0: watchdog
+	wait     time.Duration
+	waitSet  bool
+}
+
+// WithLease acquires with a fixed lease: the lock expires on its own after d, and no watchdog renews
+// it. Re-entering or partially unlocking a fixed-lease hold does not extend it. d must be at least 1ms.
+func WithLease(d time.Duration) AcquireOption {
+	return func(a *acquireConfig) error {
+		if d < time.Millisecond {
+			return invalidf("lease %v is below 1ms", d)
+		}
+		a.lease = d
+		return nil
+	}
+}
+
+// WithWait bounds how long an acquisition waits for the lock (on top of the context). 0 means a
+// single attempt. d must not be negative.
+func WithWait(d time.Duration) AcquireOption {
+	return func(a *acquireConfig) error {
+		if d < 0 {
+			return invalidf("wait %v is negative", d)
+		}
+		a.wait, a.waitSet = d, true
+		return nil
+	}
+}
