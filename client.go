@@ -213,4 +213,3 @@ func checkCtx(ctx context.Context) error {
 	}
 	return nil
 }
-

@@ -7,7 +7,7 @@ import "strings"
 //
 //	lock hash       <prefix><name>                      (the name's own {tag} if it has one)
 //	wake channel    {<prefix><name>}:ch                 or <prefix><name>:ch when the name has a {tag}
-//	release memo    {<prefix><name>}:rel:<owner>        same rule; short-lived
+//	release memo    {<prefix><name>}:rel:<request id>   same rule; kept 10s after a final release
 //
 // This mirrors Redisson's rule (the object's key is its name, auxiliary keys are "{name}:suffix"), so a
 // name without braces and one of its auxiliary keys hash to the same slot.

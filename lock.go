@@ -67,8 +67,13 @@ type hold struct {
 	endErr      error // why the hold ended without an unlock (matches ErrLockLost), or nil
 }
 
-// Name returns the name the lock was created with.
-func (l *Lock) Name() string { return l.name }
+// Name returns the name the lock was created with ("" for a nil handle).
+func (l *Lock) Name() string {
+	if l == nil {
+		return ""
+	}
+	return l.name
+}
 
 // Lock acquires the lock, blocking until it is acquired, ctx ends, the optional WithWait bound
 // passes, or the Client is closed. Without WithLease the watchdog keeps the lock alive until Unlock;
@@ -115,7 +120,7 @@ func (l *Lock) holdOf(ctx context.Context) *hold {
 func (l *Lock) acquire(ctx context.Context, opts []AcquireOption, wait bool) (context.Context, error) {
 	start := time.Now()
 	if err := l.check(ctx); err != nil {
-		return nil, notObtained(l.name, err)
+		return nil, notObtained(l.Name(), err)
 	}
 	var ac acquireConfig
 	for _, o := range opts {
@@ -279,8 +284,9 @@ func (l *Lock) undo(ctx context.Context, owner, req string) {
 // runRelease runs the release script. With undo != "" it releases only if acquisition request undo
 // was the last one applied. held reports whether the owner held the lock; count is what is left.
 func (l *Lock) runRelease(ctx context.Context, owner string, leaseMs int64, undo string) (held bool, count int64, err error) {
-	res, err := scripts.LockRelease.Run(ctx, l.c.rdb, []string{l.key, l.channel, l.memoPrefix + owner},
-		owner, leaseMs, l.c.newID(), l.c.publish, memoTTL.Milliseconds(), undo).Int64Slice()
+	req := l.c.newID()
+	res, err := scripts.LockRelease.Run(ctx, l.c.rdb, []string{l.key, l.channel, l.memoPrefix + req},
+		owner, leaseMs, req, l.c.publish, memoTTL.Milliseconds(), undo).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("unexpected reply %v", res)
 	}
@@ -469,7 +475,8 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 }
 
 // HoldCount returns how many times the owner carried by ctx holds the lock: 0 if ctx carries no
-// ownership of it or the owner no longer holds it. It blocks for one round trip.
+// ownership of it or the owner no longer holds it. It blocks for one round trip, which runs even if
+// ctx is an ownership context already cancelled (by unlock or loss), bounded by 5s then.
 func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 	if err := l.check(ctx); err != nil {
 		return 0, err
@@ -478,6 +485,8 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 	if h := l.holdOf(ctx); h != nil {
 		owner = h.owner
 	}
+	ctx, cancel := ioContext(ctx)
+	defer cancel()
 	// HGET of an empty field still type-checks the key.
 	n, err := l.c.rdb.HGet(ctx, l.key, owner).Int()
 	if errors.Is(err, redis.Nil) {

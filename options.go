@@ -145,9 +145,9 @@ type Event struct {
 type AcquireOption func(*acquireConfig) error
 
 type acquireConfig struct {
-	lease    time.Duration // 0: watchdog
-	wait     time.Duration
-	waitSet  bool
+	lease   time.Duration // 0: watchdog
+	wait    time.Duration
+	waitSet bool
 }
 
 // WithLease acquires with a fixed lease: the lock expires on its own after d, and no watchdog renews

@@ -2,7 +2,7 @@
 --
 -- KEYS[1]  lock hash (see lock_acquire.lua)
 -- KEYS[2]  wake-up channel of the lock
--- KEYS[3]  release memo key of this owner: exists for a short time after the owner's final release
+-- KEYS[3]  release memo key of this request: written by a final release, kept for ARGV[5] ms
 -- ARGV[1]  owner id
 -- ARGV[2]  lease in milliseconds to reset on a partial release; 0 keeps the current TTL
 -- ARGV[3]  request id (unique per call)
