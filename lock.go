@@ -429,12 +429,13 @@ func (h *hold) end(reason error) bool {
 	}
 	h.ended, h.endErr = true, reason
 	h.mu.Unlock()
+	// Give up the turn first: whoever sees the context end may lock again at once.
+	h.l.c.gates.Leave(h.l.key)
 	if reason == nil {
 		h.cancel(context.Canceled)
 	} else {
 		h.cancel(reason)
 	}
-	h.l.c.gates.Leave(h.l.key)
 	return true
 }
 

@@ -1,9 +1,9 @@
 // Package renew is the one renewal scheduler of a Client: a single goroutine that keeps every watchdog
 // hold alive and ends every fixed-lease hold on time.
 //
-// Entries sit in a min-heap ordered by due time. A watchdog entry is renewed every lease/3; to form
-// batches, an entry may be renewed up to half a period early, so entries that fall due close together
-// go out in one script call (at most BatchSize entries of one Group per call). A renewal that fails is
+// Entries sit in a min-heap ordered by due time. A watchdog entry is renewed every lease/3. When one
+// falls due, every entry due within half a period of it (its own) goes along, so entries that fall due
+// close together share script calls (at most BatchSize entries of one Group per call). A renewal that fails is
 // retried with backoff for as long as the lease cannot have lapsed; after that, and whenever Redis
 // reports that the owner no longer holds the key, the entry is dropped and its OnLost callback runs.
 // A fixed-lease entry is never renewed: when its lease has passed, OnLost runs.
@@ -163,7 +163,8 @@ func (s *Scheduler) poke() {
 // period is the renewal interval of a watchdog entry.
 func period(e *Entry) time.Duration { return e.Lease / 3 }
 
-// earliest is when e may be handled: watchdog entries up to half a period early, to batch them.
+// earliest is when e may join a batch that is going out anyway: watchdog entries up to half a period
+// before they are due.
 func earliest(e *Entry) time.Time {
 	if e.Watchdog {
 		return e.due.Add(-period(e) / 2)
@@ -195,18 +196,22 @@ func (s *Scheduler) run() {
 	}
 }
 
-// takeDue pops every entry that may be handled now, and returns when the next one may be.
+// takeDue returns nothing and the next due time until an entry is due; then it pops that entry
+// and every following one that may go early, so that entries due close together share calls.
 func (s *Scheduler) takeDue(now time.Time) ([]*Entry, time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.entries) == 0 {
+		return nil, time.Time{}
+	}
+	if s.entries[0].due.After(now) {
+		return nil, s.entries[0].due
+	}
 	var batch []*Entry
 	for len(s.entries) > 0 && !earliest(s.entries[0]).After(now) {
 		batch = append(batch, heap.Pop(&s.entries).(*Entry))
 	}
-	if len(s.entries) == 0 {
-		return batch, time.Time{}
-	}
-	return batch, earliest(s.entries[0])
+	return batch, time.Time{}
 }
 
 func (s *Scheduler) process(batch []*Entry) {
@@ -295,8 +300,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 				lost = append(lost, e)
 				continue
 			}
-			// Retry at the due time itself: earliest() would pull a watchdog entry half a period early.
-			e.due = retry.Add(period(e) / 2)
+			e.due = retry
 			heap.Push(&s.entries, e)
 		}
 	}
@@ -340,7 +344,7 @@ func backoff(e *Entry) time.Duration {
 type entryHeap []*Entry
 
 func (h entryHeap) Len() int           { return len(h) }
-func (h entryHeap) Less(i, j int) bool { return earliest(h[i]).Before(earliest(h[j])) }
+func (h entryHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
 func (h entryHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index = i

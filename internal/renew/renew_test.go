@@ -1,0 +1,256 @@
+//go:build go1.25
+
+package renew
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// fakeRedis is a Renewer whose answers the test controls; time is synctest's fake clock.
+type fakeRedis struct {
+	mu     sync.Mutex
+	calls  []int           // batch sizes
+	gone   map[string]bool // keys that no longer have their owner
+	failOn func() error    // error to return, if any
+}
+
+func (f *fakeRedis) renew(_ context.Context, batch []*Entry) ([]bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, len(batch))
+	if f.failOn != nil {
+		if err := f.failOn(); err != nil {
+			return nil, err
+		}
+	}
+	alive := make([]bool, len(batch))
+	for i, e := range batch {
+		alive[i] = !f.gone[e.Key]
+	}
+	return alive, nil
+}
+
+func (f *fakeRedis) callCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
+func watchdog(key string, lease time.Duration, lost func(error)) *Entry {
+	return &Entry{Key: key, Owner: "o", Lease: lease, Watchdog: true, OnLost: lost}
+}
+
+func TestRenewsEveryThirdOfLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeRedis{gone: map[string]bool{}}
+		s := New(f.renew)
+		defer s.Close()
+		s.Add(watchdog("k", 3*time.Second, func(err error) { t.Errorf("lost: %v", err) }), time.Now())
+
+		time.Sleep(10*time.Second + 500*time.Millisecond)
+		synctest.Wait()
+		// Due at 1s, 2s, …: renewed 10 times in 10.5s (early by at most half a period).
+		if n := f.callCount(); n < 10 || n > 11 {
+			t.Fatalf("renew calls in 10.5s = %d; want 10 or 11", n)
+		}
+	})
+}
+
+func TestBatchesManyLocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeRedis{gone: map[string]bool{}}
+		s := New(f.renew)
+		defer s.Close()
+		const n = 10_000
+		// Acquired over one second, as a burst of acquisitions would be.
+		for i := range n {
+			s.Add(watchdog(fmt.Sprint("k", i), 30*time.Second, nil), time.Now())
+			if i%100 == 99 {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		start := f.callCount()
+		time.Sleep(100 * time.Second) // ten renewal intervals
+		synctest.Wait()
+		perInterval := float64(f.callCount()-start) / 10
+		if perInterval > 200 {
+			t.Fatalf("%.0f renew calls per interval for %d locks; want ≤ 200", perInterval, n)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, size := range f.calls {
+			if size > BatchSize {
+				t.Fatalf("batch of %d; want ≤ %d", size, BatchSize)
+			}
+		}
+		calls, renewed, _ := s.Stats()
+		if renewed < 10*n-n/10 {
+			t.Fatalf("renewed %d locks in %d calls over ten intervals; want ≈ %d", renewed, calls, 10*n)
+		}
+	})
+}
+
+func TestGroupsAreNotMixed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var mixed bool
+		s := New(func(_ context.Context, batch []*Entry) ([]bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, e := range batch {
+				mixed = mixed || e.Group != batch[0].Group
+			}
+			return make([]bool, len(batch)), nil // all gone: one pass is enough
+		})
+		defer s.Close()
+		for i := range 10 {
+			e := watchdog(fmt.Sprint("k", i), 3*time.Second, func(error) {})
+			e.Group = i % 3
+			s.Add(e, time.Now())
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if mixed {
+			t.Fatal("a batch mixed groups")
+		}
+		if s.Len() != 0 {
+			t.Fatalf("Len() = %d; want 0", s.Len())
+		}
+	})
+}
+
+func TestGoneIsLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeRedis{gone: map[string]bool{"k": true}}
+		s := New(f.renew)
+		defer s.Close()
+		var got error
+		s.Add(watchdog("k", 3*time.Second, func(err error) { got = err }), time.Now())
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if !errors.Is(got, ErrGone) {
+			t.Fatalf("OnLost(%v); want ErrGone", got)
+		}
+		if s.Len() != 0 {
+			t.Fatalf("Len() = %d; want 0", s.Len())
+		}
+	})
+}
+
+func TestFailuresRetriedUntilLeaseMayHaveLapsed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		down := errors.New("connection refused")
+		f := &fakeRedis{gone: map[string]bool{}, failOn: func() error { return down }}
+		s := New(f.renew)
+		defer s.Close()
+		start := time.Now()
+		var lostAt time.Time
+		var got error
+		s.Add(watchdog("k", 3*time.Second, func(err error) { got, lostAt = err, time.Now() }), start)
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if !errors.Is(got, down) {
+			t.Fatalf("OnLost(%v); want the renewal error", got)
+		}
+		// Told before the lease could lapse, and not much earlier than that.
+		if d := lostAt.Sub(start); d > 3*time.Second || d < 2*time.Second {
+			t.Fatalf("lost after %v; want within the last third of the 3s lease", d)
+		}
+		if n := f.callCount(); n < 4 {
+			t.Fatalf("%d attempts before giving up; want retries", n)
+		}
+	})
+}
+
+func TestRecoversAfterTransientFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fails := 2
+		f := &fakeRedis{gone: map[string]bool{}}
+		f.failOn = func() error {
+			if fails > 0 {
+				fails--
+				return errors.New("timeout")
+			}
+			return nil
+		}
+		s := New(f.renew)
+		defer s.Close()
+		s.Add(watchdog("k", 3*time.Second, func(err error) { t.Errorf("lost: %v", err) }), time.Now())
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if _, renewed, _ := s.Stats(); renewed < 8 {
+			t.Fatalf("renewed %d times; want the schedule to resume", renewed)
+		}
+	})
+}
+
+func TestNoRenewalOrLossAfterRemove(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeRedis{gone: map[string]bool{}}
+		s := New(f.renew)
+		defer s.Close()
+		e := watchdog("k", 3*time.Second, func(err error) { t.Errorf("OnLost after Remove: %v", err) })
+		s.Add(e, time.Now())
+		time.Sleep(1500 * time.Millisecond)
+		if !s.Remove(e) {
+			t.Fatal("Remove() = false for an active entry")
+		}
+		if s.Remove(e) {
+			t.Fatal("second Remove() = true")
+		}
+		calls := f.callCount()
+		f.mu.Lock()
+		f.gone["k"] = true
+		f.mu.Unlock()
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if n := f.callCount(); n != calls {
+			t.Fatalf("%d renewals after Remove; want 0", n-calls)
+		}
+	})
+}
+
+func TestFixedLeaseEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeRedis{gone: map[string]bool{}}
+		s := New(f.renew)
+		defer s.Close()
+		start := time.Now()
+		var endedAt time.Time
+		var got error
+		s.Add(&Entry{Key: "k", Lease: 2 * time.Second, OnLost: func(err error) { got, endedAt = err, time.Now() }}, start)
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		if !errors.Is(got, ErrLeaseEnded) || endedAt.Sub(start) != 2*time.Second {
+			t.Fatalf("OnLost(%v) after %v; want ErrLeaseEnded after 2s", got, endedAt.Sub(start))
+		}
+		if f.callCount() != 0 {
+			t.Fatal("a fixed lease was renewed")
+		}
+	})
+}
+
+func TestCloseReturnsActiveEntries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeRedis{gone: map[string]bool{}}
+		s := New(f.renew)
+		a := watchdog("a", 3*time.Second, nil)
+		b := watchdog("b", 3*time.Second, nil)
+		s.Add(a, time.Now())
+		s.Add(b, time.Now())
+		s.Remove(b)
+		left := s.Close()
+		if len(left) != 1 || left[0] != a {
+			t.Fatalf("Close() = %v; want [a]", left)
+		}
+		if s.Remove(a) {
+			t.Fatal("Remove() after Close = true")
+		}
+	})
+}
