@@ -1,10 +1,10 @@
 -- lock_renew.lua: extend the TTL of many watchdog locks in one call.
 --
--- KEYS[i]    lock hash i (on Cluster all keys of one call are in one slot)
--- ARGV[1]    lease in milliseconds
--- ARGV[i+1]  owner id expected to hold KEYS[i]
+-- KEYS[1..n] lock hashes (on Cluster all keys of one call are in one slot)
+-- ARGV[1]     lease in milliseconds
+-- ARGV[i+1]   owner id expected to hold KEYS[i]
 --
--- returns    array of integers, one per key: 1 renewed, 0 the owner no longer holds it (nothing changed)
+-- returns     array of integers, one per key: 1 renewed, 0 the owner no longer holds it (nothing changed)
 --
 -- Safe to run twice: PEXPIRE to the same lease is idempotent.
 local leaseMs = ARGV[1]

@@ -1,0 +1,95 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestFIFO(t *testing.T) {
+	g := New()
+	if err := g.Enter(t.Context(), "k"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 5
+	order := make(chan int, n)
+	for i := range n {
+		queued := make(chan struct{})
+		go func() {
+			go func() {
+				// Enter queues synchronously before blocking; wait until it is queued.
+				for g.queued("k") < i+1 {
+					time.Sleep(time.Millisecond)
+				}
+				close(queued)
+			}()
+			if err := g.Enter(t.Context(), "k"); err != nil {
+				t.Error(err)
+			}
+			order <- i
+			g.Leave("k")
+		}()
+		<-queued
+	}
+	g.Leave("k")
+	for want := range n {
+		if got := <-order; got != want {
+			t.Fatalf("turn %d went to waiter %d; want FIFO", want, got)
+		}
+	}
+	if g.Len() != 0 {
+		t.Fatalf("Len() = %d after all left; want 0", g.Len())
+	}
+}
+
+func TestTryEnter(t *testing.T) {
+	g := New()
+	if !g.TryEnter("a") {
+		t.Fatal("TryEnter on a free gate = false")
+	}
+	if g.TryEnter("a") {
+		t.Fatal("TryEnter on a taken gate = true")
+	}
+	if !g.TryEnter("b") {
+		t.Fatal("gates of different names interfere")
+	}
+	g.Leave("a")
+	g.Leave("b")
+	if !g.TryEnter("a") {
+		t.Fatal("TryEnter after Leave = false")
+	}
+	g.Leave("a")
+}
+
+func TestEnterCancelled(t *testing.T) {
+	g := New()
+	g.TryEnter("k")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- g.Enter(ctx, "k") }()
+	for g.queued("k") < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Enter() = %v; want context.Canceled", err)
+	}
+	if g.queued("k") != 0 {
+		t.Fatal("cancelled waiter still queued")
+	}
+	g.Leave("k")
+	if g.Len() != 0 {
+		t.Fatal("gate still taken after the holder left")
+	}
+}
+
+// queued reports how many goroutines wait for name (tests only).
+func (g *Gates) queued(name string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if q := g.gates[name]; q != nil {
+		return len(q.waiters)
+	}
+	return 0
+}

@@ -1,0 +1,115 @@
+package pubsub_test
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/internal/leakcheck"
+	"github.com/goredisson/redisson/internal/pubsub"
+	"github.com/goredisson/redisson/redistest"
+)
+
+func TestMain(m *testing.M) { leakcheck.Main(m) }
+
+func received(w *pubsub.Waiter, within time.Duration) bool {
+	select {
+	case <-w.C:
+		return true
+	case <-time.After(within):
+		return false
+	}
+}
+
+func TestMessageWakesOneWaiterAtATime(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	h := pubsub.New(rdb, slog.New(slog.DiscardHandler))
+	defer h.Close()
+	ctx := t.Context()
+
+	a, err := h.Subscribe(ctx, "ch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := h.Subscribe(ctx, "ch")
+	<-a.Ready()
+	if n := rdb.PubSubNumSub(ctx, "ch").Val()["ch"]; n != 1 {
+		t.Fatalf("NUMSUB = %d; want one shared subscription", n)
+	}
+	rdb.Publish(ctx, "ch", "0")
+	rdb.Publish(ctx, "ch", "0")
+	// Each message wakes one waiter; the two take turns.
+	if !received(a, 5*time.Second) || !received(b, 5*time.Second) {
+		t.Fatal("two messages did not wake both waiters once each")
+	}
+	a.Close()
+	b.Close()
+}
+
+func TestReconnectWakesAllWaiters(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	h := pubsub.New(rdb, slog.New(slog.DiscardHandler))
+	defer h.Close()
+	ctx := t.Context()
+	var ws []*pubsub.Waiter
+	for range 3 {
+		w, err := h.Subscribe(ctx, "lock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	<-ws[0].Ready()
+	if err := rdb.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range ws {
+		if !received(w, 10*time.Second) {
+			t.Fatalf("waiter %d not woken after the pub/sub connection was killed", i)
+		}
+		w.Close()
+	}
+	if _, reconnects := h.Stats(); reconnects == 0 {
+		t.Fatal("reconnect not counted")
+	}
+}
+
+func TestIdleChannelUnsubscribedAfterLinger(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	h := pubsub.New(rdb, slog.New(slog.DiscardHandler))
+	defer h.Close()
+	ctx := t.Context()
+	w, _ := h.Subscribe(ctx, "idle")
+	<-w.Ready()
+	w.Close()
+	deadline := time.Now().Add(3 * pubsub.Linger)
+	for rdb.PubSubNumSub(ctx, "idle").Val()["idle"] != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("idle channel still subscribed after 3×Linger")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n, _ := h.Stats(); n != 0 {
+		t.Fatalf("hub still tracks %d channels", n)
+	}
+}
+
+func TestClose(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	h := pubsub.New(rdb, slog.New(slog.DiscardHandler))
+	w, _ := h.Subscribe(t.Context(), "c")
+	h.Close()
+	h.Close()
+	if !received(w, time.Second) {
+		t.Fatal("waiter not woken by Close")
+	}
+	if _, err := h.Subscribe(t.Context(), "c"); err == nil {
+		t.Fatal("Subscribe after Close succeeded")
+	}
+	// A hub that never subscribed closes without a connection.
+	pubsub.New(rdb, slog.New(slog.DiscardHandler)).Close()
+}

@@ -1,0 +1,105 @@
+package scripts_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/goredisson/redisson/internal/leakcheck"
+	"github.com/goredisson/redisson/internal/scripts"
+	"github.com/goredisson/redisson/redistest"
+)
+
+func TestMain(m *testing.M) { leakcheck.Main(m) }
+
+// Every script loads, and its file opens with the contract header.
+func TestLoadAndHeaders(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	for name, s := range scripts.All {
+		if err := s.Load(t.Context(), rdb).Err(); err != nil {
+			t.Errorf("%s: SCRIPT LOAD: %v", name, err)
+		}
+		src, err := os.ReadFile(name + ".lua")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, part := range []string{"-- " + name + ".lua", "KEYS[1", "ARGV[1]", "returns", "twice"} {
+			if !strings.Contains(string(src), part) {
+				t.Errorf("%s.lua header lacks %q", name, part)
+			}
+		}
+	}
+}
+
+func TestAcquireReleaseContract(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	keys := []string{"L", "{L}:ch", "{L}:rel:r"}
+	acquire := func(owner, req, reenter string) string {
+		v, err := scripts.LockAcquire.Run(ctx, rdb, keys[:1], owner, 1000, req, reenter).Int64Slice()
+		if err != nil {
+			t.Fatalf("acquire(%s, %s): %v", owner, req, err)
+		}
+		return fmt.Sprint(v)
+	}
+	release := func(owner, req, undo string) string {
+		ks := []string{keys[0], keys[1], "{L}:rel:" + req}
+		v, err := scripts.LockRelease.Run(ctx, rdb, ks, owner, 1000, req, "PUBLISH", 10000, undo).Int64Slice()
+		if err != nil {
+			t.Fatalf("release(%s, %s): %v", owner, req, err)
+		}
+		return fmt.Sprint(v)
+	}
+	steps := []struct{ got, want string }{
+		{acquire("a", "r1", "0"), "[1 1]"},
+		{acquire("a", "r1", "0"), "[1 1]"}, // repeat: not counted twice
+		{acquire("a", "r2", "1"), "[1 2]"},
+		{acquire("b", "r3", "0")[:3], "[0 "}, // held by a: PTTL
+		{acquire("b", "r4", "1"), "[0 1000]"},
+		{release("b", "r5", ""), "[0 0]"}, // not the owner
+		{release("a", "r6", ""), "[1 1]"},
+		{release("a", "r6", ""), "[1 1]"},   // repeat of a partial release
+		{release("a", "r7", "r2"), "[0 0]"}, // undo of r2: not the last applied request
+		{release("a", "r8", ""), "[1 0]"},
+		{release("a", "r8", ""), "[1 0]"},    // repeat of the final release: memo
+		{release("a", "r9", ""), "[0 0]"},    // a new release: not held
+		{acquire("b", "r10", "1"), "[0 -2]"}, // re-enter only: never creates
+	}
+	for i, s := range steps {
+		if !strings.HasPrefix(s.got, s.want) {
+			t.Errorf("step %d = %s; want %s", i, s.got, s.want)
+		}
+	}
+	if n := rdb.Exists(ctx, "L").Val(); n != 0 {
+		t.Fatal("lock left behind")
+	}
+}
+
+func TestRenewAndForceUnlock(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	rdb.HSet(ctx, "x", "o1", 1)
+	rdb.HSet(ctx, "y", "o9", 1)
+	got, err := scripts.LockRenew.Run(ctx, rdb, []string{"x", "y", "z"}, 5000, "o1", "o2", "o3").Int64Slice()
+	if err != nil || fmt.Sprint(got) != "[1 0 0]" {
+		t.Fatalf("renew = %v, %v; want [1 0 0]", got, err)
+	}
+	if ttl := rdb.PTTL(ctx, "x").Val().Milliseconds(); ttl <= 4000 {
+		t.Fatalf("PTTL(x) = %dms; want ≈5000", ttl)
+	}
+	if rdb.PTTL(ctx, "y").Val() != -1 {
+		t.Fatal("renewed a lock held by another owner")
+	}
+	for i, want := range []int64{1, 0} {
+		n, err := scripts.LockForceUnlock.Run(ctx, rdb, []string{"x", "{x}:ch"}, "PUBLISH").Int64()
+		if err != nil || n != want {
+			t.Fatalf("force unlock #%d = %d, %v; want %d", i, n, err, want)
+		}
+	}
+	rdb.Set(ctx, "s", "v", 0)
+	if err := scripts.LockForceUnlock.Run(ctx, rdb, []string{"s", "{s}:ch"}, "PUBLISH").Err(); err == nil ||
+		!strings.Contains(err.Error(), "WRONGTYPE") || rdb.Get(ctx, "s").Val() != "v" {
+		t.Fatalf("force unlock of a string = %v; want WRONGTYPE and the value kept", err)
+	}
+}
