@@ -57,7 +57,7 @@ func TestAcquireReleaseContract(t *testing.T) {
 		{acquire("a", "r2", "1"), "[1 2]"},
 		{acquire("b", "r3", "0")[:3], "[0 "}, // held by a: PTTL
 		{acquire("b", "r4", "1")[:3], "[0 "}, // re-enter only, not the owner: PTTL
-		{release("b", "r5", ""), "[0 0]"}, // not the owner
+		{release("b", "r5", ""), "[0 0]"},    // not the owner
 		{release("a", "r6", ""), "[1 1]"},
 		{release("a", "r6", ""), "[1 1]"},   // repeat of a partial release
 		{release("a", "r7", "r2"), "[0 0]"}, // undo of r2: not the last applied request
