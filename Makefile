@@ -1,0 +1,58 @@
+# Targets for a fresh Debian/Ubuntu machine with Go installed. `make deps` installs what is missing
+# (as root) or prints the command to run (otherwise); it never starts the system Redis service.
+
+GO ?= go
+
+.PHONY: all deps race-deps demo test vet bench
+
+all: test
+
+# redis-server and redis-cli: the tests and the demo start their own throwaway redis-server
+# processes on free loopback ports. policy-rc.d keeps apt from starting the packaged service.
+deps:
+	@missing=""; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v redis-cli >/dev/null 2>&1 || missing="$$missing redis-cli"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "deps: missing$$missing; installing redis-server redis-tools (service not started)"; \
+			rcd=""; \
+			if [ ! -e /usr/sbin/policy-rc.d ]; then \
+				printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && rcd=1; \
+			fi; \
+			status=0; \
+			{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools; } || status=$$?; \
+			if [ -n "$$rcd" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+			exit $$status; \
+		else \
+			echo "deps: missing$$missing; install it with:" >&2; \
+			echo "    sudo apt-get install -y redis-server redis-tools" >&2; \
+			exit 1; \
+		fi; \
+	fi
+
+# go test -race needs cgo, hence a C compiler.
+race-deps:
+	@if ! command -v "$$($(GO) env CC)" >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "race-deps: no C compiler (needed by go test -race); installing gcc libc6-dev"; \
+			apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y gcc libc6-dev; \
+		else \
+			echo "race-deps: go test -race needs a C compiler; install it with:" >&2; \
+			echo "    sudo apt-get install -y gcc libc6-dev" >&2; \
+			exit 1; \
+		fi; \
+	fi
+
+demo: deps
+	$(GO) run ./examples/flashsale $(ARGS)
+
+vet:
+	$(GO) vet ./...
+	@if [ -f bench/go.mod ]; then echo "cd bench && $(GO) vet ./..."; cd bench && $(GO) vet ./...; fi
+
+test: deps race-deps vet
+	REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 14m ./...
+
+bench: deps
+	cd bench && $(GO) run . $(ARGS)

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson/redistest"
+)
+
+// TestMain lets the test binary play the worker processes that run re-executes (os.Executable is
+// the test binary here), and the whole program for TestMainProgram.
+func TestMain(m *testing.M) {
+	switch {
+	case os.Getenv(workerEnv) == "1":
+		os.Exit(workerMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	case os.Getenv(mainEnv) == "1":
+		os.Exit(parentMain(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// mainEnv makes the re-executed test binary run the program's main instead of the tests.
+const mainEnv = "FLASHSALE_TEST_MAIN"
+
+var resultRE = regexp.MustCompile(`^RESULT sold=(\d+) oversold=(\d+) buyers=(\d+) processes=(\d+) wait_p50=(\S+) wait_p99=(\S+)$`)
+
+// parsedResult is a RESULT line taken apart.
+type parsedResult struct {
+	sold, oversold, buyers, processes int
+	p50, p99                          time.Duration
+}
+
+// lastLine checks that the output ends with exactly one RESULT line and parses it.
+func lastLine(t *testing.T, out string) parsedResult {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	last := lines[len(lines)-1]
+	m := resultRE.FindStringSubmatch(last)
+	if m == nil {
+		t.Fatalf("last line %q does not match %v; output:\n%s", last, resultRE, out)
+	}
+	if n := strings.Count(out, "RESULT "); n != 1 {
+		t.Fatalf("%d RESULT lines; output:\n%s", n, out)
+	}
+	var p parsedResult
+	for i, dst := range []*int{&p.sold, &p.oversold, &p.buyers, &p.processes} {
+		*dst, _ = strconv.Atoi(m[i+1])
+	}
+	var err error
+	if p.p50, err = time.ParseDuration(m[5]); err != nil {
+		t.Fatalf("wait_p50: %v", err)
+	}
+	if p.p99, err = time.ParseDuration(m[6]); err != nil {
+		t.Fatalf("wait_p99: %v", err)
+	}
+	if p.p50 > p.p99 {
+		t.Errorf("wait_p50 %v > wait_p99 %v", p.p50, p.p99)
+	}
+	return p
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of run's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestFlashSaleWithLock(t *testing.T) {
+	srv := redistest.Start(t)
+	var out, errOut syncBuffer
+	cfg := config{Processes: 2, Buyers: 200, Stock: 20, Addr: srv.Addr(), Timeout: 45 * time.Second}
+	res, err := run(t.Context(), cfg, &out, &errOut)
+	t.Logf("output:\n%s%s", out.String(), errOut.String())
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.Sold != 20 || res.Oversold != 0 || res.Buyers != 200 || res.Processes != 2 || res.FinalStock != 0 {
+		t.Errorf("result %+v; want sold=20 oversold=0 buyers=200 processes=2 and no stock left", *res)
+	}
+	p := lastLine(t, out.String())
+	if p.sold != 20 || p.oversold != 0 || p.buyers != 200 || p.processes != 2 {
+		t.Errorf("RESULT line %q; want sold=20 oversold=0 buyers=200 processes=2", res.Line)
+	}
+	if p.p99 <= 0 {
+		t.Errorf("wait_p99 = %v; buyers queued for the lock, so it should be positive", p.p99)
+	}
+}
+
+// Without the lock the same sale oversells: the check the lock passes is not vacuous.
+func TestFlashSaleWithoutLockOversells(t *testing.T) {
+	srv := redistest.Start(t)
+	var out, errOut syncBuffer
+	cfg := config{Processes: 2, Buyers: 200, Stock: 20, NoLock: true, Addr: srv.Addr(), Timeout: 45 * time.Second}
+	res, err := run(t.Context(), cfg, &out, &errOut)
+	t.Logf("output:\n%s%s", out.String(), errOut.String())
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	p := lastLine(t, out.String())
+	if p.oversold == 0 || res.Oversold != p.oversold || p.sold != res.Sold || p.sold <= 20 {
+		t.Errorf("RESULT line %q; want sold > 20 and oversold > 0 without the lock", res.Line)
+	}
+	if p.oversold != p.sold-20 {
+		t.Errorf("oversold=%d, want sold-stock = %d", p.oversold, p.sold-20)
+	}
+}
+
+// TestMainProgram runs the program as `make demo` does, with its own throwaway redis-server, but
+// smaller, and checks its output and exit status.
+func TestMainProgram(t *testing.T) {
+	redistest.Start(t) // skips (or fails, with REDISTEST_REQUIRE=1) without redis-server
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), exe, "-processes", "2", "-buyers", "100", "-stock", "10")
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	t.Logf("output:\n%s%s", out.String(), errOut.String())
+	if err != nil {
+		t.Fatalf("program failed: %v", err)
+	}
+	p := lastLine(t, out.String())
+	if p.sold != 10 || p.oversold != 0 || p.buyers != 100 || p.processes != 2 {
+		t.Errorf("RESULT sold=%d oversold=%d buyers=%d processes=%d; want 10 0 100 2", p.sold, p.oversold, p.buyers, p.processes)
+	}
+
+	// Bad flags exit 2.
+	cmd = exec.CommandContext(t.Context(), exe, "-processes", "0")
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
+		t.Errorf("-processes 0: got %v, want a non-zero exit", err)
+	}
+}
