@@ -1,0 +1,359 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
+
+	"github.com/goredisson/redisson"
+)
+
+// impl is one lock implementation under test.
+type impl struct {
+	name     string
+	settings string // the options used, for the report
+	// scriptCmds are the commands this implementation only ever calls from inside its Lua scripts
+	// (read from its source). "Top-level" command counts are all counted commands minus these.
+	scriptCmds []string
+	// open connects to addr. poll is the retry sleep used by the polling implementations.
+	open func(addr string, cfg *config) (locker, error)
+	// optIn implementations run only when named in -only.
+	optIn bool
+}
+
+// locker is an opened implementation: a factory of per-goroutine handles plus its clients.
+type locker interface {
+	handle(key string) handle
+	close() error
+}
+
+// handle is used by one goroutine at a time: Lock, then Unlock, repeatedly.
+type handle interface {
+	lock(ctx context.Context) error
+	unlock() error
+}
+
+// goRedisOptions are the go-redis options of every go-redis based implementation: defaults plus
+// ContextTimeoutEnabled, which this library asks for (and which costs the others nothing).
+func goRedisOptions(addr string) *redis.Options {
+	return &redis.Options{Addr: addr, ContextTimeoutEnabled: true}
+}
+
+func allImpls() []impl {
+	return []impl{
+		{
+			name:       "redisson",
+			settings:   "redisson.New(rdb) defaults (watchdog 30s, repoll 500ms, pub/sub wake-ups); go-redis v9 ContextTimeoutEnabled=true; Lock(ctx) / Unlock(context.WithoutCancel(ownershipCtx))",
+			scriptCmds: []string{"hmget", "hset", "pexpire", "pttl", "exists", "del", "set", "publish", "hexists", "type"},
+			open:       openRedisson,
+		},
+		{
+			name:       "redisson-multi",
+			settings:   "as redisson, but every goroutine has its own redisson.Client (over one shared go-redis client), like separate processes: waiters race in Redis and are woken by pub/sub; opt-in",
+			scriptCmds: []string{"hmget", "hset", "pexpire", "pttl", "exists", "del", "set", "publish", "hexists", "type"},
+			open:       openRedissonMulti,
+			optIn:      true,
+		},
+		{
+			name:       "redsync",
+			settings:   "redsync v4 + goredis/v9 pool, one pool; defaults (expiry 8s, retry delay rand 50-250ms) except WithTries(MaxInt32): waits until ctx ends",
+			scriptCmds: []string{"get", "del"},
+			open:       openRedsync,
+		},
+		{
+			name:       "redislock",
+			settings:   "bsm/redislock, ttl 30s, RetryStrategy LinearBackoff(-poll)",
+			scriptCmds: []string{"set", "getrange", "get", "del", "pexpire", "pttl"},
+			open:       openRedislock,
+		},
+		{
+			name:       "rueidislock",
+			settings:   "rueidislock defaults (KeyMajority 2 => 3 keys per lock, KeyValidity 5s, ExtendInterval 2.5s, TryNextAfter 20ms, client-side caching wake-ups); ClientOption{InitAddress}; WithContext / cancel",
+			scriptCmds: []string{"set", "get", "pexpireat", "del"},
+			open:       func(addr string, cfg *config) (locker, error) { return openRueidislock(addr, 0) },
+		},
+		{
+			name:       "rueidislock-km1",
+			settings:   "as rueidislock but KeyMajority=1 (1 key per lock); opt-in",
+			scriptCmds: []string{"set", "get", "pexpireat", "del"},
+			open:       func(addr string, cfg *config) (locker, error) { return openRueidislock(addr, 1) },
+			optIn:      true,
+		},
+		{
+			name:       "floor",
+			settings:   "SET key token NX PX 30000, retry sleep -poll; release: compare-and-delete Lua via go-redis Script.Run (EVALSHA)",
+			scriptCmds: []string{"get", "del"},
+			open:       openFloor,
+		},
+	}
+}
+
+// newToken returns 16 random bytes, hex encoded.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ---- this library ----
+
+type redissonLocker struct {
+	rdb *redis.Client
+	c   *redisson.Client
+}
+
+func openRedisson(addr string, _ *config) (locker, error) {
+	rdb := redis.NewClient(goRedisOptions(addr))
+	c, err := redisson.New(rdb)
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	return &redissonLocker{rdb: rdb, c: c}, nil
+}
+
+func (r *redissonLocker) handle(key string) handle { return &redissonHandle{l: r.c.Lock(key)} }
+
+func (r *redissonLocker) close() error {
+	return errors.Join(r.c.Close(), r.rdb.Close())
+}
+
+// redissonMulti gives every handle its own Client.
+type redissonMulti struct {
+	rdb     *redis.Client
+	mu      sync.Mutex
+	clients []*redisson.Client
+}
+
+func openRedissonMulti(addr string, _ *config) (locker, error) {
+	return &redissonMulti{rdb: redis.NewClient(goRedisOptions(addr))}, nil
+}
+
+func (r *redissonMulti) handle(key string) handle {
+	c, err := redisson.New(r.rdb)
+	if err != nil {
+		panic(err) // only invalid options fail
+	}
+	r.mu.Lock()
+	r.clients = append(r.clients, c)
+	r.mu.Unlock()
+	return &redissonHandle{l: c.Lock(key)}
+}
+
+func (r *redissonMulti) close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, c := range r.clients {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(append(errs, r.rdb.Close())...)
+}
+
+type redissonHandle struct {
+	l    *redisson.Lock
+	lctx context.Context
+}
+
+func (h *redissonHandle) lock(ctx context.Context) error {
+	lctx, err := h.l.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	h.lctx = lctx
+	return nil
+}
+
+// unlock releases through a non-cancellable copy of the ownership context (it keeps the ownership
+// value): the ownership context is derived from the scenario's context, which is cancelled at the
+// end, and a cancellation while Unlock is in flight makes the release fail (see README). The other
+// implementations unlock with context.Background().
+func (h *redissonHandle) unlock() error {
+	err := h.l.Unlock(context.WithoutCancel(h.lctx))
+	h.lctx = nil
+	return err
+}
+
+// ---- redsync ----
+
+type redsyncLocker struct {
+	rdb *redis.Client
+	rs  *redsync.Redsync
+}
+
+func openRedsync(addr string, _ *config) (locker, error) {
+	rdb := redis.NewClient(goRedisOptions(addr))
+	return &redsyncLocker{rdb: rdb, rs: redsync.New(redsyncgoredis.NewPool(rdb))}, nil
+}
+
+func (r *redsyncLocker) handle(key string) handle {
+	return &redsyncHandle{m: r.rs.NewMutex(key, redsync.WithTries(math.MaxInt32))}
+}
+
+func (r *redsyncLocker) close() error { return r.rdb.Close() }
+
+type redsyncHandle struct{ m *redsync.Mutex }
+
+func (h *redsyncHandle) lock(ctx context.Context) error { return h.m.LockContext(ctx) }
+
+func (h *redsyncHandle) unlock() error {
+	ok, err := h.m.UnlockContext(context.Background())
+	if err == nil && !ok {
+		err = errors.New("redsync: unlock returned false")
+	}
+	return err
+}
+
+// ---- bsm/redislock ----
+
+type redislockLocker struct {
+	rdb *redis.Client
+	c   *redislock.Client
+	opt *redislock.Options
+}
+
+func openRedislock(addr string, cfg *config) (locker, error) {
+	rdb := redis.NewClient(goRedisOptions(addr))
+	return &redislockLocker{
+		rdb: rdb,
+		c:   redislock.New(rdb),
+		opt: &redislock.Options{RetryStrategy: redislock.LinearBackoff(cfg.poll)},
+	}, nil
+}
+
+func (r *redislockLocker) handle(key string) handle { return &redislockHandle{r: r, key: key} }
+
+func (r *redislockLocker) close() error { return r.rdb.Close() }
+
+type redislockHandle struct {
+	r   *redislockLocker
+	key string
+	l   *redislock.Lock
+}
+
+func (h *redislockHandle) lock(ctx context.Context) error {
+	l, err := h.r.c.Obtain(ctx, h.key, 30*time.Second, h.r.opt)
+	if err != nil {
+		return err
+	}
+	h.l = l
+	return nil
+}
+
+func (h *redislockHandle) unlock() error {
+	err := h.l.Release(context.Background())
+	h.l = nil
+	return err
+}
+
+// ---- rueidislock ----
+
+type rueidisLocker struct{ l rueidislock.Locker }
+
+// openRueidislock uses rueidislock's defaults; majority 0 keeps the default KeyMajority (2).
+func openRueidislock(addr string, majority int32) (locker, error) {
+	l, err := rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption: rueidis.ClientOption{InitAddress: []string{addr}},
+		KeyMajority:  majority,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &rueidisLocker{l: l}, nil
+}
+
+func (r *rueidisLocker) handle(key string) handle { return &rueidisHandle{r: r, key: key} }
+
+func (r *rueidisLocker) close() error { r.l.Close(); return nil }
+
+type rueidisHandle struct {
+	r      *rueidisLocker
+	key    string
+	cancel context.CancelFunc
+}
+
+func (h *rueidisHandle) lock(ctx context.Context) error {
+	_, cancel, err := h.r.l.WithContext(ctx, h.key)
+	if err != nil {
+		return err
+	}
+	h.cancel = cancel
+	return nil
+}
+
+// unlock cancels the lock context; rueidislock's cancel blocks until its keys are deleted. It
+// reports no error.
+func (h *rueidisHandle) unlock() error {
+	h.cancel()
+	h.cancel = nil
+	return nil
+}
+
+// ---- floor: SET NX PX + compare-and-delete ----
+
+var floorRelease = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
+
+type floorLocker struct {
+	rdb  *redis.Client
+	poll time.Duration
+}
+
+func openFloor(addr string, cfg *config) (locker, error) {
+	return &floorLocker{rdb: redis.NewClient(goRedisOptions(addr)), poll: cfg.poll}, nil
+}
+
+func (f *floorLocker) handle(key string) handle { return &floorHandle{f: f, key: key} }
+
+func (f *floorLocker) close() error { return f.rdb.Close() }
+
+type floorHandle struct {
+	f     *floorLocker
+	key   string
+	token string
+	timer *time.Timer
+}
+
+func (h *floorHandle) lock(ctx context.Context) error {
+	token := newToken()
+	for {
+		ok, err := h.f.rdb.SetNX(ctx, h.key, token, 30*time.Second).Result()
+		if err != nil {
+			return err
+		}
+		if ok {
+			h.token = token
+			return nil
+		}
+		if h.timer == nil {
+			h.timer = time.NewTimer(h.f.poll)
+		} else {
+			h.timer.Reset(h.f.poll)
+		}
+		select {
+		case <-ctx.Done():
+			h.timer.Stop()
+			return ctx.Err()
+		case <-h.timer.C:
+		}
+	}
+}
+
+func (h *floorHandle) unlock() error {
+	n, err := floorRelease.Run(context.Background(), h.f.rdb, []string{h.key}, h.token).Int64()
+	if err == nil && n != 1 {
+		err = fmt.Errorf("floor: lock %q was not held at release", h.key)
+	}
+	return err
+}

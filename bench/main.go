@@ -1,0 +1,303 @@
+// Command bench compares this library's distributed lock with other Go Redis locks, side by side,
+// against one throwaway redis-server it starts itself. See README.md.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/redistest"
+)
+
+type config struct {
+	duration     time.Duration
+	contDuration time.Duration
+	goroutines   int
+	critical     time.Duration
+	poll         time.Duration
+	only         []string
+	json         bool
+	holdLocks    int
+	holdWatchdog time.Duration
+	holdPeriods  int
+	rounds       int
+	cpuProfile   string
+}
+
+// report is everything one run measured.
+type report struct {
+	Started     time.Time         `json:"started"`
+	GoVersion   string            `json:"go_version"`
+	GOMAXPROCS  int               `json:"gomaxprocs"`
+	Redis       string            `json:"redis_version"`
+	Config      map[string]string `json:"config"`
+	Settings    map[string]string `json:"settings"`
+	Uncontended []*scenarioResult `json:"uncontended"`
+	Contended   []*scenarioResult `json:"contended"`
+	Hold        *holdResult       `json:"hold,omitempty"`
+	HoldError   string            `json:"hold_error,omitempty"`
+	Ratios      []ratio           `json:"ratios"`
+	Failures    []string          `json:"failures,omitempty"`
+	Goroutines  int               `json:"goroutines_left_at_end"` // beyond those at start
+	TotalSecs   float64           `json:"total_seconds"`
+}
+
+func main() {
+	var cfg config
+	var only string
+	flag.DurationVar(&cfg.duration, "duration", 3*time.Second, "length of the uncontended scenario, per implementation")
+	flag.DurationVar(&cfg.contDuration, "contended-duration", 5*time.Second, "length of the contended scenario, per implementation")
+	flag.IntVar(&cfg.goroutines, "goroutines", 16, "goroutines per scenario")
+	flag.DurationVar(&cfg.critical, "critical", time.Millisecond, "critical section (time.Sleep) in the contended scenario")
+	flag.DurationVar(&cfg.poll, "poll", time.Millisecond, "retry sleep of the polling locks: floor, and redislock's LinearBackoff")
+	flag.StringVar(&only, "only", "", "comma-separated implementations to run (default: all but opt-in ones): "+implNames())
+	flag.BoolVar(&cfg.json, "json", false, "print one JSON document instead of the markdown report")
+	flag.IntVar(&cfg.holdLocks, "hold-locks", 10000, "locks held at once in the watchdog test of this library (0: skip)")
+	flag.DurationVar(&cfg.holdWatchdog, "hold-watchdog", 3*time.Second, "watchdog timeout in the hold test (renewal every third)")
+	flag.IntVar(&cfg.holdPeriods, "hold-intervals", 4, "renewal intervals observed in the hold test")
+	flag.IntVar(&cfg.rounds, "rounds", 2, "repeat the scenarios of all implementations this many times (order rotated each round) and pool the results")
+	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.Parse()
+	if only != "" {
+		for _, s := range strings.Split(only, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				cfg.only = append(cfg.only, s)
+			}
+		}
+	}
+	if cfg.goroutines < 1 || cfg.duration <= 0 || cfg.contDuration <= 0 || cfg.poll <= 0 || cfg.holdPeriods < 1 || cfg.rounds < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -goroutines, -duration, -contended-duration, -poll, -rounds and -hold-intervals must be positive")
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, &cfg)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func implNames() string {
+	var names []string
+	for _, im := range allImpls() {
+		n := im.name
+		if im.optIn {
+			n += " (opt-in)"
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names, ", ")
+}
+
+func selected(cfg *config) ([]impl, error) {
+	all := allImpls()
+	if len(cfg.only) == 0 {
+		return slices.DeleteFunc(all, func(im impl) bool { return im.optIn }), nil
+	}
+	var out []impl
+	for _, name := range cfg.only {
+		i := slices.IndexFunc(all, func(im impl) bool { return im.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown implementation %q (known: %s)", name, implNames())
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+}
+
+func run(ctx context.Context, cfg *config) (err error) {
+	impls, err := selected(cfg)
+	if err != nil {
+		return err
+	}
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep := &report{
+		Started: time.Now(), GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Settings: map[string]string{},
+		Config: map[string]string{
+			"duration": cfg.duration.String(), "contended_duration": cfg.contDuration.String(),
+			"goroutines": fmt.Sprint(cfg.goroutines), "critical": cfg.critical.String(), "poll": cfg.poll.String(),
+			"hold_locks": fmt.Sprint(cfg.holdLocks), "hold_watchdog": cfg.holdWatchdog.String(),
+			"hold_intervals": fmt.Sprint(cfg.holdPeriods), "rounds": fmt.Sprint(cfg.rounds),
+		},
+	}
+
+	srv, err := redistest.StartProcess()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := srv.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("stopping redis-server: %w", cerr))
+		}
+	}()
+	addr := srv.Addr()
+	logf("redis-server on %s", addr)
+	startGoroutines := runtime.NumGoroutine() // after the server's own waiter goroutine started
+
+	stats := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, PoolSize: 1})
+	defer stats.Close()
+	if info, err := stats.Info(ctx, "server").Result(); err == nil {
+		for _, l := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "redis_version:"); ok {
+				rep.Redis = v
+			}
+		}
+	}
+
+	sc := []scenario{
+		{name: "uncontended", duration: cfg.duration, keys: func(i int) string { return fmt.Sprintf("bench:u:%d", i) }},
+		{name: "contended", duration: cfg.contDuration, critical: cfg.critical, shared: true, keys: func(int) string { return "bench:c" }},
+	}
+	type key struct{ scenario, impl string }
+	pooled := map[key]*scenarioResult{}
+	failed := map[string]bool{}
+rounds:
+	for round := range cfg.rounds {
+		for j := range impls {
+			im := impls[(j+round)%len(impls)] // rotate the order so no implementation always goes first
+			if failed[im.name] {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rep.Settings[im.name] = im.settings
+			if cfg.rounds > 1 {
+				logf("round %d/%d", round+1, cfg.rounds)
+			}
+			res, err := benchImpl(ctx, addr, stats, im, sc, cfg)
+			for _, r := range res {
+				k := key{r.Scenario, r.Impl}
+				if p := pooled[k]; p != nil {
+					p.merge(r)
+				} else {
+					pooled[k] = r
+				}
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				msg := fmt.Sprintf("%s (round %d): %v", im.name, round+1, err)
+				logf("FAILED %s", msg)
+				rep.Failures = append(rep.Failures, msg)
+				failed[im.name] = true
+				if errors.Is(err, errStuck) {
+					// Workers are stuck inside the implementation: later runs in this process
+					// would be disturbed. Report what we have.
+					break rounds
+				}
+			}
+		}
+	}
+	for _, im := range impls {
+		for _, s := range sc {
+			if r := pooled[key{s.name, im.name}]; r != nil {
+				if s.name == "uncontended" {
+					rep.Uncontended = append(rep.Uncontended, r)
+				} else {
+					rep.Contended = append(rep.Contended, r)
+				}
+			}
+		}
+	}
+
+	if cfg.holdLocks > 0 && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {
+		logf("redisson: hold test, %d locks, watchdog %v", cfg.holdLocks, cfg.holdWatchdog)
+		h, err := holdTest(ctx, addr, stats, cfg.holdLocks, cfg.holdWatchdog, cfg.holdPeriods, cfg.goroutines)
+		rep.Hold = h
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rep.HoldError = err.Error()
+			rep.Failures = append(rep.Failures, "redisson hold test: "+err.Error())
+			logf("FAILED hold test: %v", err)
+		}
+	}
+	if err := stats.FlushAll(ctx).Err(); err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+
+	rep.Ratios = ratios(rep)
+	rep.Goroutines = settleGoroutines() - startGoroutines
+	rep.TotalSecs = time.Since(rep.Started).Seconds()
+	if rep.Goroutines > 0 {
+		logf("warning: %d goroutines more than at start; goroutine dump:", rep.Goroutines)
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+	}
+	if cfg.json {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	printReport(os.Stdout, rep)
+	return nil
+}
+
+// benchImpl runs every scenario for one implementation on a flushed server.
+func benchImpl(ctx context.Context, addr string, stats *redis.Client, im impl, scs []scenario, cfg *config) (out []*scenarioResult, err error) {
+	if err := stats.FlushAll(ctx).Err(); err != nil {
+		return nil, fmt.Errorf("flushall: %w", err)
+	}
+	lk, err := im.open(addr, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	stuck := false
+	defer func() {
+		if stuck {
+			return // closing could block on the stuck workers
+		}
+		if cerr := lk.close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close: %w", cerr))
+		}
+	}()
+	if err := warmup(ctx, lk, cfg.goroutines); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	for _, sc := range scs {
+		logf("%s: %s, %d goroutines, %v", im.name, sc.name, cfg.goroutines, sc.duration)
+		r, err := runScenario(ctx, stats, im, lk, sc, cfg.goroutines)
+		if r != nil {
+			out = append(out, r)
+		}
+		if err != nil {
+			stuck = errors.Is(err, errStuck)
+			return out, err
+		}
+		logf("%s: %s: %.0f ops/s, wait p50 %.2fms p99 %.2fms max %.2fms, %.2f cmds/acq (%.2f top-level), %d errors",
+			im.name, sc.name, r.OpsPerSec, r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.Errors)
+	}
+	return out, nil
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// peers are the implementations this library is compared with (not the floor).
+var peers = []string{"redsync", "redislock", "rueidislock"}
+
+type ratio struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Detail string  `json:"detail"`
+}
+
+func find(rs []*scenarioResult, name string) *scenarioResult {
+	for _, r := range rs {
+		if r.Impl == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// bestPeer returns the peer result that minimises key (results without acquisitions are skipped).
+func bestPeer(rs []*scenarioResult, key func(*scenarioResult) float64) *scenarioResult {
+	var best *scenarioResult
+	for _, r := range rs {
+		if !slices.Contains(peers, r.Impl) || r.Acquisitions == 0 {
+			continue
+		}
+		if best == nil || key(r) < key(best) {
+			best = r
+		}
+	}
+	return best
+}
+
+func ratios(rep *report) []ratio {
+	var out []ratio
+	add := func(name string, num, den float64, detail string) {
+		if den == 0 {
+			return
+		}
+		out = append(out, ratio{Name: name, Value: num / den, Detail: detail})
+	}
+	if me, fl := find(rep.Uncontended, "redisson"), find(rep.Uncontended, "floor"); me != nil && fl != nil {
+		add("uncontended ops/s: redisson / floor", me.OpsPerSec, fl.OpsPerSec,
+			fmt.Sprintf("%.0f / %.0f", me.OpsPerSec, fl.OpsPerSec))
+	}
+	if me := find(rep.Contended, "redisson"); me != nil {
+		if b := bestPeer(rep.Contended, func(r *scenarioResult) float64 { return -r.OpsPerSec }); b != nil {
+			add("contended ops/s: redisson / best peer", me.OpsPerSec, b.OpsPerSec,
+				fmt.Sprintf("%.0f / %.0f (%s)", me.OpsPerSec, b.OpsPerSec, b.Impl))
+		}
+		if b := bestPeer(rep.Contended, func(r *scenarioResult) float64 { return r.WaitP99Ms }); b != nil {
+			add("contended p99 wait: redisson / best peer", me.WaitP99Ms, b.WaitP99Ms,
+				fmt.Sprintf("%.2fms / %.2fms (%s); lower is better", me.WaitP99Ms, b.WaitP99Ms, b.Impl))
+		}
+	}
+	for _, sc := range []struct {
+		name string
+		rs   []*scenarioResult
+	}{{"uncontended", rep.Uncontended}, {"contended", rep.Contended}} {
+		me := find(sc.rs, "redisson")
+		if me == nil {
+			continue
+		}
+		for _, kind := range []string{"all", "top-level"} {
+			get := func(r *scenarioResult) float64 {
+				if kind == "all" {
+					return r.CmdsPerAcqAll
+				}
+				return r.CmdsPerAcqTop
+			}
+			if fl := find(sc.rs, "floor"); fl != nil {
+				add(fmt.Sprintf("%s cmds/acq (%s): redisson / floor", sc.name, kind), get(me), get(fl),
+					fmt.Sprintf("%.2f / %.2f", get(me), get(fl)))
+			}
+			if b := bestPeer(sc.rs, get); b != nil {
+				add(fmt.Sprintf("%s cmds/acq (%s): redisson / best peer", sc.name, kind), get(me), get(b),
+					fmt.Sprintf("%.2f / %.2f (%s); lower is better", get(me), get(b), b.Impl))
+			}
+		}
+	}
+	return out
+}
+
+func errCell(r *scenarioResult) string {
+	if r.Errors == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (first: %s)", r.Errors, strings.ReplaceAll(r.FirstError, "|", "/"))
+}
+
+// roundsCell shows the spread of ops/s over the rounds.
+func roundsCell(r *scenarioResult) string {
+	if len(r.RoundOpsPerSec) < 2 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f–%.0f", slices.Min(r.RoundOpsPerSec), slices.Max(r.RoundOpsPerSec))
+}
+
+func breakdown(m map[string]int64) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return m[names[i]] > m[names[j]] || m[names[i]] == m[names[j]] && names[i] < names[j]
+	})
+	var b strings.Builder
+	for i, k := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s:%d", k, m[k])
+	}
+	return b.String()
+}
+
+func printReport(w io.Writer, rep *report) {
+	fmt.Fprintf(w, "## Lock benchmark: %s, GOMAXPROCS=%d, redis %s, %d goroutines\n\n", rep.GoVersion, rep.GOMAXPROCS, rep.Redis, atoi(rep.Config["goroutines"]))
+
+	if len(rep.Uncontended) > 0 {
+		fmt.Fprintf(w, "### Uncontended: each goroutine locks+unlocks its own key, %s\n\n", rep.Config["duration"])
+		fmt.Fprintln(w, "| impl | ops/s | per round | acquisitions | cmds/acq (all) | cmds/acq (top-level) | redis CPU µs/acq | client CPU µs/acq | errors |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---|")
+		for _, r := range rep.Uncontended {
+			fmt.Fprintf(w, "| %s | %.0f | %s | %d | %.2f | %.2f | %.1f | %.1f | %s |\n", r.Impl, r.OpsPerSec, roundsCell(r), r.Acquisitions, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.RedisCPUUsPerAcq, r.ClientCPUUsPerAcq, errCell(r))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(rep.Contended) > 0 {
+		fmt.Fprintf(w, "### Contended: all goroutines on one key, critical section time.Sleep(%s), %s\n\n", rep.Config["critical"], rep.Config["contended_duration"])
+		fmt.Fprintln(w, "| impl | ops/s | per round | wait p50 ms | wait p99 ms | wait max ms | cmds/acq (all) | cmds/acq (top-level) | redis CPU µs/acq | client CPU µs/acq | errors | excl. violations |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+		for _, r := range rep.Contended {
+			fmt.Fprintf(w, "| %s | %.0f | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %s | %d |\n", r.Impl, r.OpsPerSec, roundsCell(r), r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.RedisCPUUsPerAcq, r.ClientCPUUsPerAcq, errCell(r), r.Violations)
+		}
+		fmt.Fprintln(w)
+	}
+	if h := rep.Hold; h != nil {
+		fmt.Fprintf(w, "### redisson: %d locks held with the watchdog (WithWatchdogTimeout(%s), renewal every %s)\n\n", h.Locks, h.Watchdog, h.RenewPeriod)
+		fmt.Fprintln(w, "| metric | value |")
+		fmt.Fprintln(w, "|---|---:|")
+		rows := [][2]string{
+			{"acquire time (s), errors", fmt.Sprintf("%.2f, %d", h.AcquireSeconds, h.AcquireErrors)},
+			{"goroutines added while holding", fmt.Sprint(h.GoroutinesAdded)},
+			{"heap added while holding (MiB)", fmt.Sprintf("%.2f", float64(h.HeapAddedBytes)/(1<<20))},
+			{"heap per held lock (bytes)", fmt.Sprintf("%.0f", h.HeapPerLock)},
+			{"Stats().Held / lock keys in Redis", fmt.Sprintf("%d / %d", h.HeldStat, h.LockKeys)},
+			{"renew window (s) / intervals", fmt.Sprintf("%.2f / %.2f", h.WindowSeconds, h.IntervalsElapsed)},
+			{"renew round trips (RenewCalls delta)", fmt.Sprint(h.RenewCalls)},
+			{"renew round trips per interval", fmt.Sprintf("%.1f", h.RenewCallsPerPeriod)},
+			{"locks renewed per interval", fmt.Sprintf("%.0f", h.RenewedPerPeriod)},
+			{"lost during window", fmt.Sprint(h.LostDuringWindow)},
+			{"lock keys after window / min PTTL of 100 sampled (ms)", fmt.Sprintf("%d / %d", h.LockKeysAfterWindow, h.MinPTTLAfterWindow)},
+			{"unlock time (s), errors", fmt.Sprintf("%.2f, %d", h.UnlockSeconds, h.UnlockErrors)},
+			{"Stats().Held / lock keys after unlock", fmt.Sprintf("%d / %d", h.HeldAfterUnlock, h.LockKeysAfterUnlock)},
+			{"goroutines after unlock - base", fmt.Sprint(h.GoroutinesAfterAll)},
+		}
+		for _, r := range rows {
+			fmt.Fprintf(w, "| %s | %s |\n", r[0], r[1])
+		}
+		fmt.Fprintln(w)
+	}
+	if len(rep.Ratios) > 0 {
+		fmt.Fprintln(w, "### Ratios")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| ratio | value | detail |")
+		fmt.Fprintln(w, "|---|---:|---|")
+		for _, r := range rep.Ratios {
+			fmt.Fprintf(w, "| %s | %.2f | %s |\n", r.Name, r.Value, r.Detail)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(rep.Failures) > 0 {
+		fmt.Fprintln(w, "### Failures")
+		fmt.Fprintln(w)
+		for _, f := range rep.Failures {
+			fmt.Fprintf(w, "- %s\n", f)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "### Settings")
+	fmt.Fprintln(w)
+	var names []string
+	for k := range rep.Settings {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		fmt.Fprintf(w, "- %s: %s\n", k, rep.Settings[k])
+	}
+	fmt.Fprintf(w, "- -poll=%s\n", rep.Config["poll"])
+	fmt.Fprintln(w, "- cmds/acq: INFO commandstats `calls` delta over the scenario (read from a separate client), divided by successful acquisitions."+
+		" \"all\" counts every command, including those called from inside Lua scripts; \"top-level\" subtracts the commands the implementation only calls inside its scripts."+
+		" Housekeeping (hello, ping, client|*, info, ...) is excluded from both. Failed attempts and waits cut off at the end are included.")
+	fmt.Fprintln(w)
+
+	// Machine-readable lines.
+	for _, r := range append(slices.Clone(rep.Uncontended), rep.Contended...) {
+		fmt.Fprintf(w, "RESULT scenario=%s impl=%s ops_per_sec=%.1f acquisitions=%d wait_p50_ms=%.3f wait_p99_ms=%.3f wait_max_ms=%.3f cmds_per_acq_all=%.3f cmds_per_acq_top=%.3f redis_cpu_us_per_acq=%.2f client_cpu_us_per_acq=%.2f errors=%d violations=%d cmds=%s\n",
+			r.Scenario, r.Impl, r.OpsPerSec, r.Acquisitions, r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.RedisCPUUsPerAcq, r.ClientCPUUsPerAcq, r.Errors, r.Violations, breakdown(r.CmdBreakdown))
+	}
+	if h := rep.Hold; h != nil {
+		fmt.Fprintf(w, "RESULT scenario=hold impl=redisson locks=%d watchdog=%s goroutines_added=%d heap_added_bytes=%d heap_per_lock=%.0f renew_calls_per_interval=%.2f renewed_per_interval=%.0f lost=%d acquire_errors=%d unlock_errors=%d\n",
+			h.Locks, h.Watchdog, h.GoroutinesAdded, h.HeapAddedBytes, h.HeapPerLock, h.RenewCallsPerPeriod, h.RenewedPerPeriod, h.LostDuringWindow, h.AcquireErrors, h.UnlockErrors)
+	}
+	for _, r := range rep.Ratios {
+		fmt.Fprintf(w, "RATIO name=%q value=%.3f\n", r.Name, r.Value)
+	}
+}
+
+func atoi(s string) int {
+	var n int
+	fmt.Sscan(s, &n)
+	return n
+}

@@ -1,0 +1,999 @@
+package redisson_test
+
+// Fault-injection tests: every test here runs against a real redis-server started by redistest and
+// breaks something on purpose (lost replies, killed pub/sub connections, deleted keys, a dead or hung
+// server, a killed holder process) to check that the lock keeps its guarantees.
+//
+// Cross-process tests re-execute the test binary (see TestFaultHelperProcess and faultStartChild).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/renew"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// faultNew returns a redisson Client over rdb, closed when the test ends (before rdb is closed:
+// cleanups run last-in first-out).
+func faultNew(tb testing.TB, rdb redis.UniversalClient, opts ...redisson.Option) *redisson.Client {
+	tb.Helper()
+	c, err := redisson.New(rdb, opts...)
+	if err != nil {
+		tb.Fatalf("redisson.New: %v", err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// faultChannel is the wake-up channel of the lock called name (no key prefix, no hash tag in the
+// name), per the key layout documented in keys.go.
+func faultChannel(name string) string { return "{" + name + "}:ch" }
+
+// faultEventually polls cond every few milliseconds until it returns true, failing the test if it
+// has not within timeout. It is a bounded wait for a condition, not a timing assertion.
+func faultEventually(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// faultWaitDone waits for ctx to end, failing the test after timeout. It returns when it ended.
+func faultWaitDone(tb testing.TB, ctx context.Context, timeout time.Duration, what string) time.Time {
+	tb.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return time.Now()
+	case <-timer.C:
+		tb.Fatalf("timed out after %v waiting for %s", timeout, what)
+		return time.Time{}
+	}
+}
+
+// faultScriptRuns returns how many EVALSHA commands the server has executed so far (every script of
+// the package is run with EVALSHA once loaded).
+func faultScriptRuns(tb testing.TB, admin *redis.Client) int64 {
+	tb.Helper()
+	info, err := admin.Info(tb.Context(), "commandstats").Result()
+	if err != nil {
+		tb.Fatalf("INFO commandstats: %v", err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:calls=")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(rest[:strings.IndexByte(rest+",", ',')], 10, 64)
+		if err != nil {
+			tb.Fatalf("parsing %q: %v", line, err)
+		}
+		return n
+	}
+	return 0
+}
+
+// faultHolders returns the owner fields of the lock hash key with their hold counts (the "~req"
+// bookkeeping field excluded).
+func faultHolders(tb testing.TB, admin *redis.Client, key string) map[string]string {
+	tb.Helper()
+	all, err := admin.HGetAll(tb.Context(), key).Result()
+	if err != nil {
+		tb.Fatalf("HGETALL %s: %v", key, err)
+	}
+	delete(all, "~req")
+	return all
+}
+
+// TestFaultDroppedReplyKeepsHoldCountExact loses the reply of acquire, re-entry and unlock scripts
+// (the proxy drops it and closes the connection, so go-redis re-sends the same command): the scripts
+// must recognise the repeat, so the hold count stays exact and the final unlock still succeeds.
+func TestFaultDroppedReplyKeepsHoldCountExact(t *testing.T) {
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }) // default MaxRetries: re-sends
+
+	// Control: a dropped reply really makes go-redis run a non-idempotent command twice.
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING through proxy: %v", err)
+	}
+	p.DropReplies(1)
+	got, err := rdb.Incr(ctx, "fault-drop-control").Result()
+	if err != nil {
+		t.Fatalf("INCR through proxy with a dropped reply: %v", err)
+	}
+	if stored, err := admin.Get(ctx, "fault-drop-control").Int(); err != nil || got != 2 || stored != 2 {
+		t.Fatalf("control: INCR with a dropped reply returned %d and stored %d (err %v); want 2 and 2: "+
+			"the proxy did not drop the reply or go-redis did not re-send", got, stored, err)
+	}
+
+	c := faultNew(t, rdb) // default 30s watchdog: no renewal runs during the test
+	const name = "fault-drop"
+	l := c.Lock(name)
+
+	// Warm up so the scripts are loaded: each dropped reply below is then the reply of a script that
+	// ran, not a NOSCRIPT error.
+	wctx, err := l.Lock(ctx)
+	if err != nil {
+		t.Fatalf("warm-up Lock: %v", err)
+	}
+	if err := l.Unlock(wctx); err != nil {
+		t.Fatalf("warm-up Unlock: %v", err)
+	}
+
+	var own context.Context // ownership context, set by the first step
+	step := func(what string, drop bool, op func() error, want int) {
+		t.Helper()
+		before := faultScriptRuns(t, admin)
+		if drop {
+			p.DropReplies(1)
+		}
+		if err := op(); err != nil {
+			t.Fatalf("%s (reply dropped: %v): %v (ErrNotHeld: %v)", what, drop, err, errors.Is(err, redisson.ErrNotHeld))
+		}
+		runs, wantRuns := faultScriptRuns(t, admin)-before, int64(1)
+		if drop {
+			wantRuns = 2
+		}
+		if runs != wantRuns {
+			t.Fatalf("%s (reply dropped: %v): the server ran %d scripts, want %d", what, drop, runs, wantRuns)
+		}
+		n, err := l.HoldCount(own)
+		if err != nil {
+			t.Fatalf("%s: HoldCount: %v", what, err)
+		}
+		if n != want {
+			t.Fatalf("%s (reply dropped: %v): HoldCount = %d, want %d", what, drop, n, want)
+		}
+		holders := faultHolders(t, admin, name)
+		switch {
+		case want == 0 && len(holders) != 0:
+			t.Fatalf("%s: lock hash still has holders %v", what, holders)
+		case want > 0 && (len(holders) != 1 || !faultHasValue(holders, strconv.Itoa(want))):
+			t.Fatalf("%s: lock hash holders %v, want one owner with count %d", what, holders, want)
+		}
+	}
+
+	lockOp := func() error {
+		var err error
+		own, err = l.Lock(ctx)
+		return err
+	}
+	reenter := func() error {
+		got, err := l.Lock(own)
+		if err == nil && got != own {
+			return fmt.Errorf("re-entry returned a new context")
+		}
+		return err
+	}
+	unlock := func() error { return l.Unlock(own) }
+
+	step("acquire", true, lockOp, 1)
+	step("re-enter", false, reenter, 2)
+	step("re-enter", true, reenter, 3)
+	step("partial unlock", true, unlock, 2)
+	step("partial unlock", false, unlock, 1)
+	step("final unlock", true, unlock, 0)
+
+	if n, err := admin.Exists(ctx, name).Result(); err != nil || n != 0 {
+		t.Fatalf("after the final unlock EXISTS %s = %d (err %v), want 0", name, n, err)
+	}
+	faultWaitDone(t, own, time.Second, "the ownership context to end after the final unlock")
+	if cause := context.Cause(own); !errors.Is(cause, context.Canceled) || errors.Is(cause, redisson.ErrLockLost) {
+		t.Fatalf("ownership context cause after the final unlock = %v, want context.Canceled", cause)
+	}
+	// The release memo exists for go-redis re-sends of the same release; a second Unlock call by the
+	// caller is a different request and must not be taken for one.
+	if err := l.Unlock(own); !errors.Is(err, redisson.ErrNotHeld) {
+		t.Errorf("a second Unlock after the final unlock = %v, want ErrNotHeld", err)
+	}
+}
+
+func faultHasValue(m map[string]string, v string) bool {
+	for _, x := range m {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFaultPubSubKilledWaitersStillAcquire kills the pub/sub connections of two Clients while their
+// goroutines wait for a lock, then releases it: every waiter must still get the lock, one at a time,
+// each within a bounded time of the previous release.
+func TestFaultPubSubKilledWaitersStillAcquire(t *testing.T) {
+	// go-redis reconnects and resubscribes at once; the hubs must notice (Stats().Reconnects).
+	t.Run("resubscribed", func(t *testing.T) { faultPubSubKill(t, false) })
+	// SUBSCRIBE is refused (ACL) when go-redis reconnects, so the hubs stay unsubscribed and every
+	// wake-up published after the kill is lost: only the re-poll timers can move the waiters on.
+	t.Run("wakeups-lost", func(t *testing.T) { faultPubSubKill(t, true) })
+}
+
+func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
+	const (
+		repoll  = 300 * time.Millisecond
+		maxGap  = 2*repoll + 500*time.Millisecond
+		waiters = 8
+		name    = "fault-pubsub"
+	)
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	holder := faultNew(t, srv.Client(t), redisson.WithRepollInterval(repoll))
+	clients := []*redisson.Client{
+		faultNew(t, srv.Client(t), redisson.WithRepollInterval(repoll)),
+		faultNew(t, srv.Client(t), redisson.WithRepollInterval(repoll)),
+	}
+
+	hl := holder.Lock(name)
+	hctx, err := hl.Lock(ctx)
+	if err != nil {
+		t.Fatalf("holder Lock: %v", err)
+	}
+
+	var (
+		mu          sync.Mutex
+		lastRelease time.Time
+		gaps        []time.Duration
+		inside      atomic.Int32
+		overlaps    atomic.Int32
+		wg          sync.WaitGroup
+		errs        = make(chan error, 2*waiters)
+	)
+	for i := range waiters {
+		l := clients[i%len(clients)].Lock(name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lctx, err := l.Lock(ctx)
+			if err != nil {
+				errs <- fmt.Errorf("waiter %d: Lock: %w", i, err)
+				return
+			}
+			mu.Lock()
+			gaps = append(gaps, time.Since(lastRelease))
+			mu.Unlock()
+			if inside.Add(1) != 1 {
+				overlaps.Add(1)
+			}
+			// One round trip inside the critical section, so an overlap would have time to show.
+			if err := admin.Incr(ctx, "fault-pubsub-count").Err(); err != nil {
+				errs <- fmt.Errorf("waiter %d: INCR: %w", i, err)
+			}
+			inside.Add(-1)
+			mu.Lock()
+			lastRelease = time.Now()
+			mu.Unlock()
+			if err := l.Unlock(lctx); err != nil {
+				errs <- fmt.Errorf("waiter %d: Unlock: %w", i, err)
+			}
+		}()
+	}
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+	t.Cleanup(func() {
+		// On an early failure the test context is cancelled: the waiters give up.
+		_ = hl.Unlock(hctx)
+		<-allDone
+	})
+
+	// Both Clients have a waiter subscribed (the head of each local queue waits in Redis).
+	channel := faultChannel(name)
+	numSub := func() int64 {
+		n, err := admin.PubSubNumSub(ctx, channel).Result()
+		if err != nil {
+			t.Fatalf("PUBSUB NUMSUB: %v", err)
+		}
+		return n[channel]
+	}
+	faultEventually(t, 5*time.Second, "both clients to subscribe to "+channel, func() bool { return numSub() == 2 })
+
+	if refuseSubscribe {
+		if err := admin.Do(ctx, "ACL", "SETUSER", "default", "-subscribe").Err(); err != nil {
+			t.Fatalf("ACL SETUSER default -subscribe: %v", err)
+		}
+	}
+	killed, err := admin.ClientKillByFilter(ctx, "TYPE", "pubsub").Result()
+	if err != nil {
+		t.Fatalf("CLIENT KILL TYPE pubsub: %v", err)
+	}
+	if killed != 2 {
+		t.Fatalf("CLIENT KILL TYPE pubsub killed %d connections, want the 2 of the waiting clients", killed)
+	}
+	if refuseSubscribe {
+		if n := numSub(); n != 0 {
+			t.Fatalf("PUBSUB NUMSUB %s = %d after the kill with SUBSCRIBE refused, want 0", channel, n)
+		}
+	}
+
+	// Release at once: in the first case the wake-up may be published before go-redis resubscribes,
+	// in the second it surely is lost.
+	mu.Lock()
+	lastRelease = time.Now()
+	mu.Unlock()
+	if err := hl.Unlock(hctx); err != nil {
+		t.Fatalf("holder Unlock: %v", err)
+	}
+
+	timer := time.NewTimer(20 * time.Second)
+	defer timer.Stop()
+	select {
+	case <-allDone:
+	case <-timer.C:
+		mu.Lock()
+		n := len(gaps)
+		mu.Unlock()
+		t.Fatalf("not every waiter acquired the lock within 20s of the release (%d did)", n)
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := overlaps.Load(); n != 0 {
+		t.Errorf("%d waiters were inside the critical section at the same time as another", n)
+	}
+	if n, err := admin.Get(ctx, "fault-pubsub-count").Int(); err != nil || n != waiters {
+		t.Errorf("critical sections run = %d (err %v), want %d", n, err, waiters)
+	}
+	mu.Lock()
+	if len(gaps) != waiters {
+		t.Errorf("%d acquisitions, want %d", len(gaps), waiters)
+	}
+	for i, g := range gaps {
+		if g > maxGap {
+			t.Errorf("handoff %d took %v after the release, want at most %v (repoll interval %v)", i, g, maxGap, repoll)
+		}
+	}
+	t.Logf("handoff gaps after the kill: %v", gaps)
+	mu.Unlock()
+
+	if refuseSubscribe {
+		// Control: the hubs really were without a subscription through all the handoffs.
+		if n := numSub(); n != 0 {
+			t.Errorf("PUBSUB NUMSUB %s = %d at the end, want 0: a hub resubscribed, wake-ups were not all lost", channel, n)
+		}
+		for i, c := range clients {
+			if r := c.Stats().Reconnects; r != 0 {
+				t.Errorf("client %d reports %d pub/sub reconnects while SUBSCRIBE was refused, want 0", i, r)
+			}
+		}
+		return
+	}
+	// Both hubs noticed their connection was re-established (and resubscribed).
+	for i, c := range clients {
+		faultEventually(t, 5*time.Second, fmt.Sprintf("client %d to report a pub/sub reconnect", i), func() bool {
+			return c.Stats().Reconnects > 0
+		})
+	}
+}
+
+// TestFaultLockLostWhenKeyDeleted deletes a held lock behind its owner's back: the watchdog must
+// notice at its next renewal and cancel the ownership context with ErrLockLost.
+func TestFaultLockLostWhenKeyDeleted(t *testing.T) {
+	const watchdog = 600 * time.Millisecond
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	c := faultNew(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
+	const name = "fault-del"
+	l := c.Lock(name)
+	lctx, err := l.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+
+	deleted := time.Now()
+	if n, err := admin.Del(ctx, name).Result(); err != nil || n != 1 {
+		t.Fatalf("DEL %s = %d, %v; want 1", name, n, err)
+	}
+	ended := faultWaitDone(t, lctx, 10*time.Second, "the ownership context to be cancelled")
+	if d := ended.Sub(deleted); d > watchdog {
+		t.Errorf("the loss was reported %v after the key was deleted, want at most the watchdog timeout %v", d, watchdog)
+	}
+	// The watchdog must have found the key gone at a renewal (renew.ErrGone), not merely failed to
+	// renew until the lease ran out: both report ErrLockLost, within the watchdog timeout here.
+	if cause := context.Cause(lctx); !errors.Is(cause, redisson.ErrLockLost) || !errors.Is(cause, renew.ErrGone) {
+		t.Errorf("ownership context cause = %v, want ErrLockLost because the key is gone (%v)", cause, renew.ErrGone)
+	}
+	err = l.Unlock(lctx)
+	if !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
+		t.Errorf("Unlock after the loss = %v, want ErrNotHeld and ErrLockLost", err)
+	}
+	if n, err := admin.Exists(ctx, name).Result(); err != nil || n != 0 {
+		t.Errorf("EXISTS %s = %d (err %v) after the loss, want 0: something recreated the key", name, n, err)
+	}
+	if s := c.Stats(); s.Held != 0 || s.Lost != 1 {
+		t.Errorf("Stats = %+v, want Held 0 and Lost 1", s)
+	}
+}
+
+// TestFaultLockLostWhenRedisStops makes the server unreachable (killed) or unresponsive (paused)
+// while a lock is held: the watchdog cannot renew, and must report the loss once the lease may have
+// lapsed, not later.
+func TestFaultLockLostWhenRedisStops(t *testing.T) {
+	const watchdog = 600 * time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		fail  func(*redistest.Server) error
+		recov func(*redistest.Server) error
+	}{
+		{"kill", (*redistest.Server).Kill, (*redistest.Server).Restart},
+		{"pause", (*redistest.Server).Pause, (*redistest.Server).Resume},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			srv := redistest.Start(t)
+			admin := srv.Client(t)
+			c := faultNew(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
+			const name = "fault-stop"
+			l := c.Lock(name)
+			lctx, err := l.Lock(ctx)
+			if err != nil {
+				t.Fatalf("Lock: %v", err)
+			}
+
+			failed := time.Now()
+			if err := tc.fail(srv); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			recovered := false
+			t.Cleanup(func() {
+				if !recovered {
+					_ = tc.recov(srv)
+				}
+			})
+			ended := faultWaitDone(t, lctx, 10*time.Second, "the ownership context to be cancelled")
+			if d, limit := ended.Sub(failed), watchdog+time.Second; d > limit {
+				t.Errorf("the loss was reported %v after the server stopped, want at most %v", d, limit)
+			}
+			if cause := context.Cause(lctx); !errors.Is(cause, redisson.ErrLockLost) {
+				t.Errorf("ownership context cause = %v, want ErrLockLost", cause)
+			}
+			if s := c.Stats(); s.Held != 0 || s.Lost != 1 {
+				t.Errorf("Stats = %+v, want Held 0 and Lost 1", s)
+			}
+
+			recovered = true
+			if err := tc.recov(srv); err != nil {
+				t.Fatalf("recovering the server: %v", err)
+			}
+			// A killed server lost its data; a paused one expires the key as soon as it runs again.
+			faultEventually(t, 10*time.Second, "the lock key to be gone", func() bool {
+				n, err := admin.Exists(ctx, name).Result()
+				return err == nil && n == 0
+			})
+			err = l.Unlock(lctx)
+			if !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
+				t.Errorf("Unlock after the loss = %v, want ErrNotHeld and ErrLockLost", err)
+			}
+			// The client works again once the server is back.
+			lctx2, err := l.Lock(ctx, redisson.WithWait(5*time.Second))
+			if err != nil {
+				t.Fatalf("Lock after the server came back: %v", err)
+			}
+			if err := l.Unlock(lctx2); err != nil {
+				t.Fatalf("Unlock after the server came back: %v", err)
+			}
+		})
+	}
+}
+
+// TestFaultNoRenewalAfterUnlock checks that the watchdog stops for good at the final unlock: the key
+// is then recreated with the old owner's field, which a stale renewal would extend (PEXPIRE back to
+// the watchdog timeout), and for three renewal periods nothing may touch its TTL.
+func TestFaultNoRenewalAfterUnlock(t *testing.T) {
+	const (
+		watchdog = 600 * time.Millisecond
+		period   = watchdog / 3
+		ttl      = 5 * time.Second
+		name     = "fault-norenew"
+	)
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	c := faultNew(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
+	l := c.Lock(name)
+	lctx, err := l.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	holders := faultHolders(t, admin, name)
+	if len(holders) != 1 {
+		t.Fatalf("lock hash holders %v, want one owner", holders)
+	}
+	var owner string
+	for owner = range holders {
+	}
+
+	// Control: while held, the watchdog does renew. Unlock right after a renewal, so that none is in
+	// flight during the unlock.
+	faultEventually(t, 5*time.Second, "a renewal while held", func() bool { return c.Stats().Renewed > 0 })
+	if err := l.Unlock(lctx); err != nil {
+		t.Fatalf("Unlock: %v", err)
+	}
+	calls := c.Stats().RenewCalls
+	if s := c.Stats(); s.Held != 0 {
+		t.Fatalf("Stats after unlock = %+v, want Held 0", s)
+	}
+
+	set := time.Now()
+	if _, err := admin.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, name, owner, 1)
+		p.PExpire(ctx, name, ttl)
+		return nil
+	}); err != nil {
+		t.Fatalf("recreating the key: %v", err)
+	}
+	prev := ttl
+	for time.Since(set) < 3*period+period/2 {
+		pttl, err := admin.PTTL(ctx, name).Result()
+		if err != nil {
+			t.Fatalf("PTTL: %v", err)
+		}
+		// Without renewals the TTL only decreases, and at most as fast as the clock (with a margin for
+		// millisecond rounding). A renewal would set it to the watchdog timeout, far below.
+		if low := ttl - time.Since(set) - 20*time.Millisecond; pttl < low || pttl > prev {
+			t.Fatalf("PTTL %v after %v (previous sample %v, expected at least %v): the key was renewed after the unlock",
+				pttl, time.Since(set), prev, low)
+		}
+		prev = pttl
+		time.Sleep(10 * time.Millisecond) // sampling interval, not synchronisation
+	}
+	if s := c.Stats(); s.RenewCalls != calls {
+		t.Fatalf("renewal calls went from %d to %d after the unlock", calls, s.RenewCalls)
+	}
+	if v, err := admin.HGet(ctx, name, owner).Result(); err != nil || v != "1" {
+		t.Fatalf("HGET %s %s = %q, %v; want \"1\" untouched", name, owner, v, err)
+	}
+}
+
+// Cross-process tests.
+
+// faultHelperEnv selects the role of a child process (see TestFaultHelperProcess).
+const faultHelperEnv = "GOREDISSON_FAULT_HELPER"
+
+// TestFaultHelperProcess is not a test of its own: it is the body of the child processes started by
+// the cross-process fault tests, which re-execute this test binary with
+// -test.run=^TestFaultHelperProcess$ and GOREDISSON_FAULT_HELPER set to a role. In a normal run the
+// variable is absent and it returns at once.
+func TestFaultHelperProcess(t *testing.T) {
+	role := os.Getenv(faultHelperEnv)
+	if role == "" {
+		return
+	}
+	addr := os.Getenv("GOREDISSON_FAULT_ADDR")
+	name := os.Getenv("GOREDISSON_FAULT_LOCK")
+	stdin := bufio.NewReader(os.Stdin)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	switch role {
+	case "counter":
+		faultHelperCounter(t, ctx, addr, name, stdin)
+	case "holder":
+		faultHelperHolder(t, ctx, addr, name, stdin)
+	default:
+		t.Fatalf("unknown helper role %q", role)
+	}
+}
+
+// faultHelperRedis opens a go-redis client for a child process; closed when the helper test ends.
+func faultHelperRedis(t *testing.T, addr string) *redis.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+func faultHelperInt(t *testing.T, env string) int {
+	n, err := strconv.Atoi(os.Getenv(env))
+	if err != nil {
+		t.Fatalf("%s: %v", env, err)
+	}
+	return n
+}
+
+// faultHelperCounter: GOREDISSON_FAULT_CLIENTS Clients, GOREDISSON_FAULT_GOROUTINES goroutines
+// spread over them, each doing GOREDISSON_FAULT_ITERS non-atomic increments (GET, then SET value+1)
+// of GOREDISSON_FAULT_COUNTER under the lock, starting when the parent writes a line to stdin.
+func faultHelperCounter(t *testing.T, ctx context.Context, addr, name string, stdin *bufio.Reader) {
+	nClients := faultHelperInt(t, "GOREDISSON_FAULT_CLIENTS")
+	goroutines := faultHelperInt(t, "GOREDISSON_FAULT_GOROUTINES")
+	iters := faultHelperInt(t, "GOREDISSON_FAULT_ITERS")
+	counter := os.Getenv("GOREDISSON_FAULT_COUNTER")
+	logKey := os.Getenv("GOREDISSON_FAULT_LOG")
+	me := os.Getenv("GOREDISSON_FAULT_ID")
+
+	var rdbs []*redis.Client
+	var locks []*redisson.Lock
+	for range nClients {
+		rdb := faultHelperRedis(t, addr)
+		rdbs = append(rdbs, rdb)
+		locks = append(locks, faultNew(t, rdb).Lock(name))
+	}
+	fmt.Println("FAULT-READY")
+	if _, err := stdin.ReadString('\n'); err != nil {
+		t.Fatalf("waiting for the start signal: %v", err)
+	}
+
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		rdb, l := rdbs[g%nClients], locks[g%nClients]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range iters {
+				if err := faultIncrement(ctx, rdb, l, counter, logKey, me); err != nil {
+					errs <- fmt.Errorf("goroutine %d: %w", g, err)
+					return
+				}
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	fmt.Printf("FAULT-DONE %d\n", done.Load())
+}
+
+// faultIncrement adds one to counter under the lock, the unsafe way.
+func faultIncrement(ctx context.Context, rdb *redis.Client, l *redisson.Lock, counter, logKey, me string) error {
+	lctx, err := l.Lock(ctx)
+	if err != nil {
+		return fmt.Errorf("Lock: %w", err)
+	}
+	if err := faultCriticalSection(lctx, rdb, counter, logKey, me); err != nil {
+		_ = l.Unlock(lctx)
+		return err
+	}
+	if err := l.Unlock(lctx); err != nil {
+		return fmt.Errorf("Unlock: %w", err)
+	}
+	return nil
+}
+
+func faultCriticalSection(lctx context.Context, rdb *redis.Client, counter, logKey, me string) error {
+	v, err := rdb.Get(lctx, counter).Int()
+	if errors.Is(err, redis.Nil) {
+		v, err = 0, nil
+	}
+	if err != nil {
+		return fmt.Errorf("GET: %w", err)
+	}
+	// A round trip between the read and the write widens the window for a lost update.
+	if err := rdb.RPush(lctx, logKey, me).Err(); err != nil {
+		return fmt.Errorf("RPUSH: %w", err)
+	}
+	if err := rdb.Set(lctx, counter, v+1, 0).Err(); err != nil {
+		return fmt.Errorf("SET: %w", err)
+	}
+	if lctx.Err() != nil {
+		return fmt.Errorf("lock lost inside the critical section: %w", context.Cause(lctx))
+	}
+	return nil
+}
+
+// faultHelperHolder acquires the lock with the watchdog timeout GOREDISSON_FAULT_WATCHDOG_MS, reports
+// it, and keeps it (renewed) until its stdin is closed or it is killed.
+func faultHelperHolder(t *testing.T, ctx context.Context, addr, name string, stdin *bufio.Reader) {
+	wd := time.Duration(faultHelperInt(t, "GOREDISSON_FAULT_WATCHDOG_MS")) * time.Millisecond
+	l := faultNew(t, faultHelperRedis(t, addr), redisson.WithWatchdogTimeout(wd)).Lock(name)
+	lctx, err := l.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	fmt.Println("FAULT-READY")
+	_, _ = io.Copy(io.Discard, stdin) // until the parent goes away
+	if err := l.Unlock(lctx); err != nil {
+		t.Errorf("Unlock: %v", err)
+	}
+}
+
+// faultChild is a running child process of the test binary.
+type faultChild struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan string   // protocol lines ("FAULT-...") from stdout
+	done  chan struct{} // closed when the process has exited
+	err   error         // exit status, valid after done
+	mu    sync.Mutex
+	out   bytes.Buffer // everything it wrote, for failure messages
+}
+
+// faultStartChild re-executes the test binary in helper role with extra environment variables. The
+// child is killed, if still running, when the test ends.
+func faultStartChild(t *testing.T, role string, env ...string) *faultChild {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	cmd := exec.Command(exe, "-test.run=^TestFaultHelperProcess$", "-test.count=1", "-test.timeout=2m")
+	cmd.Env = append(os.Environ(), faultHelperEnv+"="+role)
+	cmd.Env = append(cmd.Env, env...)
+	ch := &faultChild{cmd: cmd, lines: make(chan string, 16), done: make(chan struct{})}
+	cmd.Stderr = faultWriter{ch}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the helper process: %v", err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			_, _ = faultWriter{ch}.Write([]byte(line + "\n"))
+			if strings.HasPrefix(line, "FAULT-") {
+				select {
+				case ch.lines <- line:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		ch.err = cmd.Wait()
+		close(ch.done)
+	}()
+	t.Cleanup(func() {
+		_ = ch.stdin.Close()
+		select {
+		case <-ch.done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-ch.done
+		}
+	})
+	return ch
+}
+
+type faultWriter struct{ c *faultChild }
+
+func (w faultWriter) Write(b []byte) (int, error) {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	return w.c.out.Write(b)
+}
+
+func (c *faultChild) output() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.String()
+}
+
+// expect waits for the next protocol line, which must start with prefix, and returns it.
+func (c *faultChild) expect(t *testing.T, prefix string, timeout time.Duration) string {
+	t.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case line := <-c.lines:
+		if !strings.HasPrefix(line, prefix) {
+			t.Fatalf("helper process said %q, want %s...; output:\n%s", line, prefix, c.output())
+		}
+		return line
+	case <-c.done:
+		// Every line was queued before done was closed: take one still buffered first.
+		select {
+		case line := <-c.lines:
+			if strings.HasPrefix(line, prefix) {
+				return line
+			}
+		default:
+		}
+		t.Fatalf("helper process exited (%v) before saying %s; output:\n%s", c.err, prefix, c.output())
+	case <-timer.C:
+		t.Fatalf("helper process did not say %s within %v; output:\n%s", prefix, timeout, c.output())
+	}
+	return ""
+}
+
+// wait waits for the process to exit and fails the test unless it succeeded.
+func (c *faultChild) wait(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-c.done:
+		if c.err != nil {
+			t.Fatalf("helper process failed: %v; output:\n%s", c.err, c.output())
+		}
+	case <-timer.C:
+		t.Fatalf("helper process did not exit within %v; output:\n%s", timeout, c.output())
+	}
+}
+
+// TestFaultMutualExclusionAcrossProcesses runs two OS processes of 16 goroutines each (over 4 Clients
+// per process) that increment a counter stored in Redis with a read and a separate write under the
+// lock: with mutual exclusion no update is lost.
+func TestFaultMutualExclusionAcrossProcesses(t *testing.T) {
+	const (
+		procs      = 2
+		clients    = 4
+		goroutines = 16
+		iters      = 20
+		name       = "fault-xproc"
+		counter    = "fault-xproc-counter"
+		logKey     = "fault-xproc-log"
+	)
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+
+	var children []*faultChild
+	for i := range procs {
+		children = append(children, faultStartChild(t, "counter",
+			"GOREDISSON_FAULT_ADDR="+srv.Addr(),
+			"GOREDISSON_FAULT_LOCK="+name,
+			"GOREDISSON_FAULT_COUNTER="+counter,
+			"GOREDISSON_FAULT_LOG="+logKey,
+			"GOREDISSON_FAULT_ID="+strconv.Itoa(i),
+			"GOREDISSON_FAULT_CLIENTS="+strconv.Itoa(clients),
+			"GOREDISSON_FAULT_GOROUTINES="+strconv.Itoa(goroutines),
+			"GOREDISSON_FAULT_ITERS="+strconv.Itoa(iters),
+		))
+	}
+	for _, c := range children {
+		c.expect(t, "FAULT-READY", 30*time.Second)
+	}
+	// Start both at once, so the processes really contend.
+	for _, c := range children {
+		if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
+			t.Fatalf("starting the helper: %v", err)
+		}
+	}
+	for i, c := range children {
+		line := c.expect(t, "FAULT-DONE", 60*time.Second)
+		if got, want := strings.TrimSpace(strings.TrimPrefix(line, "FAULT-DONE")), strconv.Itoa(goroutines*iters); got != want {
+			t.Errorf("process %d completed %s increments, want %s; output:\n%s", i, got, want, c.output())
+		}
+		c.wait(t, 30*time.Second)
+	}
+
+	const total = procs * goroutines * iters
+	got, err := admin.Get(ctx, counter).Int()
+	if err != nil {
+		t.Fatalf("GET %s: %v", counter, err)
+	}
+	if got != total {
+		t.Fatalf("counter = %d, want %d: %d updates lost", got, total, total-got)
+	}
+	log, err := admin.LRange(ctx, logKey, 0, -1).Result()
+	if err != nil {
+		t.Fatalf("LRANGE %s: %v", logKey, err)
+	}
+	if len(log) != total {
+		t.Fatalf("%d critical sections logged, want %d", len(log), total)
+	}
+	switches := 0
+	for i := 1; i < len(log); i++ {
+		if log[i] != log[i-1] {
+			switches++
+		}
+	}
+	t.Logf("%d increments, lock passed between processes %d times", total, switches)
+	if n, err := admin.Exists(ctx, name).Result(); err != nil || n != 0 {
+		t.Fatalf("EXISTS %s = %d (err %v) after every process finished, want 0", name, n, err)
+	}
+}
+
+// TestFaultHolderKilledIsReplacedWithinLease kills (SIGKILL) a process holding a lock: a waiter in
+// another process must get it at most one watchdog timeout (plus slack) later, and not before the kill
+// while the holder was alive and renewing.
+func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
+	const (
+		lease = time.Second
+		name  = "fault-killed"
+	)
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+
+	child := faultStartChild(t, "holder",
+		"GOREDISSON_FAULT_ADDR="+srv.Addr(),
+		"GOREDISSON_FAULT_LOCK="+name,
+		"GOREDISSON_FAULT_WATCHDOG_MS="+strconv.Itoa(int(lease.Milliseconds())),
+	)
+	child.expect(t, "FAULT-READY", 30*time.Second)
+	holders := faultHolders(t, admin, name)
+	if len(holders) != 1 {
+		t.Fatalf("lock hash holders %v after the helper acquired, want one owner", holders)
+	}
+
+	c := faultNew(t, srv.Client(t))
+	l := c.Lock(name)
+	type result struct {
+		ctx context.Context
+		err error
+		at  time.Time
+	}
+	acquired := make(chan result, 1)
+	go func() {
+		lctx, err := l.Lock(ctx)
+		acquired <- result{lctx, err, time.Now()}
+	}()
+	t.Cleanup(func() {
+		if r := <-acquired; r.err == nil {
+			_ = l.Unlock(r.ctx)
+		}
+	})
+	channel := faultChannel(name)
+	faultEventually(t, 5*time.Second, "the waiter to subscribe to "+channel, func() bool {
+		n, err := admin.PubSubNumSub(ctx, channel).Result()
+		return err == nil && n[channel] == 1
+	})
+	// See the holder's watchdog renew (the TTL goes up, to at most its lease): it is alive and holding.
+	prev := time.Duration(-1)
+	faultEventually(t, 5*time.Second, "the holder's watchdog to renew the lock", func() bool {
+		pttl, err := admin.PTTL(ctx, name).Result()
+		if err != nil || pttl < 0 || pttl > lease {
+			return false
+		}
+		renewed := prev >= 0 && pttl > prev
+		prev = pttl
+		return renewed
+	})
+	select {
+	case r := <-acquired:
+		acquired <- r // for the cleanup
+		t.Fatalf("the waiter acquired (err %v) while the holder was alive", r.err)
+	default:
+	}
+	if now := faultHolders(t, admin, name); !maps.Equal(now, holders) {
+		t.Fatalf("lock hash holders went from %v to %v while the holder was alive", holders, now)
+	}
+
+	killed := time.Now()
+	if err := child.cmd.Process.Kill(); err != nil {
+		t.Fatalf("killing the holder: %v", err)
+	}
+	timer := time.NewTimer(30 * time.Second)
+	defer timer.Stop()
+	select {
+	case r := <-acquired:
+		acquired <- r // for the cleanup
+		if r.err != nil {
+			t.Fatalf("waiter Lock: %v", r.err)
+		}
+		if d, limit := r.at.Sub(killed), lease+time.Second; d > limit {
+			t.Errorf("the waiter acquired %v after the holder was killed, want at most %v", d, limit)
+		}
+		if n, err := l.HoldCount(r.ctx); err != nil || n != 1 {
+			t.Errorf("waiter HoldCount = %d (err %v), want 1", n, err)
+		}
+	case <-timer.C:
+		t.Fatalf("the waiter did not acquire within 30s of the holder's death")
+	}
+	<-child.done
+}
