@@ -336,14 +336,15 @@ func (l *Lock) reenter(ctx context.Context, h *hold) (context.Context, error) {
 
 // Unlock releases one hold of the lock owned through ctx, which must be the ownership context
 // returned by an acquisition (or derived from it). The final unlock deletes the lock, wakes one
-// waiter, stops the watchdog and cancels the ownership context. It blocks for one round trip; it runs
-// even if ctx is already cancelled (bounded by a 5s timeout then), so a deferred Unlock works after a
-// loss or a cancelled parent context.
+// waiter, stops the watchdog and cancels the ownership context. It blocks for one round trip. ctx
+// only identifies the owner: its cancellation and deadline are ignored, so a deferred Unlock works
+// after a loss or a cancelled parent context; the call is bounded by 5s instead.
 //
 // If ctx carries no ownership of this lock, or the owner no longer holds it in Redis, Unlock returns an
-// error matching ErrNotHeld (and ErrLockLost when the hold had been lost) and changes nothing. On a
-// network error the outcome is unknown: the hold is kept, and calling Unlock again is safe, as is
-// leaving it (the watchdog notices a release that did happen).
+// error matching ErrNotHeld (and ErrLockLost when the hold had been lost) and changes nothing. If Redis
+// cannot be reached (after go-redis' own retries) the outcome is unknown: Unlock returns the error,
+// stops renewing and ends the hold (its context is cancelled with ErrLockLost), so the lock is gone
+// within its lease whether or not the release arrived.
 func (l *Lock) Unlock(ctx context.Context) error {
 	if l == nil || l.c == nil {
 		return invalidf("nil lock handle")
@@ -365,7 +366,8 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	h.unlocking++
 	h.mu.Unlock()
 
-	ioCtx, cancel := ioContext(ctx)
+	// ctx only names the owner: a release must not be cut short because the work's context ended.
+	ioCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	held, count, err := l.runRelease(ioCtx, h.owner, h.leaseMs, "")
 	cancel()
 
@@ -378,9 +380,13 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	h.mu.Unlock()
 	switch {
 	case err != nil:
-		if pending != nil {
-			h.lost(pending)
+		// Outcome unknown. Stop renewing so that, released or not, the lock is gone within its lease,
+		// rather than renewed for an owner that meant to let it go.
+		l.c.sched.Remove(h.entry)
+		if pending == nil {
+			pending = fmt.Errorf("%w: %q: unlock failed, left to expire: %w", ErrLockLost, l.name, err)
 		}
+		h.lost(pending)
 		return err
 	case held && count == 0:
 		l.c.sched.Remove(h.entry)

@@ -634,3 +634,46 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("events = %v; want [acquired released]", kinds)
 	}
 }
+
+// cancelBeforeRelease cancels a context just before the release script is sent.
+type cancelBeforeRelease struct{ cancel context.CancelFunc }
+
+func (h cancelBeforeRelease) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h cancelBeforeRelease) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h cancelBeforeRelease) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if len(cmd.Args()) > 5 && cmd.Args()[4] == "{racy}:ch" {
+			h.cancel()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// A deferred Unlock in a request whose context is cancelled during the call still releases.
+func TestUnlockNotCutShortByCancellation(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	parent, cancel := context.WithCancel(t.Context())
+	rdb.AddHook(cancelBeforeRelease{cancel})
+	c, err := redisson.New(rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l := c.Lock("racy")
+	lctx, err := l.Lock(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(lctx); err != nil {
+		t.Fatalf("Unlock() = %v; want nil", err)
+	}
+	if parent.Err() == nil {
+		t.Fatal("the hook did not cancel the parent: test is vacuous")
+	}
+	if rdb.Exists(t.Context(), "racy").Val() != 0 || c.Stats().Held != 0 {
+		t.Fatal("lock still held after Unlock")
+	}
+}
