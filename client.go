@@ -18,8 +18,9 @@ import (
 	"github.com/goredisson/redisson/internal/scripts"
 )
 
-// memoTTL is how long the record of a final release is kept so that a re-sent release (go-redis
-// retries after a lost reply) still reports success. It exceeds go-redis' default retry window.
+// memoTTL is how long a released lock key keeps the id of its final release, so that a re-sent
+// release (go-redis retries after a lost reply) still reports success. It exceeds go-redis' default
+// retry window.
 const memoTTL = 10 * time.Second
 
 // cleanupTimeout bounds the best-effort release that undoes an acquisition whose outcome is unknown,
@@ -127,7 +128,6 @@ func (c *Client) Lock(name string) *Lock {
 	l.key, aux, l.err = objectKeys(c.cfg.prefix, name)
 	if l.err == nil {
 		l.channel = aux("ch")
-		l.memoPrefix = aux("rel:")
 	}
 	return l
 }

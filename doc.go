@@ -65,10 +65,10 @@
 //
 // # Keys
 //
-// The lock is a hash at <prefix><name> holding <owner> = hold count and "~req" = last request id. Its
-// wake-up channel is {<prefix><name>}:ch, and a final release leaves a memo for 10s at
-// {<prefix><name>}:rel:<request id> (when the name has its own {hash tag}, suffixes are appended to
-// it instead). All keys of one lock
+// The lock is a string at <prefix><name>: "<owner>|<hold count>|<last request id>|<last release id>"
+// while held, and "|0||<release id>" for 10s after the final release, so that a re-sent release is
+// recognised. Its wake-up channel is {<prefix><name>}:ch (when the name has its own {hash tag}, the
+// suffix is appended to the name instead). All keys and channels of one lock
 // share a hash tag, so every script touches one Cluster slot. A name holding another type of value
 // gets ErrWrongType and is not modified.
 //

@@ -95,16 +95,25 @@ func faultScriptRuns(tb testing.TB, admin *redis.Client) int64 {
 	return 0
 }
 
-// faultHolders returns the owner fields of the lock hash key with their hold counts (the "~req"
-// bookkeeping field excluded).
+// faultHolders returns the holder of the lock key with its hold count, read from the key's value
+// "<owner>|<count>|<req>|<rel>" (empty when the lock is free or only the release marker is left).
 func faultHolders(tb testing.TB, admin *redis.Client, key string) map[string]string {
 	tb.Helper()
-	all, err := admin.HGetAll(tb.Context(), key).Result()
-	if err != nil {
-		tb.Fatalf("HGETALL %s: %v", key, err)
+	v, err := admin.Get(tb.Context(), key).Result()
+	if errors.Is(err, redis.Nil) {
+		return map[string]string{}
 	}
-	delete(all, "~req")
-	return all
+	if err != nil {
+		tb.Fatalf("GET %s: %v", key, err)
+	}
+	f := strings.Split(v, "|")
+	if len(f) != 4 {
+		tb.Fatalf("GET %s = %q: not a lock value", key, v)
+	}
+	if f[0] == "" {
+		return map[string]string{}
+	}
+	return map[string]string{f[0]: f[1]}
 }
 
 // TestFaultDroppedReplyKeepsHoldCountExact loses the reply of acquire, re-entry and unlock scripts
@@ -199,8 +208,8 @@ func TestFaultDroppedReplyKeepsHoldCountExact(t *testing.T) {
 	step("partial unlock", false, unlock, 1)
 	step("final unlock", true, unlock, 0)
 
-	if n, err := admin.Exists(ctx, name).Result(); err != nil || n != 0 {
-		t.Fatalf("after the final unlock EXISTS %s = %d (err %v), want 0", name, n, err)
+	if h := faultHolders(t, admin, name); len(h) != 0 {
+		t.Fatalf("after the final unlock %s is held by %v, want nobody", name, h)
 	}
 	faultWaitDone(t, own, time.Second, "the ownership context to end after the final unlock")
 	if cause := context.Cause(own); !errors.Is(cause, context.Canceled) || errors.Is(cause, redisson.ErrLockLost) {
@@ -542,8 +551,7 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 
 	set := time.Now()
 	if _, err := admin.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, name, owner, 1)
-		p.PExpire(ctx, name, ttl)
+		p.Set(ctx, name, owner+"|1|r|", ttl)
 		return nil
 	}); err != nil {
 		t.Fatalf("recreating the key: %v", err)
@@ -566,8 +574,8 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 	if s := c.Stats(); s.RenewCalls != calls {
 		t.Fatalf("renewal calls went from %d to %d after the unlock", calls, s.RenewCalls)
 	}
-	if v, err := admin.HGet(ctx, name, owner).Result(); err != nil || v != "1" {
-		t.Fatalf("HGET %s %s = %q, %v; want \"1\" untouched", name, owner, v, err)
+	if v, err := admin.Get(ctx, name).Result(); err != nil || v != owner+"|1|r|" {
+		t.Fatalf("GET %s = %q, %v; want the recreated value untouched", name, v, err)
 	}
 }
 
@@ -903,8 +911,8 @@ func TestFaultMutualExclusionAcrossProcesses(t *testing.T) {
 		}
 	}
 	t.Logf("%d increments, lock passed between processes %d times", total, switches)
-	if n, err := admin.Exists(ctx, name).Result(); err != nil || n != 0 {
-		t.Fatalf("EXISTS %s = %d (err %v) after every process finished, want 0", name, n, err)
+	if h := faultHolders(t, admin, name); len(h) != 0 {
+		t.Fatalf("%s held by %v after every process finished, want nobody", name, h)
 	}
 }
 

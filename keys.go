@@ -5,12 +5,12 @@ import "strings"
 // Key layout. Every key and channel of one object shares the object's hash tag, so every script
 // touches one Cluster slot:
 //
-//	lock hash       <prefix><name>                      (the name's own {tag} if it has one)
-//	wake channel    {<prefix><name>}:ch                 or <prefix><name>:ch when the name has a {tag}
-//	release memo    {<prefix><name>}:rel:<request id>   same rule; kept 10s after a final release
+//	lock            <prefix><name>        string "<owner>|<count>|<req>|<rel>" while held;
+//	                                      "|0||<rel>" for 10s after the final release
+//	wake channel    {<prefix><name>}:ch   or <prefix><name>:ch when the name has its own {tag}
 //
-// This mirrors Redisson's rule (the object's key is its name, auxiliary keys are "{name}:suffix"), so a
-// name without braces and one of its auxiliary keys hash to the same slot.
+// As in Redisson, the object's key is its name and auxiliary names are "{name}:suffix", so a name
+// without braces and its auxiliary names hash to the same slot.
 
 // objectKeys returns the main key of name and a function building its auxiliary keys, or an error if
 // the name cannot be laid out in one slot.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,12 +39,11 @@ import (
 // locks again goes behind those already waiting. Between processes the lock is not fair: on each
 // release the head waiter of every process races for it.
 type Lock struct {
-	c          *Client
-	name       string
-	key        string // lock hash
-	channel    string // wake-up channel
-	memoPrefix string // prefix of the release memo keys
-	err        error  // invalid name
+	c       *Client
+	name    string
+	key     string // lock key
+	channel string // wake-up channel
+	err     error  // invalid name
 }
 
 // holdKey is the context key under which an ownership context carries its hold.
@@ -284,9 +285,8 @@ func (l *Lock) undo(ctx context.Context, owner, req string) {
 // runRelease runs the release script. With undo != "" it releases only if acquisition request undo
 // was the last one applied. held reports whether the owner held the lock; count is what is left.
 func (l *Lock) runRelease(ctx context.Context, owner string, leaseMs int64, undo string) (held bool, count int64, err error) {
-	req := l.c.newID()
-	res, err := scripts.LockRelease.Run(ctx, l.c.rdb, []string{l.key, l.channel, l.memoPrefix + req},
-		owner, leaseMs, req, l.c.publish, memoTTL.Milliseconds(), undo).Int64Slice()
+	res, err := scripts.LockRelease.Run(ctx, l.c.rdb, []string{l.key, l.channel},
+		owner, leaseMs, l.c.newID(), l.c.publish, memoTTL.Milliseconds(), undo).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("unexpected reply %v", res)
 	}
@@ -474,11 +474,8 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 	if err := l.check(ctx); err != nil {
 		return false, err
 	}
-	n, err := l.c.rdb.HLen(ctx, l.key).Result()
-	if err != nil {
-		return false, redisErr("is locked", l.name, err)
-	}
-	return n > 0, nil
+	owner, _, err := l.read(ctx)
+	return owner != "", err
 }
 
 // HoldCount returns how many times the owner carried by ctx holds the lock: 0 if ctx carries no
@@ -488,21 +485,16 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 	if err := l.check(ctx); err != nil {
 		return 0, err
 	}
-	owner := ""
-	if h := l.holdOf(ctx); h != nil {
-		owner = h.owner
-	}
 	ctx, cancel := ioContext(ctx)
 	defer cancel()
-	// HGET of an empty field still type-checks the key.
-	n, err := l.c.rdb.HGet(ctx, l.key, owner).Int()
-	if errors.Is(err, redis.Nil) {
+	owner, count, err := l.read(ctx)
+	if err != nil || owner == "" {
+		return 0, err
+	}
+	if h := l.holdOf(ctx); h == nil || h.owner != owner {
 		return 0, nil
 	}
-	if err != nil {
-		return 0, redisErr("hold count", l.name, err)
-	}
-	return n, nil
+	return count, nil
 }
 
 // RemainingTTL returns how long the lock will live unless renewed: 0 if it is not held, -1 if it has
@@ -511,18 +503,42 @@ func (l *Lock) RemainingTTL(ctx context.Context) (time.Duration, error) {
 	if err := l.check(ctx); err != nil {
 		return 0, err
 	}
-	var hlen *redis.IntCmd
+	var get *redis.StringCmd
 	var pttl *redis.DurationCmd
 	_, err := l.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		hlen = p.HLen(ctx, l.key)
+		get = p.Get(ctx, l.key)
 		pttl = p.PTTL(ctx, l.key)
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return 0, redisErr("remaining ttl", l.name, err)
 	}
-	if hlen.Val() == 0 {
-		return 0, nil
+	if owner, _, err := l.parse(get.Val(), get.Err()); err != nil || owner == "" {
+		return 0, err
 	}
 	return pttl.Val(), nil
+}
+
+// read returns the current holder of the lock ("" if none) and its hold count.
+func (l *Lock) read(ctx context.Context) (owner string, count int, err error) {
+	v, err := l.c.rdb.Get(ctx, l.key).Result()
+	return l.parse(v, err)
+}
+
+// parse decodes the lock key's value "<owner>|<count>|<req>|<rel>" (see lock_acquire.lua) as read
+// with err; a missing key is not an error.
+func (l *Lock) parse(v string, err error) (owner string, count int, _ error) {
+	if errors.Is(err, redis.Nil) {
+		return "", 0, nil
+	}
+	if err != nil {
+		return "", 0, redisErr("read", l.name, err)
+	}
+	f := strings.Split(v, "|")
+	if len(f) == 4 {
+		if count, err = strconv.Atoi(f[1]); err == nil {
+			return f[0], count, nil
+		}
+	}
+	return "", 0, fmt.Errorf("%w: %q holds a string that is not a lock", ErrWrongType, l.name)
 }

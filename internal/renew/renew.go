@@ -98,8 +98,11 @@ func (s *Scheduler) Add(e *Entry, start time.Time) {
 	e.active = true
 	s.count++
 	heap.Push(&s.entries, e)
+	first := e.index == 0
 	s.mu.Unlock()
-	s.poke()
+	if first { // due before everything else: the goroutine's timer must be moved up
+		s.poke()
+	}
 }
 
 // Remove unregisters e. It returns false if e was not active (already removed, lost or ended), in

@@ -1,19 +1,23 @@
 -- lock_force_unlock.lua: delete a lock whoever holds it and wake one waiter.
 --
--- KEYS[1]  lock hash
+-- KEYS[1]  lock key (format in lock_acquire.lua)
 -- KEYS[2]  wake-up channel of the lock
 -- ARGV[1]  publish command: PUBLISH or SPUBLISH
 --
--- returns  1 if a lock was deleted, 0 if there was none
+-- returns  1 if a held lock was deleted, 0 if there was none
 --
 -- Safe to run twice: the repeat finds nothing to delete and returns 0.
--- TYPE is checked first so a key of another type is refused with WRONGTYPE and left untouched.
-local t = redis.call('TYPE', KEYS[1])['ok']
-if t == 'none' then
+-- A key of another type, or a string in another format, is refused with WRONGTYPE and left untouched.
+local cur = redis.call('GET', KEYS[1])
+if not cur then
   return 0
 end
-if t ~= 'hash' then
+local holder = string.match(cur, '^([^|]*)|%d+|[^|]*|[^|]*$')
+if not holder then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+if holder == '' then
+  return 0
 end
 redis.call('DEL', KEYS[1])
 redis.call(ARGV[1], KEYS[2], '0')

@@ -1,6 +1,6 @@
 -- lock_renew.lua: extend the TTL of many watchdog locks in one call.
 --
--- KEYS[1..n] lock hashes (on Cluster all keys of one call are in one slot)
+-- KEYS[1..n] lock keys (format in lock_acquire.lua; on Cluster all keys of one call are in one slot)
 -- ARGV[1]     lease in milliseconds
 -- ARGV[i+1]   owner id expected to hold KEYS[i]
 --
@@ -10,7 +10,10 @@
 local leaseMs = ARGV[1]
 local out = {}
 for i, key in ipairs(KEYS) do
-  if redis.call('HEXISTS', key, ARGV[i + 1]) == 1 then
+  -- pcall: a key recreated with another type must not fail the renewal of the whole batch.
+  local cur = redis.pcall('GET', key)
+  local owner = ARGV[i + 1] .. '|'
+  if type(cur) == 'string' and string.sub(cur, 1, #owner) == owner then
     redis.call('PEXPIRE', key, leaseMs)
     out[i] = 1
   else

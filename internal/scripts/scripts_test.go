@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goredisson/redisson/internal/leakcheck"
 	"github.com/goredisson/redisson/internal/scripts"
@@ -35,7 +36,7 @@ func TestLoadAndHeaders(t *testing.T) {
 func TestAcquireReleaseContract(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := t.Context()
-	keys := []string{"L", "{L}:ch", "{L}:rel:r"}
+	keys := []string{"L", "{L}:ch"}
 	acquire := func(owner, req, reenter string) string {
 		v, err := scripts.LockAcquire.Run(ctx, rdb, keys[:1], owner, 1000, req, reenter).Int64Slice()
 		if err != nil {
@@ -44,8 +45,7 @@ func TestAcquireReleaseContract(t *testing.T) {
 		return fmt.Sprint(v)
 	}
 	release := func(owner, req, undo string) string {
-		ks := []string{keys[0], keys[1], "{L}:rel:" + req}
-		v, err := scripts.LockRelease.Run(ctx, rdb, ks, owner, 1000, req, "PUBLISH", 10000, undo).Int64Slice()
+		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 1000, req, "PUBLISH", 10000, undo).Int64Slice()
 		if err != nil {
 			t.Fatalf("release(%s, %s): %v", owner, req, err)
 		}
@@ -64,26 +64,34 @@ func TestAcquireReleaseContract(t *testing.T) {
 		{release("a", "r8", ""), "[1 0]"},
 		{release("a", "r8", ""), "[1 0]"},    // repeat of the final release: memo
 		{release("a", "r9", ""), "[0 0]"},    // a new release: not held
-		{acquire("b", "r10", "1"), "[0 -2]"}, // re-enter only: never creates
+		{acquire("b", "r10", "1")[:3], "[0 "}, // re-enter only: never takes a free lock
+		{acquire("b", "r11", "0"), "[1 1]"},
+		{release("a", "r8", ""), "[1 0]"}, // repeat of a's final release, after b took the lock
+		{release("b", "r12", ""), "[1 0]"},
+		{release("b", "r12", ""), "[1 0]"},
 	}
 	for i, s := range steps {
 		if !strings.HasPrefix(s.got, s.want) {
 			t.Errorf("step %d = %s; want %s", i, s.got, s.want)
 		}
 	}
-	if n := rdb.Exists(ctx, "L").Val(); n != 0 {
-		t.Fatal("lock left behind")
+	if v := rdb.Get(ctx, "L").Val(); v != "|0||r12" {
+		t.Fatalf("released key = %q; want the release marker", v)
+	}
+	if ttl := rdb.PTTL(ctx, "L").Val(); ttl <= 0 || ttl > 10*time.Second {
+		t.Fatalf("release marker TTL = %v; want ≤ 10s", ttl)
 	}
 }
 
 func TestRenewAndForceUnlock(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := t.Context()
-	rdb.HSet(ctx, "x", "o1", 1)
-	rdb.HSet(ctx, "y", "o9", 1)
-	got, err := scripts.LockRenew.Run(ctx, rdb, []string{"x", "y", "z"}, 5000, "o1", "o2", "o3").Int64Slice()
-	if err != nil || fmt.Sprint(got) != "[1 0 0]" {
-		t.Fatalf("renew = %v, %v; want [1 0 0]", got, err)
+	rdb.Set(ctx, "x", "o1|1|r|", 0)
+	rdb.Set(ctx, "y", "o9|1|r|", 0)
+	rdb.HSet(ctx, "h", "o3", 1)
+	got, err := scripts.LockRenew.Run(ctx, rdb, []string{"x", "y", "z", "h"}, 5000, "o1", "o2", "o3", "o3").Int64Slice()
+	if err != nil || fmt.Sprint(got) != "[1 0 0 0]" {
+		t.Fatalf("renew = %v, %v; want [1 0 0 0]", got, err)
 	}
 	if ttl := rdb.PTTL(ctx, "x").Val().Milliseconds(); ttl <= 4000 {
 		t.Fatalf("PTTL(x) = %dms; want ≈5000", ttl)
@@ -97,7 +105,7 @@ func TestRenewAndForceUnlock(t *testing.T) {
 			t.Fatalf("force unlock #%d = %d, %v; want %d", i, n, err, want)
 		}
 	}
-	rdb.Set(ctx, "s", "v", 0)
+	rdb.Set(ctx, "s", "v", 0) // a string that is not a lock
 	if err := scripts.LockForceUnlock.Run(ctx, rdb, []string{"s", "{s}:ch"}, "PUBLISH").Err(); err == nil ||
 		!strings.Contains(err.Error(), "WRONGTYPE") || rdb.Get(ctx, "s").Val() != "v" {
 		t.Fatalf("force unlock of a string = %v; want WRONGTYPE and the value kept", err)
