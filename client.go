@@ -18,11 +18,6 @@ import (
 	"github.com/goredisson/redisson/internal/scripts"
 )
 
-// memoTTL is how long a released lock key keeps the id of its final release, so that a re-sent
-// release (go-redis retries after a lost reply) still reports success. It exceeds go-redis' default
-// retry window.
-const memoTTL = 10 * time.Second
-
 // cleanupTimeout bounds the best-effort release that undoes an acquisition whose outcome is unknown,
 // and an Unlock called with an already cancelled context.
 const cleanupTimeout = 5 * time.Second
@@ -127,7 +122,7 @@ func (c *Client) Lock(name string) *Lock {
 	var aux func(string) string
 	l.key, aux, l.err = objectKeys(c.cfg.prefix, name)
 	if l.err == nil {
-		l.channel = aux("ch")
+		l.channel, l.record = aux("ch"), aux("rel")
 	}
 	return l
 }

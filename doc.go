@@ -57,7 +57,7 @@
 //
 // # Re-sent commands
 //
-// go-redis re-sends a command after a network error (MaxRetries), so a script may run twice. Every
+// go-redis re-sends a command after a network error (MaxRetries), so a command may run twice. Every
 // acquire and release carries a request id: a repeat of an applied request is recognised and answered
 // as the first run was, so hold counts stay exact and the owner's final unlock is not misreported as
 // ErrNotHeld. An acquisition whose outcome is unknown (network error, context ended mid-call) is undone
@@ -65,10 +65,11 @@
 //
 // # Keys
 //
-// The lock is a string at <prefix><name>: "<owner>|<hold count>|<last request id>|<last release id>"
-// while held, and "|0||<release id>" for 10s after the final release, so that a re-sent release is
-// recognised. Its wake-up channel is {<prefix><name>}:ch (when the name has its own {hash tag}, the
-// suffix is appended to the name instead). All keys and channels of one lock
+// The lock is a string at <prefix><name>, "<owner>|<hold count>|<last request id>", absent when free,
+// so a free lock is taken with one plain SET NX PX. The final release renames it to
+// {<prefix><name>}:rel, where it stays (with its remaining TTL) until the next final release, so that a
+// re-sent release is recognised. The wake-up channel is {<prefix><name>}:ch. (When the name has its own
+// {hash tag}, suffixes are appended to the name instead.) All keys and channels of one lock
 // share a hash tag, so every script touches one Cluster slot. A name holding another type of value
 // gets ErrWrongType and is not modified.
 //

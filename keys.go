@@ -5,10 +5,11 @@ import "strings"
 // Key layout. Every key and channel of one object shares the object's hash tag, so every script
 // touches one Cluster slot:
 //
-//	lock            <prefix><name>        string "<owner>|<count>|<req>|<rel>" while held;
-//	                                      "|0||<rel>" for 10s after the final release
-//	wake channel    {<prefix><name>}:ch   or <prefix><name>:ch when the name has its own {tag}
+//	lock            <prefix><name>        string "<owner>|<count>|<req>" while held, absent when free
+//	release record  {<prefix><name>}:rel  the last holder's value, renamed there by its final release
+//	wake channel    {<prefix><name>}:ch
 //
+// When the name has its own {hash tag}, suffixes are appended to it instead ("<prefix><name>:ch").
 // As in Redisson, the object's key is its name and auxiliary names are "{name}:suffix", so a name
 // without braces and its auxiliary names hash to the same slot.
 

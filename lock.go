@@ -43,6 +43,7 @@ type Lock struct {
 	name    string
 	key     string // lock key
 	channel string // wake-up channel
+	record  string // release record (see lock_release.lua)
 	err     error  // invalid name
 }
 
@@ -244,13 +245,25 @@ func (l *Lock) waitEnded(ctx context.Context) error {
 	return notObtained(l.name, errors.New("wait bound passed while held by another owner"))
 }
 
-// runAcquire runs the acquire script once. An error means the outcome is unknown; it has already been
-// undone (best effort) so that nothing is held.
+// runAcquire makes one acquisition attempt. A fresh attempt first sends a plain SET NX PX, which takes
+// a free lock in one cheap command; when that finds the key, the acquire script decides (held by
+// another, or a SET whose reply was lost and re-sent). An error means the outcome is unknown; it has
+// already been undone (best effort) so that nothing is held.
 func (l *Lock) runAcquire(ctx context.Context, owner string, leaseMs int64, reenter bool) (ok bool, val int64, err error) {
 	req := l.c.newID()
-	flag := "0"
-	if reenter {
-		flag = "1"
+	flag := "1"
+	if !reenter {
+		flag = "0"
+		set, err := l.c.rdb.SetNX(ctx, l.key, owner+"|1|"+req, time.Duration(leaseMs)*time.Millisecond).Result()
+		if err != nil && !isRedisReply(err) {
+			l.undo(ctx, owner, req)
+		}
+		if err != nil {
+			return false, 0, notObtained(l.name, redisErr("acquire", l.name, err))
+		}
+		if set {
+			return true, 1, nil
+		}
 	}
 	res, err := scripts.LockAcquire.Run(ctx, l.c.rdb, []string{l.key}, owner, leaseMs, req, flag).Int64Slice()
 	if err == nil && len(res) != 2 {
@@ -285,8 +298,8 @@ func (l *Lock) undo(ctx context.Context, owner, req string) {
 // runRelease runs the release script. With undo != "" it releases only if acquisition request undo
 // was the last one applied. held reports whether the owner held the lock; count is what is left.
 func (l *Lock) runRelease(ctx context.Context, owner string, leaseMs int64, undo string) (held bool, count int64, err error) {
-	res, err := scripts.LockRelease.Run(ctx, l.c.rdb, []string{l.key, l.channel},
-		owner, leaseMs, l.c.newID(), l.c.publish, memoTTL.Milliseconds(), undo).Int64Slice()
+	res, err := scripts.LockRelease.Run(ctx, l.c.rdb, []string{l.key, l.channel, l.record},
+		owner, leaseMs, l.c.newID(), l.c.publish, undo).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("unexpected reply %v", res)
 	}
@@ -363,6 +376,10 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return ErrClosed
 	}
 	h.mu.Lock()
+	if h.ended && h.endErr == nil {
+		h.mu.Unlock()
+		return fmt.Errorf("%w: %q was already unlocked by this owner", ErrNotHeld, l.name)
+	}
 	h.unlocking++
 	h.mu.Unlock()
 
@@ -525,8 +542,8 @@ func (l *Lock) read(ctx context.Context) (owner string, count int, err error) {
 	return l.parse(v, err)
 }
 
-// parse decodes the lock key's value "<owner>|<count>|<req>|<rel>" (see lock_acquire.lua) as read
-// with err; a missing key is not an error.
+// parse decodes the lock key's value "<owner>|<count>|<req>" (see lock_acquire.lua) as read with
+// err; a missing key is a free lock, not an error.
 func (l *Lock) parse(v string, err error) (owner string, count int, _ error) {
 	if errors.Is(err, redis.Nil) {
 		return "", 0, nil
@@ -535,7 +552,7 @@ func (l *Lock) parse(v string, err error) (owner string, count int, _ error) {
 		return "", 0, redisErr("read", l.name, err)
 	}
 	f := strings.Split(v, "|")
-	if len(f) == 4 {
+	if len(f) == 3 && f[0] != "" {
 		if count, err = strconv.Atoi(f[1]); err == nil {
 			return f[0], count, nil
 		}

@@ -12,12 +12,8 @@ local cur = redis.call('GET', KEYS[1])
 if not cur then
   return 0
 end
-local holder = string.match(cur, '^([^|]*)|%d+|[^|]*|[^|]*$')
-if not holder then
+if not string.match(cur, '^[^|]+|%d+|[^|]*$') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
-if holder == '' then
-  return 0
 end
 redis.call('DEL', KEYS[1])
 redis.call(ARGV[1], KEYS[2], '0')

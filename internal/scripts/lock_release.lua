@@ -2,35 +2,39 @@
 --
 -- KEYS[1]  lock key (format in lock_acquire.lua)
 -- KEYS[2]  wake-up channel of the lock
+-- KEYS[3]  release record: the final release renames the lock key to it, so it keeps the last
+--          holder's value (and remaining TTL) until the next final release of the same lock
 -- ARGV[1]  owner id
 -- ARGV[2]  lease in milliseconds to reset on a partial release; 0 keeps the current TTL
 -- ARGV[3]  request id (unique per call)
 -- ARGV[4]  publish command: PUBLISH or SPUBLISH
--- ARGV[5]  how long, in milliseconds, the released key keeps the id of the final release
--- ARGV[6]  "" for a normal release; an acquire request id to undo that acquisition only if it was applied
+-- ARGV[5]  "" for a normal release; an acquire request id to undo that acquisition only if it was applied
 --
--- returns  {1, 0}      fully released: the key now holds no owner, one wake-up was published
+-- returns  {1, 0}      fully released: the lock key is gone, one wake-up was published
 --          {1, n}      still held by the owner with hold count n
 --          {0, 0}      the owner does not hold the lock (or, when undoing, the acquisition was not applied)
 --
 -- Safe to run twice: a repeat of an applied partial release is recognised by <req>; a repeat of the
--- final release finds its id in <rel>, which the released key keeps and the next holder carries over,
--- so it answers {1, 0} again instead of "not held".
-local key, channel = KEYS[1], KEYS[2]
-local owner, leaseMs, req, publish, memoMs, undo =
-  ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+-- final release finds the owner in the release record (owner ids are never reused, and the client
+-- stops sending releases for an owner once it saw the final one) and answers {1, 0} again.
+local key, channel, record = KEYS[1], KEYS[2], KEYS[3]
+local owner, leaseMs, req, publish, undo = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
+local pattern = '^([^|]+)|(%d+)|([^|]*)$'
 
 local cur = redis.call('GET', key)
-if not cur then
-  return {0, 0}
-end
-local holder, count, last, rel = string.match(cur, '^([^|]*)|(%d+)|([^|]*)|([^|]*)$')
-if not holder then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+local holder, count, last
+if cur then
+  holder, count, last = string.match(cur, pattern)
+  if not holder then
+    return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+  end
 end
 if holder ~= owner then
-  if undo == '' and rel == req then
-    return {1, 0}
+  if undo == '' then
+    local prev = redis.pcall('GET', record)
+    if type(prev) == 'string' and string.match(prev, pattern) == owner then
+      return {1, 0}
+    end
   end
   return {0, 0}
 end
@@ -44,7 +48,7 @@ end
 
 count = count - 1
 if count > 0 then
-  local v = owner .. '|' .. count .. '|' .. req .. '|' .. rel
+  local v = owner .. '|' .. count .. '|' .. req
   if leaseMs > 0 then
     redis.call('SET', key, v, 'PX', leaseMs)
   else
@@ -53,6 +57,6 @@ if count > 0 then
   return {1, count}
 end
 
-redis.call('SET', key, '|0||' .. req, 'PX', memoMs)
+redis.call('RENAME', key, record)
 redis.call(publish, channel, '0')
 return {1, 0}
