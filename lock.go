@@ -176,13 +176,15 @@ func (l *Lock) contend(ctx, waitCtx context.Context, lease time.Duration, wait b
 		leaseMs = lease.Milliseconds()
 	}
 	var sub *pubsub.Waiter
+	var timer *time.Timer // created at the first wait: most acquisitions never wait
 	defer func() {
 		if sub != nil {
 			sub.Close()
 		}
+		if timer != nil {
+			timer.Stop()
+		}
 	}()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 
 	for {
 		sent := time.Now()
@@ -216,7 +218,11 @@ func (l *Lock) contend(ctx, waitCtx context.Context, lease time.Duration, wait b
 		} else {
 			wake = sub.C
 		}
-		timer.Reset(sleep)
+		if timer == nil {
+			timer = time.NewTimer(sleep)
+		} else {
+			timer.Reset(sleep)
+		}
 		select {
 		case <-wake:
 		case <-timer.C:
@@ -351,7 +357,8 @@ func (l *Lock) reenter(ctx context.Context, h *hold) (context.Context, error) {
 // returned by an acquisition (or derived from it). The final unlock deletes the lock, wakes one
 // waiter, stops the watchdog and cancels the ownership context. It blocks for one round trip. ctx
 // only identifies the owner: its cancellation and deadline are ignored, so a deferred Unlock works
-// after a loss or a cancelled parent context; the call is bounded by 5s instead.
+// after a loss or a cancelled parent context; the go-redis client's read and write timeouts bound
+// the call instead.
 //
 // If ctx carries no ownership of this lock, or the owner no longer holds it in Redis, Unlock returns an
 // error matching ErrNotHeld (and ErrLockLost when the hold had been lost) and changes nothing. If Redis
@@ -384,9 +391,8 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	h.mu.Unlock()
 
 	// ctx only names the owner: a release must not be cut short because the work's context ended.
-	ioCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	held, count, err := l.runRelease(ioCtx, h.owner, h.leaseMs, "")
-	cancel()
+	// The go-redis client's own read and write timeouts bound it.
+	held, count, err := l.runRelease(context.WithoutCancel(ctx), h.owner, h.leaseMs, "")
 
 	h.mu.Lock()
 	h.unlocking--
