@@ -102,7 +102,7 @@ func faultScriptRuns(tb testing.TB, admin *redis.Client) int64 {
 }
 
 // faultHolders returns the holder of the lock key with its hold count, read from the key's value
-// "<owner>|<count>|<req>" (empty when the lock is free).
+// "<owner>|<count>|<req>|<w>" (empty when the lock is free).
 func faultHolders(tb testing.TB, admin *redis.Client, key string) map[string]string {
 	tb.Helper()
 	v, err := admin.Get(tb.Context(), key).Result()
@@ -113,7 +113,7 @@ func faultHolders(tb testing.TB, admin *redis.Client, key string) map[string]str
 		tb.Fatalf("GET %s: %v", key, err)
 	}
 	f := strings.Split(v, "|")
-	if len(f) != 3 || f[0] == "" {
+	if len(f) != 4 || f[0] == "" {
 		tb.Fatalf("GET %s = %q: not a lock value", key, v)
 	}
 	return map[string]string{f[0]: f[1]}
@@ -555,7 +555,7 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 
 	set := time.Now()
 	if _, err := admin.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, name, owner+"|1|r", ttl)
+		p.Set(ctx, name, owner+"|1|r|", ttl)
 		return nil
 	}); err != nil {
 		t.Fatalf("recreating the key: %v", err)
@@ -578,7 +578,7 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 	if s := c.Stats(); s.RenewCalls != calls {
 		t.Fatalf("renewal calls went from %d to %d after the unlock", calls, s.RenewCalls)
 	}
-	if v, err := admin.Get(ctx, name).Result(); err != nil || v != owner+"|1|r" {
+	if v, err := admin.Get(ctx, name).Result(); err != nil || v != owner+"|1|r|" {
 		t.Fatalf("GET %s = %q, %v; want the recreated value untouched", name, v, err)
 	}
 }

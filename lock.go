@@ -260,7 +260,7 @@ func (l *Lock) runAcquire(ctx context.Context, owner string, leaseMs int64, reen
 	flag := "1"
 	if !reenter {
 		flag = "0"
-		set, err := l.c.rdb.SetNX(ctx, l.key, owner+"|1|"+req, time.Duration(leaseMs)*time.Millisecond).Result()
+		set, err := l.c.rdb.SetNX(ctx, l.key, owner+"|1|"+req+"|", time.Duration(leaseMs)*time.Millisecond).Result()
 		if err != nil && !isRedisReply(err) {
 			l.undo(ctx, owner, req)
 		}
@@ -548,8 +548,8 @@ func (l *Lock) read(ctx context.Context) (owner string, count int, err error) {
 	return l.parse(v, err)
 }
 
-// parse decodes the lock key's value "<owner>|<count>|<req>" (see lock_acquire.lua) as read with
-// err; a missing key is a free lock, not an error.
+// parse decodes the lock key's value "<owner>|<count>|<req>|<w>" (see lock_acquire.lua) as read
+// with err; a missing key is a free lock, not an error.
 func (l *Lock) parse(v string, err error) (owner string, count int, _ error) {
 	if errors.Is(err, redis.Nil) {
 		return "", 0, nil
@@ -558,7 +558,7 @@ func (l *Lock) parse(v string, err error) (owner string, count int, _ error) {
 		return "", 0, redisErr("read", l.name, err)
 	}
 	f := strings.Split(v, "|")
-	if len(f) == 3 && f[0] != "" {
+	if len(f) == 4 && f[0] != "" {
 		if count, err = strconv.Atoi(f[1]); err == nil {
 			return f[0], count, nil
 		}

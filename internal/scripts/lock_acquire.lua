@@ -1,8 +1,9 @@
 -- lock_acquire.lua: acquire or re-enter a reentrant lock (the slow path: the client first tries a
 -- plain SET NX PX, which takes a free lock in one command, and runs this script when that fails).
 --
--- KEYS[1]  lock key: absent when free, else a string "<owner>|<count>|<req>": owner id, hold count,
---          and the id of the last request the owner applied
+-- KEYS[1]  lock key: absent when free, else a string "<owner>|<count>|<req>|<w>": owner id, hold
+--          count, id of the last request the owner applied, and "w" once someone failed to take it
+--          (so the final release knows whether anyone may be waiting for a wake-up), else ""
 -- ARGV[1]  owner id (client id + sequence; unique per acquisition; never contains '|')
 -- ARGV[2]  lease in milliseconds; 0 on re-entry means "keep the current TTL" (fixed-lease holds)
 -- ARGV[3]  request id (unique per call)
@@ -25,22 +26,25 @@ if not cur then
   if reenterOnly == '1' then
     return {0, -2}
   end
-  redis.call('SET', key, owner .. '|1|' .. req, 'PX', leaseMs)
+  redis.call('SET', key, owner .. '|1|' .. req .. '|', 'PX', leaseMs)
   return {1, 1}
 end
 
-local holder, count, last = string.match(cur, '^([^|]+)|(%d+)|([^|]*)$')
+local holder, count, last, waited = string.match(cur, '^([^|]+)|(%d+)|([^|]*)|(w?)$')
 if not holder then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 if holder ~= owner then
+  if waited == '' and reenterOnly ~= '1' then
+    redis.call('SET', key, cur .. 'w', 'KEEPTTL') -- a waiter: the release must publish
+  end
   return {0, redis.call('PTTL', key)}
 end
 
 count = tonumber(count)
 if last ~= req then
   count = count + 1
-  local v = owner .. '|' .. count .. '|' .. req
+  local v = owner .. '|' .. count .. '|' .. req .. '|' .. waited
   if leaseMs > 0 then
     redis.call('SET', key, v, 'PX', leaseMs)
   else

@@ -12,7 +12,7 @@ local cur = redis.call('GET', KEYS[1])
 if not cur then
   return 0
 end
-if not string.match(cur, '^[^|]+|%d+|[^|]*$') then
+if not string.match(cur, '^[^|]+|%d+|[^|]*|w?$') then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 redis.call('DEL', KEYS[1])

@@ -10,7 +10,8 @@
 -- ARGV[4]  publish command: PUBLISH or SPUBLISH
 -- ARGV[5]  "" for a normal release; an acquire request id to undo that acquisition only if it was applied
 --
--- returns  {1, 0}      fully released: the lock key is gone, one wake-up was published
+-- returns  {1, 0}      fully released: the lock key is gone; one wake-up was published if anyone had
+--                      failed to take the lock during this hold
 --          {1, n}      still held by the owner with hold count n
 --          {0, 0}      the owner does not hold the lock (or, when undoing, the acquisition was not applied)
 --
@@ -19,12 +20,12 @@
 -- stops sending releases for an owner once it saw the final one) and answers {1, 0} again.
 local key, channel, record = KEYS[1], KEYS[2], KEYS[3]
 local owner, leaseMs, req, publish, undo = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
-local pattern = '^([^|]+)|(%d+)|([^|]*)$'
+local pattern = '^([^|]+)|(%d+)|([^|]*)|(w?)$'
 
 local cur = redis.call('GET', key)
-local holder, count, last
+local holder, count, last, waited
 if cur then
-  holder, count, last = string.match(cur, pattern)
+  holder, count, last, waited = string.match(cur, pattern)
   if not holder then
     return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
   end
@@ -48,7 +49,7 @@ end
 
 count = count - 1
 if count > 0 then
-  local v = owner .. '|' .. count .. '|' .. req
+  local v = owner .. '|' .. count .. '|' .. req .. '|' .. waited
   if leaseMs > 0 then
     redis.call('SET', key, v, 'PX', leaseMs)
   else
@@ -58,5 +59,7 @@ if count > 0 then
 end
 
 redis.call('RENAME', key, record)
-redis.call(publish, channel, '0')
+if waited == 'w' then
+  redis.call(publish, channel, '0')
+end
 return {1, 0}

@@ -89,8 +89,8 @@ func TestAcquireReleaseContract(t *testing.T) {
 func TestRenewAndForceUnlock(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := t.Context()
-	rdb.Set(ctx, "x", "o1|1|r", 0)
-	rdb.Set(ctx, "y", "o9|1|r", 0)
+	rdb.Set(ctx, "x", "o1|1|r|", 0)
+	rdb.Set(ctx, "y", "o9|1|r|w", 0)
 	rdb.HSet(ctx, "h", "o3", 1)
 	got, err := scripts.LockRenew.Run(ctx, rdb, []string{"x", "y", "z", "h"}, 5000, "o1", "o2", "o3", "o3").Int64Slice()
 	if err != nil || fmt.Sprint(got) != "[1 0 0 0]" {
@@ -112,5 +112,49 @@ func TestRenewAndForceUnlock(t *testing.T) {
 	if err := scripts.LockForceUnlock.Run(ctx, rdb, []string{"s", "{s}:ch"}, "PUBLISH").Err(); err == nil ||
 		!strings.Contains(err.Error(), "WRONGTYPE") || rdb.Get(ctx, "s").Val() != "v" {
 		t.Fatalf("force unlock of a string = %v; want WRONGTYPE and the value kept", err)
+	}
+}
+
+// The final release publishes a wake-up only if someone failed to take the lock during the hold.
+func TestReleasePublishesOnlyAfterAWaiter(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	ps := rdb.Subscribe(ctx, "{P}:ch")
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil { // subscription confirmed
+		t.Fatal(err)
+	}
+	keys := []string{"P", "{P}:ch", "{P}:rel"}
+	run := func(s string, args ...any) {
+		t.Helper()
+		var err error
+		if s == "acquire" {
+			err = scripts.LockAcquire.Run(ctx, rdb, keys[:1], args...).Err()
+		} else {
+			err = scripts.LockRelease.Run(ctx, rdb, keys, args...).Err()
+		}
+		if err != nil {
+			t.Fatalf("%s%v: %v", s, args, err)
+		}
+	}
+	published := func() bool {
+		msg, err := ps.ReceiveTimeout(ctx, 200*time.Millisecond)
+		return err == nil && msg != nil
+	}
+	run("acquire", "a", 5000, "r1", "0")
+	run("release", "a", 5000, "r2", "PUBLISH", "")
+	if published() {
+		t.Fatal("uncontended release published a wake-up")
+	}
+	run("acquire", "a", 5000, "r3", "0")
+	run("acquire", "b", 5000, "r4", "0") // fails: b now waits
+	run("acquire", "a", 5000, "r5", "0") // re-entry keeps the waiter mark
+	run("release", "a", 5000, "r6", "PUBLISH", "")
+	if published() {
+		t.Fatal("partial release published a wake-up")
+	}
+	run("release", "a", 5000, "r7", "PUBLISH", "")
+	if !published() {
+		t.Fatal("final release after a failed attempt published nothing")
 	}
 }
