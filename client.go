@@ -29,7 +29,7 @@ type Client struct {
 	rdb     redis.UniversalClient
 	cfg     config
 	cluster bool
-	publish string // PUBLISH, or SPUBLISH once the hub shards subscriptions on Cluster
+	publish any // "PUBLISH", or "SPUBLISH" once the hub shards subscriptions on Cluster
 
 	id  string        // random, unguessable: prefix of every owner and request id
 	seq atomic.Uint64 // suffix of every owner and request id
@@ -81,7 +81,8 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 			"bound network waits. Set ContextTimeoutEnabled: true in the go-redis options.")
 	}
 	c.hub = pubsub.New(rdb, cfg.logger)
-	c.sched = renew.New(c.renewBatch)
+	// Idle wake-ups at half the renewal period: registering a watchdog lock never wakes the goroutine.
+	c.sched = renew.New(c.renewBatch, cfg.watchdog/6)
 	return c, nil
 }
 
@@ -122,7 +123,8 @@ func (c *Client) Lock(name string) *Lock {
 	var aux func(string) string
 	l.key, aux, l.err = objectKeys(c.cfg.prefix, name)
 	if l.err == nil {
-		l.channel, l.record = aux("ch"), aux("rel")
+		l.releaseKeys = []string{l.key, aux("ch"), aux("rel")}
+		l.ctxKey = holdKey{c, l.key}
 	}
 	return l
 }
@@ -156,7 +158,10 @@ func (c *Client) closed() bool {
 
 // newID returns a fresh owner or request id: the client's random id and a sequence number.
 func (c *Client) newID() string {
-	return c.id + ":" + strconv.FormatUint(c.seq.Add(1), 36)
+	var buf [48]byte
+	b := append(buf[:0], c.id...)
+	b = append(b, ':')
+	return string(strconv.AppendUint(b, c.seq.Add(1), 36))
 }
 
 func (c *Client) emit(e Event) {

@@ -39,12 +39,12 @@ import (
 // locks again goes behind those already waiting. Between processes the lock is not fair: on each
 // release the head waiter of every process races for it.
 type Lock struct {
-	c       *Client
-	name    string
-	key     string // lock key
-	channel string // wake-up channel
-	record  string // release record (see lock_release.lua)
-	err     error  // invalid name
+	c           *Client
+	name        string
+	key         string   // lock key
+	releaseKeys []string // lock key, wake-up channel, release record (see lock_release.lua)
+	ctxKey      any      // holdKey of this lock, boxed once
+	err         error    // invalid name
 }
 
 // holdKey is the context key under which an ownership context carries its hold.
@@ -55,12 +55,14 @@ type holdKey struct {
 
 // hold is one owner's possession of a lock, from fresh acquisition to final unlock or loss.
 type hold struct {
-	l       *Lock
-	owner   string
-	leaseMs int64 // TTL reset on re-entry and partial unlock; 0 for fixed-lease holds (never extended)
-	ctx     context.Context
-	cancel  context.CancelCauseFunc
-	entry   *renew.Entry
+	l        *Lock
+	owner    string
+	leaseMs  int64 // TTL reset on re-entry and partial unlock; 0 for fixed-lease holds (never extended)
+	ownerArg any   // owner and leaseMs boxed once, for script arguments
+	leaseArg any
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	entry    renew.Entry
 
 	mu          sync.Mutex
 	unlocking   int   // Unlock calls in flight
@@ -115,7 +117,7 @@ func (l *Lock) check(ctx context.Context) error {
 
 // holdOf returns the hold of this lock carried by ctx, if any.
 func (l *Lock) holdOf(ctx context.Context) *hold {
-	h, _ := ctx.Value(holdKey{l.c, l.key}).(*hold)
+	h, _ := ctx.Value(l.ctxKey).(*hold)
 	return h
 }
 
@@ -209,7 +211,7 @@ func (l *Lock) contend(ctx, waitCtx context.Context, lease time.Duration, wait b
 		}
 		var wake <-chan struct{}
 		if sub == nil {
-			if sub, err = c.hub.Subscribe(waitCtx, l.channel); err != nil {
+			if sub, err = c.hub.Subscribe(waitCtx, l.releaseKeys[1]); err != nil {
 				return nil, notObtained(l.name, ErrClosed)
 			}
 			// Try again as soon as the subscription is confirmed: a release between the failed
@@ -295,7 +297,7 @@ func isRedisReply(err error) bool {
 func (l *Lock) undo(ctx context.Context, owner, req string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if _, _, err := l.runRelease(ctx, owner, 0, req); err != nil {
+	if _, _, err := l.runRelease(ctx, owner, 0, req); err != nil { // rare: boxing is fine here
 		l.c.cfg.logger.Warn("redisson: could not undo an acquisition with an unknown outcome; it expires with its lease",
 			"lock", l.name, "err", err)
 	}
@@ -303,8 +305,8 @@ func (l *Lock) undo(ctx context.Context, owner, req string) {
 
 // runRelease runs the release script. With undo != "" it releases only if acquisition request undo
 // was the last one applied. held reports whether the owner held the lock; count is what is left.
-func (l *Lock) runRelease(ctx context.Context, owner string, leaseMs int64, undo string) (held bool, count int64, err error) {
-	res, err := scripts.LockRelease.Run(ctx, l.c.rdb, []string{l.key, l.channel, l.record},
+func (l *Lock) runRelease(ctx context.Context, owner, leaseMs any, undo string) (held bool, count int64, err error) {
+	res, err := scripts.LockRelease.Run(ctx, l.c.rdb, l.releaseKeys,
 		owner, leaseMs, l.c.newID(), l.c.publish, undo).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("unexpected reply %v", res)
@@ -319,11 +321,11 @@ func (l *Lock) runRelease(ctx context.Context, owner string, leaseMs int64, undo
 // so no unlock can come before the registration.
 func (l *Lock) newHold(parent context.Context, owner string, lease time.Duration, sent time.Time) *hold {
 	c := l.c
-	h := &hold{l: l, owner: owner}
+	h := &hold{l: l, owner: owner, ownerArg: owner}
 	ctx, cancel := context.WithCancelCause(parent)
-	h.ctx = context.WithValue(ctx, holdKey{c, l.key}, h)
+	h.ctx = context.WithValue(ctx, l.ctxKey, h)
 	h.cancel = cancel
-	h.entry = &renew.Entry{Key: l.key, Owner: owner, Group: c.group(l.key), OnLost: h.lost}
+	h.entry = renew.Entry{Key: l.key, Owner: owner, Group: c.group(l.key), OnLost: h.lost}
 	if lease > 0 {
 		h.entry.Lease = lease
 	} else {
@@ -331,7 +333,8 @@ func (l *Lock) newHold(parent context.Context, owner string, lease time.Duration
 		h.entry.Watchdog = true
 		h.leaseMs = c.cfg.watchdog.Milliseconds()
 	}
-	c.sched.Add(h.entry, sent)
+	h.leaseArg = h.leaseMs
+	c.sched.Add(&h.entry, sent)
 	return h
 }
 
@@ -346,7 +349,7 @@ func (l *Lock) reenter(ctx context.Context, h *hold) (context.Context, error) {
 	}
 	if !ok {
 		err := fmt.Errorf("%w: %q is no longer held by this owner", ErrLockLost, l.name)
-		l.c.sched.Remove(h.entry)
+		l.c.sched.Remove(&h.entry)
 		h.lost(err)
 		return nil, notObtained(l.name, err)
 	}
@@ -392,7 +395,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 
 	// ctx only names the owner: a release must not be cut short because the work's context ended.
 	// The go-redis client's own read and write timeouts bound it.
-	held, count, err := l.runRelease(context.WithoutCancel(ctx), h.owner, h.leaseMs, "")
+	held, count, err := l.runRelease(context.WithoutCancel(ctx), h.ownerArg, h.leaseArg, "")
 
 	h.mu.Lock()
 	h.unlocking--
@@ -405,14 +408,14 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	case err != nil:
 		// Outcome unknown. Stop renewing so that, released or not, the lock is gone within its lease,
 		// rather than renewed for an owner that meant to let it go.
-		l.c.sched.Remove(h.entry)
+		l.c.sched.Remove(&h.entry)
 		if pending == nil {
 			pending = fmt.Errorf("%w: %q: unlock failed, left to expire: %w", ErrLockLost, l.name, err)
 		}
 		h.lost(pending)
 		return err
 	case held && count == 0:
-		l.c.sched.Remove(h.entry)
+		l.c.sched.Remove(&h.entry)
 		if h.end(nil) {
 			l.c.emit(Event{Kind: EventReleased, Name: l.name})
 		}
@@ -420,7 +423,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	case held:
 		return nil
 	}
-	l.c.sched.Remove(h.entry)
+	l.c.sched.Remove(&h.entry)
 	lostErr := h.err()
 	if lostErr == nil {
 		lostErr = fmt.Errorf("%w: %q is no longer held by this owner", ErrLockLost, l.name)
@@ -485,7 +488,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(ctx); err != nil {
 		return false, err
 	}
-	n, err := scripts.LockForceUnlock.Run(ctx, l.c.rdb, []string{l.key, l.channel}, l.c.publish).Int64()
+	n, err := scripts.LockForceUnlock.Run(ctx, l.c.rdb, l.releaseKeys[:2], l.c.publish).Int64()
 	if err != nil {
 		return false, redisErr("force unlock", l.name, err)
 	}

@@ -15,16 +15,14 @@ import (
 
 // Gates holds one FIFO gate per name. The zero value is not usable; use New.
 type Gates struct {
-	mu    sync.Mutex
-	gates map[string]*gate
-}
-
-type gate struct {
-	waiters []chan struct{} // FIFO; a closed channel means the turn was handed over
+	mu sync.Mutex
+	// gates holds the names whose turn is taken, each with its FIFO of waiters; a closed channel
+	// means the turn was handed over.
+	gates map[string][]chan struct{}
 }
 
 // New returns an empty set of gates.
-func New() *Gates { return &Gates{gates: map[string]*gate{}} }
+func New() *Gates { return &Gates{gates: map[string][]chan struct{}{}} }
 
 // TryEnter takes the turn for name if nobody has it and nobody is queued. It never blocks.
 func (g *Gates) TryEnter(name string) bool {
@@ -33,7 +31,7 @@ func (g *Gates) TryEnter(name string) bool {
 	if _, busy := g.gates[name]; busy {
 		return false
 	}
-	g.gates[name] = &gate{}
+	g.gates[name] = nil
 	return true
 }
 
@@ -43,12 +41,12 @@ func (g *Gates) Enter(ctx context.Context, name string) error {
 	g.mu.Lock()
 	q, busy := g.gates[name]
 	if !busy {
-		g.gates[name] = &gate{}
+		g.gates[name] = nil
 		g.mu.Unlock()
 		return nil
 	}
 	turn := make(chan struct{})
-	q.waiters = append(q.waiters, turn)
+	g.gates[name] = append(q, turn)
 	g.mu.Unlock()
 
 	select {
@@ -57,9 +55,10 @@ func (g *Gates) Enter(ctx context.Context, name string) error {
 	case <-ctx.Done():
 	}
 	g.mu.Lock()
-	for i, w := range q.waiters {
+	q = g.gates[name]
+	for i, w := range q {
 		if w == turn {
-			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
+			g.gates[name] = append(q[:i:i], q[i+1:]...)
 			g.mu.Unlock()
 			return ctx.Err()
 		}
@@ -75,17 +74,16 @@ func (g *Gates) Enter(ctx context.Context, name string) error {
 func (g *Gates) Leave(name string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	q := g.gates[name]
-	if q == nil {
+	q, busy := g.gates[name]
+	if !busy {
 		return
 	}
-	if len(q.waiters) == 0 {
+	if len(q) == 0 {
 		delete(g.gates, name)
 		return
 	}
-	next := q.waiters[0]
-	q.waiters = q.waiters[1:]
-	close(next)
+	g.gates[name] = q[1:]
+	close(q[0])
 }
 
 // Len reports how many names have a turn taken.

@@ -88,8 +88,5 @@ func TestEnterCancelled(t *testing.T) {
 func (g *Gates) queued(name string) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if q := g.gates[name]; q != nil {
-		return len(q.waiters)
-	}
-	return 0
+	return len(g.gates[name])
 }

@@ -62,7 +62,9 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	entries entryHeap
-	count   int // active entries, queued or in flight
+	count   int       // active entries, queued or in flight
+	wakeAt  time.Time // when the goroutine's timer fires; an Add due earlier must wake it
+	idle    time.Duration
 
 	wake chan struct{}
 	stop chan struct{}
@@ -73,10 +75,13 @@ type Scheduler struct {
 	lost    atomic.Uint64
 }
 
-// New starts the scheduler goroutine. It does not block.
-func New(renew Renewer) *Scheduler {
+// New starts the scheduler goroutine. While it has nothing to do it still wakes every idle, so that
+// registering an entry due later than that never has to wake it (keep idle below the shortest renewal
+// period for that). It does not block.
+func New(renew Renewer, idle time.Duration) *Scheduler {
 	s := &Scheduler{
 		renew: renew,
+		idle:  idle,
 		wake:  make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -98,9 +103,9 @@ func (s *Scheduler) Add(e *Entry, start time.Time) {
 	e.active = true
 	s.count++
 	heap.Push(&s.entries, e)
-	first := e.index == 0
+	early := e.due.Before(s.wakeAt)
 	s.mu.Unlock()
-	if first { // due before everything else: the goroutine's timer must be moved up
+	if early { // due before the goroutine's timer fires: move it up
 		s.poke()
 	}
 }
@@ -180,14 +185,10 @@ func (s *Scheduler) run() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		batch, next := s.takeDue(time.Now())
+		batch, wait := s.takeDue(time.Now())
 		if len(batch) > 0 {
 			s.process(batch)
 			continue
-		}
-		wait := time.Hour
-		if !next.IsZero() {
-			wait = time.Until(next)
 		}
 		timer.Reset(wait)
 		select {
@@ -199,22 +200,25 @@ func (s *Scheduler) run() {
 	}
 }
 
-// takeDue returns nothing and the next due time until an entry is due; then it pops that entry
-// and every following one that may go early, so that entries due close together share calls.
-func (s *Scheduler) takeDue(now time.Time) ([]*Entry, time.Time) {
+// takeDue returns nothing and how long to sleep until an entry is due (recording the wake-up time);
+// then it pops that entry and every following one that may go early, so that entries due close
+// together share calls.
+func (s *Scheduler) takeDue(now time.Time) ([]*Entry, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.entries) == 0 {
-		return nil, time.Time{}
-	}
-	if s.entries[0].due.After(now) {
-		return nil, s.entries[0].due
+	if len(s.entries) == 0 || s.entries[0].due.After(now) {
+		s.wakeAt = now.Add(s.idle)
+		if len(s.entries) > 0 && s.entries[0].due.Before(s.wakeAt) {
+			s.wakeAt = s.entries[0].due
+		}
+		return nil, s.wakeAt.Sub(now)
 	}
 	var batch []*Entry
 	for len(s.entries) > 0 && !earliest(s.entries[0]).After(now) {
 		batch = append(batch, heap.Pop(&s.entries).(*Entry))
 	}
-	return batch, time.Time{}
+	s.wakeAt = now // busy: an Add must wake the goroutine if due before its next sleep is computed
+	return batch, 0
 }
 
 func (s *Scheduler) process(batch []*Entry) {

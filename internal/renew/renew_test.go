@@ -49,7 +49,7 @@ func watchdog(key string, lease time.Duration, lost func(error)) *Entry {
 func TestRenewsEveryThirdOfLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew)
+		s := New(f.renew, time.Minute)
 		defer s.Close()
 		s.Add(watchdog("k", 3*time.Second, func(err error) { t.Errorf("lost: %v", err) }), time.Now())
 
@@ -65,7 +65,7 @@ func TestRenewsEveryThirdOfLease(t *testing.T) {
 func TestBatchesManyLocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew)
+		s := New(f.renew, time.Minute)
 		defer s.Close()
 		const n = 10_000
 		// Acquired over one second, as a burst of acquisitions would be.
@@ -107,7 +107,7 @@ func TestGroupsAreNotMixed(t *testing.T) {
 				mixed = mixed || e.Group != batch[0].Group
 			}
 			return make([]bool, len(batch)), nil // all gone: one pass is enough
-		})
+		}, time.Minute)
 		defer s.Close()
 		for i := range 10 {
 			e := watchdog(fmt.Sprint("k", i), 3*time.Second, func(error) {})
@@ -128,7 +128,7 @@ func TestGroupsAreNotMixed(t *testing.T) {
 func TestGoneIsLost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{"k": true}}
-		s := New(f.renew)
+		s := New(f.renew, time.Minute)
 		defer s.Close()
 		var got error
 		s.Add(watchdog("k", 3*time.Second, func(err error) { got = err }), time.Now())
@@ -147,7 +147,7 @@ func TestFailuresRetriedUntilLeaseMayHaveLapsed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		down := errors.New("connection refused")
 		f := &fakeRedis{gone: map[string]bool{}, failOn: func() error { return down }}
-		s := New(f.renew)
+		s := New(f.renew, time.Minute)
 		defer s.Close()
 		start := time.Now()
 		var lostAt time.Time
@@ -179,7 +179,7 @@ func TestRecoversAfterTransientFailure(t *testing.T) {
 			}
 			return nil
 		}
-		s := New(f.renew)
+		s := New(f.renew, time.Minute)
 		defer s.Close()
 		s.Add(watchdog("k", 3*time.Second, func(err error) { t.Errorf("lost: %v", err) }), time.Now())
 		time.Sleep(10 * time.Second)
@@ -193,7 +193,7 @@ func TestRecoversAfterTransientFailure(t *testing.T) {
 func TestNoRenewalOrLossAfterRemove(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew)
+		s := New(f.renew, time.Minute)
 		defer s.Close()
 		e := watchdog("k", 3*time.Second, func(err error) { t.Errorf("OnLost after Remove: %v", err) })
 		s.Add(e, time.Now())
@@ -219,7 +219,7 @@ func TestNoRenewalOrLossAfterRemove(t *testing.T) {
 func TestFixedLeaseEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew)
+		s := New(f.renew, time.Minute)
 		defer s.Close()
 		start := time.Now()
 		var endedAt time.Time
@@ -239,7 +239,7 @@ func TestFixedLeaseEnds(t *testing.T) {
 func TestCloseReturnsActiveEntries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew)
+		s := New(f.renew, time.Minute)
 		a := watchdog("a", 3*time.Second, nil)
 		b := watchdog("b", 3*time.Second, nil)
 		s.Add(a, time.Now())

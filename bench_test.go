@@ -1,0 +1,65 @@
+package redisson_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+)
+
+// floorRelease is the compare-and-delete half of the bare SET NX PX lock that the README compares with.
+var floorRelease = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
+
+var benchKeys atomic.Int64
+
+// BenchmarkUncontended compares an uncontended lock+unlock of this library with the bare SET NX PX +
+// compare-and-delete floor, each goroutine on its own key. Run with -cpu to vary goroutines.
+func BenchmarkUncontended(b *testing.B) {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true, PoolSize: 64})
+	defer rdb.Close()
+	ctx := context.Background()
+	b.Run("redisson", func(b *testing.B) {
+		c, err := redisson.New(rdb)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			l := c.Lock(fmt.Sprint("bench:r:", benchKeys.Add(1)))
+			for pb.Next() {
+				lctx, err := l.Lock(ctx)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if err := l.Unlock(lctx); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	b.Run("floor", func(b *testing.B) {
+		floorRelease.Load(ctx, rdb)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			key := fmt.Sprint("bench:f:", benchKeys.Add(1))
+			for pb.Next() {
+				ok, err := rdb.SetNX(ctx, key, "token", 30e9).Result()
+				if err != nil || !ok {
+					b.Errorf("SET NX = %v, %v", ok, err)
+					return
+				}
+				if err := floorRelease.Run(ctx, rdb, []string{key}, "token").Err(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
