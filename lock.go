@@ -273,17 +273,17 @@ func (l *Lock) runAcquire(ctx context.Context, owner string, leaseMs int64, reen
 			return true, 1, nil
 		}
 	}
-	res, err := scripts.LockAcquire.Run(ctx, l.c.rdb, []string{l.key}, owner, leaseMs, req, flag).Int64Slice()
-	if err == nil && len(res) != 2 {
-		err = fmt.Errorf("unexpected reply %v", res)
-	}
+	v, err := scripts.LockAcquire.Run(ctx, l.c.rdb, l.releaseKeys[:1], owner, leaseMs, req, flag).Int64()
 	if err != nil {
 		if !isRedisReply(err) {
 			l.undo(ctx, owner, req)
 		}
 		return false, 0, notObtained(l.name, redisErr("acquire", l.name, err))
 	}
-	return res[0] == 1, res[1], nil
+	if v >= 1 {
+		return true, v, nil
+	}
+	return false, -3 - v, nil // the holder's PTTL, encoded as in lock_acquire.lua
 }
 
 // isRedisReply reports whether err is an error reply from the server (the script failed and changed
@@ -306,15 +306,12 @@ func (l *Lock) undo(ctx context.Context, owner, req string) {
 // runRelease runs the release script. With undo != "" it releases only if acquisition request undo
 // was the last one applied. held reports whether the owner held the lock; count is what is left.
 func (l *Lock) runRelease(ctx context.Context, owner, leaseMs any, undo string) (held bool, count int64, err error) {
-	res, err := scripts.LockRelease.Run(ctx, l.c.rdb, l.releaseKeys,
-		owner, leaseMs, l.c.newID(), l.c.publish, undo).Int64Slice()
-	if err == nil && len(res) != 2 {
-		err = fmt.Errorf("unexpected reply %v", res)
-	}
+	v, err := scripts.LockRelease.Run(ctx, l.c.rdb, l.releaseKeys,
+		owner, leaseMs, l.c.newID(), l.c.publish, undo).Int64()
 	if err != nil {
 		return false, 0, redisErr("release", l.name, err)
 	}
-	return res[0] == 1, res[1], nil
+	return v >= 0, max(v, 0), nil
 }
 
 // newHold records a fresh acquisition and registers it with the scheduler before anyone can see it,

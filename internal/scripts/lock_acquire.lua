@@ -9,9 +9,10 @@
 -- ARGV[3]  request id (unique per call)
 -- ARGV[4]  "1" to only re-enter: never take a free lock (the caller believes it already holds it)
 --
--- returns  {1, holdCount}  acquired (fresh or re-entered)
---          {0, pttl}       not acquired: held by another owner (pttl = its remaining TTL in ms, -1: no
---                          expiry), or ARGV[4] is "1" and the owner holds nothing (pttl -2 if free)
+-- returns  holdCount ≥ 1   acquired (fresh or re-entered)
+--          -3 - pttl        not acquired (always ≤ -1): held by another owner, whose remaining TTL is
+--                           pttl ms (-1: no expiry), or ARGV[4] is "1" and the owner holds nothing
+--                           (pttl -2 if the lock is free). One integer keeps the reply cheap to parse.
 --
 -- Safe to run twice: a repeat of a request the owner already applied (<req> matches) changes nothing
 -- and returns the same answer, so a go-redis re-send after a lost reply cannot count twice. This also
@@ -24,10 +25,10 @@ local owner, leaseMs, req, reenterOnly = ARGV[1], tonumber(ARGV[2]), ARGV[3], AR
 local cur = redis.call('GET', key)
 if not cur then
   if reenterOnly == '1' then
-    return {0, -2}
+    return -1
   end
   redis.call('SET', key, owner .. '|1|' .. req .. '|', 'PX', leaseMs)
-  return {1, 1}
+  return 1
 end
 
 local holder, count, last, waited = string.match(cur, '^([^|]+)|(%d+)|([^|]*)|(w?)$')
@@ -38,7 +39,7 @@ if holder ~= owner then
   if waited == '' and reenterOnly ~= '1' then
     redis.call('SET', key, cur .. 'w', 'KEEPTTL') -- a waiter: the release must publish
   end
-  return {0, redis.call('PTTL', key)}
+  return -3 - redis.call('PTTL', key)
 end
 
 count = tonumber(count)
@@ -51,4 +52,4 @@ if last ~= req then
     redis.call('SET', key, v, 'KEEPTTL')
   end
 end
-return {1, count}
+return count

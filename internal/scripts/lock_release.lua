@@ -10,14 +10,14 @@
 -- ARGV[4]  publish command: PUBLISH or SPUBLISH
 -- ARGV[5]  "" for a normal release; an acquire request id to undo that acquisition only if it was applied
 --
--- returns  {1, 0}      fully released: the lock key is gone; one wake-up was published if anyone had
+-- returns  0           fully released: the lock key is gone; one wake-up was published if anyone had
 --                      failed to take the lock during this hold
---          {1, n}      still held by the owner with hold count n
---          {0, 0}      the owner does not hold the lock (or, when undoing, the acquisition was not applied)
+--          n ≥ 1       still held by the owner with hold count n
+--          -1          the owner does not hold the lock (or, when undoing, the acquisition was not applied)
 --
 -- Safe to run twice: a repeat of an applied partial release is recognised by <req>; a repeat of the
 -- final release finds the owner in the release record (owner ids are never reused, and the client
--- stops sending releases for an owner once it saw the final one) and answers {1, 0} again.
+-- stops sending releases for an owner once it saw the final one) and answers 0 again.
 local key, channel, record = KEYS[1], KEYS[2], KEYS[3]
 local owner, leaseMs, req, publish, undo = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
 local pattern = '^([^|]+)|(%d+)|([^|]*)|(w?)$'
@@ -34,17 +34,17 @@ if holder ~= owner then
   if undo == '' then
     local prev = redis.pcall('GET', record)
     if type(prev) == 'string' and string.match(prev, pattern) == owner then
-      return {1, 0}
+      return 0
     end
   end
-  return {0, 0}
+  return -1
 end
 count = tonumber(count)
 if last == req then
-  return {1, count}
+  return count
 end
 if undo ~= '' and last ~= undo then
-  return {0, 0}
+  return -1
 end
 
 count = count - 1
@@ -55,11 +55,11 @@ if count > 0 then
   else
     redis.call('SET', key, v, 'KEEPTTL')
   end
-  return {1, count}
+  return count
 end
 
 redis.call('RENAME', key, record)
 if waited == 'w' then
   redis.call(publish, channel, '0')
 end
-return {1, 0}
+return 0
