@@ -55,14 +55,14 @@ type holdKey struct {
 
 // hold is one owner's possession of a lock, from fresh acquisition to final unlock or loss.
 type hold struct {
-	l        *Lock
-	owner    string
-	leaseMs  int64 // TTL reset on re-entry and partial unlock; 0 for fixed-lease holds (never extended)
-	ownerArg any   // owner and leaseMs boxed once, for script arguments
-	leaseArg any
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	entry    renew.Entry
+	l               *Lock
+	owner           string
+	leaseMs         int64 // TTL reset on re-entry and partial unlock; 0 for fixed-lease holds (never extended)
+	ownerArg        any   // owner and leaseMs boxed once, for script arguments
+	leaseArg        any
+	context.Context // the ownership context: cancelled with the hold's end; Value adds the hold
+	cancel          context.CancelCauseFunc
+	entry           renew.Entry
 
 	mu          sync.Mutex
 	unlocking   int   // Unlock calls in flight
@@ -165,7 +165,7 @@ func (l *Lock) acquire(ctx context.Context, opts []AcquireOption, wait bool) (co
 		return nil, err
 	}
 	l.c.emit(Event{Kind: EventAcquired, Name: l.name, Wait: time.Since(start)})
-	return h.ctx, nil
+	return h, nil
 }
 
 // contend runs the acquire script until it succeeds or the wait ends, sleeping between attempts until
@@ -319,9 +319,7 @@ func (l *Lock) runRelease(ctx context.Context, owner, leaseMs any, undo string) 
 func (l *Lock) newHold(parent context.Context, owner string, lease time.Duration, sent time.Time) *hold {
 	c := l.c
 	h := &hold{l: l, owner: owner, ownerArg: owner}
-	ctx, cancel := context.WithCancelCause(parent)
-	h.ctx = context.WithValue(ctx, l.ctxKey, h)
-	h.cancel = cancel
+	h.Context, h.cancel = context.WithCancelCause(parent)
 	h.entry = renew.Entry{Key: l.key, Owner: owner, Group: c.group(l.key), OnLost: h.lost}
 	if lease > 0 {
 		h.entry.Lease = lease
@@ -427,6 +425,14 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		h.lost(lostErr)
 	}
 	return fmt.Errorf("%w: %q: %w", ErrNotHeld, l.name, lostErr)
+}
+
+// Value makes the hold, used as the ownership context, carry itself under its lock's key.
+func (h *hold) Value(key any) any {
+	if key == h.l.ctxKey {
+		return h
+	}
+	return h.Context.Value(key)
 }
 
 // lost ends the hold because it was lost. If an Unlock is in flight, its outcome decides instead: a
