@@ -47,8 +47,10 @@
 // # Waiting
 //
 // All waits of a Client share one pub/sub connection, opened on the first wait, with one
-// reference-counted subscription per lock. A release publishes one message and wakes one waiter per
-// subscribed process. After a pub/sub reconnect every waiter is woken. Every wait is also bounded by the
+// reference-counted subscription per lock (kept for 2s after its last waiter leaves). A failed
+// attempt marks the lock as awaited; the final release of an awaited lock publishes one message,
+// which wakes one waiter per subscribed process (an uncontended release publishes nothing). After a
+// pub/sub reconnect every waiter is woken. Every wait is also bounded by the
 // holder's remaining TTL and by the re-poll interval (default 500ms), so a lost message delays a
 // waiter, never strands it. Inside a process, goroutines waiting for one lock queue first come first
 // served and only the head contends in Redis: a goroutine that unlocks and immediately locks again
