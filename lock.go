@@ -189,6 +189,9 @@ func (l *Lock) contend(ctx, waitCtx context.Context, lease time.Duration, wait b
 	}()
 
 	for {
+		if c.closed() {
+			return nil, notObtained(l.name, ErrClosed)
+		}
 		sent := time.Now()
 		ok, pttl, err := l.runAcquire(waitCtx, owner, leaseMs, false)
 		if err != nil {
@@ -198,7 +201,12 @@ func (l *Lock) contend(ctx, waitCtx context.Context, lease time.Duration, wait b
 			return nil, err
 		}
 		if ok {
-			return l.newHold(ctx, owner, lease, sent), nil
+			if h := l.newHold(ctx, owner, lease, sent); h != nil {
+				return h, nil
+			}
+			// Closed meanwhile: nothing would renew or end the hold, so give the lock back.
+			l.undo(ctx, owner, "")
+			return nil, notObtained(l.name, ErrClosed)
 		}
 		if !wait {
 			return nil, notObtained(l.name, errors.New("held by another owner"))
@@ -293,7 +301,8 @@ func isRedisReply(err error) bool {
 	return errors.As(err, &re) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
-// undo reverts acquisition request req of owner if Redis applied it, on a detached context.
+// undo reverts acquisition request req of owner if Redis applied it (req "": releases the owner's
+// fresh hold outright), on a detached context.
 func (l *Lock) undo(ctx context.Context, owner, req string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -315,7 +324,7 @@ func (l *Lock) runRelease(ctx context.Context, owner, leaseMs any, undo string) 
 }
 
 // newHold records a fresh acquisition and registers it with the scheduler before anyone can see it,
-// so no unlock can come before the registration.
+// so no unlock can come before the registration. It returns nil if the Client was closed.
 func (l *Lock) newHold(parent context.Context, owner string, lease time.Duration, sent time.Time) *hold {
 	c := l.c
 	h := &hold{l: l, owner: owner, ownerArg: owner}
@@ -329,7 +338,9 @@ func (l *Lock) newHold(parent context.Context, owner string, lease time.Duration
 		h.leaseMs = c.cfg.watchdog.Milliseconds()
 	}
 	h.leaseArg = h.leaseMs
-	c.sched.Add(&h.entry, sent)
+	if !c.sched.Add(&h.entry, sent) {
+		return nil
+	}
 	return h
 }
 

@@ -65,6 +65,7 @@ type Scheduler struct {
 	count   int       // active entries, queued or in flight
 	wakeAt  time.Time // when the goroutine's timer fires; an Add due earlier must wake it
 	idle    time.Duration
+	closed  bool
 
 	wake chan struct{}
 	stop chan struct{}
@@ -91,8 +92,9 @@ func New(renew Renewer, idle time.Duration) *Scheduler {
 }
 
 // Add registers e. start is when the acquiring request was sent: the lease is counted from then,
-// which errs on the safe side. It does not block on I/O.
-func (s *Scheduler) Add(e *Entry, start time.Time) {
+// which errs on the safe side. It does not block on I/O. It returns false, registering nothing, after
+// Close.
+func (s *Scheduler) Add(e *Entry, start time.Time) bool {
 	e.deadline = start.Add(e.Lease)
 	e.due = e.deadline
 	if e.Watchdog {
@@ -100,6 +102,10 @@ func (s *Scheduler) Add(e *Entry, start time.Time) {
 	}
 	e.failures = 0
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
 	e.active = true
 	s.count++
 	heap.Push(&s.entries, e)
@@ -108,6 +114,7 @@ func (s *Scheduler) Add(e *Entry, start time.Time) {
 	if early { // due before the goroutine's timer fires: move it up
 		s.poke()
 	}
+	return true
 }
 
 // Remove unregisters e. It returns false if e was not active (already removed, lost or ended), in
@@ -150,6 +157,7 @@ func (s *Scheduler) Close() []*Entry {
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
 	var left []*Entry
 	for _, e := range s.entries {
 		e.active = false

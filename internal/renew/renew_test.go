@@ -252,5 +252,8 @@ func TestCloseReturnsActiveEntries(t *testing.T) {
 		if s.Remove(a) {
 			t.Fatal("Remove() after Close = true")
 		}
+		if s.Add(watchdog("c", 3*time.Second, nil), time.Now()) {
+			t.Fatal("Add() after Close = true")
+		}
 	})
 }
