@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goredisson/redisson/internal/gate"
 	"github.com/goredisson/redisson/internal/pubsub"
 	"github.com/goredisson/redisson/internal/renew"
 	"github.com/goredisson/redisson/internal/scripts"
@@ -151,15 +152,22 @@ func (l *Lock) acquire(ctx context.Context, opts []AcquireOption, wait bool) (co
 		}
 	}
 
-	// Take this process's turn for the lock: only the head of the local queue contends in Redis.
+	// Take this process's turn for the lock: only the head of the local queue contends in Redis. A
+	// releasing holder may transfer the lock to the head waiter directly (see Unlock).
+	owner := l.c.newID()
 	if wait {
-		if err := l.c.gates.Enter(waitCtx, l.key); err != nil {
+		want := &heir{ctx: ctx, owner: owner, lease: ac.lease, start: start}
+		payload, err := l.c.gates.Enter(waitCtx, l.key, want)
+		if err != nil {
 			return nil, l.waitEnded(ctx)
+		}
+		if h, ok := payload.(*hold); ok {
+			return h, nil
 		}
 	} else if !l.c.gates.TryEnter(l.key) {
 		return nil, notObtained(l.name, errors.New("held or awaited by another owner in this process"))
 	}
-	h, err := l.contend(ctx, waitCtx, ac.lease, wait)
+	h, err := l.contend(ctx, waitCtx, owner, ac.lease, wait)
 	if err != nil {
 		l.c.gates.Leave(l.key)
 		return nil, err
@@ -170,9 +178,8 @@ func (l *Lock) acquire(ctx context.Context, opts []AcquireOption, wait bool) (co
 
 // contend runs the acquire script until it succeeds or the wait ends, sleeping between attempts until
 // a wake-up message, the holder's remaining TTL or the re-poll interval, whichever comes first.
-func (l *Lock) contend(ctx, waitCtx context.Context, lease time.Duration, wait bool) (*hold, error) {
+func (l *Lock) contend(ctx, waitCtx context.Context, owner string, lease time.Duration, wait bool) (*hold, error) {
 	c := l.c
-	owner := c.newID()
 	leaseMs := c.cfg.watchdog.Milliseconds()
 	if lease > 0 {
 		leaseMs = lease.Milliseconds()
@@ -306,21 +313,54 @@ func isRedisReply(err error) bool {
 func (l *Lock) undo(ctx context.Context, owner, req string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if _, _, err := l.runRelease(ctx, owner, 0, req); err != nil { // rare: boxing is fine here
+	if _, err := l.runRelease(ctx, owner, 0, req, ""); err != nil { // rare: boxing is fine here
 		l.c.cfg.logger.Warn("redisson: could not undo an acquisition with an unknown outcome; it expires with its lease",
 			"lock", l.name, "err", err)
 	}
 }
 
+// Results of the release script (see lock_release.lua).
+const (
+	releaseNotHeld     = -1 // the owner does not hold the lock
+	releaseTransferred = -2 // released and transferred to the heir
+)
+
 // runRelease runs the release script. With undo != "" it releases only if acquisition request undo
-// was the last one applied. held reports whether the owner held the lock; count is what is left.
-func (l *Lock) runRelease(ctx context.Context, owner, leaseMs any, undo string) (held bool, count int64, err error) {
+// was the last one applied; with heir != "" a final release transfers the lock to that owner if no
+// other process is waiting. It returns the hold count left (0: released), releaseNotHeld or
+// releaseTransferred.
+func (l *Lock) runRelease(ctx context.Context, owner, leaseMs any, undo, heir string) (int64, error) {
 	v, err := scripts.LockRelease.Run(ctx, l.c.rdb, l.releaseKeys,
-		owner, leaseMs, l.c.newID(), l.c.publish, undo).Int64()
+		owner, leaseMs, l.c.newID(), l.c.publish, undo, heir).Int64()
 	if err != nil {
-		return false, 0, redisErr("release", l.name, err)
+		return 0, redisErr("release", l.name, err)
 	}
-	return v >= 0, max(v, 0), nil
+	return v, nil
+}
+
+// heir is what a goroutine queued for the lock in this process wants; a releasing holder may transfer
+// the lock to it in the same round trip as the release.
+type heir struct {
+	ctx   context.Context // parent of the ownership context
+	owner string
+	lease time.Duration // 0: watchdog (only watchdog holds are transferred)
+	start time.Time
+}
+
+// handOver gives the lock, just transferred to w's owner in Redis, to the waiting goroutine w. If w
+// gave up meanwhile, it releases the lock again and frees the turn.
+func (l *Lock) handOver(w *gate.Waiter, want *heir, sent time.Time) {
+	nh := l.newHold(want.ctx, want.owner, 0, sent)
+	if nh != nil && l.c.gates.HandTo(l.key, w, nh) {
+		l.c.emit(Event{Kind: EventAcquired, Name: l.name, Wait: time.Since(want.start)})
+		return
+	}
+	if nh != nil {
+		l.c.sched.Remove(&nh.entry)
+		nh.end(nil, false)
+	}
+	l.undo(want.ctx, want.owner, "")
+	l.c.gates.Leave(l.key)
 }
 
 // newHold records a fresh acquisition and registers it with the scheduler before anyone can see it,
@@ -397,11 +437,23 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("%w: %q was already unlocked by this owner", ErrNotHeld, l.name)
 	}
 	h.unlocking++
+	// A watchdog hold that still has this process's turn may pass the lock to the next local waiter.
+	var next *gate.Waiter
+	var want *heir
+	heirOwner := ""
+	if !h.ended && h.entry.Watchdog {
+		if next = l.c.gates.Head(l.key); next != nil {
+			if want, _ = next.Data.(*heir); want != nil && want.lease == 0 {
+				heirOwner = want.owner
+			}
+		}
+	}
 	h.mu.Unlock()
 
 	// ctx only names the owner: a release must not be cut short because the work's context ended.
 	// The go-redis client's own read and write timeouts bound it.
-	held, count, err := l.runRelease(context.WithoutCancel(ctx), h.ownerArg, h.leaseArg, "")
+	sent := time.Now()
+	res, err := l.runRelease(context.WithoutCancel(ctx), h.ownerArg, h.leaseArg, "", heirOwner)
 
 	h.mu.Lock()
 	h.unlocking--
@@ -420,13 +472,19 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		}
 		h.lost(pending)
 		return err
-	case held && count == 0:
+	case res == 0:
 		l.c.sched.Remove(&h.entry)
-		if h.end(nil) {
+		if h.end(nil, true) {
 			l.c.emit(Event{Kind: EventReleased, Name: l.name})
 		}
 		return nil
-	case held:
+	case res == releaseTransferred:
+		l.c.sched.Remove(&h.entry)
+		h.end(nil, false) // the turn goes with the lock
+		l.c.emit(Event{Kind: EventReleased, Name: l.name})
+		l.handOver(next, want, sent)
+		return nil
+	case res > 0:
 		return nil
 	}
 	l.c.sched.Remove(&h.entry)
@@ -459,15 +517,15 @@ func (h *hold) lost(reason error) {
 		return
 	}
 	h.mu.Unlock()
-	if h.end(reason) {
+	if h.end(reason, true) {
 		h.l.c.cfg.logger.Warn("redisson: lock lost", "lock", h.l.name, "err", reason)
 		h.l.c.emit(Event{Kind: EventLost, Name: h.l.name, Err: reason})
 	}
 }
 
-// end finishes the hold once: cancels the ownership context and gives this process's turn to the
-// next local waiter. reason is nil for an unlock. It reports whether this call ended it.
-func (h *hold) end(reason error) bool {
+// end finishes the hold once: cancels the ownership context and, if leave, gives this process's turn
+// to the next local waiter. reason is nil for an unlock. It reports whether this call ended it.
+func (h *hold) end(reason error, leave bool) bool {
 	h.mu.Lock()
 	if h.ended {
 		h.mu.Unlock()
@@ -476,7 +534,9 @@ func (h *hold) end(reason error) bool {
 	h.ended, h.endErr = true, reason
 	h.mu.Unlock()
 	// Give up the turn first: whoever sees the context end may lock again at once.
-	h.l.c.gates.Leave(h.l.key)
+	if leave {
+		h.l.c.gates.Leave(h.l.key)
+	}
 	if reason == nil {
 		h.cancel(context.Canceled)
 	} else {

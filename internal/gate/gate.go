@@ -4,8 +4,9 @@
 //
 // This is what keeps the Redis lock free of starvation inside a process: a goroutine that releases
 // and at once asks again goes to the back of the local queue instead of racing the goroutines already
-// waiting, and a release never wakes a herd. Between processes, the one contender of each process
-// races the others on every release.
+// waiting, and a release never wakes a herd. A turn can be handed to the head waiter together with a
+// payload (the lock itself, transferred in Redis by the release), so the waiter needs no round trip
+// of its own.
 package gate
 
 import (
@@ -16,13 +17,19 @@ import (
 // Gates holds one FIFO gate per name. The zero value is not usable; use New.
 type Gates struct {
 	mu sync.Mutex
-	// gates holds the names whose turn is taken, each with its FIFO of waiters; a closed channel
-	// means the turn was handed over.
-	gates map[string][]chan struct{}
+	// gates holds the names whose turn is taken, each with its FIFO of waiters.
+	gates map[string][]*Waiter
+}
+
+// Waiter is one goroutine queued for a turn.
+type Waiter struct {
+	Data    any // set by the waiter (what it wants), read by the one handing the turn over
+	turn    chan struct{}
+	payload any
 }
 
 // New returns an empty set of gates.
-func New() *Gates { return &Gates{gates: map[string][]chan struct{}{}} }
+func New() *Gates { return &Gates{gates: map[string][]*Waiter{}} }
 
 // TryEnter takes the turn for name if nobody has it and nobody is queued. It never blocks.
 func (g *Gates) TryEnter(name string) bool {
@@ -35,42 +42,72 @@ func (g *Gates) TryEnter(name string) bool {
 	return true
 }
 
-// Enter waits for the turn for name, first come first served. It returns nil once the caller has the
-// turn (and must Leave later), or ctx.Err() with nothing taken if ctx ends first.
-func (g *Gates) Enter(ctx context.Context, name string) error {
+// Enter waits for the turn for name, first come first served; data is published to whoever hands
+// the turn over (see Head). It returns with the turn (which must be given up with Leave or HandTo
+// later) and the payload handed with it, if any; or ctx.Err() with nothing taken if ctx ends first.
+// A turn handed with a payload at the moment ctx ends is still taken: the payload must not be lost.
+func (g *Gates) Enter(ctx context.Context, name string, data any) (payload any, err error) {
 	g.mu.Lock()
 	q, busy := g.gates[name]
 	if !busy {
 		g.gates[name] = nil
 		g.mu.Unlock()
-		return nil
+		return nil, nil
 	}
-	turn := make(chan struct{})
-	g.gates[name] = append(q, turn)
+	w := &Waiter{Data: data, turn: make(chan struct{})}
+	g.gates[name] = append(q, w)
 	g.mu.Unlock()
 
 	select {
-	case <-turn:
-		return nil
+	case <-w.turn:
+		return w.payload, nil
 	case <-ctx.Done():
 	}
 	g.mu.Lock()
 	q = g.gates[name]
-	for i, w := range q {
-		if w == turn {
+	for i, o := range q {
+		if o == w {
 			g.gates[name] = append(q[:i:i], q[i+1:]...)
 			g.mu.Unlock()
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 	g.mu.Unlock()
-	// The turn was handed to us while ctx ended: pass it on.
+	// The turn was handed to us while ctx ended.
+	if w.payload != nil {
+		return w.payload, nil
+	}
 	g.Leave(name)
-	return ctx.Err()
+	return nil, ctx.Err()
+}
+
+// Head returns the longest waiting goroutine for name, or nil. It never blocks.
+func (g *Gates) Head(name string) *Waiter {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if q := g.gates[name]; len(q) > 0 {
+		return q[0]
+	}
+	return nil
+}
+
+// HandTo gives the turn for name, with payload, to w if w is still the head of the queue, and
+// reports whether it did. If it did not (w gave up meanwhile), the caller keeps the turn.
+func (g *Gates) HandTo(name string, w *Waiter, payload any) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	q := g.gates[name]
+	if len(q) == 0 || q[0] != w {
+		return false
+	}
+	g.gates[name] = q[1:]
+	w.payload = payload
+	close(w.turn)
+	return true
 }
 
 // Leave gives the turn for name to the longest waiting goroutine, or frees it. Each successful Enter
-// or TryEnter must be matched by exactly one Leave.
+// or TryEnter must be matched by exactly one Leave or successful HandTo.
 func (g *Gates) Leave(name string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -83,7 +120,7 @@ func (g *Gates) Leave(name string) {
 		return
 	}
 	g.gates[name] = q[1:]
-	close(q[0])
+	close(q[0].turn)
 }
 
 // Len reports how many names have a turn taken.

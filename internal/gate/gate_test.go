@@ -9,7 +9,7 @@ import (
 
 func TestFIFO(t *testing.T) {
 	g := New()
-	if err := g.Enter(t.Context(), "k"); err != nil {
+	if _, err := g.Enter(t.Context(), "k", nil); err != nil {
 		t.Fatal(err)
 	}
 	const n = 5
@@ -24,7 +24,7 @@ func TestFIFO(t *testing.T) {
 				}
 				close(queued)
 			}()
-			if err := g.Enter(t.Context(), "k"); err != nil {
+			if _, err := g.Enter(t.Context(), "k", nil); err != nil {
 				t.Error(err)
 			}
 			order <- i
@@ -67,7 +67,10 @@ func TestEnterCancelled(t *testing.T) {
 	g.TryEnter("k")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)
-	go func() { done <- g.Enter(ctx, "k") }()
+	go func() {
+		_, err := g.Enter(ctx, "k", nil)
+		done <- err
+	}()
 	for g.queued("k") < 1 {
 		time.Sleep(time.Millisecond)
 	}
@@ -89,4 +92,37 @@ func (g *Gates) queued(name string) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.gates[name])
+}
+
+func TestHandTo(t *testing.T) {
+	g := New()
+	g.TryEnter("k")
+	got := make(chan any)
+	go func() {
+		p, err := g.Enter(t.Context(), "k", "wants")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- p
+	}()
+	for g.Head("k") == nil {
+		time.Sleep(time.Millisecond)
+	}
+	w := g.Head("k")
+	if w.Data != "wants" {
+		t.Fatalf("Head().Data = %v; want the waiter's data", w.Data)
+	}
+	if !g.HandTo("k", w, "the lock") {
+		t.Fatal("HandTo(head) = false")
+	}
+	if p := <-got; p != "the lock" {
+		t.Fatalf("waiter got %v; want the payload", p)
+	}
+	if g.HandTo("k", w, "again") {
+		t.Fatal("HandTo a waiter no longer queued = true")
+	}
+	g.Leave("k")
+	if g.Len() != 0 {
+		t.Fatal("gate still taken")
+	}
 }

@@ -9,17 +9,23 @@
 -- ARGV[3]  request id (unique per call)
 -- ARGV[4]  publish command: PUBLISH or SPUBLISH
 -- ARGV[5]  "" for a normal release; an acquire request id to undo that acquisition only if it was applied
+-- ARGV[6]  "" or the owner id of a waiter in the same process: if this is the final release and nobody
+--          else has failed to take the lock, it is transferred to that owner (lease ARGV[2], request
+--          id ARGV[3]) instead of being freed, so the waiter needs no round trip of its own
 --
 -- returns  0           fully released: the lock key is gone; one wake-up was published if anyone had
 --                      failed to take the lock during this hold
 --          n ≥ 1       still held by the owner with hold count n
 --          -1          the owner does not hold the lock (or, when undoing, the acquisition was not applied)
+--          -2          fully released and transferred to ARGV[6]
 --
--- Safe to run twice: a repeat of an applied partial release is recognised by <req>; a repeat of the
+-- Safe to run twice: a repeat of an applied partial release is recognised by <req>, and so is a
+-- repeat of a transfer (the new holder's <req> is this request's id); a repeat of the
 -- final release finds the owner in the release record (owner ids are never reused, and the client
 -- stops sending releases for an owner once it saw the final one) and answers 0 again.
 local key, channel, record = KEYS[1], KEYS[2], KEYS[3]
-local owner, leaseMs, req, publish, undo = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
+local owner, leaseMs, req, publish, undo, heir =
+  ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local pattern = '^([^|]+)|(%d+)|([^|]*)|(w?)$'
 
 local cur = redis.call('GET', key)
@@ -31,6 +37,9 @@ if cur then
   end
 end
 if holder ~= owner then
+  if holder and last == req and undo == '' then
+    return -2
+  end
   if undo == '' then
     local prev = redis.pcall('GET', record)
     if type(prev) == 'string' and string.match(prev, pattern) == owner then
@@ -56,6 +65,11 @@ if count > 0 then
     redis.call('SET', key, v, 'KEEPTTL')
   end
   return count
+end
+
+if heir ~= '' and waited == '' then
+  redis.call('SET', key, heir .. '|1|' .. req .. '|', 'PX', leaseMs)
+  return -2
 end
 
 redis.call('RENAME', key, record)

@@ -45,7 +45,7 @@ func TestAcquireReleaseContract(t *testing.T) {
 		return fmt.Sprint(v)
 	}
 	release := func(owner, req, undo string) string {
-		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 1000, req, "PUBLISH", undo).Int64()
+		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 1000, req, "PUBLISH", undo, "").Int64()
 		if err != nil {
 			t.Fatalf("release(%s, %s): %v", owner, req, err)
 		}
@@ -144,19 +144,54 @@ func TestReleasePublishesOnlyAfterAWaiter(t *testing.T) {
 		return err == nil && msg != nil
 	}
 	run("acquire", "a", 5000, "r1", "0")
-	run("release", "a", 5000, "r2", "PUBLISH", "")
+	run("release", "a", 5000, "r2", "PUBLISH", "", "")
 	if published() {
 		t.Fatal("uncontended release published a wake-up")
 	}
 	run("acquire", "a", 5000, "r3", "0")
 	run("acquire", "b", 5000, "r4", "0") // fails: b now waits
 	run("acquire", "a", 5000, "r5", "0") // re-entry keeps the waiter mark
-	run("release", "a", 5000, "r6", "PUBLISH", "")
+	run("release", "a", 5000, "r6", "PUBLISH", "", "")
 	if published() {
 		t.Fatal("partial release published a wake-up")
 	}
-	run("release", "a", 5000, "r7", "PUBLISH", "")
+	run("release", "a", 5000, "r7", "PUBLISH", "", "")
 	if !published() {
 		t.Fatal("final release after a failed attempt published nothing")
+	}
+}
+
+// A final release with an heir and no other waiter transfers the lock; a repeat is recognised; an
+// awaited lock is freed (and published) instead.
+func TestReleaseTransfer(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	keys := []string{"T", "{T}:ch", "{T}:rel"}
+	release := func(owner, req, heir string) int64 {
+		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 5000, req, "PUBLISH", "", heir).Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	scripts.LockAcquire.Run(ctx, rdb, keys[:1], "a", 5000, "r1", "0")
+	if v := release("a", "r2", "b"); v != -2 {
+		t.Fatalf("release with heir = %d; want -2 (transferred)", v)
+	}
+	if v := rdb.Get(ctx, "T").Val(); v != "b|1|r2|" {
+		t.Fatalf("lock = %q; want held by b", v)
+	}
+	if v := release("a", "r2", "b"); v != -2 {
+		t.Fatalf("repeat of the transfer = %d; want -2", v)
+	}
+	if v := release("a", "r3", ""); v != -1 {
+		t.Fatalf("a new release by a = %d; want -1 (not held)", v)
+	}
+	scripts.LockAcquire.Run(ctx, rdb, keys[:1], "c", 5000, "r4", "0") // c fails: the lock is awaited
+	if v := release("b", "r5", "d"); v != 0 {
+		t.Fatalf("release of an awaited lock with heir = %d; want 0 (freed, not transferred)", v)
+	}
+	if n := rdb.Exists(ctx, "T").Val(); n != 0 {
+		t.Fatal("awaited lock was not freed")
 	}
 }
