@@ -54,8 +54,8 @@ func goRedisOptions(addr string) *redis.Options {
 func allImpls() []impl {
 	return []impl{
 		{
-			name:       "redisson",
-			settings:   "redisson.New(rdb) defaults (watchdog 30s, repoll 500ms, pub/sub wake-ups); go-redis v9 ContextTimeoutEnabled=true; Lock(ctx) / Unlock(ownershipCtx)",
+			name:     "redisson",
+			settings: "redisson.New(rdb) defaults (watchdog 30s, repoll 500ms, pub/sub wake-ups); go-redis v9 ContextTimeoutEnabled=true; Lock(ctx) / Unlock(ownershipCtx)",
 			// SET is both the fast path (top-level) and, on re-entry or a waiter's mark, called inside
 			// the scripts; it is counted as top-level.
 			scriptCmds: []string{"get", "rename", "pttl", "pexpire", "del", "publish"},
