@@ -30,6 +30,10 @@ type Client struct {
 	cfg     config
 	cluster bool
 	publish any // "PUBLISH", or "SPUBLISH" once the hub shards subscriptions on Cluster
+	// reserveArg is how long (ms) a lock handed to a claiming waiter stays reserved for it: long
+	// enough for a live waiter to notice (it re-polls at least every repoll interval), short enough
+	// that a dead one stalls the lock only briefly.
+	reserveArg any
 
 	id  string        // random, unguessable: prefix of every owner and request id
 	seq atomic.Uint64 // suffix of every owner and request id
@@ -68,12 +72,13 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("redisson: client id: %w", err)
 	}
 	c := &Client{
-		rdb:     rdb,
-		cfg:     cfg,
-		publish: "PUBLISH",
-		id:      hex.EncodeToString(idb[:]),
-		gates:   gate.New(),
-		done:    make(chan struct{}),
+		rdb:        rdb,
+		cfg:        cfg,
+		publish:    "PUBLISH",
+		reserveArg: (2*cfg.repoll + time.Second).Milliseconds(),
+		id:         hex.EncodeToString(idb[:]),
+		gates:      gate.New(),
+		done:       make(chan struct{}),
 	}
 	_, c.cluster = rdb.(*redis.ClusterClient)
 	if timeoutsOff(rdb) {

@@ -48,6 +48,9 @@ type Lock struct {
 	err         error    // invalid name
 }
 
+// starvationThreshold is how long a waiter waits before it claims the lock (see contend).
+const starvationThreshold = 10 * time.Millisecond
+
 // holdKey is the context key under which an ownership context carries its hold.
 type holdKey struct {
 	c   *Client
@@ -167,7 +170,7 @@ func (l *Lock) acquire(ctx context.Context, opts []AcquireOption, wait bool) (co
 	} else if !l.c.gates.TryEnter(l.key) {
 		return nil, notObtained(l.name, errors.New("held or awaited by another owner in this process"))
 	}
-	h, err := l.contend(ctx, waitCtx, owner, ac.lease, wait)
+	h, err := l.contend(ctx, waitCtx, owner, ac.lease, wait, start)
 	if err != nil {
 		l.c.gates.Leave(l.key)
 		return nil, err
@@ -178,7 +181,12 @@ func (l *Lock) acquire(ctx context.Context, opts []AcquireOption, wait bool) (co
 
 // contend runs the acquire script until it succeeds or the wait ends, sleeping between attempts until
 // a wake-up message, the holder's remaining TTL or the re-poll interval, whichever comes first.
-func (l *Lock) contend(ctx, waitCtx context.Context, owner string, lease time.Duration, wait bool) (*hold, error) {
+//
+// A waiter that has waited for starvationThreshold claims the lock (one claim at a time): the holder's
+// final release then hands the lock to it instead of freeing it, so that goroutines of other
+// processes that unlock and lock again cannot keep beating it. A claimer that gives up withdraws its
+// claim (or releases what it was handed).
+func (l *Lock) contend(ctx, waitCtx context.Context, owner string, lease time.Duration, wait bool, start time.Time) (_ *hold, err error) {
 	c := l.c
 	leaseMs := c.cfg.watchdog.Milliseconds()
 	if lease > 0 {
@@ -186,6 +194,7 @@ func (l *Lock) contend(ctx, waitCtx context.Context, owner string, lease time.Du
 	}
 	var sub *pubsub.Waiter
 	var timer *time.Timer // created at the first wait: most acquisitions never wait
+	claimed := false
 	defer func() {
 		if sub != nil {
 			sub.Close()
@@ -193,14 +202,19 @@ func (l *Lock) contend(ctx, waitCtx context.Context, owner string, lease time.Du
 		if timer != nil {
 			timer.Stop()
 		}
+		if err != nil && claimed {
+			l.undo(ctx, owner, "")
+		}
 	}()
 
 	for {
 		if c.closed() {
 			return nil, notObtained(l.name, ErrClosed)
 		}
+		starving := wait && time.Since(start) >= starvationThreshold
+		claimed = claimed || starving
 		sent := time.Now()
-		ok, pttl, err := l.runAcquire(waitCtx, owner, leaseMs, false)
+		ok, pttl, err := l.runAcquire(waitCtx, owner, leaseMs, false, starving)
 		if err != nil {
 			if waitCtx.Err() != nil {
 				err = l.waitEnded(ctx)
@@ -272,9 +286,12 @@ func (l *Lock) waitEnded(ctx context.Context) error {
 // a free lock in one cheap command; when that finds the key, the acquire script decides (held by
 // another, or a SET whose reply was lost and re-sent). An error means the outcome is unknown; it has
 // already been undone (best effort) so that nothing is held.
-func (l *Lock) runAcquire(ctx context.Context, owner string, leaseMs int64, reenter bool) (ok bool, val int64, err error) {
+func (l *Lock) runAcquire(ctx context.Context, owner string, leaseMs int64, reenter, starving bool) (ok bool, val int64, err error) {
 	req := l.c.newID()
-	flag := "1"
+	flag, claim := "1", "0"
+	if starving {
+		claim = "1"
+	}
 	if !reenter {
 		flag = "0"
 		set, err := l.c.rdb.SetNX(ctx, l.key, owner+"|1|"+req+"|", time.Duration(leaseMs)*time.Millisecond).Result()
@@ -288,7 +305,7 @@ func (l *Lock) runAcquire(ctx context.Context, owner string, leaseMs int64, reen
 			return true, 1, nil
 		}
 	}
-	v, err := scripts.LockAcquire.Run(ctx, l.c.rdb, l.releaseKeys[:1], owner, leaseMs, req, flag).Int64()
+	v, err := scripts.LockAcquire.Run(ctx, l.c.rdb, l.releaseKeys[:1], owner, leaseMs, req, flag, claim).Int64()
 	if err != nil {
 		if !isRedisReply(err) {
 			l.undo(ctx, owner, req)
@@ -331,7 +348,7 @@ const (
 // releaseTransferred.
 func (l *Lock) runRelease(ctx context.Context, owner, leaseMs any, undo, heir string) (int64, error) {
 	v, err := scripts.LockRelease.Run(ctx, l.c.rdb, l.releaseKeys,
-		owner, leaseMs, l.c.newID(), l.c.publish, undo, heir).Int64()
+		owner, leaseMs, l.c.newID(), l.c.publish, undo, heir, l.c.reserveArg).Int64()
 	if err != nil {
 		return 0, redisErr("release", l.name, err)
 	}
@@ -389,7 +406,7 @@ func (l *Lock) reenter(ctx context.Context, h *hold) (context.Context, error) {
 	if err := h.err(); err != nil {
 		return nil, notObtained(l.name, err)
 	}
-	ok, _, err := l.runAcquire(ctx, h.owner, h.leaseMs, true)
+	ok, _, err := l.runAcquire(ctx, h.owner, h.leaseMs, true, false)
 	if err != nil {
 		return nil, err
 	}
@@ -443,8 +460,8 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	heirOwner := ""
 	if !h.ended && h.entry.Watchdog {
 		if next = l.c.gates.Head(l.key); next != nil {
-			if want, _ = next.Data.(*heir); want != nil && want.lease == 0 {
-				heirOwner = want.owner
+			if w, _ := next.Data.(*heir); w != nil && w.lease == 0 {
+				want, heirOwner = w, w.owner
 			}
 		}
 	}
@@ -472,7 +489,8 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		}
 		h.lost(pending)
 		return err
-	case res == 0:
+	case res == 0 || (res == releaseTransferred && want == nil):
+		// (A repeat of a hand-over to a claiming waiter answers "transferred" too.)
 		l.c.sched.Remove(&h.entry)
 		if h.end(nil, true) {
 			l.c.emit(Event{Kind: EventReleased, Name: l.name})

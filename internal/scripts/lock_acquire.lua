@@ -1,15 +1,19 @@
 -- lock_acquire.lua: acquire or re-enter a reentrant lock (the slow path: the client first tries a
 -- plain SET NX PX, which takes a free lock in one command, and runs this script when that fails).
 --
--- KEYS[1]  lock key: absent when free, else a string "<owner>|<count>|<req>|<w>": owner id, hold
---          count, id of the last request the owner applied, and "w" once someone failed to take it
---          (so the final release knows whether anyone may be waiting for a wake-up), else ""
--- ARGV[1]  owner id (client id + sequence; unique per acquisition; never contains '|')
+-- KEYS[1]  lock key: absent when free, else a string "<owner>|<count>|<req>|<mark>": owner id, hold
+--          count, id of the last request the owner applied, and a mark: "" nobody has failed to take
+--          the lock during this hold; "w" someone has (the final release must publish a wake-up);
+--          "<owner>@" a waiter that has waited too long claimed the lock: the final release hands the
+--          lock to it directly instead of freeing it
+-- ARGV[1]  owner id (client id + sequence; unique per acquisition; never contains '|' or '@')
 -- ARGV[2]  lease in milliseconds; 0 on re-entry means "keep the current TTL" (fixed-lease holds)
 -- ARGV[3]  request id (unique per call)
--- ARGV[4]  "1" to only re-enter: never take a free lock (the caller believes it already holds it)
+-- ARGV[4]  "1" to re-enter: the caller holds the lock and wants one more hold; "0" for a fresh
+--          acquisition, which never re-enters (a fresh owner found holding was handed the lock)
+-- ARGV[5]  "1" if the caller has waited long enough to claim the lock (fresh acquisitions only)
 --
--- returns  holdCount ≥ 1   acquired (fresh or re-entered)
+-- returns  holdCount ≥ 1   acquired (fresh, handed over, or re-entered)
 --          -3 - pttl        not acquired (always ≤ -1): held by another owner, whose remaining TTL is
 --                           pttl ms (-1: no expiry), or ARGV[4] is "1" and the owner holds nothing
 --                           (pttl -2 if the lock is free). One integer keeps the reply cheap to parse.
@@ -20,32 +24,40 @@
 -- The first command is a type-checked read, and a string in another format is refused, so a key used
 -- for something else fails with WRONGTYPE before any write.
 local key = KEYS[1]
-local owner, leaseMs, req, reenterOnly = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local owner, leaseMs, req, reenter, starving = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
 
 local cur = redis.call('GET', key)
 if not cur then
-  if reenterOnly == '1' then
+  if reenter == '1' then
     return -1
   end
   redis.call('SET', key, owner .. '|1|' .. req .. '|', 'PX', leaseMs)
   return 1
 end
 
-local holder, count, last, waited = string.match(cur, '^([^|]+)|(%d+)|([^|]*)|(w?)$')
+local holder, count, last, mark = string.match(cur, '^([^|]+)|(%d+)|([^|]*)|([^|]*)$')
 if not holder then
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
+count = tonumber(count)
+
 if holder ~= owner then
-  if waited == '' and reenterOnly ~= '1' then
-    redis.call('SET', key, cur .. 'w', 'KEEPTTL') -- a waiter: the release must publish
+  if reenter ~= '1' then
+    if starving == '1' and (mark == '' or mark == 'w') then
+      redis.call('SET', key, holder .. '|' .. count .. '|' .. last .. '|' .. owner .. '@', 'KEEPTTL')
+    elseif mark == '' then
+      redis.call('SET', key, cur .. 'w', 'KEEPTTL') -- a waiter: the release must publish
+    end
   end
   return -3 - redis.call('PTTL', key)
 end
 
-count = tonumber(count)
 if last ~= req then
-  count = count + 1
-  local v = owner .. '|' .. count .. '|' .. req .. '|' .. waited
+  if reenter == '1' then
+    count = count + 1
+  end
+  -- else: a fresh owner found holding was handed the lock by a release; take it as it is.
+  local v = owner .. '|' .. count .. '|' .. req .. '|' .. mark
   if leaseMs > 0 then
     redis.call('SET', key, v, 'PX', leaseMs)
   else

@@ -1,4 +1,5 @@
--- lock_release.lua: release one hold of a reentrant lock, or undo an acquisition whose reply was lost.
+-- lock_release.lua: release one hold of a reentrant lock, undo an acquisition whose reply was lost,
+-- or withdraw a waiter's claim.
 --
 -- KEYS[1]  lock key (format in lock_acquire.lua)
 -- KEYS[2]  wake-up channel of the lock
@@ -10,28 +11,30 @@
 -- ARGV[4]  publish command: PUBLISH or SPUBLISH
 -- ARGV[5]  "" for a normal release; an acquire request id to undo that acquisition only if it was applied
 -- ARGV[6]  "" or the owner id of a waiter in the same process: if this is the final release and nobody
---          else has failed to take the lock, it is transferred to that owner (lease ARGV[2], request
---          id ARGV[3]) instead of being freed, so the waiter needs no round trip of its own
+--          else waits, the lock is transferred to that owner (lease ARGV[2], request id ARGV[3])
+-- ARGV[7]  how long, in milliseconds, a lock handed to a claiming waiter stays reserved for it
+--          before it confirms (bounds the stall if that waiter died)
 --
--- returns  0           fully released: the lock key is gone; one wake-up was published if anyone had
---                      failed to take the lock during this hold
+-- returns  0           fully released (freed, or handed to the waiter that claimed it; a wake-up was
+--                      published if anyone had failed to take the lock during this hold)
 --          n ≥ 1       still held by the owner with hold count n
---          -1          the owner does not hold the lock (or, when undoing, the acquisition was not applied)
+--          -1          the owner does not hold the lock (or, when undoing, the acquisition was not
+--                      applied); a claim of the owner's, if any, is withdrawn
 --          -2          fully released and transferred to ARGV[6]
 --
 -- Safe to run twice: a repeat of an applied partial release is recognised by <req>, and so is a
--- repeat of a transfer (the new holder's <req> is this request's id); a repeat of the
+-- repeat of a transfer or hand-over (the new holder's <req> is this request's id); a repeat of the
 -- final release finds the owner in the release record (owner ids are never reused, and the client
 -- stops sending releases for an owner once it saw the final one) and answers 0 again.
 local key, channel, record = KEYS[1], KEYS[2], KEYS[3]
-local owner, leaseMs, req, publish, undo, heir =
-  ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-local pattern = '^([^|]+)|(%d+)|([^|]*)|(w?)$'
+local owner, leaseMs, req, publish, undo, heir, reserveMs =
+  ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local pattern = '^([^|]+)|(%d+)|([^|]*)|([^|]*)$'
 
 local cur = redis.call('GET', key)
-local holder, count, last, waited
+local holder, count, last, mark
 if cur then
-  holder, count, last, waited = string.match(cur, pattern)
+  holder, count, last, mark = string.match(cur, pattern)
   if not holder then
     return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
   end
@@ -39,6 +42,9 @@ end
 if holder ~= owner then
   if holder and last == req and undo == '' then
     return -2
+  end
+  if holder and string.sub(mark, 1, #owner + 1) == owner .. '@' then
+    redis.call('SET', key, holder .. '|' .. count .. '|' .. last .. '|w', 'KEEPTTL')
   end
   if undo == '' then
     local prev = redis.pcall('GET', record)
@@ -58,7 +64,7 @@ end
 
 count = count - 1
 if count > 0 then
-  local v = owner .. '|' .. count .. '|' .. req .. '|' .. waited
+  local v = owner .. '|' .. count .. '|' .. req .. '|' .. mark
   if leaseMs > 0 then
     redis.call('SET', key, v, 'PX', leaseMs)
   else
@@ -67,13 +73,21 @@ if count > 0 then
   return count
 end
 
-if heir ~= '' and waited == '' then
+if mark == '' and heir ~= '' then
   redis.call('SET', key, heir .. '|1|' .. req .. '|', 'PX', leaseMs)
   return -2
 end
 
+local claimer = string.match(mark, '^([^@]+)@')
+if claimer then
+  -- Starvation mode: hand the lock to the waiter that claimed it, reserved until it confirms.
+  redis.call('SET', key, claimer .. '|1|' .. req .. '|w', 'PX', reserveMs)
+  redis.call(publish, channel, '0')
+  return 0
+end
+
 redis.call('RENAME', key, record)
-if waited == 'w' then
+if mark == 'w' then
   redis.call(publish, channel, '0')
 end
 return 0

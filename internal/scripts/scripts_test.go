@@ -150,7 +150,7 @@ func TestReleasePublishesOnlyAfterAWaiter(t *testing.T) {
 	}
 	run("acquire", "a", 5000, "r3", "0")
 	run("acquire", "b", 5000, "r4", "0") // fails: b now waits
-	run("acquire", "a", 5000, "r5", "0") // re-entry keeps the waiter mark
+	run("acquire", "a", 5000, "r5", "1") // re-entry keeps the waiter mark
 	run("release", "a", 5000, "r6", "PUBLISH", "", "")
 	if published() {
 		t.Fatal("partial release published a wake-up")
@@ -193,5 +193,56 @@ func TestReleaseTransfer(t *testing.T) {
 	}
 	if n := rdb.Exists(ctx, "T").Val(); n != 0 {
 		t.Fatal("awaited lock was not freed")
+	}
+}
+
+// A waiter that claims the lock is handed it by the final release; a claimer that gives up withdraws.
+func TestClaimHandOver(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	keys := []string{"C", "{C}:ch", "{C}:rel"}
+	acquire := func(owner, req, starving string) int64 {
+		v, err := scripts.LockAcquire.Run(ctx, rdb, keys[:1], owner, 30000, req, "0", starving).Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	release := func(owner, req string) int64 {
+		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 30000, req, "PUBLISH", "", "", 2000).Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	acquire("a", "r1", "0")
+	if v := acquire("b", "r2", "1"); v > -3 {
+		t.Fatalf("claiming acquire = %d; want not acquired", v)
+	}
+	acquire("c", "r3", "1") // a second claim does not replace the first
+	if v := rdb.Get(ctx, "C").Val(); v != "a|1|r1|b@" {
+		t.Fatalf("lock = %q; want b's claim", v)
+	}
+	if v := release("a", "r4"); v != 0 {
+		t.Fatalf("final release = %d; want 0", v)
+	}
+	if v, ttl := rdb.Get(ctx, "C").Val(), rdb.PTTL(ctx, "C").Val(); v != "b|1|r4|w" || ttl > 2*time.Second {
+		t.Fatalf("after release: %q (ttl %v); want handed to b, reserved ≤ 2s", v, ttl)
+	}
+	if v := acquire("c", "r5", "1"); v > -3 {
+		t.Fatal("another waiter took a lock handed to the claimer")
+	}
+	if v := acquire("b", "r6", "1"); v != 1 {
+		t.Fatalf("claimer's acquire = %d; want 1", v)
+	}
+	if v, ttl := rdb.Get(ctx, "C").Val(), rdb.PTTL(ctx, "C").Val(); v != "b|1|r6|c@" || ttl < 20*time.Second {
+		t.Fatalf("after the claimer took it: %q (ttl %v); want b's hold with its own lease, c's claim", v, ttl)
+	}
+	// c gives up: its claim is withdrawn, leaving the waiter mark.
+	if v := release("c", "r7"); v != -1 {
+		t.Fatalf("withdraw = %d; want -1", v)
+	}
+	if v := rdb.Get(ctx, "C").Val(); v != "b|1|r6|w" {
+		t.Fatalf("after withdrawal: %q; want the claim replaced by the waiter mark", v)
 	}
 }
