@@ -50,12 +50,18 @@
 // reference-counted subscription per lock (kept for 2s after its last waiter leaves). A failed
 // attempt marks the lock as awaited; the final release of an awaited lock publishes one message,
 // which wakes one waiter per subscribed process (an uncontended release publishes nothing). After a
-// pub/sub reconnect every waiter is woken. Every wait is also bounded by the
-// holder's remaining TTL and by the re-poll interval (default 500ms), so a lost message delays a
-// waiter, never strands it. Inside a process, goroutines waiting for one lock queue first come first
-// served and only the head contends in Redis: a goroutine that unlocks and immediately locks again
-// queues behind the others, so no local waiter starves. Between processes there is no queue: on each
-// release the head waiter of each process races for the lock.
+// pub/sub reconnect every waiter is woken. Every wait is also bounded by the holder's remaining TTL
+// and by the re-poll interval (default 500ms), so a lost message delays a waiter, never strands it.
+//
+// Fairness. Inside a process, goroutines waiting for one lock queue first come first served and only
+// the head contends in Redis; when a watchdog holder unlocks and no other process waits, the release
+// transfers the lock to that head in the same round trip. So a goroutine that unlocks and
+// immediately locks again queues behind the others. Between processes the lock is not FIFO: on each
+// release the head waiter of every process races for it. To keep that race from starving anyone, a
+// waiter that has waited 10ms claims the lock (one claim at a time), and the holder's final release
+// hands the lock to the claimer instead of freeing it: the goroutine that just unlocked cannot take
+// it back. The hand-over is reserved for 2×re-poll+1s; a claimer that died in between stalls the
+// lock that long at most, and one that gives up withdraws its claim.
 //
 // # Re-sent commands
 //

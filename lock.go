@@ -37,8 +37,9 @@ import (
 //
 // Within a process, goroutines waiting for the same lock through one Client queue first come first
 // served and only the head of the queue contends in Redis, so a goroutine that unlocks and at once
-// locks again goes behind those already waiting. Between processes the lock is not fair: on each
-// release the head waiter of every process races for it.
+// locks again goes behind those already waiting. Between processes the lock is not FIFO: on each
+// release the head waiter of every process races for it, and a waiter that has waited 10ms claims
+// the lock so that the next release hands it over (see the package documentation).
 type Lock struct {
 	c           *Client
 	name        string
