@@ -30,34 +30,9 @@ import (
 	"github.com/goredisson/redisson/redistest"
 )
 
-// faultNew returns a redisson Client over rdb, closed when the test ends (before rdb is closed:
-// cleanups run last-in first-out).
-func faultNew(tb testing.TB, rdb redis.UniversalClient, opts ...redisson.Option) *redisson.Client {
-	tb.Helper()
-	c, err := redisson.New(rdb, opts...)
-	if err != nil {
-		tb.Fatalf("redisson.New: %v", err)
-	}
-	tb.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 // faultChannel is the wake-up channel of the lock called name (no key prefix, no hash tag in the
 // name), per the key layout documented in keys.go.
 func faultChannel(name string) string { return "{" + name + "}:ch" }
-
-// faultEventually polls cond every few milliseconds until it returns true, failing the test if it
-// has not within timeout. It is a bounded wait for a condition, not a timing assertion.
-func faultEventually(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // faultWaitDone waits for ctx to end, failing the test after timeout. It returns when it ended.
 func faultWaitDone(tb testing.TB, ctx context.Context, timeout time.Duration, what string) time.Time {
@@ -143,7 +118,7 @@ func TestFaultDroppedReplyKeepsHoldCountExact(t *testing.T) {
 			"the proxy did not drop the reply or go-redis did not re-send", got, stored, err)
 	}
 
-	c := faultNew(t, rdb) // default 30s watchdog: no renewal runs during the test
+	c := newClient(t, rdb) // default 30s watchdog: no renewal runs during the test
 	const name = "fault-drop"
 	l := c.Lock(name)
 
@@ -256,10 +231,10 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
-	holder := faultNew(t, srv.Client(t), redisson.WithRepollInterval(repoll))
+	holder := newClient(t, srv.Client(t), redisson.WithRepollInterval(repoll))
 	clients := []*redisson.Client{
-		faultNew(t, srv.Client(t), redisson.WithRepollInterval(repoll)),
-		faultNew(t, srv.Client(t), redisson.WithRepollInterval(repoll)),
+		newClient(t, srv.Client(t), redisson.WithRepollInterval(repoll)),
+		newClient(t, srv.Client(t), redisson.WithRepollInterval(repoll)),
 	}
 
 	hl := holder.Lock(name)
@@ -323,7 +298,7 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 		}
 		return n[channel]
 	}
-	faultEventually(t, 5*time.Second, "both clients to subscribe to "+channel, func() bool { return numSub() == 2 })
+	eventually(t, 5*time.Second, "both clients to subscribe to "+channel, func() bool { return numSub() == 2 })
 
 	if refuseSubscribe {
 		if err := admin.Do(ctx, "ACL", "SETUSER", "default", "-subscribe").Err(); err != nil {
@@ -398,7 +373,7 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 	}
 	// Both hubs noticed their connection was re-established (and resubscribed).
 	for i, c := range clients {
-		faultEventually(t, 5*time.Second, fmt.Sprintf("client %d to report a pub/sub reconnect", i), func() bool {
+		eventually(t, 5*time.Second, fmt.Sprintf("client %d to report a pub/sub reconnect", i), func() bool {
 			return c.Stats().Reconnects > 0
 		})
 	}
@@ -411,7 +386,7 @@ func TestFaultLockLostWhenKeyDeleted(t *testing.T) {
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
-	c := faultNew(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
+	c := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
 	const name = "fault-del"
 	l := c.Lock(name)
 	lctx, err := l.Lock(ctx)
@@ -461,7 +436,7 @@ func TestFaultLockLostWhenRedisStops(t *testing.T) {
 			ctx := t.Context()
 			srv := redistest.Start(t)
 			admin := srv.Client(t)
-			c := faultNew(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
+			c := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
 			const name = "fault-stop"
 			l := c.Lock(name)
 			lctx, err := l.Lock(ctx)
@@ -495,7 +470,7 @@ func TestFaultLockLostWhenRedisStops(t *testing.T) {
 				t.Fatalf("recovering the server: %v", err)
 			}
 			// A killed server lost its data; a paused one expires the key as soon as it runs again.
-			faultEventually(t, 10*time.Second, "the lock key to be gone", func() bool {
+			eventually(t, 10*time.Second, "the lock key to be gone", func() bool {
 				n, err := admin.Exists(ctx, name).Result()
 				return err == nil && n == 0
 			})
@@ -528,7 +503,7 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
-	c := faultNew(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
+	c := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
 	l := c.Lock(name)
 	lctx, err := l.Lock(ctx)
 	if err != nil {
@@ -544,7 +519,7 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 
 	// Control: while held, the watchdog does renew. Unlock right after a renewal, so that none is in
 	// flight during the unlock.
-	faultEventually(t, 5*time.Second, "a renewal while held", func() bool { return c.Stats().Renewed > 0 })
+	eventually(t, 5*time.Second, "a renewal while held", func() bool { return c.Stats().Renewed > 0 })
 	if err := l.Unlock(lctx); err != nil {
 		t.Fatalf("Unlock: %v", err)
 	}
@@ -643,7 +618,7 @@ func faultHelperCounter(t *testing.T, ctx context.Context, addr, name string, st
 	for range nClients {
 		rdb := faultHelperRedis(t, addr)
 		rdbs = append(rdbs, rdb)
-		locks = append(locks, faultNew(t, rdb).Lock(name))
+		locks = append(locks, newClient(t, rdb).Lock(name))
 	}
 	fmt.Println("FAULT-READY")
 	if _, err := stdin.ReadString('\n'); err != nil {
@@ -716,7 +691,7 @@ func faultCriticalSection(lctx context.Context, rdb *redis.Client, counter, logK
 // it, and keeps it (renewed) until its stdin is closed or it is killed.
 func faultHelperHolder(t *testing.T, ctx context.Context, addr, name string, stdin *bufio.Reader) {
 	wd := time.Duration(faultHelperInt(t, "GOREDISSON_FAULT_WATCHDOG_MS")) * time.Millisecond
-	l := faultNew(t, faultHelperRedis(t, addr), redisson.WithWatchdogTimeout(wd)).Lock(name)
+	l := newClient(t, faultHelperRedis(t, addr), redisson.WithWatchdogTimeout(wd)).Lock(name)
 	lctx, err := l.Lock(ctx)
 	if err != nil {
 		t.Fatalf("Lock: %v", err)
@@ -943,7 +918,7 @@ func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 		t.Fatalf("lock hash holders %v after the helper acquired, want one owner", holders)
 	}
 
-	c := faultNew(t, srv.Client(t))
+	c := newClient(t, srv.Client(t))
 	l := c.Lock(name)
 	type result struct {
 		ctx context.Context
@@ -961,13 +936,13 @@ func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 		}
 	})
 	channel := faultChannel(name)
-	faultEventually(t, 5*time.Second, "the waiter to subscribe to "+channel, func() bool {
+	eventually(t, 5*time.Second, "the waiter to subscribe to "+channel, func() bool {
 		n, err := admin.PubSubNumSub(ctx, channel).Result()
 		return err == nil && n[channel] == 1
 	})
 	// See the holder's watchdog renew (the TTL goes up, to at most its lease): it is alive and holding.
 	prev := time.Duration(-1)
-	faultEventually(t, 5*time.Second, "the holder's watchdog to renew the lock", func() bool {
+	eventually(t, 5*time.Second, "the holder's watchdog to renew the lock", func() bool {
 		pttl, err := admin.PTTL(ctx, name).Result()
 		if err != nil || pttl < 0 || pttl > lease {
 			return false

@@ -17,31 +17,6 @@ import (
 	"github.com/goredisson/redisson/redistest"
 )
 
-// setup starts a fresh redis-server and a Client over it; both are closed when the test ends.
-func setup(t *testing.T, opts ...redisson.Option) (*redisson.Client, *redis.Client, *redistest.Server) {
-	t.Helper()
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	c, err := redisson.New(rdb, opts...)
-	if err != nil {
-		t.Fatalf("New() = %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c, rdb, srv
-}
-
-// eventually polls cond every 5ms until it holds or limit passes.
-func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func holdCount(t *testing.T, l *redisson.Lock, ctx context.Context) int {
 	t.Helper()
 	n, err := l.HoldCount(ctx)
@@ -97,10 +72,7 @@ func TestReentryDepth3(t *testing.T) {
 	c, _, _ := setup(t)
 	ctx := t.Context()
 	l := c.Lock("reentrant")
-	lctx, err := l.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lctx := mustLock(t, l, ctx)
 	for want := 2; want <= 3; want++ {
 		got, err := l.Lock(lctx)
 		if err != nil {
@@ -139,10 +111,7 @@ func TestSameHandleExcludes(t *testing.T) {
 	c, _, srv := setup(t)
 	ctx := t.Context()
 	l := c.Lock("shared")
-	lctx, err := l.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lctx := mustLock(t, l, ctx)
 	if _, err := l.TryLock(ctx); !errors.Is(err, redisson.ErrNotObtained) {
 		t.Fatalf("TryLock() through the same handle = %v; want ErrNotObtained", err)
 	}
@@ -168,17 +137,11 @@ func TestUnlockByNonOwnerChangesNothing(t *testing.T) {
 	c, rdb, srv := setup(t)
 	ctx := t.Context()
 	l := c.Lock("owned")
-	lctx, err := l.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lctx := mustLock(t, l, ctx)
 	before := rdb.Get(ctx, "owned").Val()
 
 	other := c.Lock("other")
-	octx, err := other.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	octx := mustLock(t, other, ctx)
 	c2, err := redisson.New(srv.Client(t))
 	if err != nil {
 		t.Fatal(err)
@@ -211,10 +174,7 @@ func TestTwoLocksInOneContext(t *testing.T) {
 	c, _, _ := setup(t)
 	ctx := t.Context()
 	a, b := c.Lock("a"), c.Lock("b")
-	actx, err := a.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	actx := mustLock(t, a, ctx)
 	bctx, err := b.Lock(actx) // fresh acquisition of b; bctx carries both
 	if err != nil {
 		t.Fatal(err)
@@ -252,10 +212,7 @@ func TestFixedLeaseExpiresWithoutRenewal(t *testing.T) {
 	}))
 	ctx := t.Context()
 	l := c.Lock("leased")
-	lctx, err := l.Lock(ctx, redisson.WithLease(300*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
+	lctx := mustLock(t, l, ctx, redisson.WithLease(300*time.Millisecond))
 	if pttl := rdb.PTTL(ctx, "leased").Val(); pttl <= 0 || pttl > 300*time.Millisecond {
 		t.Fatalf("PTTL = %v; want in (0, 300ms]", pttl)
 	}
@@ -287,10 +244,7 @@ func TestWatchdogKeepsLockAlive(t *testing.T) {
 	c, rdb, _ := setup(t, redisson.WithWatchdogTimeout(300*time.Millisecond))
 	ctx := t.Context()
 	l := c.Lock("long-job")
-	lctx, err := l.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lctx := mustLock(t, l, ctx)
 	// Six renewals span more than two full leases.
 	eventually(t, 5*time.Second, "6 renewals", func() bool { return c.Stats().Renewed >= 6 })
 	if lctx.Err() != nil {
@@ -311,10 +265,7 @@ func TestWaiterWokenByRelease(t *testing.T) {
 	c, _, srv := setup(t, redisson.WithRepollInterval(time.Minute)) // only a message can wake the waiter
 	ctx := t.Context()
 	l := c.Lock("handoff")
-	lctx, err := l.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lctx := mustLock(t, l, ctx)
 	other, err := redisson.New(srv.Client(t))
 	if err != nil {
 		t.Fatal(err)
@@ -346,10 +297,7 @@ func TestWaitEndedByContext(t *testing.T) {
 	c, _, _ := setup(t)
 	ctx := t.Context()
 	l := c.Lock("busy")
-	lctx, err := l.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lctx := mustLock(t, l, ctx)
 	done := make(chan error, 1)
 	go func() {
 		wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
@@ -372,10 +320,7 @@ func TestParentCancelledWhileHolding(t *testing.T) {
 	c, rdb, _ := setup(t, redisson.WithWatchdogTimeout(300*time.Millisecond))
 	parent, cancel := context.WithCancel(t.Context())
 	l := c.Lock("request-scoped")
-	lctx, err := l.Lock(parent)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lctx := mustLock(t, l, parent)
 	cancel()
 	<-lctx.Done()
 	if context.Cause(lctx) != context.Canceled {
@@ -398,10 +343,7 @@ func TestForceUnlock(t *testing.T) {
 	c, _, _ := setup(t, redisson.WithWatchdogTimeout(300*time.Millisecond))
 	ctx := t.Context()
 	l := c.Lock("stuck")
-	lctx, err := l.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lctx := mustLock(t, l, ctx)
 	if ok, err := l.ForceUnlock(ctx); err != nil || !ok {
 		t.Fatalf("ForceUnlock() = %v, %v; want true, nil", ok, err)
 	}
@@ -581,10 +523,7 @@ func TestClose(t *testing.T) {
 	c, rdb, srv := setup(t)
 	ctx := t.Context()
 	l := c.Lock("closing")
-	lctx, err := l.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lctx := mustLock(t, l, ctx)
 	other, err := redisson.New(srv.Client(t))
 	if err != nil {
 		t.Fatal(err)
@@ -664,10 +603,7 @@ func TestUnlockNotCutShortByCancellation(t *testing.T) {
 	}
 	defer c.Close()
 	l := c.Lock("racy")
-	lctx, err := l.Lock(parent)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lctx := mustLock(t, l, parent)
 	if err := l.Unlock(lctx); err != nil {
 		t.Fatalf("Unlock() = %v; want nil", err)
 	}

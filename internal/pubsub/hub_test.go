@@ -5,12 +5,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson/internal/leakcheck"
 	"github.com/goredisson/redisson/internal/pubsub"
 	"github.com/goredisson/redisson/redistest"
 )
 
 func TestMain(m *testing.M) { leakcheck.Main(m) }
+
+// newHub starts a redis-server and a hub over it, closed when the test ends.
+func newHub(t *testing.T) (*pubsub.Hub, *redis.Client) {
+	rdb := redistest.Start(t).Client(t)
+	h := pubsub.New(rdb, slog.New(slog.DiscardHandler))
+	t.Cleanup(h.Close)
+	return h, rdb
+}
 
 func received(w *pubsub.Waiter, within time.Duration) bool {
 	select {
@@ -22,10 +32,7 @@ func received(w *pubsub.Waiter, within time.Duration) bool {
 }
 
 func TestMessageWakesOneWaiterAtATime(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	h := pubsub.New(rdb, slog.New(slog.DiscardHandler))
-	defer h.Close()
+	h, rdb := newHub(t)
 	ctx := t.Context()
 
 	a, err := h.Subscribe(ctx, "ch")
@@ -48,10 +55,7 @@ func TestMessageWakesOneWaiterAtATime(t *testing.T) {
 }
 
 func TestReconnectWakesAllWaiters(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	h := pubsub.New(rdb, slog.New(slog.DiscardHandler))
-	defer h.Close()
+	h, rdb := newHub(t)
 	ctx := t.Context()
 	var ws []*pubsub.Waiter
 	for range 3 {
@@ -77,10 +81,7 @@ func TestReconnectWakesAllWaiters(t *testing.T) {
 }
 
 func TestIdleChannelUnsubscribedAfterLinger(t *testing.T) {
-	srv := redistest.Start(t)
-	rdb := srv.Client(t)
-	h := pubsub.New(rdb, slog.New(slog.DiscardHandler))
-	defer h.Close()
+	h, rdb := newHub(t)
 	ctx := t.Context()
 	w, _ := h.Subscribe(ctx, "idle")
 	<-w.Ready()

@@ -1,0 +1,55 @@
+package redisson_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// newClient returns a redisson Client over rdb, closed when the test ends (before rdb is closed:
+// cleanups run last-in first-out).
+func newClient(tb testing.TB, rdb redis.UniversalClient, opts ...redisson.Option) *redisson.Client {
+	tb.Helper()
+	c, err := redisson.New(rdb, opts...)
+	if err != nil {
+		tb.Fatalf("redisson.New: %v", err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// setup starts a fresh redis-server and a Client over it; both are closed when the test ends.
+func setup(t *testing.T, opts ...redisson.Option) (*redisson.Client, *redis.Client, *redistest.Server) {
+	t.Helper()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	return newClient(t, rdb, opts...), rdb, srv
+}
+
+// mustLock acquires l or fails the test.
+func mustLock(t *testing.T, l *redisson.Lock, ctx context.Context, opts ...redisson.AcquireOption) context.Context {
+	t.Helper()
+	lctx, err := l.Lock(ctx, opts...)
+	if err != nil {
+		t.Fatalf("Lock(%q) = %v", l.Name(), err)
+	}
+	return lctx
+}
+
+// eventually polls cond every few milliseconds until it returns true, failing the test if it has
+// not within timeout. It is a bounded wait for a condition, not a timing assertion.
+func eventually(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
