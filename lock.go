@@ -70,8 +70,10 @@ type hold struct {
 	entry           renew.Entry
 
 	mu          sync.Mutex
-	unlocking   int   // Unlock calls in flight
-	pendingLoss error // loss reported while an Unlock was in flight
+	count       int64  // the hold count as last seen in Redis, and the last request applied: what the
+	lastReq     string // lock's value should be, to free it without parsing (a hint, checked by Redis)
+	unlocking   int    // Unlock calls in flight
+	pendingLoss error  // loss reported while an Unlock was in flight
 	ended       bool
 	endErr      error // why the hold ended without an unlock (matches ErrLockLost), or nil
 }
@@ -214,8 +216,8 @@ func (l *Lock) contend(ctx, waitCtx context.Context, owner string, lease time.Du
 		}
 		starving := wait && time.Since(start) >= starvationThreshold
 		claimed = claimed || starving
-		sent := time.Now()
-		ok, pttl, err := l.runAcquire(waitCtx, owner, leaseMs, false, starving)
+		sent, req := time.Now(), c.newID()
+		ok, pttl, err := l.runAcquire(waitCtx, owner, req, leaseMs, false, starving)
 		if err != nil {
 			if waitCtx.Err() != nil {
 				err = l.waitEnded(ctx)
@@ -223,7 +225,7 @@ func (l *Lock) contend(ctx, waitCtx context.Context, owner string, lease time.Du
 			return nil, err
 		}
 		if ok {
-			if h := l.newHold(ctx, owner, lease, sent); h != nil {
+			if h := l.newHold(ctx, owner, req, lease, sent); h != nil {
 				return h, nil
 			}
 			// Closed meanwhile: nothing would renew or end the hold, so give the lock back.
@@ -287,14 +289,17 @@ func (l *Lock) waitEnded(ctx context.Context) error {
 // a free lock in one cheap command; when that finds the key, the acquire script decides (held by
 // another, or a SET whose reply was lost and re-sent). An error means the outcome is unknown; it has
 // already been undone (best effort) so that nothing is held.
-func (l *Lock) runAcquire(ctx context.Context, owner string, leaseMs int64, reenter, starving bool) (ok bool, val int64, err error) {
-	req := l.c.newID()
-	flag, claim := "1", "0"
-	if starving {
-		claim = "1"
+func (l *Lock) runAcquire(ctx context.Context, owner, req string, leaseMs int64, reenter, starving bool) (ok bool, val int64, err error) {
+	// Trailing script arguments are sent only when they differ from their defaults: every argument
+	// costs the server a Lua string.
+	args := []any{owner, leaseMs, req}
+	switch {
+	case reenter:
+		args = append(args, "1")
+	case starving:
+		args = append(args, "0", "1")
 	}
 	if !reenter {
-		flag = "0"
 		set, err := l.c.rdb.SetNX(ctx, l.key, owner+"|1|"+req+"|", time.Duration(leaseMs)*time.Millisecond).Result()
 		if err != nil && !isRedisReply(err) {
 			l.undo(ctx, owner, req)
@@ -306,7 +311,7 @@ func (l *Lock) runAcquire(ctx context.Context, owner string, leaseMs int64, reen
 			return true, 1, nil
 		}
 	}
-	v, err := scripts.LockAcquire.Run(ctx, l.c.rdb, l.releaseKeys[:1], owner, leaseMs, req, flag, claim).Int64()
+	v, err := scripts.LockAcquire.Run(ctx, l.c.rdb, l.releaseKeys[:1], args...).Int64()
 	if err != nil {
 		if !isRedisReply(err) {
 			l.undo(ctx, owner, req)
@@ -331,7 +336,7 @@ func isRedisReply(err error) bool {
 func (l *Lock) undo(ctx context.Context, owner, req string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if _, err := l.runRelease(ctx, owner, 0, req, ""); err != nil { // rare: boxing is fine here
+	if _, err := l.runRelease(ctx, owner, 0, l.c.newID(), "", req, ""); err != nil { // rare: boxing is fine here
 		l.c.cfg.logger.Warn("redisson: could not undo an acquisition with an unknown outcome; it expires with its lease",
 			"lock", l.name, "err", err)
 	}
@@ -343,13 +348,18 @@ const (
 	releaseTransferred = -2 // released and transferred to the heir
 )
 
-// runRelease runs the release script. With undo != "" it releases only if acquisition request undo
-// was the last one applied; with heir != "" a final release transfers the lock to that owner if no
-// other process is waiting. It returns the hold count left (0: released), releaseNotHeld or
-// releaseTransferred.
-func (l *Lock) runRelease(ctx context.Context, owner, leaseMs any, undo, heir string) (int64, error) {
-	v, err := scripts.LockRelease.Run(ctx, l.c.rdb, l.releaseKeys,
-		owner, leaseMs, l.c.newID(), l.c.publish, undo, heir, l.c.reserveArg).Int64()
+// runRelease runs the release script as request req. expected, if not "", is what the owner believes
+// the lock's value is when this is its final hold: if so, the script frees it without parsing. With
+// undo != "" it releases only if acquisition request undo was the last one applied; with heir != "" a
+// final release transfers the lock to that owner if no other process is waiting. It returns the hold
+// count left (0: released), releaseNotHeld or releaseTransferred.
+func (l *Lock) runRelease(ctx context.Context, owner, leaseMs any, req, expected, undo, heir string) (int64, error) {
+	// Trailing arguments only when they differ from their defaults: every one costs a Lua string.
+	args := []any{owner, leaseMs, req, expected, l.c.reserveArg}
+	if l.c.publish != "PUBLISH" || undo != "" || heir != "" {
+		args = append(args, l.c.publish, undo, heir)
+	}
+	v, err := scripts.LockRelease.Run(ctx, l.c.rdb, l.releaseKeys, args...).Int64()
 	if err != nil {
 		return 0, redisErr("release", l.name, err)
 	}
@@ -367,8 +377,8 @@ type heir struct {
 
 // handOver gives the lock, just transferred to w's owner in Redis, to the waiting goroutine w. If w
 // gave up meanwhile, it releases the lock again and frees the turn.
-func (l *Lock) handOver(w *gate.Waiter, want *heir, sent time.Time) {
-	nh := l.newHold(want.ctx, want.owner, 0, sent)
+func (l *Lock) handOver(w *gate.Waiter, want *heir, req string, sent time.Time) {
+	nh := l.newHold(want.ctx, want.owner, req, 0, sent)
 	if nh != nil && l.c.gates.HandTo(l.key, w, nh) {
 		l.c.emit(Event{Kind: EventAcquired, Name: l.name, Wait: time.Since(want.start)})
 		return
@@ -383,9 +393,9 @@ func (l *Lock) handOver(w *gate.Waiter, want *heir, sent time.Time) {
 
 // newHold records a fresh acquisition and registers it with the scheduler before anyone can see it,
 // so no unlock can come before the registration. It returns nil if the Client was closed.
-func (l *Lock) newHold(parent context.Context, owner string, lease time.Duration, sent time.Time) *hold {
+func (l *Lock) newHold(parent context.Context, owner, req string, lease time.Duration, sent time.Time) *hold {
 	c := l.c
-	h := &hold{l: l, owner: owner, ownerArg: owner}
+	h := &hold{l: l, owner: owner, ownerArg: owner, count: 1, lastReq: req}
 	h.Context, h.cancel = context.WithCancelCause(parent)
 	h.entry = renew.Entry{Key: l.key, Owner: owner, Group: c.group(l.key), OnLost: h.lost}
 	if lease > 0 {
@@ -407,11 +417,14 @@ func (l *Lock) reenter(ctx context.Context, h *hold) (context.Context, error) {
 	if err := h.err(); err != nil {
 		return nil, notObtained(l.name, err)
 	}
-	ok, _, err := l.runAcquire(ctx, h.owner, h.leaseMs, true, false)
+	req := l.c.newID()
+	ok, count, err := l.runAcquire(ctx, h.owner, req, h.leaseMs, true, false)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
+	if ok {
+		h.applied(count, req)
+	} else {
 		err := fmt.Errorf("%w: %q is no longer held by this owner", ErrLockLost, l.name)
 		l.c.sched.Remove(&h.entry)
 		h.lost(err)
@@ -455,6 +468,10 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("%w: %q was already unlocked by this owner", ErrNotHeld, l.name)
 	}
 	h.unlocking++
+	expected := ""
+	if h.count == 1 {
+		expected = h.owner + "|1|" + h.lastReq + "|"
+	}
 	// A watchdog hold that still has this process's turn may pass the lock to the next local waiter.
 	var next *gate.Waiter
 	var want *heir
@@ -470,8 +487,11 @@ func (l *Lock) Unlock(ctx context.Context) error {
 
 	// ctx only names the owner: a release must not be cut short because the work's context ended.
 	// The go-redis client's own read and write timeouts bound it.
-	sent := time.Now()
-	res, err := l.runRelease(context.WithoutCancel(ctx), h.ownerArg, h.leaseArg, "", heirOwner)
+	if heirOwner != "" {
+		expected = "" // a transfer needs the full script
+	}
+	sent, req := time.Now(), l.c.newID()
+	res, err := l.runRelease(context.WithoutCancel(ctx), h.ownerArg, h.leaseArg, req, expected, "", heirOwner)
 
 	h.mu.Lock()
 	h.unlocking--
@@ -501,9 +521,10 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		l.c.sched.Remove(&h.entry)
 		h.end(nil, false) // the turn goes with the lock
 		l.c.emit(Event{Kind: EventReleased, Name: l.name})
-		l.handOver(next, want, sent)
+		l.handOver(next, want, req, sent)
 		return nil
 	case res > 0:
+		h.applied(res, req)
 		return nil
 	}
 	l.c.sched.Remove(&h.entry)
@@ -513,6 +534,13 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		h.lost(lostErr)
 	}
 	return fmt.Errorf("%w: %q: %w", ErrNotHeld, l.name, lostErr)
+}
+
+// applied records a hold count and request id that Redis confirmed.
+func (h *hold) applied(count int64, req string) {
+	h.mu.Lock()
+	h.count, h.lastReq = count, req
+	h.mu.Unlock()
 }
 
 // Value makes the hold, used as the ownership context, carry itself under its lock's key.

@@ -9,9 +9,11 @@
 -- ARGV[1]  owner id (client id + sequence; unique per acquisition; never contains '|' or '@')
 -- ARGV[2]  lease in milliseconds; 0 on re-entry means "keep the current TTL" (fixed-lease holds)
 -- ARGV[3]  request id (unique per call)
--- ARGV[4]  "1" to re-enter: the caller holds the lock and wants one more hold; "0" for a fresh
---          acquisition, which never re-enters (a fresh owner found holding was handed the lock)
--- ARGV[5]  "1" if the caller has waited long enough to claim the lock (fresh acquisitions only)
+-- ARGV[4]  optional, default "0": "1" to re-enter: the caller holds the lock and wants one more
+--          hold; "0" for a fresh acquisition, which never re-enters (a fresh owner found holding was
+--          handed the lock)
+-- ARGV[5]  optional, default "0": "1" if the caller has waited long enough to claim the lock (fresh
+--          acquisitions only)
 --
 -- returns  holdCount ≥ 1   acquired (fresh, handed over, or re-entered)
 --          -3 - pttl        not acquired (always ≤ -1): held by another owner, whose remaining TTL is

@@ -8,30 +8,38 @@
 -- ARGV[1]  owner id
 -- ARGV[2]  lease in milliseconds to reset on a partial release; 0 keeps the current TTL
 -- ARGV[3]  request id (unique per call)
--- ARGV[4]  publish command: PUBLISH or SPUBLISH
--- ARGV[5]  "" for a normal release; an acquire request id to undo that acquisition only if it was applied
--- ARGV[6]  "" or the owner id of a waiter in the same process: if this is the final release and nobody
---          else waits, the lock is transferred to that owner (lease ARGV[2], request id ARGV[3])
--- ARGV[7]  how long, in milliseconds, a lock handed to a claiming waiter stays reserved for it
+-- ARGV[4]  "" or the value the owner expects the lock to hold if this is its final hold and nobody
+--          waits ("<owner>|1|<last req>|"): when it matches, the lock is freed without parsing
+-- ARGV[5]  how long, in milliseconds, a lock handed to a claiming waiter stays reserved for it
 --          before it confirms (bounds the stall if that waiter died)
+-- ARGV[6]  optional, default "PUBLISH": publish command, PUBLISH or SPUBLISH
+-- ARGV[7]  optional, default "": an acquire request id to undo that acquisition only if it was applied
+-- ARGV[8]  optional, default "": the owner id of a waiter in the same process: if this is the final
+--          release and nobody else waits, the lock is transferred to that owner (lease ARGV[2],
+--          request id ARGV[3]) instead of being freed
 --
 -- returns  0           fully released (freed, or handed to the waiter that claimed it; a wake-up was
 --                      published if anyone had failed to take the lock during this hold)
 --          n ≥ 1       still held by the owner with hold count n
 --          -1          the owner does not hold the lock (or, when undoing, the acquisition was not
 --                      applied); a claim of the owner's, if any, is withdrawn
---          -2          fully released and transferred to ARGV[6]
+--          -2          fully released and transferred to ARGV[8]
 --
 -- Safe to run twice: a repeat of an applied partial release is recognised by <req>, and so is a
 -- repeat of a transfer or hand-over (the new holder's <req> is this request's id); a repeat of the
 -- final release finds the owner in the release record (owner ids are never reused, and the client
 -- stops sending releases for an owner once it saw the final one) and answers 0 again.
 local key, channel, record = KEYS[1], KEYS[2], KEYS[3]
-local owner, leaseMs, req, publish, undo, heir, reserveMs =
-  ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local owner, leaseMs, req, expected, reserveMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
+local publish, undo, heir = ARGV[6] or 'PUBLISH', ARGV[7] or '', ARGV[8] or ''
 local pattern = '^([^|]+)|(%d+)|([^|]*)|([^|]*)$'
 
 local cur = redis.call('GET', key)
+if cur and cur == expected then
+  -- The common case: the owner's only hold, nobody waiting, not a repeat (<last req> is older).
+  redis.call('RENAME', key, record)
+  return 0
+end
 local holder, count, last, mark
 if cur then
   holder, count, last, mark = string.match(cur, pattern)

@@ -45,7 +45,7 @@ func TestAcquireReleaseContract(t *testing.T) {
 		return fmt.Sprint(v)
 	}
 	release := func(owner, req, undo string) string {
-		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 1000, req, "PUBLISH", undo, "").Int64()
+		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 1000, req, "", 2000, "PUBLISH", undo).Int64()
 		if err != nil {
 			t.Fatalf("release(%s, %s): %v", owner, req, err)
 		}
@@ -144,18 +144,18 @@ func TestReleasePublishesOnlyAfterAWaiter(t *testing.T) {
 		return err == nil && msg != nil
 	}
 	run("acquire", "a", 5000, "r1", "0")
-	run("release", "a", 5000, "r2", "PUBLISH", "", "")
+	run("release", "a", 5000, "r2", "", 2000)
 	if published() {
 		t.Fatal("uncontended release published a wake-up")
 	}
 	run("acquire", "a", 5000, "r3", "0")
 	run("acquire", "b", 5000, "r4", "0") // fails: b now waits
 	run("acquire", "a", 5000, "r5", "1") // re-entry keeps the waiter mark
-	run("release", "a", 5000, "r6", "PUBLISH", "", "")
+	run("release", "a", 5000, "r6", "", 2000)
 	if published() {
 		t.Fatal("partial release published a wake-up")
 	}
-	run("release", "a", 5000, "r7", "PUBLISH", "", "")
+	run("release", "a", 5000, "r7", "", 2000)
 	if !published() {
 		t.Fatal("final release after a failed attempt published nothing")
 	}
@@ -168,7 +168,7 @@ func TestReleaseTransfer(t *testing.T) {
 	ctx := t.Context()
 	keys := []string{"T", "{T}:ch", "{T}:rel"}
 	release := func(owner, req, heir string) int64 {
-		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 5000, req, "PUBLISH", "", heir).Int64()
+		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 5000, req, "", 2000, "PUBLISH", "", heir).Int64()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestClaimHandOver(t *testing.T) {
 		return v
 	}
 	release := func(owner, req string) int64 {
-		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 30000, req, "PUBLISH", "", "", 2000).Int64()
+		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 30000, req, "", 2000).Int64()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,5 +244,33 @@ func TestClaimHandOver(t *testing.T) {
 	}
 	if v := rdb.Get(ctx, "C").Val(); v != "b|1|r6|w" {
 		t.Fatalf("after withdrawal: %q; want the claim replaced by the waiter mark", v)
+	}
+}
+
+// The fast path frees the lock when the owner's expectation matches, and only then.
+func TestReleaseFastPath(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	keys := []string{"F", "{F}:ch", "{F}:rel"}
+	release := func(req, expected string) int64 {
+		v, err := scripts.LockRelease.Run(ctx, rdb, keys, "a", 5000, req, expected, 2000).Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	scripts.LockAcquire.Run(ctx, rdb, keys[:1], "a", 5000, "r1")
+	scripts.LockAcquire.Run(ctx, rdb, keys[:1], "a", 5000, "r2", "1") // count 2
+	if v := release("r3", "a|1|r1|"); v != 1 {                        // stale expectation: full script
+		t.Fatalf("release with a stale expectation = %d; want 1 (count left)", v)
+	}
+	if v := release("r4", "a|1|r3|"); v != 0 {
+		t.Fatalf("release with a matching expectation = %d; want 0", v)
+	}
+	if v := release("r4", "a|1|r3|"); v != 0 {
+		t.Fatalf("repeat of the fast release = %d; want 0", v)
+	}
+	if n := rdb.Exists(ctx, "F").Val(); n != 0 {
+		t.Fatal("lock not freed")
 	}
 }
