@@ -121,6 +121,7 @@ const (
 	EventLost
 )
 
+// String returns the kind's name, e.g. "acquired".
 func (k EventKind) String() string {
 	switch k {
 	case EventAcquired:
