@@ -160,9 +160,9 @@ func TestFaultDroppedReplyKeepsHoldCountExact(t *testing.T) {
 		holders := faultHolders(t, admin, name)
 		switch {
 		case want == 0 && len(holders) != 0:
-			t.Fatalf("%s: lock hash still has holders %v", what, holders)
+			t.Fatalf("%s: lock still has holders %v", what, holders)
 		case want > 0 && (len(holders) != 1 || !faultHasValue(holders, strconv.Itoa(want))):
-			t.Fatalf("%s: lock hash holders %v, want one owner with count %d", what, holders, want)
+			t.Fatalf("%s: lock holders %v, want one owner with count %d", what, holders, want)
 		}
 	}
 
@@ -194,7 +194,7 @@ func TestFaultDroppedReplyKeepsHoldCountExact(t *testing.T) {
 	if cause := context.Cause(own); !errors.Is(cause, context.Canceled) || errors.Is(cause, redisson.ErrLockLost) {
 		t.Fatalf("ownership context cause after the final unlock = %v, want context.Canceled", cause)
 	}
-	// The release memo exists for go-redis re-sends of the same release; a second Unlock call by the
+	// The release record exists for go-redis re-sends of the same release; a second Unlock call by the
 	// caller is a different request and must not be taken for one.
 	if err := l.Unlock(own); !errors.Is(err, redisson.ErrNotHeld) {
 		t.Errorf("a second Unlock after the final unlock = %v, want ErrNotHeld", err)
@@ -511,7 +511,7 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 	}
 	holders := faultHolders(t, admin, name)
 	if len(holders) != 1 {
-		t.Fatalf("lock hash holders %v, want one owner", holders)
+		t.Fatalf("lock holders %v, want one owner", holders)
 	}
 	var owner string
 	for owner = range holders {
@@ -915,7 +915,7 @@ func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 	child.expect(t, "FAULT-READY", 30*time.Second)
 	holders := faultHolders(t, admin, name)
 	if len(holders) != 1 {
-		t.Fatalf("lock hash holders %v after the helper acquired, want one owner", holders)
+		t.Fatalf("lock holders %v after the helper acquired, want one owner", holders)
 	}
 
 	c := newClient(t, srv.Client(t))
@@ -958,7 +958,7 @@ func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 	default:
 	}
 	if now := faultHolders(t, admin, name); !maps.Equal(now, holders) {
-		t.Fatalf("lock hash holders went from %v to %v while the holder was alive", holders, now)
+		t.Fatalf("lock holders went from %v to %v while the holder was alive", holders, now)
 	}
 
 	killed := time.Now()
