@@ -108,8 +108,12 @@ func timeoutsOff(rdb redis.UniversalClient) bool {
 // release locks: a held lock stays in Redis until its lease runs out (at most the watchdog timeout
 // after its last renewal), as if the process had exited. The ownership context of every hold is
 // cancelled with a cause matching ErrLockLost and ErrClosed, and waits in progress return ErrClosed.
-// Every later call returns ErrClosed. Close does not close rdb, and is idempotent; it returns nil.
+// Every later call returns ErrClosed. Close does not close rdb, and is idempotent; it returns nil
+// (ErrInvalidArgument on a nil Client).
 func (c *Client) Close() error {
+	if c == nil {
+		return invalidf("nil client")
+	}
 	c.closeOnce.Do(func() {
 		close(c.done)
 		for _, e := range c.sched.Close() {
@@ -124,6 +128,9 @@ func (c *Client) Close() error {
 // and safe to share between goroutines, which exclude each other as with a sync.Mutex. A bad name is
 // reported by the first call on the handle (ErrInvalidArgument).
 func (c *Client) Lock(name string) *Lock {
+	if c == nil {
+		return &Lock{name: name, err: invalidf("nil client")}
+	}
 	l := &Lock{c: c, name: name}
 	var aux func(string) string
 	l.key, aux, l.err = objectKeys(c.cfg.prefix, name)
@@ -146,6 +153,9 @@ type Stats struct {
 
 // Stats returns counters of the client's work. It does not block on I/O.
 func (c *Client) Stats() Stats {
+	if c == nil {
+		return Stats{}
+	}
 	calls, renewed, lost := c.sched.Stats()
 	subs, reconnects := c.hub.Stats()
 	return Stats{Held: c.sched.Len(), RenewCalls: calls, Renewed: renewed, Lost: lost,

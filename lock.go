@@ -107,14 +107,14 @@ func (l *Lock) TryLock(ctx context.Context, opts ...AcquireOption) (context.Cont
 }
 
 func (l *Lock) check(ctx context.Context) error {
-	if l == nil || l.c == nil {
-		return invalidf("nil lock handle")
-	}
-	if err := checkCtx(ctx); err != nil {
-		return err
+	if l == nil || (l.c == nil && l.err == nil) {
+		return invalidf("lock handle not created by Client.Lock")
 	}
 	if l.err != nil {
 		return l.err
+	}
+	if err := checkCtx(ctx); err != nil {
+		return err
 	}
 	if l.c.closed() {
 		return ErrClosed
@@ -446,14 +446,14 @@ func (l *Lock) reenter(ctx context.Context, h *hold) (context.Context, error) {
 // stops renewing and ends the hold (its context is cancelled with ErrLockLost), so the lock is gone
 // within its lease whether or not the release arrived.
 func (l *Lock) Unlock(ctx context.Context) error {
-	if l == nil || l.c == nil {
-		return invalidf("nil lock handle")
-	}
-	if err := checkCtx(ctx); err != nil {
-		return err
+	if l == nil || (l.c == nil && l.err == nil) {
+		return invalidf("lock handle not created by Client.Lock")
 	}
 	if l.err != nil {
 		return l.err
+	}
+	if err := checkCtx(ctx); err != nil {
+		return err
 	}
 	h := l.holdOf(ctx)
 	if h == nil {

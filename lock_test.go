@@ -468,6 +468,16 @@ func TestBadInput(t *testing.T) {
 	if _, err := nilLock.Lock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
 		t.Errorf("nil handle Lock() = %v; want ErrInvalidArgument", err)
 	}
+	if err := new(redisson.Lock).Unlock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("zero Lock Unlock() = %v; want ErrInvalidArgument", err)
+	}
+	var nilClient *redisson.Client
+	if _, err := nilClient.Lock("x").TryLock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("Lock from a nil client = %v; want ErrInvalidArgument", err)
+	}
+	if err := nilClient.Close(); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("nil Client.Close() = %v; want ErrInvalidArgument", err)
+	}
 	if n := rdb.DBSize(ctx).Val(); n != 0 {
 		t.Fatalf("bad input wrote %d keys", n)
 	}
