@@ -89,7 +89,8 @@ func (l *Lock) Name() string {
 // Lock acquires the lock, blocking until it is acquired, ctx ends, the optional WithWait bound
 // passes, or the Client is closed. Without WithLease the watchdog keeps the lock alive until Unlock;
 // with WithLease(d) it expires after d. If ctx already carries ownership of this lock, Lock re-enters
-// at once (one round trip) and returns ctx.
+// at once (one round trip) and returns ctx; options are then ignored (a re-entered hold keeps the
+// lease mode of its first acquisition, and a fixed lease is not extended).
 //
 // On success it returns the ownership context (see Lock). On failure nothing is held and the error
 // matches ErrNotObtained; it also matches ctx.Err() if ctx ended the wait, ErrClosed if the Client was
