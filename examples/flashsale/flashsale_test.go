@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -67,29 +66,11 @@ func lastLine(t *testing.T, out string) parsedResult {
 	return p
 }
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of run's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestFlashSaleWithLock(t *testing.T) {
 	srv := redistest.Start(t)
-	var out, errOut syncBuffer
+	var out, errOut bytes.Buffer // written by run's goroutines through lockedWriter, read after run
 	cfg := config{Processes: 2, Buyers: 200, Stock: 20, Addr: srv.Addr(), Timeout: 45 * time.Second}
-	res, err := run(t.Context(), cfg, &out, &errOut)
+	res, err := run(t.Context(), cfg, &lockedWriter{w: &out}, &lockedWriter{w: &errOut})
 	t.Logf("output:\n%s%s", out.String(), errOut.String())
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -109,9 +90,9 @@ func TestFlashSaleWithLock(t *testing.T) {
 // Without the lock the same sale oversells: the check the lock passes is not vacuous.
 func TestFlashSaleWithoutLockOversells(t *testing.T) {
 	srv := redistest.Start(t)
-	var out, errOut syncBuffer
+	var out, errOut bytes.Buffer
 	cfg := config{Processes: 2, Buyers: 200, Stock: 20, NoLock: true, Addr: srv.Addr(), Timeout: 45 * time.Second}
-	res, err := run(t.Context(), cfg, &out, &errOut)
+	res, err := run(t.Context(), cfg, &lockedWriter{w: &out}, &lockedWriter{w: &errOut})
 	t.Logf("output:\n%s%s", out.String(), errOut.String())
 	if err != nil {
 		t.Fatalf("run: %v", err)
