@@ -984,3 +984,79 @@ func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 	}
 	<-child.done
 }
+
+// TestFaultProgressAfterRedisOutage: goroutines of two clients keep locking and unlocking while
+// Redis is killed and restarted (its data lost), or paused for longer than the lease. Calls fail
+// during the outage; afterwards every goroutine must acquire again: no turn, subscription or renewal
+// is left stuck by the failures. (Mutual exclusion is not checked across the outage: a restart
+// without persistence loses the lock, which the package documents.)
+func TestFaultProgressAfterRedisOutage(t *testing.T) {
+	outages := map[string]func(t *testing.T, srv *redistest.Server){
+		"kill-restart": func(t *testing.T, srv *redistest.Server) {
+			if err := srv.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := srv.Restart(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"pause-resume": func(t *testing.T, srv *redistest.Server) {
+			if err := srv.Pause(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(1500 * time.Millisecond) // the outage itself: longer than the 600ms lease
+			if err := srv.Resume(); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, outage := range outages {
+		t.Run(name, func(t *testing.T) { faultProgressAfter(t, outage) })
+	}
+}
+
+func faultProgressAfter(t *testing.T, outage func(*testing.T, *redistest.Server)) {
+	srv := redistest.Start(t)
+	opts := []redisson.Option{redisson.WithWatchdogTimeout(600 * time.Millisecond), redisson.WithRepollInterval(100 * time.Millisecond)}
+	clients := []*redisson.Client{newClient(t, srv.Client(t), opts...), newClient(t, srv.Client(t), opts...)}
+	var restarted atomic.Bool
+	var before atomic.Int32   // acquisitions before the kill
+	var after [6]atomic.Int32 // acquisitions of each goroutine after the restart
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var wg sync.WaitGroup
+	for g := range after {
+		l := clients[g%2].Lock("fault-restart")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				wctx, wcancel := context.WithTimeout(ctx, time.Second)
+				lctx, err := l.Lock(wctx)
+				wcancel()
+				if err != nil {
+					continue // Redis down, or the wait timed out: try again
+				}
+				if restarted.Load() {
+					after[g].Add(1)
+				} else {
+					before.Add(1)
+				}
+				_ = l.Unlock(lctx) // may fail while Redis is down
+			}
+		}()
+	}
+	eventually(t, 10*time.Second, "some acquisitions before the kill", func() bool { return before.Load() >= 20 })
+	outage(t, srv)
+	restarted.Store(true)
+	eventually(t, 30*time.Second, "every goroutine to acquire after the restart", func() bool {
+		for i := range after {
+			if after[i].Load() < 3 {
+				return false
+			}
+		}
+		return true
+	})
+	cancel()
+	wg.Wait()
+}
