@@ -213,13 +213,19 @@ func (c *Client) renewBatch(ctx context.Context, batch []*renew.Entry) ([]bool, 
 	return alive, nil
 }
 
-// ioContext returns ctx for a call that must run even if ctx is already cancelled (releases,
-// cleanups): a detached context bounded by cleanupTimeout in that case.
+// detached returns a context with ctx's values but not its cancellation, bounded by cleanupTimeout:
+// for cleanups that must run after ctx has ended.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
+// ioContext returns ctx for a call that must run even if ctx is already cancelled (a query with a
+// cancelled ownership context): ctx itself while it is live, else a detached context.
 func ioContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if ctx.Err() == nil {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	return detached(ctx)
 }
 
 func checkCtx(ctx context.Context) error {

@@ -335,7 +335,7 @@ func isRedisReply(err error) bool {
 // undo reverts acquisition request req of owner if Redis applied it (req "": releases the owner's
 // fresh hold outright), on a detached context.
 func (l *Lock) undo(ctx context.Context, owner, req string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	ctx, cancel := detached(ctx)
 	defer cancel()
 	if _, err := l.runRelease(ctx, owner, 0, l.c.newID(), "", req, ""); err != nil { // rare: boxing is fine here
 		l.c.cfg.logger.Warn("redisson: could not undo an acquisition with an unknown outcome; it expires with its lease",
@@ -469,10 +469,6 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("%w: %q was already unlocked by this owner", ErrNotHeld, l.name)
 	}
 	h.unlocking++
-	expected := ""
-	if h.count == 1 {
-		expected = h.owner + "|1|" + h.lastReq + "|"
-	}
 	// A watchdog hold that still has this process's turn may pass the lock to the next local waiter.
 	var next *gate.Waiter
 	var want *heir
@@ -484,13 +480,14 @@ func (l *Lock) Unlock(ctx context.Context) error {
 			}
 		}
 	}
+	expected := "" // the fast path, for a final release that transfers nothing
+	if h.count == 1 && heirOwner == "" {
+		expected = h.owner + "|1|" + h.lastReq + "|"
+	}
 	h.mu.Unlock()
 
 	// ctx only names the owner: a release must not be cut short because the work's context ended.
 	// The go-redis client's own read and write timeouts bound it.
-	if heirOwner != "" {
-		expected = "" // a transfer needs the full script
-	}
 	sent, req := time.Now(), l.c.newID()
 	res, err := l.runRelease(context.WithoutCancel(ctx), h.ownerArg, h.leaseArg, req, expected, "", heirOwner)
 
@@ -528,6 +525,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		h.applied(res, req)
 		return nil
 	}
+	// releaseNotHeld: the owner no longer holds the lock in Redis.
 	l.c.sched.Remove(&h.entry)
 	lostErr := h.err()
 	if lostErr == nil {

@@ -61,10 +61,9 @@ type channel struct {
 // Waiter is one goroutine's interest in one channel. C receives a signal when the goroutine should
 // try again. Close it when done waiting.
 type Waiter struct {
-	C    chan struct{}
-	hub  *Hub
-	name string
-	ch   *channel
+	C   chan struct{}
+	hub *Hub
+	ch  *channel
 }
 
 // New returns a hub; it opens no connection until the first Subscribe.
@@ -93,7 +92,7 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Waiter, error) {
 		}
 	}
 	ch.idle = time.Time{}
-	w := &Waiter{C: make(chan struct{}, 1), hub: h, name: name, ch: ch}
+	w := &Waiter{C: make(chan struct{}, 1), hub: h, ch: ch}
 	ch.waiters = append(ch.waiters, w)
 	return w, nil
 }
