@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: all deps race-deps demo test vet bench
+.PHONY: all deps race-deps demo test vet lint bench fuzz
 
 all: test
 
@@ -51,8 +51,23 @@ vet:
 	$(GO) vet ./...
 	@if [ -f bench/go.mod ]; then echo "cd bench && $(GO) vet ./..."; cd bench && $(GO) vet ./...; fi
 
-test: deps race-deps vet
+# Fails on an untidy module (go.mod/go.sum not what `go mod tidy` would write) and on staticcheck
+# findings, in the library and in the bench module. staticcheck is fetched through the module proxy.
+STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) mod tidy -diff
+	$(STATICCHECK) ./...
+	@if [ -f bench/go.mod ]; then echo "cd bench && go mod tidy -diff && staticcheck ./..."; cd bench && $(GO) mod tidy -diff && $(STATICCHECK) ./...; fi
+
+test: deps race-deps vet lint
 	REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 14m ./...
+
+# The randomized, model-checked fault test for longer than its bounded run in `make test`.
+# FUZZTIME is the run time; set SEED to replay a printed seed.
+FUZZTIME ?= 10m
+fuzz: deps race-deps
+	REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 0 -run '^TestModel$$' . \
+		-model.duration=$(FUZZTIME) $(if $(SEED),-model.seed=$(SEED))
 
 bench: deps
 	cd bench && $(GO) run . $(ARGS)

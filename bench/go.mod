@@ -4,9 +4,9 @@ go 1.26.0
 
 require (
 	github.com/bsm/redislock v0.9.4
-	github.com/go-redsync/redsync/v4 v4.18.1
+	github.com/go-redsync/redsync/v4 v4.18.0
 	github.com/goredisson/redisson v0.0.0
-	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/go-redis/v9 v9.22.0
 	github.com/redis/rueidis v1.0.79
 )
 

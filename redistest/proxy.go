@@ -32,7 +32,8 @@ type Proxy struct {
 	conns     map[*proxyConn]struct{}
 	closed    bool
 	blackhole bool
-	drop      int // server→client chunks still to drop
+	drop      int           // server→client chunks still to drop
+	delay     time.Duration // added before forwarding each chunk
 
 	closeOnce sync.Once
 	closeErr  error
@@ -114,6 +115,15 @@ func (p *Proxy) DropReplies(n int) {
 func (p *Proxy) Blackhole(on bool) {
 	p.mu.Lock()
 	p.blackhole = on
+	p.mu.Unlock()
+}
+
+// Delay holds every chunk read from then on, in both directions, for d
+// before forwarding it, as a slow network would; chunks of one connection
+// stay in order. d <= 0 forwards at once again. It does not block.
+func (p *Proxy) Delay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = max(d, 0)
 	p.mu.Unlock()
 }
 
@@ -227,17 +237,32 @@ const (
 	drop
 )
 
-func (p *Proxy) action(fromServer bool) chunkAction {
+func (p *Proxy) action(fromServer bool) (chunkAction, time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
 	case p.blackhole:
-		return discard
+		return discard, 0
 	case fromServer && p.drop > 0:
 		p.drop--
-		return drop
+		return drop, 0
 	default:
-		return forward
+		return forward, p.delay
+	}
+}
+
+// sleep waits for d, or until the proxy is closed; it reports whether d passed.
+func (p *Proxy) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.ctx.Done():
+		return false
 	}
 }
 
@@ -249,10 +274,14 @@ func (p *Proxy) pipe(pc *proxyConn, dst, src net.Conn, fromServer bool) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			switch p.action(fromServer) {
+			act, delay := p.action(fromServer)
+			switch act {
 			case drop:
 				return
 			case forward:
+				if !p.sleep(delay) {
+					return
+				}
 				if _, werr := dst.Write(buf[:n]); werr != nil {
 					return
 				}

@@ -352,6 +352,25 @@ func TestProxyDropReplies(t *testing.T) {
 	}
 }
 
+func TestProxyDelay(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	c := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })
+	mustPing(t, c)
+
+	const d = 40 * time.Millisecond
+	p.Delay(d)
+	start := time.Now()
+	mustPing(t, c)
+	// A lower bound, not a timing threshold: the request and the reply each wait at least d.
+	if took := time.Since(start); took < 2*d {
+		t.Errorf("PING through a proxy delaying each chunk by %v took %v; want at least %v", d, took, 2*d)
+	}
+	p.Delay(0)
+	mustPing(t, c)
+}
+
 func TestProxyBlackhole(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)

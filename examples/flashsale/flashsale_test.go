@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goredisson/redisson/internal/leakcheck"
 	"github.com/goredisson/redisson/redistest"
 )
 
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 	case os.Getenv(mainEnv) == "1":
 		os.Exit(parentMain(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	leakcheck.Main(m)
 }
 
 // mainEnv makes the re-executed test binary run the program's main instead of the tests.
