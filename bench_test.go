@@ -32,12 +32,12 @@ func BenchmarkUncontended(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			l := c.Lock(fmt.Sprint("bench:r:", benchKeys.Add(1)))
 			for pb.Next() {
-				lctx, err := l.Lock(ctx)
+				h, err := l.Lock(ctx)
 				if err != nil {
 					b.Error(err)
 					return
 				}
-				if err := l.Unlock(lctx); err != nil {
+				if err := h.Unlock(ctx); err != nil {
 					b.Error(err)
 					return
 				}

@@ -34,6 +34,9 @@ type Client struct {
 	// enough for a live waiter to notice (it re-polls at least every repoll interval), short enough
 	// that a dead one stalls the lock only briefly.
 	reserveArg any
+	// historyArg is how long (ms) a lock's release history keeps a final release: as long as go-redis
+	// may re-send it (see resendWindow).
+	historyArg any
 
 	id  string        // random, unguessable: prefix of every owner and request id
 	seq atomic.Uint64 // suffix of every owner and request id
@@ -54,9 +57,15 @@ type Client struct {
 // so a hung server blocks calls for the client's read timeout instead of the context's deadline. New
 // logs a warning when it can see the setting is off. A Cluster given by a single seed address needs
 // IsClusterMode: true, or NewUniversalClient returns a plain client.
+//
+// A *redis.Ring is refused (ErrInvalidArgument): a Ring moves keys to another shard when a shard goes
+// down or comes back, so a lock would silently gain a second owner.
 func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if rdb == nil {
 		return nil, invalidf("nil redis client")
+	}
+	if _, ok := rdb.(*redis.Ring); ok {
+		return nil, invalidf("a *redis.Ring cannot hold locks: it remaps keys when shards come and go; use a plain, failover or Cluster client")
 	}
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -76,6 +85,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		cfg:        cfg,
 		publish:    "PUBLISH",
 		reserveArg: (2*cfg.repoll + time.Second).Milliseconds(),
+		historyArg: resendWindow(rdb).Milliseconds(),
 		id:         hex.EncodeToString(idb[:]),
 		gates:      gate.New(),
 		done:       make(chan struct{}),
@@ -87,7 +97,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	}
 	c.hub = pubsub.New(rdb, cfg.logger)
 	// Idle wake-ups at half the renewal period: registering a watchdog lock never wakes the goroutine.
-	c.sched = renew.New(c.renewBatch, cfg.watchdog/6)
+	c.sched = renew.New(c.renewBatch, cfg.watchdog/6, cfg.margin)
 	return c, nil
 }
 
@@ -98,10 +108,32 @@ func timeoutsOff(rdb redis.UniversalClient) bool {
 		return !r.Options().ContextTimeoutEnabled
 	case *redis.ClusterClient:
 		return !r.Options().ContextTimeoutEnabled
-	case *redis.Ring:
-		return !r.Options().ContextTimeoutEnabled
 	}
 	return false
+}
+
+// resendWindow bounds how long after its first run go-redis may re-send a command: every attempt
+// (MaxRetries + 1 of them) may take a dial, a write and a read timeout, plus the retry backoff. Unknown
+// clients, and timeouts that are disabled, get ten minutes.
+func resendWindow(rdb redis.UniversalClient) time.Duration {
+	const unknown = 10 * time.Minute
+	var retries int
+	var dial, read, write, backoff time.Duration
+	switch r := rdb.(type) {
+	case *redis.Client:
+		o := r.Options()
+		retries, dial, read, write, backoff = o.MaxRetries, o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
+	case *redis.ClusterClient:
+		o := r.Options()
+		retries, dial, read, write, backoff = o.MaxRedirects+o.MaxRetries, o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
+	default:
+		return unknown
+	}
+	if read <= 0 || write <= 0 || dial <= 0 {
+		return unknown
+	}
+	w := time.Duration(max(retries, 0)+1)*(dial+read+write+max(backoff, 0)) + time.Second
+	return min(w, unknown)
 }
 
 // Close stops the renewal scheduler and the pub/sub hub and waits for their goroutines. It does not
@@ -136,7 +168,7 @@ func (c *Client) Lock(name string) *Lock {
 	l.key, aux, l.err = objectKeys(c.cfg.prefix, name)
 	if l.err == nil {
 		l.releaseKeys = []string{l.key, aux("ch"), aux("rel")}
-		l.ctxKey = holdKey{c, l.key}
+		l.ctxKey = markKey{c, l.key}
 	}
 	return l
 }
@@ -217,15 +249,6 @@ func (c *Client) renewBatch(ctx context.Context, batch []*renew.Entry) ([]bool, 
 // for cleanups that must run after ctx has ended.
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-}
-
-// ioContext returns ctx for a call that must run even if ctx is already cancelled (a query with a
-// cancelled ownership context): ctx itself while it is live, else a detached context.
-func ioContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if ctx.Err() == nil {
-		return ctx, func() {}
-	}
-	return detached(ctx)
 }
 
 func checkCtx(ctx context.Context) error {

@@ -3,48 +3,108 @@ package redisson
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
-// Errors returned by this package. Match them with errors.Is: most are wrapped with the object's name
-// and the underlying cause.
+// Errors returned by this package. Match them with errors.Is: they arrive inside an *Error that names
+// the operation and the object, often together with the underlying cause.
 var (
 	// ErrNotObtained: an acquisition failed and nothing is held. Every acquisition error matches it;
 	// when the caller's context ended the wait, the error also matches ctx.Err().
 	ErrNotObtained = errors.New("redisson: not obtained")
 
-	// ErrNotHeld: the caller does not own what it tried to release. Nothing was changed.
+	// ErrNotHeld: the caller does not hold what it tried to release or re-enter (already unlocked, or
+	// lost: then the error also matches ErrLockLost). Nothing was changed.
 	ErrNotHeld = errors.New("redisson: not held")
 
 	// ErrLockLost: a lock this process held is no longer held: the watchdog found it gone or could not
-	// renew it before its lease may have lapsed, or its fixed lease ran out. It is the cause of the
-	// ownership context's cancellation (read it with context.Cause).
+	// renew it before its lease may have lapsed, its fixed lease ran out, an unlock failed, or the
+	// Client was closed. It is the cause of the hold's context cancellation (read it with
+	// context.Cause).
 	ErrLockLost = errors.New("redisson: lock lost")
 
 	// ErrClosed: the Client was closed.
 	ErrClosed = errors.New("redisson: client closed")
 
-	// ErrWrongType: the name is used in Redis by a value of another type. Nothing was changed.
+	// ErrWrongType: the name is used in Redis by a value of another type or format (another kind of
+	// object, or application data). Nothing was changed.
 	ErrWrongType = errors.New("redisson: key holds a value of another type")
 
-	// ErrInvalidArgument: bad input (empty name, non-positive duration, nil client or context). Nothing
-	// was sent to Redis.
+	// ErrInvalidArgument: bad input (empty or malformed name, out-of-range duration, nil client,
+	// context or handle). Nothing was sent to Redis.
 	ErrInvalidArgument = errors.New("redisson: invalid argument")
 )
 
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidArgument, fmt.Sprintf(format, args...))
+// Error is the error returned by every operation on an object, like os.PathError: which operation
+// failed on which object, and why. Err matches one or more of the package's sentinel errors and the
+// underlying cause (a context error, a Redis error).
+type Error struct {
+	Op   string // "lock", "try lock", "reenter", "unlock", "force unlock", ...
+	Name string // the object's name as given to the Client
+	Err  error
 }
 
-// redisErr wraps an error from Redis with the operation and object name, mapping WRONGTYPE.
-func redisErr(op, name string, err error) error {
-	if err != nil && strings.Contains(err.Error(), "WRONGTYPE") {
-		return fmt.Errorf("%w: %s %q: %w", ErrWrongType, op, name, err)
+// Error returns "redisson: <op> "<name>": <reasons>".
+func (e *Error) Error() string {
+	return "redisson: " + e.Op + " " + strconv.Quote(e.Name) + ": " + describe(e.Err)
+}
+
+// Unwrap returns the reasons.
+func (e *Error) Unwrap() error { return e.Err }
+
+// reasons is a list of errors that together explain a failure, most general first: e.g.
+// ErrNotObtained, then context.DeadlineExceeded. It matches each of them.
+type reasons []error
+
+func (r reasons) Error() string   { return describe(r) }
+func (r reasons) Unwrap() []error { return r }
+
+// because joins the non-nil errors into one that matches each of them; nested lists are flattened.
+func because(errs ...error) error {
+	var r reasons
+	for _, err := range errs {
+		if nested, ok := err.(reasons); ok {
+			r = append(r, nested...)
+		} else if err != nil {
+			r = append(r, err)
+		}
 	}
-	return fmt.Errorf("redisson: %s %q: %w", op, name, err)
+	if len(r) == 1 {
+		return r[0]
+	}
+	return r
 }
 
-// notObtained wraps the reason an acquisition of name failed.
-func notObtained(name string, cause error) error {
-	return fmt.Errorf("%w: %q: %w", ErrNotObtained, name, cause)
+// describe writes err without the package prefix of its parts, so that a list of reasons reads
+// "not obtained: client closed" rather than repeating "redisson: ".
+func describe(err error) string {
+	if r, ok := err.(reasons); ok {
+		parts := make([]string, len(r))
+		for i, e := range r {
+			parts[i] = describe(e)
+		}
+		return strings.Join(parts, ": ")
+	}
+	if err == nil {
+		return "<nil>"
+	}
+	return strings.TrimPrefix(err.Error(), "redisson: ")
+}
+
+func opErr(op, name string, errs ...error) error {
+	return &Error{Op: op, Name: name, Err: because(errs...)}
+}
+
+func invalidf(format string, args ...any) error {
+	return because(ErrInvalidArgument, fmt.Errorf(format, args...))
+}
+
+// redisErr explains an error from Redis: WRONGTYPE (including a string in a format this package did
+// not write) matches ErrWrongType.
+func redisErr(err error) error {
+	if err != nil && strings.Contains(err.Error(), "WRONGTYPE") {
+		return because(ErrWrongType, err)
+	}
+	return err
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/goredisson/redisson"
 )
 
-// The main flow: lock, work under the ownership context, unlock.
+// The main flow: lock, work under the hold's context, unlock.
 func ExampleLock_Lock() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
@@ -23,37 +23,66 @@ func ExampleLock_Lock() {
 
 	ctx := context.Background()
 	mu := c.Lock("example:goods:1000")
-	lctx, err := mu.Lock(ctx) // waits; the watchdog renews the lease until Unlock
+	h, err := mu.Lock(ctx) // waits; the watchdog renews the lease until Unlock
 	if err != nil {
 		panic(err)
 	}
-	defer mu.Unlock(lctx)
+	defer h.Unlock(ctx)
 
-	// Work with lctx: it is cancelled if the lock is lost.
-	n, _ := mu.HoldCount(lctx)
-	fmt.Println("held:", n, "lost:", context.Cause(lctx) != nil)
+	// Work with h.Context(): it is cancelled if the lock is lost.
+	n, _ := h.HoldCount(ctx)
+	fmt.Println("held:", n, "lost:", context.Cause(h.Context()) != nil)
 	// Output: held: 1 lost: false
 }
 
-// Re-entry is explicit: pass the ownership context again.
-func ExampleLock_Lock_reentry() {
+// Re-entry is explicit: through the Hold, and each level is unlocked on its own.
+func ExampleHold_Reenter() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	c, _ := redisson.New(rdb)
 	defer c.Close()
 
+	ctx := context.Background()
 	mu := c.Lock("example:reentry")
-	lctx, _ := mu.Lock(context.Background())
-	mu.Lock(lctx) // re-enters: hold count 2
-	n, _ := mu.HoldCount(lctx)
+	h, _ := mu.Lock(ctx)
+	inner, _ := h.Reenter(ctx) // hold count 2
+	n, _ := h.HoldCount(ctx)
 	fmt.Println("after re-entry:", n)
-	mu.Unlock(lctx)
-	mu.Unlock(lctx) // the last unlock releases
-	locked, _ := mu.IsLocked(context.Background())
-	fmt.Println("locked after two unlocks:", locked)
+	inner.Unlock(ctx)
+	h.Unlock(ctx) // the last level releases
+	locked, _ := mu.IsLocked(ctx)
+	fmt.Println("locked after both unlocks:", locked)
+	fmt.Println("unlock twice:", errors.Is(h.Unlock(ctx), redisson.ErrNotHeld))
 	// Output:
 	// after re-entry: 2
-	// locked after two unlocks: false
+	// locked after both unlocks: false
+	// unlock twice: true
+}
+
+// Nested code that locks by name re-enters when its caller marked the context with its Hold.
+func ExampleContextWithHold() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb)
+	defer c.Close()
+
+	mu := c.Lock("example:account:7")
+	debit := func(ctx context.Context) error {
+		h, err := mu.Lock(ctx) // re-enters if ctx is marked, else waits for the lock
+		if err != nil {
+			return err
+		}
+		defer h.Unlock(ctx)
+		n, _ := h.HoldCount(ctx)
+		fmt.Println("levels inside debit:", n)
+		return nil
+	}
+
+	ctx := context.Background()
+	h, _ := mu.Lock(ctx)
+	defer h.Unlock(ctx)
+	_ = debit(redisson.ContextWithHold(ctx, h))
+	// Output: levels inside debit: 2
 }
 
 // TryLock with a bounded wait and a fixed lease; failure matches ErrNotObtained.
@@ -67,7 +96,7 @@ func ExampleLock_TryLock() {
 
 	ctx := context.Background()
 	held, _ := other.Lock("example:report").Lock(ctx, redisson.WithLease(time.Minute))
-	defer other.Lock("example:report").Unlock(held)
+	defer held.Unlock(ctx)
 
 	_, err := c.Lock("example:report").TryLock(ctx,
 		redisson.WithWait(50*time.Millisecond), redisson.WithLease(10*time.Second))
@@ -75,20 +104,21 @@ func ExampleLock_TryLock() {
 	// Output: obtained: false not obtained: true
 }
 
-// The ownership context tells the holder when the lock is lost.
-func ExampleLock_Lock_lost() {
+// The hold's context tells the holder when the lock is lost.
+func ExampleHold_Context() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	c, _ := redisson.New(rdb, redisson.WithWatchdogTimeout(300*time.Millisecond))
 	defer c.Close()
 
+	ctx := context.Background()
 	mu := c.Lock("example:lost")
-	lctx, _ := mu.Lock(context.Background())
-	mu.ForceUnlock(context.Background()) // an operator deletes the lock
+	h, _ := mu.Lock(ctx)
+	mu.ForceUnlock(ctx) // an operator deletes the lock
 
-	<-lctx.Done() // the watchdog notices at its next renewal
-	fmt.Println(errors.Is(context.Cause(lctx), redisson.ErrLockLost))
-	fmt.Println(errors.Is(mu.Unlock(lctx), redisson.ErrNotHeld))
+	<-h.Context().Done() // the watchdog notices at its next renewal
+	fmt.Println(errors.Is(context.Cause(h.Context()), redisson.ErrLockLost))
+	fmt.Println(errors.Is(h.Unlock(ctx), redisson.ErrNotHeld))
 	// Output:
 	// true
 	// true

@@ -30,9 +30,11 @@ import (
 	"github.com/goredisson/redisson/redistest"
 )
 
-// faultChannel is the wake-up channel of the lock called name (no key prefix, no hash tag in the
-// name), per the key layout documented in keys.go.
+// faultChannel is the wake-up channel of the lock called name (no key prefix).
 func faultChannel(name string) string { return "{" + name + "}:ch" }
+
+// faultKey is the key of the lock called name (no key prefix).
+func faultKey(name string) string { return "{" + name + "}" }
 
 // faultWaitDone waits for ctx to end, failing the test after timeout. It returns when it ended.
 func faultWaitDone(tb testing.TB, ctx context.Context, timeout time.Duration, what string) time.Time {
@@ -76,10 +78,11 @@ func faultScriptRuns(tb testing.TB, admin *redis.Client) int64 {
 	return total
 }
 
-// faultHolders returns the holder of the lock key with its hold count, read from the key's value
-// "<owner>|<count>|<req>|<w>" (empty when the lock is free).
-func faultHolders(tb testing.TB, admin *redis.Client, key string) map[string]string {
+// faultHolders returns the holder of lock name with its hold count, read with the package's decoder
+// (empty when the lock is free).
+func faultHolders(tb testing.TB, admin *redis.Client, name string) map[string]string {
 	tb.Helper()
+	key := faultKey(name)
 	v, err := admin.Get(tb.Context(), key).Result()
 	if errors.Is(err, redis.Nil) {
 		return map[string]string{}
@@ -87,11 +90,11 @@ func faultHolders(tb testing.TB, admin *redis.Client, key string) map[string]str
 	if err != nil {
 		tb.Fatalf("GET %s: %v", key, err)
 	}
-	f := strings.Split(v, "|")
-	if len(f) != 4 || f[0] == "" {
+	owner, n, ok := redisson.DecodeLockValue(v)
+	if !ok {
 		tb.Fatalf("GET %s = %q: not a lock value", key, v)
 	}
-	return map[string]string{f[0]: f[1]}
+	return map[string]string{owner: strconv.Itoa(n)}
 }
 
 // TestFaultDroppedReplyKeepsHoldCountExact loses the reply of acquire, re-entry and unlock scripts
@@ -124,19 +127,21 @@ func TestFaultDroppedReplyKeepsHoldCountExact(t *testing.T) {
 
 	// Warm up so the scripts are loaded: each dropped reply below is then the reply of a script that
 	// ran, not a NOSCRIPT error.
-	wctx, err := l.Lock(ctx)
+	wh, err := l.Lock(ctx)
 	if err != nil {
 		t.Fatalf("warm-up Lock: %v", err)
 	}
-	if err := l.Unlock(wctx); err != nil {
+	if err := wh.Unlock(ctx); err != nil {
 		t.Fatalf("warm-up Unlock: %v", err)
 	}
 
-	var own context.Context // ownership context, set by the first step
+	var levels []*redisson.Hold // the holds taken and not unlocked, the first one being the acquisition
 	// wantRuns counts EVALSHA and SET calls, including SETs inside scripts: a fresh acquisition is one
 	// SET NX; with its reply dropped, the re-sent SET NX finds the key and the script recognises the
-	// owner's own request. A re-entry is one script with one SET inside; a partial unlock too; a
-	// final unlock is one script without SET.
+	// owner's own level (and sets its lease again). A re-entry is one script with one SET inside, and
+	// its repeat too; a partial unlock is one script with one SET, and its repeat finds the level gone
+	// (no SET); a final unlock is one script with a DEL and the history SET, and its repeat reads the
+	// history.
 	step := func(what string, drop bool, op func() error, want int, wantRuns int64) {
 		t.Helper()
 		before := faultScriptRuns(t, admin)
@@ -148,14 +153,16 @@ func TestFaultDroppedReplyKeepsHoldCountExact(t *testing.T) {
 		}
 		runs := faultScriptRuns(t, admin) - before
 		if runs != wantRuns {
-			t.Fatalf("%s (reply dropped: %v): the server ran %d scripts, want %d", what, drop, runs, wantRuns)
+			t.Fatalf("%s (reply dropped: %v): the server ran %d scripts and SETs, want %d", what, drop, runs, wantRuns)
 		}
-		n, err := l.HoldCount(own)
-		if err != nil {
-			t.Fatalf("%s: HoldCount: %v", what, err)
-		}
-		if n != want {
-			t.Fatalf("%s (reply dropped: %v): HoldCount = %d, want %d", what, drop, n, want)
+		if len(levels) > 0 {
+			n, err := levels[0].HoldCount(ctx)
+			if err != nil {
+				t.Fatalf("%s: HoldCount: %v", what, err)
+			}
+			if n != want {
+				t.Fatalf("%s (reply dropped: %v): HoldCount = %d, want %d", what, drop, n, want)
+			}
 		}
 		holders := faultHolders(t, admin, name)
 		switch {
@@ -167,36 +174,44 @@ func TestFaultDroppedReplyKeepsHoldCountExact(t *testing.T) {
 	}
 
 	lockOp := func() error {
-		var err error
-		own, err = l.Lock(ctx)
-		return err
-	}
-	reenter := func() error {
-		got, err := l.Lock(own)
-		if err == nil && got != own {
-			return fmt.Errorf("re-entry returned a new context")
+		h, err := l.Lock(ctx)
+		if err == nil {
+			levels = append(levels, h)
 		}
 		return err
 	}
-	unlock := func() error { return l.Unlock(own) }
+	reenter := func() error {
+		h, err := levels[0].Reenter(ctx)
+		if err == nil {
+			levels = append(levels, h)
+		}
+		return err
+	}
+	unlock := func() error {
+		h := levels[len(levels)-1]
+		levels = levels[:len(levels)-1]
+		return h.Unlock(ctx)
+	}
+	var own *redisson.Hold
 
-	step("acquire", true, lockOp, 1, 3)         // SET NX, SET NX again, EVALSHA (no SET inside)
+	step("acquire", true, lockOp, 1, 4) // SET NX, SET NX again, EVALSHA + SET PX
+	own = levels[0]
 	step("re-enter", false, reenter, 2, 2)      // EVALSHA + SET inside
-	step("re-enter", true, reenter, 3, 3)       // EVALSHA + SET, then EVALSHA recognising the repeat
-	step("partial unlock", true, unlock, 2, 3)  // same
+	step("re-enter", true, reenter, 3, 4)       // EVALSHA + SET, then the same again
+	step("partial unlock", true, unlock, 2, 3)  // EVALSHA + SET, then EVALSHA finding the level gone
 	step("partial unlock", false, unlock, 1, 2) // EVALSHA + SET
-	step("final unlock", true, unlock, 0, 2)    // EVALSHA (RENAME), then EVALSHA recognising the repeat
+	step("final unlock", true, unlock, 0, 3)    // EVALSHA (DEL, history SET), then EVALSHA reading it
 
 	if h := faultHolders(t, admin, name); len(h) != 0 {
 		t.Fatalf("after the final unlock %s is held by %v, want nobody", name, h)
 	}
-	faultWaitDone(t, own, time.Second, "the ownership context to end after the final unlock")
-	if cause := context.Cause(own); !errors.Is(cause, context.Canceled) || errors.Is(cause, redisson.ErrLockLost) {
-		t.Fatalf("ownership context cause after the final unlock = %v, want context.Canceled", cause)
+	faultWaitDone(t, own.Context(), time.Second, "the hold's context to end after the final unlock")
+	if cause := context.Cause(own.Context()); !errors.Is(cause, context.Canceled) || errors.Is(cause, redisson.ErrLockLost) {
+		t.Fatalf("hold's context cause after the final unlock = %v, want context.Canceled", cause)
 	}
-	// The release record exists for go-redis re-sends of the same release; a second Unlock call by the
-	// caller is a different request and must not be taken for one.
-	if err := l.Unlock(own); !errors.Is(err, redisson.ErrNotHeld) {
+	// The release history exists for go-redis re-sends of the same release; a second Unlock call by
+	// the caller is refused by the Hold itself.
+	if err := own.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {
 		t.Errorf("a second Unlock after the final unlock = %v, want ErrNotHeld", err)
 	}
 }
@@ -238,7 +253,7 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 	}
 
 	hl := holder.Lock(name)
-	hctx, err := hl.Lock(ctx)
+	hh, err := hl.Lock(ctx)
 	if err != nil {
 		t.Fatalf("holder Lock: %v", err)
 	}
@@ -257,7 +272,7 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lctx, err := l.Lock(ctx)
+			h, err := l.Lock(ctx)
 			if err != nil {
 				errs <- fmt.Errorf("waiter %d: Lock: %w", i, err)
 				return
@@ -276,7 +291,7 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 			mu.Lock()
 			lastRelease = time.Now()
 			mu.Unlock()
-			if err := l.Unlock(lctx); err != nil {
+			if err := h.Unlock(ctx); err != nil {
 				errs <- fmt.Errorf("waiter %d: Unlock: %w", i, err)
 			}
 		}()
@@ -285,7 +300,7 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 	go func() { wg.Wait(); close(allDone) }()
 	t.Cleanup(func() {
 		// On an early failure the test context is cancelled: the waiters give up.
-		_ = hl.Unlock(hctx)
+		_ = hh.Unlock(ctx)
 		<-allDone
 	})
 
@@ -323,7 +338,7 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 	mu.Lock()
 	lastRelease = time.Now()
 	mu.Unlock()
-	if err := hl.Unlock(hctx); err != nil {
+	if err := hh.Unlock(ctx); err != nil {
 		t.Fatalf("holder Unlock: %v", err)
 	}
 
@@ -389,13 +404,14 @@ func TestFaultLockLostWhenKeyDeleted(t *testing.T) {
 	c := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
 	const name = "fault-del"
 	l := c.Lock(name)
-	lctx, err := l.Lock(ctx)
+	h, err := l.Lock(ctx)
 	if err != nil {
 		t.Fatalf("Lock: %v", err)
 	}
+	lctx := h.Context()
 
 	deleted := time.Now()
-	if n, err := admin.Del(ctx, name).Result(); err != nil || n != 1 {
+	if n, err := admin.Del(ctx, faultKey(name)).Result(); err != nil || n != 1 {
 		t.Fatalf("DEL %s = %d, %v; want 1", name, n, err)
 	}
 	ended := faultWaitDone(t, lctx, 10*time.Second, "the ownership context to be cancelled")
@@ -407,11 +423,11 @@ func TestFaultLockLostWhenKeyDeleted(t *testing.T) {
 	if cause := context.Cause(lctx); !errors.Is(cause, redisson.ErrLockLost) || !errors.Is(cause, renew.ErrGone) {
 		t.Errorf("ownership context cause = %v, want ErrLockLost because the key is gone (%v)", cause, renew.ErrGone)
 	}
-	err = l.Unlock(lctx)
+	err = h.Unlock(ctx)
 	if !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
 		t.Errorf("Unlock after the loss = %v, want ErrNotHeld and ErrLockLost", err)
 	}
-	if n, err := admin.Exists(ctx, name).Result(); err != nil || n != 0 {
+	if n, err := admin.Exists(ctx, faultKey(name)).Result(); err != nil || n != 0 {
 		t.Errorf("EXISTS %s = %d (err %v) after the loss, want 0: something recreated the key", name, n, err)
 	}
 	if s := c.Stats(); s.Held != 0 || s.Lost != 1 {
@@ -439,10 +455,11 @@ func TestFaultLockLostWhenRedisStops(t *testing.T) {
 			c := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
 			const name = "fault-stop"
 			l := c.Lock(name)
-			lctx, err := l.Lock(ctx)
+			h, err := l.Lock(ctx)
 			if err != nil {
 				t.Fatalf("Lock: %v", err)
 			}
+			lctx := h.Context()
 
 			failed := time.Now()
 			if err := tc.fail(srv); err != nil {
@@ -471,19 +488,19 @@ func TestFaultLockLostWhenRedisStops(t *testing.T) {
 			}
 			// A killed server lost its data; a paused one expires the key as soon as it runs again.
 			eventually(t, 10*time.Second, "the lock key to be gone", func() bool {
-				n, err := admin.Exists(ctx, name).Result()
+				n, err := admin.Exists(ctx, faultKey(name)).Result()
 				return err == nil && n == 0
 			})
-			err = l.Unlock(lctx)
+			err = h.Unlock(ctx)
 			if !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
 				t.Errorf("Unlock after the loss = %v, want ErrNotHeld and ErrLockLost", err)
 			}
 			// The client works again once the server is back.
-			lctx2, err := l.Lock(ctx, redisson.WithWait(5*time.Second))
+			h2, err := l.Lock(ctx, redisson.WithWait(5*time.Second))
 			if err != nil {
 				t.Fatalf("Lock after the server came back: %v", err)
 			}
-			if err := l.Unlock(lctx2); err != nil {
+			if err := h2.Unlock(ctx); err != nil {
 				t.Fatalf("Unlock after the server came back: %v", err)
 			}
 		})
@@ -505,7 +522,7 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 	admin := srv.Client(t)
 	c := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
 	l := c.Lock(name)
-	lctx, err := l.Lock(ctx)
+	h, err := l.Lock(ctx)
 	if err != nil {
 		t.Fatalf("Lock: %v", err)
 	}
@@ -520,7 +537,7 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 	// Control: while held, the watchdog does renew. Unlock right after a renewal, so that none is in
 	// flight during the unlock.
 	eventually(t, 5*time.Second, "a renewal while held", func() bool { return c.Stats().Renewed > 0 })
-	if err := l.Unlock(lctx); err != nil {
+	if err := h.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock: %v", err)
 	}
 	calls := c.Stats().RenewCalls
@@ -530,14 +547,14 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 
 	set := time.Now()
 	if _, err := admin.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, name, owner+"|1|r|", ttl)
+		p.Set(ctx, faultKey(name), owner+"|1|", ttl)
 		return nil
 	}); err != nil {
 		t.Fatalf("recreating the key: %v", err)
 	}
 	prev := ttl
 	for time.Since(set) < 3*period+period/2 {
-		pttl, err := admin.PTTL(ctx, name).Result()
+		pttl, err := admin.PTTL(ctx, faultKey(name)).Result()
 		if err != nil {
 			t.Fatalf("PTTL: %v", err)
 		}
@@ -553,7 +570,7 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 	if s := c.Stats(); s.RenewCalls != calls {
 		t.Fatalf("renewal calls went from %d to %d after the unlock", calls, s.RenewCalls)
 	}
-	if v, err := admin.Get(ctx, name).Result(); err != nil || v != owner+"|1|r|" {
+	if v, err := admin.Get(ctx, faultKey(name)).Result(); err != nil || v != owner+"|1|" {
 		t.Fatalf("GET %s = %q, %v; want the recreated value untouched", name, v, err)
 	}
 }
@@ -652,15 +669,15 @@ func faultHelperCounter(t *testing.T, ctx context.Context, addr, name string, st
 
 // faultIncrement adds one to counter under the lock, the unsafe way.
 func faultIncrement(ctx context.Context, rdb *redis.Client, l *redisson.Lock, counter, logKey, me string) error {
-	lctx, err := l.Lock(ctx)
+	h, err := l.Lock(ctx)
 	if err != nil {
 		return fmt.Errorf("Lock: %w", err)
 	}
-	if err := faultCriticalSection(lctx, rdb, counter, logKey, me); err != nil {
-		_ = l.Unlock(lctx)
+	if err := faultCriticalSection(h.Context(), rdb, counter, logKey, me); err != nil {
+		_ = h.Unlock(ctx)
 		return err
 	}
-	if err := l.Unlock(lctx); err != nil {
+	if err := h.Unlock(ctx); err != nil {
 		return fmt.Errorf("Unlock: %w", err)
 	}
 	return nil
@@ -692,13 +709,13 @@ func faultCriticalSection(lctx context.Context, rdb *redis.Client, counter, logK
 func faultHelperHolder(t *testing.T, ctx context.Context, addr, name string, stdin *bufio.Reader) {
 	wd := time.Duration(faultHelperInt(t, "GOREDISSON_FAULT_WATCHDOG_MS")) * time.Millisecond
 	l := newClient(t, faultHelperRedis(t, addr), redisson.WithWatchdogTimeout(wd)).Lock(name)
-	lctx, err := l.Lock(ctx)
+	h, err := l.Lock(ctx)
 	if err != nil {
 		t.Fatalf("Lock: %v", err)
 	}
 	fmt.Println("FAULT-READY")
 	_, _ = io.Copy(io.Discard, stdin) // until the parent goes away
-	if err := l.Unlock(lctx); err != nil {
+	if err := h.Unlock(ctx); err != nil {
 		t.Errorf("Unlock: %v", err)
 	}
 }
@@ -921,18 +938,18 @@ func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 	c := newClient(t, srv.Client(t))
 	l := c.Lock(name)
 	type result struct {
-		ctx context.Context
+		h   *redisson.Hold
 		err error
 		at  time.Time
 	}
 	acquired := make(chan result, 1)
 	go func() {
-		lctx, err := l.Lock(ctx)
-		acquired <- result{lctx, err, time.Now()}
+		h, err := l.Lock(ctx)
+		acquired <- result{h, err, time.Now()}
 	}()
 	t.Cleanup(func() {
 		if r := <-acquired; r.err == nil {
-			_ = l.Unlock(r.ctx)
+			_ = r.h.Unlock(context.Background())
 		}
 	})
 	channel := faultChannel(name)
@@ -943,7 +960,7 @@ func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 	// See the holder's watchdog renew (the TTL goes up, to at most its lease): it is alive and holding.
 	prev := time.Duration(-1)
 	eventually(t, 5*time.Second, "the holder's watchdog to renew the lock", func() bool {
-		pttl, err := admin.PTTL(ctx, name).Result()
+		pttl, err := admin.PTTL(ctx, faultKey(name)).Result()
 		if err != nil || pttl < 0 || pttl > lease {
 			return false
 		}
@@ -976,7 +993,7 @@ func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 		if d, limit := r.at.Sub(killed), lease+time.Second; d > limit {
 			t.Errorf("the waiter acquired %v after the holder was killed, want at most %v", d, limit)
 		}
-		if n, err := l.HoldCount(r.ctx); err != nil || n != 1 {
+		if n, err := r.h.HoldCount(ctx); err != nil || n != 1 {
 			t.Errorf("waiter HoldCount = %d (err %v), want 1", n, err)
 		}
 	case <-timer.C:
@@ -1032,7 +1049,7 @@ func faultProgressAfter(t *testing.T, outage func(*testing.T, *redistest.Server)
 			defer wg.Done()
 			for ctx.Err() == nil {
 				wctx, wcancel := context.WithTimeout(ctx, time.Second)
-				lctx, err := l.Lock(wctx)
+				h, err := l.Lock(wctx)
 				wcancel()
 				if err != nil {
 					continue // Redis down, or the wait timed out: try again
@@ -1042,7 +1059,7 @@ func faultProgressAfter(t *testing.T, outage func(*testing.T, *redistest.Server)
 				} else {
 					before.Add(1)
 				}
-				_ = l.Unlock(lctx) // may fail while Redis is down
+				_ = h.Unlock(ctx) // may fail while Redis is down
 			}
 		}()
 	}

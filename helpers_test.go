@@ -2,6 +2,7 @@ package redisson_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,13 +33,13 @@ func setup(t *testing.T, opts ...redisson.Option) (*redisson.Client, *redis.Clie
 }
 
 // mustLock acquires l or fails the test.
-func mustLock(t *testing.T, l *redisson.Lock, ctx context.Context, opts ...redisson.AcquireOption) context.Context {
+func mustLock(t *testing.T, l *redisson.Lock, ctx context.Context, opts ...redisson.AcquireOption) *redisson.Hold {
 	t.Helper()
-	lctx, err := l.Lock(ctx, opts...)
+	h, err := l.Lock(ctx, opts...)
 	if err != nil {
 		t.Fatalf("Lock(%q) = %v", l.Name(), err)
 	}
-	return lctx
+	return h
 }
 
 // eventually polls cond every few milliseconds until it returns true, failing the test if it has
@@ -52,4 +53,13 @@ func eventually(tb testing.TB, timeout time.Duration, what string, cond func() b
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// spawn runs f in a goroutine counted by wg (sync.WaitGroup.Go needs Go 1.25; the module supports 1.24).
+func spawn(wg *sync.WaitGroup, f func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		f()
+	}()
 }

@@ -2,33 +2,38 @@ package redisson
 
 import "strings"
 
-// Key layout. Every key and channel of one object shares the object's hash tag, so every script
-// touches one Cluster slot:
+// Key layout. Every key and channel of an object is built here, from the Client's key prefix and the
+// object's name:
 //
-//	lock            <prefix><name>        string "<owner>|<count>|<req>" while held, absent when free
-//	release record  {<prefix><name>}:rel  the last holder's value, renamed there by its final release
-//	wake channel    {<prefix><name>}:ch
+//	object key        <prefix>{<name>}           the lock string, absent when free
+//	auxiliary names   <prefix>{<name>}:<suffix>  suffixes of one or two lowercase letters:
+//	                  {<name>}:ch  wake-up channel (a pub/sub channel, not a key)
+//	                  {<name>}:rel the last final releases, kept while go-redis may still re-send one
 //
-// When the name has its own {hash tag}, suffixes are appended to it instead ("<prefix><name>:ch").
-// As in Redisson, the object's key is its name and auxiliary names are "{name}:suffix", so a name
-// without braces and its auxiliary names hash to the same slot.
+// Why this shape:
+//   - Distinct objects never share a key or channel, whatever their names: an object key ends with
+//     '}', an auxiliary name does not, and both are decodable back into (prefix, name, suffix)
+//     because the prefix has no '{' and suffixes have no '}'.
+//   - One Cluster slot per object: Redis hashes the text between the first '{' and the next '}', and
+//     every name of an object starts with the same "<prefix>{<name>}". A name that has its own
+//     {hash tag} at its start ("{user:7}:cart") therefore still shares a slot with every other name
+//     starting with the same tag. Names starting with '}' are refused: the empty tag "{}" would make
+//     Redis hash whole keys and split the object across slots.
+//   - Two kinds of object with the same name (a Lock and, later, a FairLock) share the object key on
+//     purpose, so that using a name as two kinds is detected (ErrWrongType) instead of silently
+//     giving two independent locks.
 
-// objectKeys returns the main key of name and a function building its auxiliary keys, or an error if
-// the name cannot be laid out in one slot.
+// objectKeys returns the object key of name and a function building its auxiliary names, or an error
+// matching ErrInvalidArgument if the name cannot be laid out in one slot.
 func objectKeys(prefix, name string) (key string, aux func(suffix string) string, err error) {
-	if name == "" {
+	switch {
+	case name == "":
 		return "", nil, invalidf("empty name")
+	case name[0] == '}':
+		return "", nil, invalidf("name %q starts with '}'", name)
 	}
-	key = prefix + name
-	if _, ok := hashTag(key); ok {
-		return key, func(s string) string { return key + ":" + s }, nil
-	}
-	wrapped := "{" + key + "}"
-	if tag, _ := hashTag(wrapped + ":x"); tag != key {
-		// A '}' in the name would end our tag early and split the object across slots.
-		return "", nil, invalidf("name %q contains '}' without a complete {hash tag}", name)
-	}
-	return key, func(s string) string { return wrapped + ":" + s }, nil
+	key = prefix + "{" + name + "}"
+	return key, func(s string) string { return key + ":" + s }, nil
 }
 
 // hashTag returns the part of key that Redis Cluster hashes: the text between the first '{' and the

@@ -11,11 +11,12 @@ func TestObjectKeys(t *testing.T) {
 		key, aux     string
 		wantErr      bool
 	}{
-		{"", "orders:42", "orders:42", "{orders:42}:ch", false},
-		{"app:", "orders:42", "app:orders:42", "{app:orders:42}:ch", false},
-		{"", "user{7}:cart", "user{7}:cart", "user{7}:cart:ch", false}, // the name's own tag wins
-		{"", "a{b", "a{b", "{a{b}:ch", false},                          // no complete tag: wrap
-		{"", "a}b", "", "", true},                                      // '}' would end our tag early
+		{"", "orders:42", "{orders:42}", "{orders:42}:ch", false},
+		{"app:", "orders:42", "app:{orders:42}", "app:{orders:42}:ch", false},
+		{"", "{user:7}:cart", "{{user:7}:cart}", "{{user:7}:cart}:ch", false},
+		{"", "a{b", "{a{b}", "{a{b}:ch", false},
+		{"", "a}b", "{a}b}", "{a}b}:ch", false},
+		{"", "}a", "", "", true}, // the empty tag "{}" would make Redis hash whole keys
 		{"", "", "", "", true},
 	}
 	for _, c := range cases {
@@ -31,9 +32,57 @@ func TestObjectKeys(t *testing.T) {
 			continue
 		}
 		// Every key of one object hashes to one Cluster slot.
-		if keySlot(key) != keySlot(aux("ch")) {
-			t.Errorf("%q and %q are in slots %d and %d", key, aux("ch"), keySlot(key), keySlot(aux("ch")))
+		if keySlot(key) != keySlot(aux("ch")) || keySlot(key) != keySlot(aux("rel")) {
+			t.Errorf("%q, %q and %q are in slots %d, %d, %d", key, aux("ch"), aux("rel"),
+				keySlot(key), keySlot(aux("ch")), keySlot(aux("rel")))
 		}
+	}
+}
+
+// Issue 5, defect 7: keys and channels of distinct objects never collide, whatever the names, and
+// every name of an object shares one slot. Names are drawn from the characters that matter to the
+// layout.
+func TestObjectKeysNeverCollide(t *testing.T) {
+	alphabet := []string{"x", "{", "}", ":", "ch", "rel", "a"}
+	var names []string
+	var grow func(prefix string, depth int)
+	grow = func(prefix string, depth int) {
+		if prefix != "" {
+			names = append(names, prefix)
+		}
+		if depth == 0 {
+			return
+		}
+		for _, a := range alphabet {
+			grow(prefix+a, depth-1)
+		}
+	}
+	grow("", 4)
+	seen := map[string]string{} // key or channel -> "name/suffix" that produced it
+	for _, prefix := range []string{"", "p:", "p"} {
+		for _, name := range names {
+			key, aux, err := objectKeys(prefix, name)
+			if err != nil {
+				continue
+			}
+			for _, suffix := range []string{"", "ch", "rel"} {
+				k := key
+				if suffix != "" {
+					k = aux(suffix)
+				}
+				who := prefix + "|" + name + "|" + suffix
+				if prev, ok := seen[k]; ok {
+					t.Fatalf("%q is built for both %s and %s", k, prev, who)
+				}
+				seen[k] = who
+				if keySlot(k) != keySlot(key) {
+					t.Fatalf("%q (%s) is in slot %d, its object key %q in %d", k, who, keySlot(k), key, keySlot(key))
+				}
+			}
+		}
+	}
+	if len(seen) < 10000 {
+		t.Fatalf("only %d names checked", len(seen))
 	}
 }
 

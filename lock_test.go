@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,45 +17,53 @@ import (
 	"github.com/goredisson/redisson/redistest"
 )
 
-func holdCount(t *testing.T, l *redisson.Lock, ctx context.Context) int {
+func holdCount(t *testing.T, h *redisson.Hold) int {
 	t.Helper()
-	n, err := l.HoldCount(ctx)
+	n, err := h.HoldCount(t.Context())
 	if err != nil {
 		t.Fatalf("HoldCount() = %v", err)
 	}
 	return n
 }
 
+func mustUnlock(t *testing.T, h *redisson.Hold) {
+	t.Helper()
+	if err := h.Unlock(t.Context()); err != nil {
+		t.Fatalf("Unlock(%q) = %v", h.Name(), err)
+	}
+}
+
 func TestLockUnlock(t *testing.T) {
-	c, _, _ := setup(t)
+	c, rdb, _ := setup(t)
 	ctx := t.Context()
 	l := c.Lock("orders:1")
 
-	lctx, err := l.Lock(ctx)
+	h, err := l.Lock(ctx)
 	if err != nil {
 		t.Fatalf("Lock() = %v", err)
 	}
 	if locked, err := l.IsLocked(ctx); err != nil || !locked {
 		t.Fatalf("IsLocked() = %v, %v; want true, nil", locked, err)
 	}
-	if n := holdCount(t, l, lctx); n != 1 {
-		t.Fatalf("HoldCount(lctx) = %d; want 1", n)
+	if n := holdCount(t, h); n != 1 {
+		t.Fatalf("HoldCount() = %d; want 1", n)
 	}
-	if n := holdCount(t, l, ctx); n != 0 {
-		t.Fatalf("HoldCount(ctx without ownership) = %d; want 0", n)
+	if h.Name() != "orders:1" {
+		t.Fatalf("Name() = %q", h.Name())
+	}
+	if got, want := rdb.Exists(ctx, redisson.LockKeyOf(c, "orders:1")).Val(), int64(1); got != want {
+		t.Fatalf("lock key exists = %d; want %d", got, want)
 	}
 	ttl, err := l.RemainingTTL(ctx)
 	if err != nil || ttl <= 0 || ttl > redisson.DefaultWatchdogTimeout {
 		t.Fatalf("RemainingTTL() = %v, %v; want in (0, %v]", ttl, err, redisson.DefaultWatchdogTimeout)
 	}
-	if lctx.Err() != nil {
-		t.Fatalf("ownership context done while held: %v", context.Cause(lctx))
+	if h.Context().Err() != nil {
+		t.Fatalf("hold's context done while held: %v", context.Cause(h.Context()))
 	}
-	if err := l.Unlock(lctx); err != nil {
-		t.Fatalf("Unlock() = %v", err)
-	}
-	if lctx.Err() == nil || context.Cause(lctx) != context.Canceled {
-		t.Fatalf("after Unlock, cause = %v; want context.Canceled", context.Cause(lctx))
+	mustUnlock(t, h)
+	if context.Cause(h.Context()) != context.Canceled {
+		t.Fatalf("after Unlock, cause = %v; want context.Canceled", context.Cause(h.Context()))
 	}
 	if locked, err := l.IsLocked(ctx); err != nil || locked {
 		t.Fatalf("IsLocked() after Unlock = %v, %v; want false, nil", locked, err)
@@ -63,47 +71,52 @@ func TestLockUnlock(t *testing.T) {
 	if ttl, err := l.RemainingTTL(ctx); err != nil || ttl != 0 {
 		t.Fatalf("RemainingTTL() after unlock = %v, %v; want 0, nil", ttl, err)
 	}
-	if err := l.Unlock(lctx); !errors.Is(err, redisson.ErrNotHeld) {
-		t.Fatalf("second Unlock() = %v; want ErrNotHeld", err)
+	if n := holdCount(t, h); n != 0 {
+		t.Fatalf("HoldCount() after unlock = %d; want 0", n)
+	}
+	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || errors.Is(err, redisson.ErrLockLost) {
+		t.Fatalf("second Unlock() = %v; want ErrNotHeld (not lost)", err)
+	}
+	var rerr *redisson.Error
+	if err := h.Unlock(ctx); !errors.As(err, &rerr) || rerr.Op != "unlock" || rerr.Name != "orders:1" {
+		t.Fatalf("Unlock() error = %#v; want *Error{Op: unlock, Name: orders:1}", err)
 	}
 }
 
 func TestReentryDepth3(t *testing.T) {
 	c, _, _ := setup(t)
-	ctx := t.Context()
 	l := c.Lock("reentrant")
-	lctx := mustLock(t, l, ctx)
+	h := mustLock(t, l, t.Context())
+	levels := []*redisson.Hold{h}
 	for want := 2; want <= 3; want++ {
-		got, err := l.Lock(lctx)
+		next, err := levels[len(levels)-1].Reenter(t.Context())
 		if err != nil {
 			t.Fatalf("re-entry %d: %v", want, err)
 		}
-		if got != lctx {
-			t.Fatalf("re-entry returned a new context; want the ownership context itself")
+		if next.Context() != h.Context() {
+			t.Fatal("levels of one owner have different contexts")
 		}
-		if n := holdCount(t, l, lctx); n != want {
+		levels = append(levels, next)
+		if n := holdCount(t, h); n != want {
 			t.Fatalf("HoldCount() = %d; want %d", n, want)
 		}
 	}
-	// TryLock re-enters too, and an ownership context derived from lctx carries the ownership.
-	derived, cancel := context.WithTimeout(lctx, time.Minute)
-	defer cancel()
-	if _, err := l.TryLock(derived); err != nil {
-		t.Fatalf("TryLock(derived) = %v", err)
-	}
-	for want := 3; want >= 0; want-- {
-		if err := l.Unlock(lctx); err != nil {
-			t.Fatalf("Unlock() to %d = %v", want, err)
-		}
-		if n := holdCount(t, l, lctx); n != want {
+	// Levels may be unlocked in any order; the last one releases.
+	for i, lv := range []*redisson.Hold{levels[0], levels[2], levels[1]} {
+		mustUnlock(t, lv)
+		want := 2 - i
+		if n := holdCount(t, levels[1]); n != want {
 			t.Fatalf("HoldCount() = %d; want %d", n, want)
 		}
-		if held := lctx.Err() == nil; held != (want > 0) {
-			t.Fatalf("ownership context alive = %v at count %d", held, want)
+		if held := h.Context().Err() == nil; held != (want > 0) {
+			t.Fatalf("hold's context alive = %v at count %d", held, want)
 		}
 	}
-	if locked, _ := l.IsLocked(ctx); locked {
+	if locked, _ := l.IsLocked(t.Context()); locked {
 		t.Fatal("still locked after the last unlock")
+	}
+	if _, err := h.Reenter(t.Context()); !errors.Is(err, redisson.ErrNotObtained) || !errors.Is(err, redisson.ErrNotHeld) {
+		t.Fatalf("Reenter() after release = %v; want ErrNotObtained and ErrNotHeld", err)
 	}
 }
 
@@ -111,16 +124,12 @@ func TestSameHandleExcludes(t *testing.T) {
 	c, _, srv := setup(t)
 	ctx := t.Context()
 	l := c.Lock("shared")
-	lctx := mustLock(t, l, ctx)
+	h := mustLock(t, l, ctx)
 	if _, err := l.TryLock(ctx); !errors.Is(err, redisson.ErrNotObtained) {
 		t.Fatalf("TryLock() through the same handle = %v; want ErrNotObtained", err)
 	}
 	// Another client (another process, as far as Redis can tell) is refused too, in Redis.
-	c2, err := redisson.New(srv.Client(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
+	c2 := newClient(t, srv.Client(t))
 	if _, err := c2.Lock("shared").TryLock(ctx); !errors.Is(err, redisson.ErrNotObtained) {
 		t.Fatalf("TryLock() from another client = %v; want ErrNotObtained", err)
 	}
@@ -128,79 +137,139 @@ func TestSameHandleExcludes(t *testing.T) {
 		errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("TryLock(WithWait) = %v; want ErrNotObtained not caused by ctx", err)
 	}
-	if err := l.Unlock(lctx); err != nil {
-		t.Fatal(err)
-	}
+	mustUnlock(t, h)
 }
 
-func TestUnlockByNonOwnerChangesNothing(t *testing.T) {
-	c, rdb, srv := setup(t)
+// Issue 5, trap 11: releasing is a method of what the acquisition returned, so a lock cannot be
+// "unlocked" through the wrong token and leak; and a Hold is unlocked once.
+func TestUnlockOnlyThroughItsHold(t *testing.T) {
+	c, rdb, _ := setup(t)
 	ctx := t.Context()
-	l := c.Lock("owned")
-	lctx := mustLock(t, l, ctx)
-	before := rdb.Get(ctx, "owned").Val()
-
-	other := c.Lock("other")
-	octx := mustLock(t, other, ctx)
-	c2, err := redisson.New(srv.Client(t))
-	if err != nil {
-		t.Fatal(err)
+	a := mustLock(t, c.Lock("owned"), ctx)
+	key := redisson.LockKeyOf(c, "owned")
+	before := rdb.Get(ctx, key).Val()
+	b := mustLock(t, c.Lock("other"), ctx)
+	mustUnlock(t, b)
+	if err := b.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {
+		t.Fatalf("Unlock() of an unlocked hold = %v; want ErrNotHeld", err)
 	}
-	defer c2.Close()
-	for name, tc := range map[string]struct {
-		l   *redisson.Lock
-		ctx context.Context
-	}{
-		"no ownership":            {l, ctx},
-		"ownership of another":    {l, octx},
-		"same name, other client": {c2.Lock("owned"), lctx},
-	} {
-		if err := tc.l.Unlock(tc.ctx); !errors.Is(err, redisson.ErrNotHeld) {
-			t.Errorf("%s: Unlock() = %v; want ErrNotHeld", name, err)
-		}
+	var zero *redisson.Hold
+	if err := zero.Unlock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Fatalf("nil Hold Unlock() = %v; want ErrInvalidArgument", err)
 	}
-	if after := rdb.Get(ctx, "owned").Val(); after != before {
-		t.Fatalf("lock changed by non-owners: %v; want %v", after, before)
+	if err := new(redisson.Hold).Unlock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Fatalf("zero Hold Unlock() = %v; want ErrInvalidArgument", err)
 	}
-	if err := l.Unlock(lctx); err != nil {
-		t.Fatal(err)
+	if after := rdb.Get(ctx, key).Val(); after != before {
+		t.Fatalf("lock changed by other holds: %v; want %v", after, before)
 	}
-	if err := other.Unlock(octx); err != nil {
-		t.Fatal(err)
-	}
+	mustUnlock(t, a)
 }
 
-func TestTwoLocksInOneContext(t *testing.T) {
+// Issue 5, the last "suspected" item: two concurrent final Unlocks of one Hold: exactly one succeeds.
+func TestConcurrentUnlocksOfOneHold(t *testing.T) {
 	c, _, _ := setup(t)
-	ctx := t.Context()
-	a, b := c.Lock("a"), c.Lock("b")
-	actx := mustLock(t, a, ctx)
-	bctx, err := b.Lock(actx) // fresh acquisition of b; bctx carries both
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := holdCount(t, a, bctx); n != 1 {
-		t.Fatalf("a.HoldCount(bctx) = %d; want 1", n)
-	}
-	if _, err := a.Lock(bctx); err != nil { // re-enters a
-		t.Fatal(err)
-	}
-	if n := holdCount(t, a, actx); n != 2 {
-		t.Fatalf("a.HoldCount = %d; want 2", n)
-	}
-	for _, step := range []func() error{
-		func() error { return b.Unlock(bctx) },
-		func() error { return a.Unlock(bctx) },
-		func() error { return a.Unlock(actx) },
-	} {
-		if err := step(); err != nil {
-			t.Fatal(err)
+	for range 20 {
+		h := mustLock(t, c.Lock("twice"), t.Context())
+		var ok, notHeld atomic.Int32
+		var wg sync.WaitGroup
+		for range 2 {
+			spawn(&wg, func() {
+				switch err := h.Unlock(t.Context()); {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, redisson.ErrNotHeld):
+					notHeld.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if ok.Load() != 1 || notHeld.Load() != 1 {
+			t.Fatalf("two concurrent Unlocks: %d nil, %d ErrNotHeld; want 1 and 1", ok.Load(), notHeld.Load())
 		}
 	}
-	// Releasing b cancelled bctx (derived from actx), not actx itself until a was released.
-	if context.Cause(bctx) != context.Canceled || context.Cause(actx) != context.Canceled {
-		t.Fatalf("causes = %v, %v", context.Cause(bctx), context.Cause(actx))
+}
+
+// Issue 5, trap 12: a context derived from the hold's context does not carry the ownership: an
+// errgroup fan-out given it waits like anyone else.
+func TestDerivedContextDoesNotReenter(t *testing.T) {
+	c, _, _ := setup(t)
+	l := c.Lock("fan-out")
+	h := mustLock(t, l, t.Context())
+	derived, cancel := context.WithCancel(h.Context())
+	defer cancel()
+	if _, err := l.TryLock(derived); !errors.Is(err, redisson.ErrNotObtained) {
+		t.Fatalf("TryLock(context derived from the hold's) = %v; want ErrNotObtained", err)
 	}
+	// Four goroutines of a fan-out given the derived context wait instead of entering: each gives up
+	// when the release cancels the context, or is handed the lock by the release as a new owner.
+	results := make(chan error, 4)
+	for range 4 {
+		go func() {
+			g, err := l.Lock(derived)
+			if err == nil {
+				if g.Context() == h.Context() {
+					err = errors.New("re-entered the holder's owner")
+				} else if h.Context().Err() == nil {
+					err = errors.New("acquired while the holder held the lock")
+				}
+				_ = g.Unlock(t.Context())
+			} else if !errors.Is(err, redisson.ErrNotObtained) || !errors.Is(err, context.Canceled) {
+				err = fmt.Errorf("wait ended otherwise than by the release: %w", err)
+			} else {
+				err = nil
+			}
+			results <- err
+		}()
+	}
+	mustUnlock(t, h)
+	for range 4 {
+		if err := <-results; err != nil {
+			t.Errorf("Lock(context derived from the hold's): %v", err)
+		}
+	}
+	// A context the caller marked does re-enter, with the same owner.
+	h = mustLock(t, l, t.Context())
+	marked := redisson.ContextWithHold(t.Context(), h)
+	inner, err := l.TryLock(marked)
+	if err != nil {
+		t.Fatalf("TryLock(marked context) = %v", err)
+	}
+	if inner.Context() != h.Context() || holdCount(t, h) != 2 {
+		t.Fatal("the marked context did not re-enter the same owner")
+	}
+	if _, err := c.Lock("another").TryLock(marked); err != nil {
+		t.Fatalf("a mark for one lock affected another: %v", err)
+	}
+	mustUnlock(t, inner)
+	mustUnlock(t, h)
+	if _, err := l.TryLock(marked); !errors.Is(err, redisson.ErrNotHeld) {
+		t.Fatalf("TryLock(marked with a released hold) = %v; want ErrNotHeld", err)
+	}
+}
+
+// Issue 5, trap 13: the waiting context does not parent the work context, so hand-over-hand locking
+// works: unlocking a does not cancel the work under b, and cancelling a wait cancels no work.
+func TestHandOverHand(t *testing.T) {
+	c, _, _ := setup(t)
+	type key struct{}
+	parent, cancel := context.WithCancel(context.WithValue(t.Context(), key{}, "trace-id"))
+	a := mustLock(t, c.Lock("hoh:a"), parent)
+	b := mustLock(t, c.Lock("hoh:b"), a.Context())
+	mustUnlock(t, a)
+	if b.Context().Err() != nil {
+		t.Fatalf("unlocking a cancelled b's context: %v", context.Cause(b.Context()))
+	}
+	cancel()
+	if b.Context().Err() != nil {
+		t.Fatalf("cancelling the waiting context cancelled b's work: %v", context.Cause(b.Context()))
+	}
+	if b.Context().Value(key{}) != "trace-id" {
+		t.Fatal("the hold's context lost the values of the acquisition's context")
+	}
+	mustUnlock(t, b)
 }
 
 func TestFixedLeaseExpiresWithoutRenewal(t *testing.T) {
@@ -212,25 +281,34 @@ func TestFixedLeaseExpiresWithoutRenewal(t *testing.T) {
 	}))
 	ctx := t.Context()
 	l := c.Lock("leased")
-	lctx := mustLock(t, l, ctx, redisson.WithLease(300*time.Millisecond))
-	if pttl := rdb.PTTL(ctx, "leased").Val(); pttl <= 0 || pttl > 300*time.Millisecond {
-		t.Fatalf("PTTL = %v; want in (0, 300ms]", pttl)
+	key := redisson.LockKeyOf(c, "leased")
+	start := time.Now()
+	h := mustLock(t, l, ctx, redisson.WithLease(400*time.Millisecond))
+	if pttl := rdb.PTTL(ctx, key).Val(); pttl <= 0 || pttl > 400*time.Millisecond {
+		t.Fatalf("PTTL = %v; want in (0, 400ms]", pttl)
 	}
 	// Re-entry does not extend a fixed lease.
-	before := rdb.PTTL(ctx, "leased").Val()
-	if _, err := l.Lock(lctx); err != nil {
+	before := rdb.PTTL(ctx, key).Val()
+	inner, err := h.Reenter(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if after := rdb.PTTL(ctx, "leased").Val(); after > before {
+	if after := rdb.PTTL(ctx, key).Val(); after > before {
 		t.Fatalf("re-entry extended a fixed lease: %v > %v", after, before)
 	}
-	<-lctx.Done()
-	if cause := context.Cause(lctx); !errors.Is(cause, redisson.ErrLockLost) {
+	<-h.Context().Done()
+	// Told before the key can expire (the default margin is a tenth of the lease).
+	if rdb.Exists(ctx, key).Val() != 1 && time.Since(start) < 400*time.Millisecond {
+		t.Fatal("the key expired before the hold's context was cancelled")
+	}
+	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) {
 		t.Fatalf("cause = %v; want ErrLockLost", cause)
 	}
-	eventually(t, time.Second, "key to expire", func() bool { return rdb.Exists(ctx, "leased").Val() == 0 })
-	if err := l.Unlock(lctx); !errors.Is(err, redisson.ErrNotHeld) {
-		t.Fatalf("Unlock() after lease = %v; want ErrNotHeld", err)
+	eventually(t, time.Second, "key to expire", func() bool { return rdb.Exists(ctx, key).Val() == 0 })
+	for _, lv := range []*redisson.Hold{inner, h} {
+		if err := lv.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
+			t.Fatalf("Unlock() after lease = %v; want ErrNotHeld and ErrLockLost", err)
+		}
 	}
 	if c.Stats().RenewCalls != 0 {
 		t.Fatalf("fixed lease was renewed: %+v", c.Stats())
@@ -242,20 +320,16 @@ func TestFixedLeaseExpiresWithoutRenewal(t *testing.T) {
 
 func TestWatchdogKeepsLockAlive(t *testing.T) {
 	c, rdb, _ := setup(t, redisson.WithWatchdogTimeout(300*time.Millisecond))
-	ctx := t.Context()
-	l := c.Lock("long-job")
-	lctx := mustLock(t, l, ctx)
+	h := mustLock(t, c.Lock("long-job"), t.Context())
 	// Six renewals span more than two full leases.
 	eventually(t, 5*time.Second, "6 renewals", func() bool { return c.Stats().Renewed >= 6 })
-	if lctx.Err() != nil {
-		t.Fatalf("lost while renewed: %v", context.Cause(lctx))
+	if h.Context().Err() != nil {
+		t.Fatalf("lost while renewed: %v", context.Cause(h.Context()))
 	}
-	if rdb.Exists(ctx, "long-job").Val() != 1 {
+	if rdb.Exists(t.Context(), redisson.LockKeyOf(c, "long-job")).Val() != 1 {
 		t.Fatal("lock expired despite the watchdog")
 	}
-	if err := l.Unlock(lctx); err != nil {
-		t.Fatal(err)
-	}
+	mustUnlock(t, h)
 	if n := c.Stats().Held; n != 0 {
 		t.Fatalf("Stats().Held = %d after unlock; want 0", n)
 	}
@@ -264,25 +338,18 @@ func TestWatchdogKeepsLockAlive(t *testing.T) {
 func TestWaiterWokenByRelease(t *testing.T) {
 	c, _, srv := setup(t, redisson.WithRepollInterval(time.Minute)) // only a message can wake the waiter
 	ctx := t.Context()
-	l := c.Lock("handoff")
-	lctx := mustLock(t, l, ctx)
-	other, err := redisson.New(srv.Client(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	h := mustLock(t, c.Lock("handoff"), ctx)
+	other := newClient(t, srv.Client(t))
 	got := make(chan error, 1)
 	go func() {
-		wctx, err := other.Lock("handoff").Lock(ctx)
+		g, err := other.Lock("handoff").Lock(ctx)
 		if err == nil {
-			err = other.Lock("handoff").Unlock(wctx)
+			err = g.Unlock(ctx)
 		}
 		got <- err
 	}()
 	eventually(t, 5*time.Second, "waiter to subscribe", func() bool { return other.Stats().Subscriptions == 1 })
-	if err := l.Unlock(lctx); err != nil {
-		t.Fatal(err)
-	}
+	mustUnlock(t, h)
 	select {
 	case err := <-got:
 		if err != nil {
@@ -297,45 +364,42 @@ func TestWaitEndedByContext(t *testing.T) {
 	c, _, _ := setup(t)
 	ctx := t.Context()
 	l := c.Lock("busy")
-	lctx := mustLock(t, l, ctx)
-	done := make(chan error, 1)
-	go func() {
-		wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		defer cancel()
-		_, err := l.Lock(wctx) // queued behind the holder in this process
-		done <- err
-	}()
-	if err := <-done; !errors.Is(err, redisson.ErrNotObtained) || !errors.Is(err, context.DeadlineExceeded) {
+	h := mustLock(t, l, ctx)
+	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	_, err := l.Lock(wctx) // queued behind the holder in this process
+	if !errors.Is(err, redisson.ErrNotObtained) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Lock() with an ending context = %v; want ErrNotObtained and DeadlineExceeded", err)
 	}
-	if n := holdCount(t, l, lctx); n != 1 {
+	if want := `redisson: lock "busy": not obtained: context deadline exceeded`; err.Error() != want {
+		t.Fatalf("error text = %q; want %q", err.Error(), want)
+	}
+	if n := holdCount(t, h); n != 1 {
 		t.Fatalf("holder's count = %d after a failed wait; want 1", n)
 	}
-	if err := l.Unlock(lctx); err != nil {
-		t.Fatal(err)
-	}
+	mustUnlock(t, h)
 }
 
-func TestParentCancelledWhileHolding(t *testing.T) {
-	c, rdb, _ := setup(t, redisson.WithWatchdogTimeout(300*time.Millisecond))
-	parent, cancel := context.WithCancel(t.Context())
+// Issue 5, trap 14: Unlock's ctx only carries values: a cancelled request context does not stop the
+// release (which would leave the lock held for a whole lease).
+func TestUnlockWithCancelledContext(t *testing.T) {
+	c, _, _ := setup(t)
+	ctx, cancel := context.WithCancel(t.Context())
 	l := c.Lock("request-scoped")
-	lctx := mustLock(t, l, parent)
+	h := mustLock(t, l, ctx)
 	cancel()
-	<-lctx.Done()
-	if context.Cause(lctx) != context.Canceled {
-		t.Fatalf("cause = %v; want the parent's", context.Cause(lctx))
+	if h.Context().Err() != nil {
+		t.Fatal("cancelling the acquisition's context ended the hold")
 	}
-	renewed := c.Stats().Renewed
-	eventually(t, 5*time.Second, "renewals after the parent ended", func() bool { return c.Stats().Renewed >= renewed+3 })
-	if rdb.Exists(t.Context(), "request-scoped").Val() != 1 {
-		t.Fatal("lock released by the parent's cancellation")
-	}
-	if err := l.Unlock(lctx); err != nil {
-		t.Fatalf("Unlock(cancelled ownership context) = %v", err)
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock(cancelled context) = %v", err)
 	}
 	if locked, _ := l.IsLocked(t.Context()); locked {
 		t.Fatal("lock not released")
+	}
+	// HoldCount, a plain query, honours its context.
+	if _, err := h.HoldCount(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("HoldCount(cancelled context) = %v; want context.Canceled", err)
 	}
 }
 
@@ -343,28 +407,29 @@ func TestForceUnlock(t *testing.T) {
 	c, _, _ := setup(t, redisson.WithWatchdogTimeout(300*time.Millisecond))
 	ctx := t.Context()
 	l := c.Lock("stuck")
-	lctx := mustLock(t, l, ctx)
+	h := mustLock(t, l, ctx)
 	if ok, err := l.ForceUnlock(ctx); err != nil || !ok {
 		t.Fatalf("ForceUnlock() = %v, %v; want true, nil", ok, err)
 	}
 	if ok, err := l.ForceUnlock(ctx); err != nil || ok {
 		t.Fatalf("second ForceUnlock() = %v, %v; want false, nil", ok, err)
 	}
-	<-lctx.Done() // the watchdog finds the lock gone
-	if !errors.Is(context.Cause(lctx), redisson.ErrLockLost) {
-		t.Fatalf("cause = %v; want ErrLockLost", context.Cause(lctx))
+	<-h.Context().Done() // the watchdog finds the lock gone
+	if !errors.Is(context.Cause(h.Context()), redisson.ErrLockLost) {
+		t.Fatalf("cause = %v; want ErrLockLost", context.Cause(h.Context()))
 	}
 	// The local turn was given up with the loss, so the lock can be taken again.
-	l2ctx, err := l.TryLock(ctx)
+	h2, err := l.TryLock(ctx)
 	if err != nil {
 		t.Fatalf("TryLock() after loss = %v", err)
 	}
-	if err := l.Unlock(lctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
+	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
 		t.Fatalf("Unlock(lost) = %v; want ErrNotHeld and ErrLockLost", err)
 	}
-	if err := l.Unlock(l2ctx); err != nil {
-		t.Fatal(err)
+	if _, err := h.Reenter(ctx); !errors.Is(err, redisson.ErrNotObtained) || !errors.Is(err, redisson.ErrLockLost) {
+		t.Fatalf("Reenter(lost) = %v; want ErrNotObtained and ErrLockLost", err)
 	}
+	mustUnlock(t, h2)
 }
 
 // A goroutine that unlocks and at once locks again must not keep beating the goroutines already
@@ -378,11 +443,9 @@ func TestNoLocalStarvation(t *testing.T) {
 	var inside atomic.Int32
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		spawn(&wg, func() {
 			for range rounds {
-				lctx, err := l.Lock(ctx)
+				h, err := l.Lock(ctx)
 				if err != nil {
 					t.Error(err)
 					return
@@ -392,14 +455,15 @@ func TestNoLocalStarvation(t *testing.T) {
 				}
 				counts[w].Add(1)
 				inside.Add(-1)
-				if err := l.Unlock(lctx); err != nil {
+				if err := h.Unlock(ctx); err != nil {
 					t.Error(err)
 					return
 				}
 			}
-		}()
+		})
 	}
-	// While all four loop, every worker must progress: check the spread at the halfway point.
+	// While all four loop, every worker must progress: the local queue is FIFO, so when half of
+	// all turns are done each worker has had about a quarter of them.
 	eventually(t, 30*time.Second, "half the rounds", func() bool {
 		var total int32
 		for i := range counts {
@@ -426,6 +490,8 @@ func TestBadInput(t *testing.T) {
 		"tiny watchdog":   redisson.WithWatchdogTimeout(time.Millisecond),
 		"negative repoll": redisson.WithRepollInterval(-time.Second),
 		"brace prefix":    redisson.WithKeyPrefix("a{b"),
+		"negative margin": redisson.WithLossMargin(-0.1),
+		"huge margin":     redisson.WithLossMargin(0.9),
 		"nil logger":      redisson.WithLogger(nil),
 		"nil hook":        redisson.WithEventHook(nil),
 		"nil option":      nil,
@@ -434,19 +500,19 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("New(%s) = %v; want ErrInvalidArgument", name, err)
 		}
 	}
-	for _, name := range []string{"", "a}b"} {
+	for _, name := range []string{"", "}a"} {
 		l := c.Lock(name)
 		if _, err := l.Lock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) || !errors.Is(err, redisson.ErrNotObtained) {
 			t.Errorf("Lock(%q) = %v; want ErrInvalidArgument", name, err)
-		}
-		if err := l.Unlock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
-			t.Errorf("Unlock(%q) = %v; want ErrInvalidArgument", name, err)
 		}
 		if _, err := l.IsLocked(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
 			t.Errorf("IsLocked(%q) = %v; want ErrInvalidArgument", name, err)
 		}
 		if _, err := l.ForceUnlock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
 			t.Errorf("ForceUnlock(%q) = %v; want ErrInvalidArgument", name, err)
+		}
+		if _, err := l.RemainingTTL(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+			t.Errorf("RemainingTTL(%q) = %v; want ErrInvalidArgument", name, err)
 		}
 	}
 	l := c.Lock("fine")
@@ -468,8 +534,8 @@ func TestBadInput(t *testing.T) {
 	if _, err := nilLock.Lock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
 		t.Errorf("nil handle Lock() = %v; want ErrInvalidArgument", err)
 	}
-	if err := new(redisson.Lock).Unlock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
-		t.Errorf("zero Lock Unlock() = %v; want ErrInvalidArgument", err)
+	if _, err := new(redisson.Lock).IsLocked(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("zero Lock IsLocked() = %v; want ErrInvalidArgument", err)
 	}
 	var nilClient *redisson.Client
 	if _, err := nilClient.Lock("x").TryLock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
@@ -478,54 +544,82 @@ func TestBadInput(t *testing.T) {
 	if err := nilClient.Close(); !errors.Is(err, redisson.ErrInvalidArgument) {
 		t.Errorf("nil Client.Close() = %v; want ErrInvalidArgument", err)
 	}
+	var nilHold *redisson.Hold
+	if _, err := nilHold.Reenter(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("nil Hold Reenter() = %v; want ErrInvalidArgument", err)
+	}
+	if _, err := nilHold.HoldCount(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("nil Hold HoldCount() = %v; want ErrInvalidArgument", err)
+	}
+	if nilHold.Context().Err() == nil {
+		t.Error("nil Hold Context() is not done")
+	}
+	if got := redisson.ContextWithHold(ctx, nil); got != ctx {
+		t.Error("ContextWithHold(ctx, nil) changed ctx")
+	}
 	if n := rdb.DBSize(ctx).Val(); n != 0 {
 		t.Fatalf("bad input wrote %d keys", n)
+	}
+}
+
+// Issue 5, defect 9: a Ring would remap the lock's key to another shard when shards come and go.
+func TestRingRefused(t *testing.T) {
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
+	defer ring.Close()
+	if _, err := redisson.New(ring); !errors.Is(err, redisson.ErrInvalidArgument) || !strings.Contains(err.Error(), "Ring") {
+		t.Fatalf("New(*redis.Ring) = %v; want ErrInvalidArgument naming the Ring", err)
 	}
 }
 
 func TestWrongType(t *testing.T) {
 	c, rdb, _ := setup(t)
 	ctx := t.Context()
-	rdb.Set(ctx, "taken", "a string", 0)
-	l := c.Lock("taken")
-	if _, err := l.Lock(ctx); !errors.Is(err, redisson.ErrWrongType) || !errors.Is(err, redisson.ErrNotObtained) {
-		t.Errorf("Lock() = %v; want ErrWrongType and ErrNotObtained", err)
+	key := redisson.LockKeyOf(c, "taken")
+	for name, write := range map[string]func() error{
+		"string": func() error { return rdb.Set(ctx, key, "a string", 0).Err() },
+		"hash":   func() error { return rdb.HSet(ctx, key, "f", "v").Err() },
+		// Looks like a lock string but is not one: an empty level id.
+		"near miss": func() error { return rdb.Set(ctx, key, "owner|1,,2|", 0).Err() },
+	} {
+		rdb.Del(ctx, key)
+		if err := write(); err != nil {
+			t.Fatal(err)
+		}
+		dump := rdb.Dump(ctx, key).Val()
+		l := c.Lock("taken")
+		if _, err := l.Lock(ctx); !errors.Is(err, redisson.ErrWrongType) || !errors.Is(err, redisson.ErrNotObtained) {
+			t.Errorf("%s: Lock() = %v; want ErrWrongType and ErrNotObtained", name, err)
+		}
+		if _, err := l.IsLocked(ctx); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("%s: IsLocked() = %v; want ErrWrongType", name, err)
+		}
+		if _, err := l.RemainingTTL(ctx); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("%s: RemainingTTL() = %v; want ErrWrongType", name, err)
+		}
+		if _, err := l.ForceUnlock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("%s: ForceUnlock() = %v; want ErrWrongType", name, err)
+		}
+		if got, ttl := rdb.Dump(ctx, key).Val(), rdb.PTTL(ctx, key).Val(); got != dump || ttl != -1 {
+			t.Fatalf("%s: value changed (ttl %v)", name, ttl)
+		}
 	}
-	if _, err := l.IsLocked(ctx); !errors.Is(err, redisson.ErrWrongType) {
-		t.Errorf("IsLocked() = %v; want ErrWrongType", err)
-	}
-	if _, err := l.HoldCount(ctx); !errors.Is(err, redisson.ErrWrongType) {
-		t.Errorf("HoldCount() = %v; want ErrWrongType", err)
-	}
-	if _, err := l.RemainingTTL(ctx); !errors.Is(err, redisson.ErrWrongType) {
-		t.Errorf("RemainingTTL() = %v; want ErrWrongType", err)
-	}
-	if _, err := l.ForceUnlock(ctx); !errors.Is(err, redisson.ErrWrongType) {
-		t.Errorf("ForceUnlock() = %v; want ErrWrongType", err)
-	}
-	if v, ttl := rdb.Get(ctx, "taken").Val(), rdb.PTTL(ctx, "taken").Val(); v != "a string" || ttl != -1 {
-		t.Fatalf("value changed to %q (ttl %v)", v, ttl)
-	}
-	// The failed acquisition gave up this process's turn.
-	rdb.Del(ctx, "taken")
-	lctx, err := l.TryLock(ctx)
+	// The failed acquisitions gave up this process's turn.
+	rdb.Del(ctx, key)
+	h, err := c.Lock("taken").TryLock(ctx)
 	if err != nil {
 		t.Fatalf("TryLock() after the key was freed = %v", err)
 	}
-	l.Unlock(lctx)
+	mustUnlock(t, h)
 }
 
 func TestKeyPrefix(t *testing.T) {
 	c, rdb, _ := setup(t, redisson.WithKeyPrefix("app:"))
 	ctx := t.Context()
-	lctx, err := c.Lock("job").Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
+	h := mustLock(t, c.Lock("job"), ctx)
+	if rdb.Exists(ctx, "app:{job}").Val() != 1 {
+		t.Fatalf("keys = %v; want app:{job}", rdb.Keys(ctx, "*").Val())
 	}
-	if rdb.Exists(ctx, "app:job").Val() != 1 {
-		t.Fatalf("keys = %v; want app:job", rdb.Keys(ctx, "*").Val())
-	}
-	c.Lock("job").Unlock(lctx)
+	mustUnlock(t, h)
 }
 
 func TestClose(t *testing.T) {
@@ -533,7 +627,7 @@ func TestClose(t *testing.T) {
 	c, rdb, srv := setup(t)
 	ctx := t.Context()
 	l := c.Lock("closing")
-	lctx := mustLock(t, l, ctx)
+	h := mustLock(t, l, ctx)
 	other, err := redisson.New(srv.Client(t))
 	if err != nil {
 		t.Fatal(err)
@@ -554,11 +648,14 @@ func TestClose(t *testing.T) {
 
 	c.Close()
 	c.Close() // idempotent
-	if cause := context.Cause(lctx); !errors.Is(cause, redisson.ErrLockLost) || !errors.Is(cause, redisson.ErrClosed) {
+	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) || !errors.Is(cause, redisson.ErrClosed) {
 		t.Fatalf("holder's cause after Close = %v; want ErrLockLost and ErrClosed", cause)
 	}
-	if rdb.Exists(ctx, "closing").Val() != 1 {
+	if rdb.Exists(ctx, redisson.LockKeyOf(c, "closing")).Val() != 1 {
 		t.Fatal("Close released a held lock; it should be left to expire")
+	}
+	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrClosed) {
+		t.Fatalf("Unlock() after Close = %v; want ErrNotHeld and ErrClosed", err)
 	}
 	// Every goroutine the clients started is gone (go-redis' own pool goroutines belong to rdb).
 	eventually(t, 5*time.Second, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= base+2 })
@@ -573,11 +670,13 @@ func TestEvents(t *testing.T) {
 		mu.Unlock()
 	}))
 	ctx := t.Context()
-	l := c.Lock("observed")
-	lctx, _ := l.Lock(ctx)
-	l.Lock(lctx)   // re-entry: no event
-	l.Unlock(lctx) // partial: no event
-	l.Unlock(lctx)
+	h := mustLock(t, c.Lock("observed"), ctx)
+	inner, err := h.Reenter(ctx) // re-entry: no event
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustUnlock(t, inner) // partial: no event
+	mustUnlock(t, h)
 	mu.Lock()
 	defer mu.Unlock()
 	if fmt.Sprint(kinds) != "[acquired released]" {
@@ -586,7 +685,10 @@ func TestEvents(t *testing.T) {
 }
 
 // cancelBeforeRelease cancels a context just before the release script is sent.
-type cancelBeforeRelease struct{ cancel context.CancelFunc }
+type cancelBeforeRelease struct {
+	channel string
+	cancel  context.CancelFunc
+}
 
 func (h cancelBeforeRelease) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h cancelBeforeRelease) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
@@ -594,7 +696,7 @@ func (h cancelBeforeRelease) ProcessPipelineHook(next redis.ProcessPipelineHook)
 }
 func (h cancelBeforeRelease) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if len(cmd.Args()) > 5 && cmd.Args()[4] == "{racy}:ch" {
+		if len(cmd.Args()) > 5 && cmd.Args()[4] == h.channel {
 			h.cancel()
 		}
 		return next(ctx, cmd)
@@ -606,15 +708,11 @@ func TestUnlockNotCutShortByCancellation(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	parent, cancel := context.WithCancel(t.Context())
-	rdb.AddHook(cancelBeforeRelease{cancel})
-	c, err := redisson.New(rdb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := newClient(t, rdb)
+	rdb.AddHook(cancelBeforeRelease{redisson.ChannelOf(c, "racy"), cancel})
 	l := c.Lock("racy")
-	lctx := mustLock(t, l, parent)
-	if err := l.Unlock(lctx); err != nil {
+	h := mustLock(t, l, parent)
+	if err := h.Unlock(parent); err != nil {
 		t.Fatalf("Unlock() = %v; want nil", err)
 	}
 	if parent.Err() == nil {
@@ -626,28 +724,22 @@ func TestUnlockNotCutShortByCancellation(t *testing.T) {
 }
 
 // Between processes (here: separate Clients), a client that unlocks and at once locks again must not
-// keep beating the others: a waiter that has waited too long claims the lock and is handed it.
+// keep the others out: every client finishes its share. (How evenly the lock is shared is measured by
+// the benchmark, not asserted here.)
 func TestNoStarvationAcrossClients(t *testing.T) {
 	srv := redistest.Start(t)
-	const clients, total = 8, 400
-	var counts [clients]atomic.Int32
-	var done atomic.Int32
+	const clients, each = 8, 25
 	var inside atomic.Int32
 	var wg sync.WaitGroup
-	for i := range clients {
-		c, err := redisson.New(srv.Client(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		l := c.Lock("contended-across")
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for done.Load() < total {
-				lctx, err := l.Lock(t.Context())
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for range clients {
+		l := newClient(t, srv.Client(t)).Lock("contended-across")
+		spawn(&wg, func() {
+			for range each {
+				h, err := l.Lock(ctx)
 				if err != nil {
-					t.Error(err)
+					t.Errorf("a client was kept out: %v", err)
 					return
 				}
 				if inside.Add(1) != 1 {
@@ -655,23 +747,12 @@ func TestNoStarvationAcrossClients(t *testing.T) {
 				}
 				time.Sleep(time.Millisecond) // the critical section
 				inside.Add(-1)
-				counts[i].Add(1)
-				done.Add(1)
-				if err := l.Unlock(lctx); err != nil {
+				if err := h.Unlock(ctx); err != nil {
 					t.Error(err)
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	var got []int32
-	for i := range counts {
-		got = append(got, counts[i].Load())
-	}
-	// Without hand-over to claiming waiters the spread is typically 3-4× (the releasing client wins
-	// again); with it, every client gets a near-equal share.
-	if lo, hi := slices.Min(got), slices.Max(got); hi > 2*lo {
-		t.Errorf("acquisitions per client %v: the busiest got more than twice the least served", got)
-	}
 }

@@ -11,6 +11,7 @@ import (
 const (
 	DefaultWatchdogTimeout = 30 * time.Second
 	DefaultRepollInterval  = 500 * time.Millisecond
+	DefaultLossMargin      = 0.1
 )
 
 // minWatchdogTimeout keeps the renewal period (a third of the lease) at a sensible size.
@@ -22,6 +23,7 @@ type Option func(*config) error
 type config struct {
 	watchdog time.Duration
 	repoll   time.Duration
+	margin   float64
 	prefix   string
 	logger   *slog.Logger
 	hook     func(Event)
@@ -31,6 +33,7 @@ func defaultConfig() config {
 	return config{
 		watchdog: DefaultWatchdogTimeout,
 		repoll:   DefaultRepollInterval,
+		margin:   DefaultLossMargin,
 		logger:   slog.New(slog.DiscardHandler),
 	}
 }
@@ -65,8 +68,26 @@ func WithRepollInterval(d time.Duration) Option {
 	}
 }
 
+// WithLossMargin sets how early, as a fraction of the lease, a hold is declared lost when its lease
+// may be about to lapse: the watchdog gives up retrying failed renewals, and a fixed-lease hold ends,
+// that much before the key can expire (counted from when the acquiring or renewing request was
+// sent). The margin must cover the clock drift between this process and Redis and the time the
+// holder takes to notice its context was cancelled and stop; a process paused for longer than that
+// is not protected (see the package documentation on fencing). It must be in [0, 0.5].
+//
+// default: 0.1 (3s of the default 30s watchdog timeout)
+func WithLossMargin(fraction float64) Option {
+	return func(c *config) error {
+		if !(fraction >= 0 && fraction <= 0.5) {
+			return invalidf("loss margin %v is outside [0, 0.5]", fraction)
+		}
+		c.margin = fraction
+		return nil
+	}
+}
+
 // WithKeyPrefix puts every key and channel of this client under prefix, e.g. "app:". It must not
-// contain '{' or '}', which would break the hash tags that keep an object's keys in one Cluster slot.
+// contain '{' or '}', which would break the key layout (see the package documentation).
 //
 // default: "" (the object's name is the key)
 func WithKeyPrefix(prefix string) Option {

@@ -134,18 +134,18 @@ func holdTest(ctx context.Context, addr string, stats *redis.Client, n int, watc
 	}()
 
 	locks := make([]*redisson.Lock, n)
-	ctxs := make([]context.Context, n)
+	holds := make([]*redisson.Hold, n)
 	for i := range locks {
 		locks[i] = c.Lock(fmt.Sprintf("hold:%d", i))
 	}
 	// Warm the connection pool so that pool growth is not counted.
 	if _, err := forEach(workers, workers, func(i int) error {
 		l := c.Lock(fmt.Sprintf("warm:%d", i))
-		lctx, err := l.Lock(ctx)
+		h, err := l.Lock(ctx)
 		if err != nil {
 			return err
 		}
-		return l.Unlock(lctx)
+		return h.Unlock(ctx)
 	}); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
@@ -155,8 +155,8 @@ func holdTest(ctx context.Context, addr string, stats *redis.Client, n int, watc
 
 	t0 := time.Now()
 	res.AcquireErrors, err = forEach(n, workers, func(i int) error {
-		lctx, err := locks[i].Lock(context.Background())
-		ctxs[i] = lctx
+		h, err := locks[i].Lock(context.Background())
+		holds[i] = h
 		return err
 	})
 	res.AcquireSeconds = time.Since(t0).Seconds()
@@ -166,7 +166,7 @@ func holdTest(ctx context.Context, addr string, stats *redis.Client, n int, watc
 	res.HeapPerLock = float64(res.HeapAddedBytes) / float64(n)
 	st := c.Stats()
 	res.HeldStat = st.Held
-	if res.LockKeys, err = countKeys(ctx, stats, "hold:*"); err != nil {
+	if res.LockKeys, err = countKeys(ctx, stats, "{hold:*}"); err != nil {
 		return nil, err
 	}
 
@@ -185,12 +185,12 @@ func holdTest(ctx context.Context, addr string, stats *redis.Client, n int, watc
 	res.RenewCallsPerPeriod = float64(res.RenewCalls) / res.IntervalsElapsed
 	res.RenewedPerPeriod = float64(res.Renewed) / res.IntervalsElapsed
 	res.LostDuringWindow = s1.Lost - s0.Lost
-	if res.LockKeysAfterWindow, err = countKeys(ctx, stats, "hold:*"); err != nil {
+	if res.LockKeysAfterWindow, err = countKeys(ctx, stats, "{hold:*}"); err != nil {
 		return nil, err
 	}
 	res.MinPTTLAfterWindow = -3
 	for i := 0; i < n; i += max(1, n/100) {
-		p, err := stats.PTTL(ctx, fmt.Sprintf("hold:%d", i)).Result()
+		p, err := stats.PTTL(ctx, fmt.Sprintf("{hold:%d}", i)).Result()
 		if err != nil {
 			return nil, err
 		}
@@ -201,18 +201,18 @@ func holdTest(ctx context.Context, addr string, stats *redis.Client, n int, watc
 
 	t1 := time.Now()
 	res.UnlockErrors, err = forEach(n, workers, func(i int) error {
-		if ctxs[i] == nil {
+		if holds[i] == nil {
 			return nil
 		}
-		return locks[i].Unlock(ctxs[i])
+		return holds[i].Unlock(context.Background())
 	})
 	res.UnlockSeconds = time.Since(t1).Seconds()
 	noteErr(err)
 	res.HeldAfterUnlock = c.Stats().Held
-	if res.LockKeysAfterUnlock, err = countKeys(ctx, stats, "hold:*"); err != nil {
+	if res.LockKeysAfterUnlock, err = countKeys(ctx, stats, "{hold:*}"); err != nil {
 		return nil, err
 	}
-	clear(ctxs)
+	clear(holds)
 	res.GoroutinesAfterAll = settleGoroutines() - res.GoroutinesBase
 	closed = true
 	if err := c.Close(); err != nil {

@@ -55,7 +55,7 @@ func allImpls() []impl {
 	return []impl{
 		{
 			name:     "redisson",
-			settings: "redisson.New(rdb) defaults (watchdog 30s, repoll 500ms, pub/sub wake-ups); go-redis v9 ContextTimeoutEnabled=true; Lock(ctx) / Unlock(ownershipCtx)",
+			settings: "redisson.New(rdb) defaults (watchdog 30s, repoll 500ms, pub/sub wake-ups); go-redis v9 ContextTimeoutEnabled=true; h, _ := Lock(ctx); h.Unlock(ctx)",
 			// SET is both the fast path (top-level) and, on re-entry or a waiter's mark, called inside
 			// the scripts; it is counted as top-level.
 			scriptCmds: []string{"get", "rename", "pttl", "pexpire", "del", "publish"},
@@ -165,24 +165,24 @@ func (r *redissonMulti) close() error {
 }
 
 type redissonHandle struct {
-	l    *redisson.Lock
-	lctx context.Context
+	l *redisson.Lock
+	h *redisson.Hold
 }
 
 func (h *redissonHandle) lock(ctx context.Context) error {
-	lctx, err := h.l.Lock(ctx)
+	held, err := h.l.Lock(ctx)
 	if err != nil {
 		return err
 	}
-	h.lctx = lctx
+	h.h = held
 	return nil
 }
 
-// unlock releases with the ownership context itself: Unlock ignores its cancellation (the scenario's
-// context, its parent, is cancelled at the end).
+// unlock releases the hold; Unlock is not cut short by a cancelled context, so Background is as good
+// as any.
 func (h *redissonHandle) unlock() error {
-	err := h.l.Unlock(h.lctx)
-	h.lctx = nil
+	err := h.h.Unlock(context.Background())
+	h.h = nil
 	return err
 }
 

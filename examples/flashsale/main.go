@@ -157,7 +157,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (*result, er
 	defer func() {
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer ccancel()
-		rdb.Del(cctx, stockKey, soldKey, prefix+lockName)
+		// The lock is free once every buyer has unlocked; its release history expires on its own.
+		rdb.Del(cctx, stockKey, soldKey)
 	}()
 
 	mode := "each buyer holds lock " + strconv.Quote(lockName) + " around GET stock ... SET stock-1"

@@ -142,14 +142,14 @@ func (s *sale) buy(ctx context.Context, id int) (r record) {
 			r.Err = "lock: " + err.Error()
 			return r
 		}
-		lctx = owned
+		lctx = owned.Context()
 		defer func() {
-			if err := s.lock.Unlock(owned); err != nil {
+			if err := owned.Unlock(ctx); err != nil {
 				r.Err = errors.Join(errorOf(r.Err), fmt.Errorf("unlock: %w", err)).Error()
 			}
 		}()
 	}
-	// Redis calls use the ownership context: it is cancelled if the lock is lost.
+	// Redis calls use the hold's context: it is cancelled if the lock is lost.
 	stock, err := s.rdb.Get(lctx, s.stockKey).Int64()
 	if err != nil {
 		r.Err = "get stock: " + err.Error()

@@ -40,6 +40,12 @@ type Hub struct {
 	rdb Subscriber
 	log *slog.Logger
 
+	// io serialises the hub's SUBSCRIBE and UNSUBSCRIBE commands, so that an unsubscription of an
+	// idle channel and a new subscription of the same name reach the server in the order decided. It
+	// is never held together with mu while waiting on the network, so a slow (re)dial delays only the
+	// goroutines that subscribe a new channel, never the delivery of messages.
+	io sync.Mutex
+
 	mu       sync.Mutex
 	ps       *redis.PubSub // created on first Subscribe
 	channels map[string]*channel
@@ -73,39 +79,44 @@ func New(rdb Subscriber, log *slog.Logger) *Hub {
 }
 
 // Subscribe registers a waiter on the channel name, subscribing on the server if no waiter of this
-// hub is subscribed to it yet. It blocks only for the network write of SUBSCRIBE, bounded by ctx. It
-// fails only after Close; a SUBSCRIBE that could not be sent is retried by go-redis on reconnect and is
-// logged, and the waiter stays registered (its timer-bounded wait still works).
+// hub is subscribed to it yet. It blocks only for the network write of SUBSCRIBE, bounded by ctx,
+// and only when the channel is new. It fails only after Close; a SUBSCRIBE that could not be sent is
+// retried by go-redis on reconnect and is logged, and the waiter stays registered (its timer-bounded
+// wait still works).
 func (h *Hub) Subscribe(ctx context.Context, name string) (*Waiter, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return nil, ErrClosed
 	}
 	ch := h.channels[name]
-	if ch == nil {
+	isNew := ch == nil
+	if isNew {
 		ch = &channel{ready: make(chan struct{})}
 		h.channels[name] = ch
-		if err := h.subscribe(ctx, name); err != nil {
-			h.log.Warn("redisson: subscribe failed; waiting on timers until the connection recovers",
-				"channel", name, "err", err)
+		if h.ps == nil {
+			// No I/O: go-redis connects on the first command.
+			h.ps = h.rdb.Subscribe(context.WithoutCancel(ctx))
+			msgs := h.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+			go h.receive(msgs)
 		}
 	}
 	ch.idle = time.Time{}
 	w := &Waiter{C: make(chan struct{}, 1), hub: h, ch: ch}
 	ch.waiters = append(ch.waiters, w)
-	return w, nil
-}
+	ps := h.ps
+	h.mu.Unlock()
 
-// subscribe sends SUBSCRIBE, creating the connection and the receive goroutine the first time.
-// Called with h.mu held.
-func (h *Hub) subscribe(ctx context.Context, name string) error {
-	if h.ps == nil {
-		h.ps = h.rdb.Subscribe(ctx)
-		msgs := h.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
-		go h.receive(msgs)
+	if isNew {
+		h.io.Lock()
+		err := ps.Subscribe(ctx, name)
+		h.io.Unlock()
+		if err != nil {
+			h.log.Warn("redisson: subscribe failed; waiting on timers until the connection recovers",
+				"channel", name, "err", err)
+		}
 	}
-	return h.ps.Subscribe(ctx, name)
+	return w, nil
 }
 
 // Ready is closed once the server has confirmed the subscription, after which every message
@@ -211,8 +222,9 @@ func (h *Hub) handle(m any) {
 
 // sweep unsubscribes channels idle for longer than Linger.
 func (h *Hub) sweep(now time.Time) {
+	h.io.Lock() // a Subscribe of a swept name waits, so its SUBSCRIBE follows the UNSUBSCRIBE
+	defer h.io.Unlock()
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	var names []string
 	for name, ch := range h.channels {
 		if len(ch.waiters) == 0 && !ch.idle.IsZero() && now.Sub(ch.idle) >= Linger {
@@ -220,12 +232,14 @@ func (h *Hub) sweep(now time.Time) {
 			delete(h.channels, name)
 		}
 	}
-	if len(names) == 0 || h.ps == nil {
+	ps := h.ps
+	h.mu.Unlock()
+	if len(names) == 0 || ps == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := h.ps.Unsubscribe(ctx, names...); err != nil {
+	if err := ps.Unsubscribe(ctx, names...); err != nil {
 		h.log.Debug("redisson: unsubscribe failed", "channels", len(names), "err", err)
 	}
 }

@@ -8,6 +8,11 @@
 // reports that the owner no longer holds the key, the entry is dropped and its OnLost callback runs.
 // A fixed-lease entry is never renewed: when its lease has passed, OnLost runs.
 //
+// "The lease may have lapsed" is decided with a safety margin, a fraction of the lease: OnLost runs
+// that much before the key can expire, counted from when the acquiring or renewing request was sent
+// (which errs on the safe side), so that a holder that stops when told has stopped before a second
+// owner can exist, as long as clock drift and the delivery of the signal take less than the margin.
+//
 // Registration (Add) happens before an acquisition is reported to the caller and Remove happens when
 // the final unlock is confirmed, so a renewal can never outlive its hold; the renew script also checks
 // the owner, so a renewal already in flight cannot extend a lock that has changed hands.
@@ -65,6 +70,7 @@ type Scheduler struct {
 	count   int       // active entries, queued or in flight
 	wakeAt  time.Time // when the goroutine's timer fires; an Add due earlier must wake it
 	idle    time.Duration
+	margin  float64
 	closed  bool
 
 	wake chan struct{}
@@ -78,14 +84,16 @@ type Scheduler struct {
 
 // New starts the scheduler goroutine. While it has nothing to do it still wakes every idle, so that
 // registering an entry due later than that never has to wake it (keep idle below the shortest renewal
-// period for that). It does not block.
-func New(renew Renewer, idle time.Duration) *Scheduler {
+// period for that). margin, in [0, 1), is the fraction of a lease by which losses are signalled early.
+// It does not block.
+func New(renew Renewer, idle time.Duration, margin float64) *Scheduler {
 	s := &Scheduler{
-		renew: renew,
-		idle:  idle,
-		wake:  make(chan struct{}, 1),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		renew:  renew,
+		idle:   idle,
+		margin: margin,
+		wake:   make(chan struct{}, 1),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
 	}
 	go s.run()
 	return s
@@ -95,7 +103,7 @@ func New(renew Renewer, idle time.Duration) *Scheduler {
 // which errs on the safe side. It does not block on I/O. It returns false, registering nothing, after
 // Close.
 func (s *Scheduler) Add(e *Entry, start time.Time) bool {
-	e.deadline = start.Add(e.Lease)
+	e.deadline = s.lapse(e, start)
 	e.due = e.deadline
 	if e.Watchdog {
 		e.due = start.Add(period(e))
@@ -176,6 +184,11 @@ func (s *Scheduler) poke() {
 	}
 }
 
+// lapse is when e, acquired or renewed by a request sent at sent, must be considered lost.
+func (s *Scheduler) lapse(e *Entry, sent time.Time) time.Time {
+	return sent.Add(e.Lease - time.Duration(float64(e.Lease)*s.margin))
+}
+
 // period is the renewal interval of a watchdog entry.
 func period(e *Entry) time.Duration { return e.Lease / 3 }
 
@@ -244,7 +257,7 @@ func (s *Scheduler) process(batch []*Entry) {
 		groups[e.Group] = append(groups[e.Group], e)
 	}
 	s.finish(ended, ErrLeaseEnded)
-	for _, g := range order {
+	for i, g := range order {
 		entries := groups[g]
 		for len(entries) > 0 {
 			n := min(len(entries), BatchSize)
@@ -252,11 +265,10 @@ func (s *Scheduler) process(batch []*Entry) {
 			entries = entries[n:]
 			select {
 			case <-s.stop:
+				// Put back what this round did not reach, so that Close returns it.
 				s.requeue(entries)
-				for _, g2 := range order {
-					if g2 > g {
-						s.requeue(groups[g2])
-					}
+				for _, later := range order[i+1:] {
+					s.requeue(groups[later])
 				}
 				return
 			default:
@@ -302,7 +314,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 		switch {
 		case err == nil && alive[i]:
 			e.failures = 0
-			e.deadline = sent.Add(e.Lease)
+			e.deadline = s.lapse(e, sent)
 			e.due = sent.Add(period(e))
 			heap.Push(&s.entries, e)
 			s.renewed.Add(1)

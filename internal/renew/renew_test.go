@@ -49,7 +49,7 @@ func watchdog(key string, lease time.Duration, lost func(error)) *Entry {
 func TestRenewsEveryThirdOfLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew, time.Minute)
+		s := New(f.renew, time.Minute, 0)
 		defer s.Close()
 		s.Add(watchdog("k", 3*time.Second, func(err error) { t.Errorf("lost: %v", err) }), time.Now())
 
@@ -65,7 +65,7 @@ func TestRenewsEveryThirdOfLease(t *testing.T) {
 func TestBatchesManyLocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew, time.Minute)
+		s := New(f.renew, time.Minute, 0)
 		defer s.Close()
 		const n = 10_000
 		// Acquired over one second, as a burst of acquisitions would be.
@@ -107,7 +107,7 @@ func TestGroupsAreNotMixed(t *testing.T) {
 				mixed = mixed || e.Group != batch[0].Group
 			}
 			return make([]bool, len(batch)), nil // all gone: one pass is enough
-		}, time.Minute)
+		}, time.Minute, 0)
 		defer s.Close()
 		for i := range 10 {
 			e := watchdog(fmt.Sprint("k", i), 3*time.Second, func(error) {})
@@ -128,7 +128,7 @@ func TestGroupsAreNotMixed(t *testing.T) {
 func TestGoneIsLost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{"k": true}}
-		s := New(f.renew, time.Minute)
+		s := New(f.renew, time.Minute, 0)
 		defer s.Close()
 		var got error
 		s.Add(watchdog("k", 3*time.Second, func(err error) { got = err }), time.Now())
@@ -147,7 +147,7 @@ func TestFailuresRetriedUntilLeaseMayHaveLapsed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		down := errors.New("connection refused")
 		f := &fakeRedis{gone: map[string]bool{}, failOn: func() error { return down }}
-		s := New(f.renew, time.Minute)
+		s := New(f.renew, time.Minute, 0)
 		defer s.Close()
 		start := time.Now()
 		var lostAt time.Time
@@ -179,7 +179,7 @@ func TestRecoversAfterTransientFailure(t *testing.T) {
 			}
 			return nil
 		}
-		s := New(f.renew, time.Minute)
+		s := New(f.renew, time.Minute, 0)
 		defer s.Close()
 		s.Add(watchdog("k", 3*time.Second, func(err error) { t.Errorf("lost: %v", err) }), time.Now())
 		time.Sleep(10 * time.Second)
@@ -193,7 +193,7 @@ func TestRecoversAfterTransientFailure(t *testing.T) {
 func TestNoRenewalOrLossAfterRemove(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew, time.Minute)
+		s := New(f.renew, time.Minute, 0)
 		defer s.Close()
 		e := watchdog("k", 3*time.Second, func(err error) { t.Errorf("OnLost after Remove: %v", err) })
 		s.Add(e, time.Now())
@@ -219,7 +219,7 @@ func TestNoRenewalOrLossAfterRemove(t *testing.T) {
 func TestFixedLeaseEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew, time.Minute)
+		s := New(f.renew, time.Minute, 0)
 		defer s.Close()
 		start := time.Now()
 		var endedAt time.Time
@@ -239,7 +239,7 @@ func TestFixedLeaseEnds(t *testing.T) {
 func TestCloseReturnsActiveEntries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew, time.Minute)
+		s := New(f.renew, time.Minute, 0)
 		a := watchdog("a", 3*time.Second, nil)
 		b := watchdog("b", 3*time.Second, nil)
 		s.Add(a, time.Now())
@@ -254,6 +254,71 @@ func TestCloseReturnsActiveEntries(t *testing.T) {
 		}
 		if s.Add(watchdog("c", 3*time.Second, nil), time.Now()) {
 			t.Fatal("Add() after Close = true")
+		}
+	})
+}
+
+// A loss is signalled the margin before the lease may lapse, not at the moment it may.
+func TestLossSignalledWithMargin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeRedis{gone: map[string]bool{}, failOn: func() error { return errors.New("timeout") }}
+		s := New(f.renew, time.Minute, 0.25)
+		defer s.Close()
+		start := time.Now()
+		var lostAt time.Time
+		s.Add(watchdog("k", 4*time.Second, func(error) { lostAt = time.Now() }), start)
+		fixed := &Entry{Key: "f", Owner: "o", Lease: 4 * time.Second, OnLost: func(error) {}}
+		var fixedAt time.Time
+		fixed.OnLost = func(error) { fixedAt = time.Now() }
+		s.Add(fixed, start)
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if d := lostAt.Sub(start); lostAt.IsZero() || d > 3*time.Second {
+			t.Errorf("watchdog entry lost after %v; want by 3s (4s lease, 25%% margin)", d)
+		}
+		if d := fixedAt.Sub(start); d != 3*time.Second {
+			t.Errorf("fixed lease ended after %v; want 3s (4s lease, 25%% margin)", d)
+		}
+	})
+}
+
+// Close during a round that renews several groups returns the entries of every group the round had
+// not reached, whatever their group numbers (issue 5, defect 8: entries of a lower group number later
+// in the round were dropped, neither returned nor reported lost).
+func TestCloseMidRoundReturnsUnreachedGroups(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var s *Scheduler
+		var left []*Entry
+		closed := make(chan struct{})
+		renewer := func(_ context.Context, batch []*Entry) ([]bool, error) {
+			if batch[0].Group == 5 && left == nil {
+				go func() {
+					left = s.Close()
+					close(closed)
+				}()
+				<-s.stop // Close has begun: the round must stop after this call
+			}
+			ok := make([]bool, len(batch))
+			for i := range ok {
+				ok[i] = true
+			}
+			return ok, nil
+		}
+		s = New(renewer, time.Minute, 0)
+		first := watchdog("high", 3*time.Second, nil)
+		first.Group = 5
+		second := watchdog("low", 3*time.Second, nil)
+		second.Group = 1
+		now := time.Now()
+		s.Add(first, now)
+		s.Add(second, now.Add(time.Millisecond)) // same round, later in it
+		<-closed
+		got := map[string]bool{}
+		for _, e := range left {
+			got[e.Key] = true
+		}
+		if !got["high"] || !got["low"] || len(left) != 2 {
+			t.Fatalf("Close() returned %d entries %v; want both \"high\" (renewed) and \"low\" (not reached)", len(left), got)
 		}
 	})
 }

@@ -1,101 +1,99 @@
--- lock_release.lua: release one hold of a reentrant lock, undo an acquisition whose reply was lost,
--- or withdraw a waiter's claim.
+-- lock_release.lua: release one level of a reentrant lock or the whole hold, undo an acquisition
+-- whose outcome is unknown, or withdraw a waiter's claim. Formats: lock_value.lua.
 --
--- KEYS[1]  lock key (format in lock_acquire.lua)
+-- KEYS[1]  lock key
 -- KEYS[2]  wake-up channel of the lock
--- KEYS[3]  release record: the final release renames the lock key to it, so it keeps the last
---          holder's value (and remaining TTL) until the next final release of the same lock
+-- KEYS[3]  release history of the lock
 -- ARGV[1]  owner id
--- ARGV[2]  lease in milliseconds to reset on a partial release; 0 keeps the current TTL
--- ARGV[3]  request id (unique per call)
--- ARGV[4]  "" or the value the owner expects the lock to hold if this is its final hold and nobody
---          waits ("<owner>|1|<last req>|"): when it matches, the lock is freed without parsing
--- ARGV[5]  how long, in milliseconds, a lock handed to a claiming waiter stays reserved for it
---          before it confirms (bounds the stall if that waiter died)
--- ARGV[6]  optional, default "PUBLISH": publish command, PUBLISH or SPUBLISH
--- ARGV[7]  optional, default "": an acquire request id to undo that acquisition only if it was applied
--- ARGV[8]  optional, default "": the owner id of a waiter in the same process: if this is the final
---          release and nobody else waits, the lock is transferred to that owner (lease ARGV[2],
---          request id ARGV[3]) instead of being freed
+-- ARGV[2]  level id to release
+-- ARGV[3]  "1": final release: the owner's client holds no other level, so the lock is freed whatever
+--          levels Redis still lists (a re-entry whose undo failed may have left one); "0": remove the
+--          level only (the lock stays held, even with no level left, until the final release)
+-- ARGV[4]  "" or, for a final release that names no heir, the value the lock holds if the level is
+--          the only one and nobody waits ("<owner>|<level>|"): then it is freed without parsing
+-- ARGV[5]  lease in milliseconds set by a partial release (0 keeps the TTL); for a transfer, the
+--          heir's lease
+-- ARGV[6]  how long, in milliseconds, the history keeps a final release (the re-send window)
+-- ARGV[7]  how long, in milliseconds, a lock handed to a claiming waiter stays reserved for it before
+--          it confirms (bounds the stall if that waiter died)
+-- ARGV[8]  publish command: PUBLISH or SPUBLISH
+-- ARGV[9]  optional: owner id of a waiter of the releasing client: if the final release finds nobody
+--          else waiting, the lock is transferred to it (levels "1", lease ARGV[5]) instead of freed
 --
--- returns  0           fully released (freed, or handed to the waiter that claimed it; a wake-up was
---                      published if anyone had failed to take the lock during this hold)
---          n ≥ 1       still held by the owner with hold count n
---          -1          the owner does not hold the lock (or, when undoing, the acquisition was not
---                      applied); a claim of the owner's, if any, is withdrawn
---          -2          fully released and transferred to ARGV[8]
+-- returns  0    the owner's hold is released: freed (publishing a wake-up if anyone failed to take
+--               the lock during it) or handed to the claimer; also the answer, to any release, once
+--               the history shows the owner's final release did that
+--          1    partial release: the level is gone (or was already), the owner still holds the lock
+--          -2   released and transferred to ARGV[9] (also from the history)
+--          -1   the owner does not hold the lock and the history has no final release of it: it was
+--               lost, or an undone acquisition was never applied. A claim of the owner's, if any, is
+--               withdrawn.
 --
--- Safe to run twice: a repeat of an applied partial release is recognised by <req>, and so is a
--- repeat of a transfer or hand-over (the new holder's <req> is this request's id); a repeat of the
--- final release finds the owner in the release record (owner ids are never reused, and the client
--- stops sending releases for an owner once it saw the final one) and answers 0 again.
-local key, channel, record = KEYS[1], KEYS[2], KEYS[3]
-local owner, leaseMs, req, expected, reserveMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
-local publish, undo, heir = ARGV[6] or 'PUBLISH', ARGV[7] or '', ARGV[8] or ''
-local pattern = '^([^|]+)|(%d+)|([^|]*)|([^|]*)$'
+-- Safe to run twice: removing a level that is gone changes nothing; a repeat of a final release finds
+-- the owner's outcome in the history (owner ids are never reused, and a client sends at most one
+-- final release per owner). The history is kept for the go-redis re-send window, and holds the last
+-- 16 or so releases: a repeat arriving after that answers -1.
+local key, channel, history = KEYS[1], KEYS[2], KEYS[3]
+local owner, level, final, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local leaseMs, historyMs, reserveMs, publish = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
+local heir = ARGV[9] or ''
 
 local cur = redis.call('GET', key)
-if cur and cur == expected then
-  -- The common case: the owner's only hold, nobody waiting, not a repeat (<last req> is older).
-  redis.call('RENAME', key, record)
+if expected ~= '' and cur == expected then
+  -- The common case: the owner's only level, nobody waiting.
+  redis.call('DEL', key)
+  history_push(history, owner, 'r', historyMs)
   return 0
 end
-local holder, count, last, mark
+local holder, levels, mark
 if cur then
-  holder, count, last, mark = string.match(cur, pattern)
+  holder, levels, mark = lock_decode(cur)
   if not holder then
-    return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+    return wrong_type()
   end
 end
+
 if holder ~= owner then
-  if holder and last == req and undo == '' then
+  if holder and mark == owner .. '@' then
+    redis.call('SET', key, lock_encode(holder, levels, 'w'), 'KEEPTTL')
+  end
+  local outcome = history_outcome(history, owner)
+  if outcome == 'r' then
+    return 0
+  elseif outcome == 't' then
     return -2
   end
-  if holder and string.sub(mark, 1, #owner + 1) == owner .. '@' then
-    redis.call('SET', key, holder .. '|' .. count .. '|' .. last .. '|w', 'KEEPTTL')
-  end
-  if undo == '' then
-    local prev = redis.pcall('GET', record)
-    if type(prev) == 'string' and string.match(prev, pattern) == owner then
-      return 0
+  return -1
+end
+
+if final ~= '1' then
+  if levels_has(levels, level) then
+    local v = lock_encode(owner, levels_remove(levels, level), mark)
+    if leaseMs > 0 then
+      redis.call('SET', key, v, 'PX', leaseMs)
+    else
+      redis.call('SET', key, v, 'KEEPTTL')
     end
   end
-  return -1
-end
-count = tonumber(count)
-if last == req then
-  return count
-end
-if undo ~= '' and last ~= undo then
-  return -1
+  return 1
 end
 
-count = count - 1
-if count > 0 then
-  local v = owner .. '|' .. count .. '|' .. req .. '|' .. mark
-  if leaseMs > 0 then
-    redis.call('SET', key, v, 'PX', leaseMs)
-  else
-    redis.call('SET', key, v, 'KEEPTTL')
-  end
-  return count
-end
-
-if mark == '' and heir ~= '' then
-  redis.call('SET', key, heir .. '|1|' .. req .. '|', 'PX', leaseMs)
-  return -2
-end
-
-local claimer = string.match(mark, '^([^@]+)@')
+local claimer = lock_claimer(mark)
 if claimer then
   -- Starvation mode: hand the lock to the waiter that claimed it, reserved until it confirms.
-  redis.call('SET', key, claimer .. '|1|' .. req .. '|w', 'PX', reserveMs)
+  redis.call('SET', key, lock_encode(claimer, '1', 'w'), 'PX', reserveMs)
   redis.call(publish, channel, '0')
+  history_push(history, owner, 'r', historyMs)
   return 0
 end
-
-redis.call('RENAME', key, record)
+if heir ~= '' and mark == '' then
+  redis.call('SET', key, lock_encode(heir, '1', ''), 'PX', leaseMs)
+  history_push(history, owner, 't', historyMs)
+  return -2
+end
+redis.call('DEL', key)
 if mark == 'w' then
   redis.call(publish, channel, '0')
 end
+history_push(history, owner, 'r', historyMs)
 return 0

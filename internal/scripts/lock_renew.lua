@@ -1,6 +1,6 @@
--- lock_renew.lua: extend the TTL of many watchdog locks in one call.
+-- lock_renew.lua: extend the TTL of many watchdog locks in one call. Formats: lock_value.lua.
 --
--- KEYS[1..n] lock keys (format in lock_acquire.lua; on Cluster all keys of one call are in one slot)
+-- KEYS[1..n] lock keys (on Cluster all keys of one call are in one slot)
 -- ARGV[1]     lease in milliseconds
 -- ARGV[i+1]   owner id expected to hold KEYS[i]
 --
@@ -12,8 +12,7 @@ local out = {}
 for i, key in ipairs(KEYS) do
   -- pcall: a key recreated with another type must not fail the renewal of the whole batch.
   local cur = redis.pcall('GET', key)
-  local owner = ARGV[i + 1] .. '|'
-  if type(cur) == 'string' and string.sub(cur, 1, #owner) == owner then
+  if type(cur) == 'string' and lock_decode(cur) == ARGV[i + 1] then
     redis.call('PEXPIRE', key, leaseMs)
     out[i] = 1
   else

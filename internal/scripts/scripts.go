@@ -2,6 +2,9 @@
 // (KEYS, ARGV, returns) at the top of the file. Each is wrapped once with redis.NewScript, so calls go
 // out as EVALSHA and fall back to EVAL when the server answers NOSCRIPT.
 //
+// A stored format is encoded and decoded in exactly one Lua prelude (lock_value.lua for the lock), which
+// is prepended to every script that touches that format.
+//
 // Every script must be safe to run twice: go-redis re-sends a command after a network error, so the
 // header of each file says how a repeat is recognised.
 package scripts
@@ -13,6 +16,8 @@ import (
 )
 
 var (
+	//go:embed lock_value.lua
+	lockValueSrc string
 	//go:embed lock_acquire.lua
 	lockAcquireSrc string
 	//go:embed lock_release.lua
@@ -25,16 +30,16 @@ var (
 
 var (
 	// LockAcquire acquires or re-enters a reentrant lock. See lock_acquire.lua.
-	LockAcquire = redis.NewScript(lockAcquireSrc)
-	// LockRelease releases one hold, or undoes an acquisition. See lock_release.lua.
-	LockRelease = redis.NewScript(lockReleaseSrc)
+	LockAcquire = redis.NewScript(lockValueSrc + lockAcquireSrc)
+	// LockRelease releases one level or the whole hold, or undoes an acquisition. See lock_release.lua.
+	LockRelease = redis.NewScript(lockValueSrc + lockReleaseSrc)
 	// LockForceUnlock deletes a lock regardless of owner. See lock_force_unlock.lua.
-	LockForceUnlock = redis.NewScript(lockForceUnlockSrc)
+	LockForceUnlock = redis.NewScript(lockValueSrc + lockForceUnlockSrc)
 	// LockRenew extends many watchdog locks at once. See lock_renew.lua.
-	LockRenew = redis.NewScript(lockRenewSrc)
+	LockRenew = redis.NewScript(lockValueSrc + lockRenewSrc)
 )
 
-// All lists every script, for loading ahead of pipelines and for tests.
+// All lists every script by the name of its file, for loading ahead of pipelines and for tests.
 var All = map[string]*redis.Script{
 	"lock_acquire":      LockAcquire,
 	"lock_release":      LockRelease,

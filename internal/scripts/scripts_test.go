@@ -1,11 +1,13 @@
 package scripts_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson/internal/leakcheck"
 	"github.com/goredisson/redisson/internal/scripts"
@@ -33,244 +35,300 @@ func TestLoadAndHeaders(t *testing.T) {
 	}
 }
 
-func TestAcquireReleaseContract(t *testing.T) {
-	rdb := redistest.Start(t).Client(t)
-	ctx := t.Context()
-	keys := []string{"L", "{L}:ch", "{L}:rel"}
-	acquire := func(owner, req, reenter string) string {
-		v, err := scripts.LockAcquire.Run(ctx, rdb, keys[:1], owner, 1000, req, reenter).Int64()
-		if err != nil {
-			t.Fatalf("acquire(%s, %s): %v", owner, req, err)
+// Keys of the lock under test.
+var (
+	lockKey = "{L}"
+	channel = "{L}:ch"
+	history = "{L}:rel"
+	keys    = []string{lockKey, channel, history}
+)
+
+// shapes are the values the lock key can hold: every format the scripts write, and the foreign or
+// malformed values they must refuse without a change. A is the owner the operations act for.
+var shapes = []struct {
+	name  string
+	value string // "" absent; "hash:"/"list:" another type
+}{
+	{"free", ""},
+	{"A one level", "A|1|"},
+	{"A two levels", "A|1,2|"},
+	{"A no level", "A||"},
+	{"A awaited", "A|1|w"},
+	{"A claimed by B", "A|1|B@"},
+	{"B", "B|1|"},
+	{"B awaited", "B|1|w"},
+	{"B claimed by A", "B|1|A@"},
+	{"plain string", "hello"},
+	{"bad mark", "A|1|x"},
+	{"empty level id", "A|1,,2|"},
+	{"no owner", "|1|"},
+	{"extra field", "A|1||"},
+	{"hash", "hash:"},
+	{"list", "list:"},
+}
+
+// ops are calls of every script, each as owner A (heir H for a transfer).
+var ops = []struct {
+	name string
+	run  func(ctx context.Context, rdb *redis.Client) (any, error)
+}{
+	{"fresh", acquire("1", "f")},
+	{"claim", acquire("1", "s")},
+	{"reenter", acquire("2", "r")},
+	{"partial", release("2", "0", "")},
+	{"final", release("1", "1", "")},
+	{"fast", release("1", "1", "A|1|")},
+	{"heir", release("1", "1", "", "H")},
+	{"force", func(ctx context.Context, rdb *redis.Client) (any, error) {
+		return scripts.LockForceUnlock.Run(ctx, rdb, keys[:2], "PUBLISH").Int64()
+	}},
+	{"renew", func(ctx context.Context, rdb *redis.Client) (any, error) {
+		return scripts.LockRenew.Run(ctx, rdb, keys[:1], 60000, "A").Int64Slice()
+	}},
+}
+
+func acquire(level, mode string) func(context.Context, *redis.Client) (any, error) {
+	return func(ctx context.Context, rdb *redis.Client) (any, error) {
+		v, err := scripts.LockAcquire.Run(ctx, rdb, keys[:1], "A", 60000, level, mode).Int64()
+		if v <= -2 { // -3 - PTTL of a lock held by another (PTTL -1 here: no TTL)
+			return "held", err
 		}
-		return fmt.Sprint(v)
-	}
-	release := func(owner, req, undo string) string {
-		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 1000, req, "", 2000, "PUBLISH", undo).Int64()
-		if err != nil {
-			t.Fatalf("release(%s, %s): %v", owner, req, err)
-		}
-		return fmt.Sprint(v)
-	}
-	// Acquire: hold count, or -3-PTTL when not acquired ("-" prefix: negative); release: remaining
-	// count, 0 when fully released, -1 when not held.
-	steps := []struct{ got, want string }{
-		{acquire("a", "r1", "0"), "1"},
-		{acquire("a", "r1", "0"), "1"}, // repeat: not counted twice
-		{acquire("a", "r2", "1"), "2"},
-		{acquire("b", "r3", "0")[:1], "-"}, // held by a: -3-PTTL
-		{acquire("b", "r4", "1")[:1], "-"}, // re-enter only, not the owner
-		{release("b", "r5", ""), "-1"},     // not the owner
-		{release("a", "r6", ""), "1"},
-		{release("a", "r6", ""), "1"},    // repeat of a partial release
-		{release("a", "r7", "r2"), "-1"}, // undo of r2: not the last applied request
-		{release("a", "r8", ""), "0"},
-		{release("a", "r8", ""), "0"},    // repeat of the final release: release record
-		{release("a", "r9", ""), "0"},    // any release by a released owner: the client sends none
-		{acquire("b", "r10", "1"), "-1"}, // re-enter only: never takes a free lock (PTTL -2)
-		{acquire("b", "r11", "0"), "1"},
-		{release("a", "r8", ""), "0"}, // a's repeat, recognised while b holds: the record stays until b's release
-		{release("b", "r12", ""), "0"},
-		{release("b", "r12", ""), "0"},
-	}
-	for i, s := range steps {
-		if s.got != s.want {
-			t.Errorf("step %d = %s; want %s", i, s.got, s.want)
-		}
-	}
-	if n := rdb.Exists(ctx, "L").Val(); n != 0 {
-		t.Fatal("lock key left after the final release")
-	}
-	if v := rdb.Get(ctx, "{L}:rel").Val(); !strings.HasPrefix(v, "b|") {
-		t.Fatalf("release record = %q; want b's last value", v)
-	}
-	if ttl := rdb.PTTL(ctx, "{L}:rel").Val(); ttl <= 0 || ttl > time.Second {
-		t.Fatalf("release record TTL = %v; want the lock's remaining lease", ttl)
+		return v, err
 	}
 }
 
-func TestRenewAndForceUnlock(t *testing.T) {
-	rdb := redistest.Start(t).Client(t)
-	ctx := t.Context()
-	rdb.Set(ctx, "x", "o1|1|r|", 0)
-	rdb.Set(ctx, "y", "o9|1|r|w", 0)
-	rdb.HSet(ctx, "h", "o3", 1)
-	got, err := scripts.LockRenew.Run(ctx, rdb, []string{"x", "y", "z", "h"}, 5000, "o1", "o2", "o3", "o3").Int64Slice()
-	if err != nil || fmt.Sprint(got) != "[1 0 0 0]" {
-		t.Fatalf("renew = %v, %v; want [1 0 0 0]", got, err)
-	}
-	if ttl := rdb.PTTL(ctx, "x").Val().Milliseconds(); ttl <= 4000 {
-		t.Fatalf("PTTL(x) = %dms; want ≈5000", ttl)
-	}
-	if rdb.PTTL(ctx, "y").Val() != -1 {
-		t.Fatal("renewed a lock held by another owner")
-	}
-	for i, want := range []int64{1, 0} {
-		n, err := scripts.LockForceUnlock.Run(ctx, rdb, []string{"x", "{x}:ch"}, "PUBLISH").Int64()
-		if err != nil || n != want {
-			t.Fatalf("force unlock #%d = %d, %v; want %d", i, n, err, want)
-		}
-	}
-	rdb.Set(ctx, "s", "v", 0) // a string that is not a lock
-	if err := scripts.LockForceUnlock.Run(ctx, rdb, []string{"s", "{s}:ch"}, "PUBLISH").Err(); err == nil ||
-		!strings.Contains(err.Error(), "WRONGTYPE") || rdb.Get(ctx, "s").Val() != "v" {
-		t.Fatalf("force unlock of a string = %v; want WRONGTYPE and the value kept", err)
+func release(level, final, expected string, heir ...any) func(context.Context, *redis.Client) (any, error) {
+	return func(ctx context.Context, rdb *redis.Client) (any, error) {
+		args := append([]any{"A", level, final, expected, 60000, 60000, 2000, "PUBLISH"}, heir...)
+		return scripts.LockRelease.Run(ctx, rdb, keys, args...).Int64()
 	}
 }
 
-// The final release publishes a wake-up only if someone failed to take the lock during the hold.
-func TestReleasePublishesOnlyAfterAWaiter(t *testing.T) {
+// want[shape][op] is "<reply> <lock key after>[ pub]": the reply (WRONGTYPE for a refusal), the
+// value left in the lock key ("-" absent, "=" unchanged), and "pub" if a wake-up was published.
+// Refusals must leave the key untouched, as must anything on a lock held by another owner except
+// the waiter mark and claims.
+var want = map[string]map[string]string{
+	"free": {
+		"fresh": "1 A|1|", "claim": "1 A|1|", "reenter": "-1 =", "partial": "-1 =", "final": "-1 =",
+		"fast": "-1 =", "heir": "-1 =", "force": "0 =", "renew": "[0] =",
+	},
+	"A one level": {
+		"fresh": "1 =", "claim": "1 =", "reenter": "2 A|1,2|", "partial": "1 =", "final": "0 -",
+		"fast": "0 -", "heir": "-2 H|1|", "force": "1 - pub", "renew": "[1] =",
+	},
+	"A two levels": {
+		"fresh": "2 =", "claim": "2 =", "reenter": "2 =", "partial": "1 A|1|", "final": "0 -",
+		"fast": "0 -", "heir": "-2 H|1|", "force": "1 - pub", "renew": "[1] =",
+	},
+	"A no level": {
+		"fresh": "1 A|1|", "claim": "1 A|1|", "reenter": "1 A|2|", "partial": "1 =", "final": "0 -",
+		"fast": "0 -", "heir": "-2 H|1|", "force": "1 - pub", "renew": "[1] =",
+	},
+	"A awaited": {
+		"fresh": "1 =", "claim": "1 =", "reenter": "2 A|1,2|w", "partial": "1 =", "final": "0 - pub",
+		"fast": "0 - pub", "heir": "0 - pub", "force": "1 - pub", "renew": "[1] =",
+	},
+	"A claimed by B": {
+		"fresh": "1 =", "claim": "1 =", "reenter": "2 A|1,2|B@", "partial": "1 =", "final": "0 B|1|w pub",
+		"fast": "0 B|1|w pub", "heir": "0 B|1|w pub", "force": "1 - pub", "renew": "[1] =",
+	},
+	"B": {
+		"fresh": "held B|1|w", "claim": "held B|1|A@", "reenter": "held =", "partial": "-1 =", "final": "-1 =",
+		"fast": "-1 =", "heir": "-1 =", "force": "1 - pub", "renew": "[0] =",
+	},
+	"B awaited": {
+		"fresh": "held =", "claim": "held B|1|A@", "reenter": "held =", "partial": "-1 =", "final": "-1 =",
+		"fast": "-1 =", "heir": "-1 =", "force": "1 - pub", "renew": "[0] =",
+	},
+	"B claimed by A": {
+		"fresh": "held =", "claim": "held =", "reenter": "held =", "partial": "-1 B|1|w", "final": "-1 B|1|w",
+		"fast": "-1 B|1|w", "heir": "-1 B|1|w", "force": "1 - pub", "renew": "[0] =",
+	},
+}
+
+// foreign lists the shapes no script may touch: every op but renew is refused with WRONGTYPE, and
+// renew answers "not held".
+var foreign = []string{"plain string", "bad mark", "empty level id", "no owner", "extra field", "hash", "list"}
+
+// Every script against every value shape.
+func TestScriptsAgainstEveryShape(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := t.Context()
-	ps := rdb.Subscribe(ctx, "{P}:ch")
-	defer ps.Close()
-	if _, err := ps.Receive(ctx); err != nil { // subscription confirmed
+	for _, name := range foreign {
+		row := map[string]string{}
+		for _, op := range ops {
+			row[op.name] = "WRONGTYPE ="
+		}
+		row["renew"] = "[0] ="
+		want[name] = row
+	}
+	for _, sh := range shapes {
+		for _, op := range ops {
+			if err := rdb.FlushDB(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			setShape(t, rdb, sh.value)
+			before, published := dump(t, rdb), publishCalls(t, rdb)
+			reply, err := op.run(ctx, rdb)
+			got := fmt.Sprint(reply)
+			if err != nil {
+				got = strings.Fields(err.Error())[0]
+			}
+			switch after := dump(t, rdb); after {
+			case before:
+				got += " ="
+			case "":
+				got += " -"
+			default:
+				got += " " + after
+			}
+			if publishCalls(t, rdb) > published {
+				got += " pub"
+			}
+			if w := want[sh.name][op.name]; got != w {
+				t.Errorf("%s on %q (%s) = %q; want %q", op.name, sh.value, sh.name, got, w)
+			}
+		}
+	}
+}
+
+func setShape(t *testing.T, rdb *redis.Client, v string) {
+	t.Helper()
+	var err error
+	switch {
+	case v == "":
+	case v == "hash:":
+		err = rdb.HSet(t.Context(), lockKey, "A", 1).Err()
+	case v == "list:":
+		err = rdb.RPush(t.Context(), lockKey, "A|1|").Err()
+	default:
+		err = rdb.Set(t.Context(), lockKey, v, 0).Err()
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	keys := []string{"P", "{P}:ch", "{P}:rel"}
-	run := func(s string, args ...any) {
+}
+
+// publishCalls is how many PUBLISH commands the server has run, scripts included.
+func publishCalls(t *testing.T, rdb *redis.Client) int64 {
+	t.Helper()
+	info := rdb.Info(t.Context(), "commandstats").Val()
+	var n int64
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_publish:calls="); ok {
+			fmt.Sscan(strings.SplitN(rest, ",", 2)[0], &n)
+		}
+	}
+	return n
+}
+
+// dump describes the lock key: its string value, its type, or "" when absent.
+func dump(t *testing.T, rdb *redis.Client) string {
+	t.Helper()
+	typ := rdb.Type(t.Context(), lockKey).Val()
+	switch typ {
+	case "none":
+		return ""
+	case "string":
+		return rdb.Get(t.Context(), lockKey).Val()
+	}
+	return typ + ":"
+}
+
+// Every script run twice in a row answers the same and leaves the same state (the re-sent command
+// of a lost reply), on every shape it accepts.
+func TestScriptsSafeToRunTwice(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	for _, sh := range shapes {
+		for _, op := range ops {
+			if op.name == "force" || op.name == "claim" {
+				continue // force unlocking is not owner-aware; a claim is withdrawn by the undo, not a repeat
+			}
+			if err := rdb.FlushDB(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			setShape(t, rdb, sh.value)
+			first, err1 := op.run(ctx, rdb)
+			state := dump(t, rdb)
+			second, err2 := op.run(ctx, rdb)
+			if fmt.Sprint(first, err1) != fmt.Sprint(second, err2) || dump(t, rdb) != state {
+				t.Errorf("%s on %q twice: %v %v, then %v %v (state %q then %q)",
+					op.name, sh.value, first, err1, second, err2, state, dump(t, rdb))
+			}
+		}
+	}
+}
+
+// The release history: a repeat of a final release is recognised after the lock changed hands, as
+// is a partial release overtaken by its owner's final one; a history key holding something else is
+// left alone; the history keeps only the recent releases, for the re-send window.
+func TestReleaseHistory(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	rel := func(owner, level, final string, heir ...any) int64 {
 		t.Helper()
-		var err error
-		if s == "acquire" {
-			err = scripts.LockAcquire.Run(ctx, rdb, keys[:1], args...).Err()
-		} else {
-			err = scripts.LockRelease.Run(ctx, rdb, keys, args...).Err()
-		}
+		args := append([]any{owner, level, final, "", 60000, 5000, 2000, "PUBLISH"}, heir...)
+		v, err := scripts.LockRelease.Run(ctx, rdb, keys, args...).Int64()
 		if err != nil {
-			t.Fatalf("%s%v: %v", s, args, err)
+			t.Fatalf("release %s/%s: %v", owner, level, err)
 		}
+		return v
 	}
-	published := func() bool {
-		msg, err := ps.ReceiveTimeout(ctx, 200*time.Millisecond)
-		return err == nil && msg != nil
-	}
-	run("acquire", "a", 5000, "r1", "0")
-	run("release", "a", 5000, "r2", "", 2000)
-	if published() {
-		t.Fatal("uncontended release published a wake-up")
-	}
-	run("acquire", "a", 5000, "r3", "0")
-	run("acquire", "b", 5000, "r4", "0") // fails: b now waits
-	run("acquire", "a", 5000, "r5", "1") // re-entry keeps the waiter mark
-	run("release", "a", 5000, "r6", "", 2000)
-	if published() {
-		t.Fatal("partial release published a wake-up")
-	}
-	run("release", "a", 5000, "r7", "", 2000)
-	if !published() {
-		t.Fatal("final release after a failed attempt published nothing")
-	}
-}
+	set := func(v string) { rdb.Set(ctx, lockKey, v, 0) }
 
-// A final release with an heir and no other waiter transfers the lock; a repeat is recognised; an
-// awaited lock is freed (and published) instead.
-func TestReleaseTransfer(t *testing.T) {
-	rdb := redistest.Start(t).Client(t)
-	ctx := t.Context()
-	keys := []string{"T", "{T}:ch", "{T}:rel"}
-	release := func(owner, req, heir string) int64 {
-		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 5000, req, "", 2000, "PUBLISH", "", heir).Int64()
-		if err != nil {
-			t.Fatal(err)
+	set("A|1,2|")
+	if got := rel("A", "1", "1", "H"); got != -2 {
+		t.Fatalf("transfer = %d; want -2", got)
+	}
+	// H now holds; A's repeat learns the outcome from the history, and changes nothing.
+	if got := rel("A", "1", "1", "H"); got != -2 {
+		t.Fatalf("repeat of the transfer = %d; want -2", got)
+	}
+	if got := rel("A", "2", "0"); got != -2 { // A's partial release, overtaken by the final one
+		t.Fatalf("A's late partial release = %d; want -2 (from the history)", got)
+	}
+	if got := rel("H", "1", "1"); got != 0 {
+		t.Fatalf("H's release = %d; want 0", got)
+	}
+	if got := rel("A", "1", "1", "H"); got != -2 {
+		t.Fatalf("A's repeat after H's release = %d; want -2", got)
+	}
+	if ttl := rdb.PTTL(ctx, history).Val().Milliseconds(); ttl <= 4000 || ttl > 5000 {
+		t.Fatalf("history TTL = %dms; want the 5000ms re-send window", ttl)
+	}
+	// About 16 releases are kept: the oldest are forgotten.
+	for i := range 40 {
+		owner := fmt.Sprintf("owner-with-a-long-id-%02d", i)
+		set(owner + "|1|")
+		if got := rel(owner, "1", "1"); got != 0 {
+			t.Fatalf("release %d = %d", i, got)
 		}
-		return v
 	}
-	scripts.LockAcquire.Run(ctx, rdb, keys[:1], "a", 5000, "r1", "0")
-	if v := release("a", "r2", "b"); v != -2 {
-		t.Fatalf("release with heir = %d; want -2 (transferred)", v)
+	if got := rel("owner-with-a-long-id-39", "1", "1"); got != 0 {
+		t.Fatalf("the newest release was forgotten: %d", got)
 	}
-	if v := rdb.Get(ctx, "T").Val(); v != "b|1|r2|" {
-		t.Fatalf("lock = %q; want held by b", v)
+	if got := rel("A", "1", "1"); got != -1 {
+		t.Fatalf("a release 40 releases ago = %d; want -1 (forgotten)", got)
 	}
-	if v := release("a", "r2", "b"); v != -2 {
-		t.Fatalf("repeat of the transfer = %d; want -2", v)
+	if n := rdb.StrLen(ctx, history).Val(); n > 600 {
+		t.Fatalf("history is %d bytes; want it bounded", n)
 	}
-	if v := release("a", "r3", ""); v != -1 {
-		t.Fatalf("a new release by a = %d; want -1 (not held)", v)
-	}
-	scripts.LockAcquire.Run(ctx, rdb, keys[:1], "c", 5000, "r4", "0") // c fails: the lock is awaited
-	if v := release("b", "r5", "d"); v != 0 {
-		t.Fatalf("release of an awaited lock with heir = %d; want 0 (freed, not transferred)", v)
-	}
-	if n := rdb.Exists(ctx, "T").Val(); n != 0 {
-		t.Fatal("awaited lock was not freed")
-	}
-}
-
-// A waiter that claims the lock is handed it by the final release; a claimer that gives up withdraws.
-func TestClaimHandOver(t *testing.T) {
-	rdb := redistest.Start(t).Client(t)
-	ctx := t.Context()
-	keys := []string{"C", "{C}:ch", "{C}:rel"}
-	acquire := func(owner, req, starving string) int64 {
-		v, err := scripts.LockAcquire.Run(ctx, rdb, keys[:1], owner, 30000, req, "0", starving).Int64()
-		if err != nil {
-			t.Fatal(err)
+	// Application data where the history would go is not modified, and the release still works.
+	for _, foreign := range []func(){
+		func() { rdb.Set(ctx, history, "application data", 0) },
+		func() { rdb.HSet(ctx, history, "f", "v") },
+	} {
+		rdb.Del(ctx, history)
+		foreign()
+		before := rdb.Dump(ctx, history).Val()
+		set("A|1|")
+		if got := rel("A", "1", "1"); got != 0 {
+			t.Fatalf("release beside foreign data = %d; want 0", got)
 		}
-		return v
-	}
-	release := func(owner, req string) int64 {
-		v, err := scripts.LockRelease.Run(ctx, rdb, keys, owner, 30000, req, "", 2000).Int64()
-		if err != nil {
-			t.Fatal(err)
+		if rdb.Dump(ctx, history).Val() != before || rdb.PTTL(ctx, history).Val() != -1 {
+			t.Fatal("the release modified data it did not write")
 		}
-		return v
-	}
-	acquire("a", "r1", "0")
-	if v := acquire("b", "r2", "1"); v > -3 {
-		t.Fatalf("claiming acquire = %d; want not acquired", v)
-	}
-	acquire("c", "r3", "1") // a second claim does not replace the first
-	if v := rdb.Get(ctx, "C").Val(); v != "a|1|r1|b@" {
-		t.Fatalf("lock = %q; want b's claim", v)
-	}
-	if v := release("a", "r4"); v != 0 {
-		t.Fatalf("final release = %d; want 0", v)
-	}
-	if v, ttl := rdb.Get(ctx, "C").Val(), rdb.PTTL(ctx, "C").Val(); v != "b|1|r4|w" || ttl > 2*time.Second {
-		t.Fatalf("after release: %q (ttl %v); want handed to b, reserved ≤ 2s", v, ttl)
-	}
-	if v := acquire("c", "r5", "1"); v > -3 {
-		t.Fatal("another waiter took a lock handed to the claimer")
-	}
-	if v := acquire("b", "r6", "1"); v != 1 {
-		t.Fatalf("claimer's acquire = %d; want 1", v)
-	}
-	if v, ttl := rdb.Get(ctx, "C").Val(), rdb.PTTL(ctx, "C").Val(); v != "b|1|r6|c@" || ttl < 20*time.Second {
-		t.Fatalf("after the claimer took it: %q (ttl %v); want b's hold with its own lease, c's claim", v, ttl)
-	}
-	// c gives up: its claim is withdrawn, leaving the waiter mark.
-	if v := release("c", "r7"); v != -1 {
-		t.Fatalf("withdraw = %d; want -1", v)
-	}
-	if v := rdb.Get(ctx, "C").Val(); v != "b|1|r6|w" {
-		t.Fatalf("after withdrawal: %q; want the claim replaced by the waiter mark", v)
-	}
-}
-
-// The fast path frees the lock when the owner's expectation matches, and only then.
-func TestReleaseFastPath(t *testing.T) {
-	rdb := redistest.Start(t).Client(t)
-	ctx := t.Context()
-	keys := []string{"F", "{F}:ch", "{F}:rel"}
-	release := func(req, expected string) int64 {
-		v, err := scripts.LockRelease.Run(ctx, rdb, keys, "a", 5000, req, expected, 2000).Int64()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	scripts.LockAcquire.Run(ctx, rdb, keys[:1], "a", 5000, "r1")
-	scripts.LockAcquire.Run(ctx, rdb, keys[:1], "a", 5000, "r2", "1") // count 2
-	if v := release("r3", "a|1|r1|"); v != 1 {                        // stale expectation: full script
-		t.Fatalf("release with a stale expectation = %d; want 1 (count left)", v)
-	}
-	if v := release("r4", "a|1|r3|"); v != 0 {
-		t.Fatalf("release with a matching expectation = %d; want 0", v)
-	}
-	if v := release("r4", "a|1|r3|"); v != 0 {
-		t.Fatalf("repeat of the fast release = %d; want 0", v)
-	}
-	if n := rdb.Exists(ctx, "F").Val(); n != 0 {
-		t.Fatal("lock not freed")
 	}
 }

@@ -1,0 +1,405 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goredisson/redisson/internal/renew"
+)
+
+// Hold is one level of a held lock: a successful acquisition (Lock.Lock, Lock.TryLock) or re-entry
+// (Hold.Reenter) returns one, and its Unlock releases that level. The levels taken through one
+// acquisition share an owner; the last one unlocked releases the lock.
+//
+//	h, err := mu.Lock(ctx)
+//	if err != nil { ... }
+//	defer h.Unlock(ctx)
+//	work(h.Context()) // cancelled if the lock is lost
+//
+// A Hold is safe for concurrent use: the goroutines that share it act as its owner (as passing a held
+// sync.Mutex does), and exactly one Unlock of it succeeds. A nil *Hold is invalid: its methods
+// return ErrInvalidArgument.
+type Hold struct {
+	o        *owner
+	level    string // this level's id in Redis
+	unlocked atomic.Bool
+}
+
+// owner is one owner's possession of a lock, from its fresh acquisition to its final release or loss,
+// shared by the Holds of all its levels. Redis stores the owner id and its live level ids; the client
+// counts the levels alive or being taken, so that the unlock that leaves none is the final release.
+type owner struct {
+	l       *Lock
+	id      string
+	leaseMs int64 // set on re-entry and partial release: the watchdog lease, or 0 (fixed: keep the TTL)
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	entry   renew.Entry
+
+	mu         sync.Mutex
+	levels     int    // levels held or being taken
+	seq        uint64 // last level id issued
+	inflight   int    // re-entries and releases in flight; a loss reported meanwhile waits for them
+	finalizing bool   // the final release has begun: no new levels
+	pending    error  // a loss reported while inflight > 0
+	ended      bool
+	endErr     error // why the owner ended without a release (matches ErrLockLost), or nil
+}
+
+// Unlock releases this level of the hold. The final unlock (the owner's last level) releases the
+// lock: it deletes the key, or hands the lock straight to the next waiter, stops the watchdog and
+// cancels the hold's context with cause context.Canceled. It blocks for one round trip (none when
+// the hold already ended).
+//
+// Unlock always makes its attempt: ctx's cancellation and deadline do not cut it short (a release
+// abandoned halfway would leave the lock held for a whole lease), only its values are used; the call
+// is bounded by 5s and by go-redis' own timeouts.
+//
+// It returns nil if the level was released. It returns an error matching ErrNotHeld, changing
+// nothing, if this Hold was already unlocked, or if the owner no longer holds the lock (then it also
+// matches ErrLockLost). If Redis cannot be reached, the outcome is unknown: Unlock returns the error;
+// a final unlock then stops renewing and ends the hold (its context is cancelled with ErrLockLost),
+// so the lock is gone within its lease whether or not the release arrived.
+func (h *Hold) Unlock(ctx context.Context) error {
+	if err := h.check(ctx); err != nil {
+		return opErr("unlock", h.Name(), err)
+	}
+	if !h.unlocked.CompareAndSwap(false, true) {
+		return opErr("unlock", h.Name(), ErrNotHeld, errors.New("this hold was already unlocked"))
+	}
+	return h.o.release(ctx, h.level)
+}
+
+// Reenter takes one more level of the lock for the same owner, as locking a reentrant mutex again
+// does, and returns it; each level must be unlocked. It does not wait: the owner holds the lock. It
+// blocks for one round trip, which resets the watchdog lease (a fixed lease is not extended).
+//
+// On failure nothing more is held and the error matches ErrNotObtained: with ErrNotHeld if the owner
+// released or lost the lock (and ErrLockLost if lost), or the Redis error.
+func (h *Hold) Reenter(ctx context.Context) (*Hold, error) {
+	if err := h.check(ctx); err != nil {
+		return nil, opErr("reenter", h.Name(), ErrNotObtained, err)
+	}
+	return h.o.reenter(ctx)
+}
+
+// Context returns the hold's context, the one to do the protected work with. It is cancelled when
+// the owner's final unlock succeeds (cause context.Canceled) or when the lock is lost (cause matching
+// ErrLockLost: the watchdog found it gone or could not renew it before its lease may have lapsed, a
+// fixed lease is about to run out, an unlock failed, or the Client was closed). It carries the
+// values of the context given to the acquisition but not its cancellation: cancelling a wait never
+// cancels work done under a lock.
+//
+// It does not carry the ownership: locking again with it (or a context derived from it) waits like
+// any other acquisition. Re-enter with Reenter, or mark a context with ContextWithHold.
+func (h *Hold) Context() context.Context {
+	if h == nil || h.o == nil {
+		return canceledContext
+	}
+	return h.o.ctx
+}
+
+// Name returns the name of the held lock ("" for an invalid Hold).
+func (h *Hold) Name() string {
+	if h == nil || h.o == nil {
+		return ""
+	}
+	return h.o.l.name
+}
+
+// HoldCount returns how many levels the owner holds according to Redis: the levels taken and not
+// unlocked, or 0 if it no longer holds the lock. It blocks for one round trip.
+func (h *Hold) HoldCount(ctx context.Context) (int, error) {
+	if err := h.check(ctx); err != nil {
+		return 0, opErr("hold count", h.Name(), err)
+	}
+	holder, n, err := h.o.l.read(ctx)
+	if err != nil || holder != h.o.id {
+		return 0, err
+	}
+	return n, nil
+}
+
+func (h *Hold) check(ctx context.Context) error {
+	if h == nil || h.o == nil {
+		return invalidf("nil or zero Hold")
+	}
+	return checkCtx(ctx)
+}
+
+// ContextWithHold returns a copy of ctx marked with h's ownership: acquiring h's lock with it (through
+// the same Client) re-enters h's owner at once, as Hold.Reenter does, instead of waiting. This is for
+// nested code that locks the same lock by name:
+//
+//	func transfer(ctx context.Context, mu *redisson.Lock) error {
+//		h, err := mu.Lock(ctx) // re-enters if ctx is marked, else acquires
+//		if err != nil { return err }
+//		defer h.Unlock(ctx)
+//		...
+//	}
+//
+// Every context derived from the result carries the mark too: hand it only to code that acts as the
+// owner. A nil h returns ctx unchanged.
+func ContextWithHold(ctx context.Context, h *Hold) context.Context {
+	if h == nil || h.o == nil || ctx == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, h.o.l.ctxKey, h.o)
+}
+
+// canceledContext is what an invalid Hold returns as its context.
+var canceledContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// newOwner records a fresh acquisition by owner id, made by a request sent at sent, and registers it
+// with the scheduler before anyone can see it, so no unlock can come before the registration. parent
+// gives the hold's context its values. It returns nil if the Client was closed.
+func (l *Lock) newOwner(parent context.Context, id string, lease time.Duration, sent time.Time) *owner {
+	c := l.c
+	o := &owner{l: l, id: id, levels: 1, seq: 1}
+	o.ctx, o.cancel = context.WithCancelCause(context.WithoutCancel(parent))
+	o.entry = renew.Entry{Key: l.key, Owner: id, Group: c.group(l.key), OnLost: o.lost}
+	if lease > 0 {
+		o.entry.Lease = lease
+	} else {
+		o.entry.Lease = c.cfg.watchdog
+		o.entry.Watchdog = true
+		o.leaseMs = c.cfg.watchdog.Milliseconds()
+	}
+	if !c.sched.Add(&o.entry, sent) {
+		return nil
+	}
+	return o
+}
+
+// reenter adds a level for the owner.
+func (o *owner) reenter(ctx context.Context) (*Hold, error) {
+	l := o.l
+	o.mu.Lock()
+	if o.ended || o.finalizing {
+		err := o.notHeldLocked()
+		o.mu.Unlock()
+		return nil, opErr("reenter", l.name, ErrNotObtained, err)
+	}
+	o.levels++
+	o.inflight++
+	o.seq++
+	level := strconv.FormatUint(o.seq, 36)
+	o.mu.Unlock()
+
+	n, err := l.runAcquire(ctx, o.id, o.leaseMs, level, modeReenter)
+	if err != nil && !isRedisReply(err) {
+		// The outcome is unknown: remove the level if it was added. If that fails too, the level
+		// stays in Redis, and goes with the owner's final release, which frees the lock whatever
+		// levels are left.
+		uctx, cancel := detached(ctx)
+		_, _ = l.runRelease(uctx, o.id, level, false, "", o.leaseMs, "")
+		cancel()
+	}
+
+	o.mu.Lock()
+	if err == nil && n >= 1 {
+		after := o.opDoneLocked()
+		lostErr := o.endErr
+		o.mu.Unlock()
+		after()
+		if lostErr != nil { // lost while the re-entry was in flight
+			return nil, opErr("reenter", l.name, ErrNotObtained, ErrNotHeld, lostErr)
+		}
+		return &Hold{o: o, level: level}, nil
+	}
+	o.levels--
+	var reason error
+	if err == nil { // Redis says the owner holds nothing
+		reason = because(ErrLockLost, errNoLongerHeld)
+		if o.pending == nil {
+			o.pending = reason
+		}
+	}
+	if o.levels == 0 && !o.ended {
+		// Every other level was unlocked while this re-entry was in flight, and those unlocks left
+		// the final release to it.
+		o.finalizing = true
+		o.mu.Unlock()
+		_ = o.releaseFinal(ctx, level)
+	} else {
+		after := o.opDoneLocked()
+		o.mu.Unlock()
+		after()
+	}
+	if reason != nil {
+		return nil, opErr("reenter", l.name, ErrNotObtained, ErrNotHeld, reason)
+	}
+	return nil, opErr("reenter", l.name, ErrNotObtained, redisErr(err))
+}
+
+var errNoLongerHeld = errors.New("no longer held by this owner")
+
+// release releases one level.
+func (o *owner) release(ctx context.Context, level string) error {
+	o.mu.Lock()
+	if o.ended {
+		err := o.notHeldLocked()
+		o.mu.Unlock()
+		return opErr("unlock", o.l.name, err)
+	}
+	o.levels--
+	o.inflight++
+	final := o.levels == 0
+	if final {
+		o.finalizing = true
+	}
+	o.mu.Unlock()
+	if final {
+		return o.releaseFinal(ctx, level)
+	}
+
+	l := o.l
+	rctx, cancel := detached(ctx)
+	res, err := l.runRelease(rctx, o.id, level, false, "", o.leaseMs, "")
+	cancel()
+	o.mu.Lock()
+	var ret error
+	switch {
+	case err != nil:
+		// Outcome unknown. The level may stay in Redis; the final release frees it anyway.
+		ret = opErr("unlock", l.name, redisErr(err))
+	case res == releaseNotHeld:
+		reason := because(ErrLockLost, errNoLongerHeld)
+		if o.pending == nil {
+			o.pending = reason
+		}
+		ret = opErr("unlock", l.name, ErrNotHeld, reason)
+	}
+	// Otherwise the level is gone (released, or the owner's final release overtook this one).
+	after := o.opDoneLocked()
+	o.mu.Unlock()
+	after()
+	return ret
+}
+
+// releaseFinal releases the owner's hold; the caller has counted it in flight and set finalizing.
+// If the next goroutine of this process waiting for the lock wants it, the release may transfer the
+// lock to it in the same round trip.
+func (o *owner) releaseFinal(ctx context.Context, level string) error {
+	l := o.l
+	next, want := l.nextHeir()
+	heirID, expected := "", ""
+	leaseMs := o.leaseMs
+	if want != nil {
+		heirID = want.owner
+		leaseMs = l.leaseMs(want.lease)
+	} else {
+		expected = encodeLockValue(o.id, level)
+	}
+	rctx, cancel := detached(ctx)
+	sent := time.Now()
+	res, err := l.runRelease(rctx, o.id, level, true, expected, leaseMs, heirID)
+	cancel()
+
+	o.mu.Lock()
+	o.inflight--
+	var after func()
+	var ret error
+	transferred := false
+	switch {
+	case err != nil:
+		// Outcome unknown: stop renewing, so that released or not the lock is gone within its lease,
+		// rather than renewed for an owner that meant to let it go.
+		ret = opErr("unlock", l.name, redisErr(err))
+		after = o.endLocked(because(ErrLockLost, errors.New("unlock failed, left to expire"), err), false)
+	case res == releaseTransferred:
+		transferred = want != nil
+		after = o.endLocked(nil, transferred) // the turn goes with the lock
+	case res == releaseDone:
+		after = o.endLocked(nil, false)
+	default: // releaseNotHeld
+		reason := o.pending
+		if reason == nil {
+			reason = because(ErrLockLost, errNoLongerHeld)
+		}
+		ret = opErr("unlock", l.name, ErrNotHeld, reason)
+		after = o.endLocked(reason, false)
+	}
+	o.mu.Unlock()
+	after()
+	if transferred {
+		l.handOver(next, want, sent)
+	}
+	return ret
+}
+
+// lost ends the owner because the lock was lost, unless operations are in flight: then the first of
+// them to find the owner idle again ends it, unless a final release succeeded meanwhile (a renewal
+// that finds the key gone may simply have run after the final release).
+func (o *owner) lost(reason error) {
+	if !errors.Is(reason, ErrLockLost) {
+		reason = because(ErrLockLost, reason)
+	}
+	o.mu.Lock()
+	if o.inflight > 0 {
+		if o.pending == nil {
+			o.pending = reason
+		}
+		o.mu.Unlock()
+		return
+	}
+	after := o.endLocked(reason, false)
+	o.mu.Unlock()
+	after()
+}
+
+// opDoneLocked counts an operation done and, when none is left in flight, ends the owner for a loss
+// reported meanwhile. Call it with o.mu held and run the result after unlocking.
+func (o *owner) opDoneLocked() func() {
+	o.inflight--
+	if o.inflight == 0 && o.pending != nil {
+		return o.endLocked(o.pending, false)
+	}
+	return func() {}
+}
+
+// endLocked ends the owner once: reason is nil for a release, else why it was lost. Call it with o.mu
+// held and run the result after unlocking: it stops the renewal, gives up this process's turn for the
+// lock (unless keepTurn: it went with the lock to the next local waiter), cancels the hold's context
+// and reports the event. Ending twice does nothing.
+func (o *owner) endLocked(reason error, keepTurn bool) func() {
+	if o.ended {
+		return func() {}
+	}
+	o.ended, o.endErr = true, reason
+	return func() {
+		l := o.l
+		l.c.sched.Remove(&o.entry)
+		// Give up the turn first: whoever sees the context end may lock again at once.
+		if !keepTurn {
+			l.c.gates.Leave(l.key)
+		}
+		if reason == nil {
+			o.cancel(context.Canceled)
+			l.c.emit(Event{Kind: EventReleased, Name: l.name})
+			return
+		}
+		o.cancel(reason)
+		l.c.cfg.logger.Warn("redisson: lock lost", "lock", l.name, "err", reason)
+		l.c.emit(Event{Kind: EventLost, Name: l.name, Err: reason})
+	}
+}
+
+// notHeldLocked explains why the owner can take no new level: released, lost, or releasing.
+func (o *owner) notHeldLocked() error {
+	switch {
+	case o.endErr != nil:
+		return because(ErrNotHeld, o.endErr)
+	case o.ended:
+		return because(ErrNotHeld, errors.New("already released"))
+	}
+	return because(ErrNotHeld, errors.New("being released"))
+}
