@@ -7,42 +7,57 @@
 //	defer c.Close()
 //
 //	mu := c.Lock("goods:1000")
-//	lctx, err := mu.Lock(ctx)  // waits; the watchdog renews the lease until Unlock
-//	if err != nil { ... }      // matches ErrNotObtained (and ctx.Err() if ctx ended the wait)
-//	defer mu.Unlock(lctx)
-//	work(lctx)                 // lctx is cancelled if the lock is lost: context.Cause(lctx) matches ErrLockLost
+//	h, err := mu.Lock(ctx) // waits; the watchdog renews the lease until Unlock
+//	if err != nil { ... }  // matches ErrNotObtained (and ctx.Err() if ctx ended the wait)
+//	defer h.Unlock(ctx)
+//	work(h.Context())      // cancelled if the lock is lost: context.Cause matches ErrLockLost
 //
 // # Ownership
 //
-// A handle (Client.Lock) is a name; it holds no state and is safe to share. Each fresh acquisition
-// creates a new owner (the client's random id plus a sequence number) and returns an ownership context
-// that carries it. Re-entry and unlocking are explicit: pass that context. Nothing re-enters because
-// it runs on the same goroutine or uses the same handle; two acquisitions without the ownership
-// context exclude each other, as with sync.Mutex. The hold count lives in Redis.
+// A handle (Client.Lock) is a name; it holds no state and is safe to share. Each successful
+// acquisition creates a new owner (the client's random id plus a sequence number, unguessable) and
+// returns a *Hold that owns it, as redislock's Obtain and etcd's Mutex do: only that Hold can release
+// what it acquired, and it can do so once. Nothing is owned by a goroutine or by a handle: two
+// acquisitions exclude each other even through the same handle, as with sync.Mutex, and a Hold may
+// be handed to other goroutines, which then act as the owner.
 //
-// When the parent context of an acquisition ends while the lock is held, the ownership context is
-// cancelled too, but the lock is not released: it stays held, and renewed, until Unlock, which works
-// with a cancelled context. This keeps "cancel the work" and "release the lock" separate decisions, as
-// with a sync.Mutex held by a goroutine whose request was cancelled.
+// Re-entry is explicit. Hold.Reenter takes one more level for the same owner and returns a Hold for
+// it; or a caller marks a context with ContextWithHold, and nested code that locks the same lock by
+// name with that context re-enters instead of waiting. A context does not re-enter merely because it
+// descends from the hold's context. The owner's levels are kept in Redis; each level is unlocked
+// through its own Hold, in any order, and the last unlock releases the lock.
+//
+// The hold's context, Hold.Context, is for the work done under the lock. It is cancelled when the
+// owner's last level is unlocked (cause context.Canceled) or when the lock is lost (cause matching
+// ErrLockLost). It carries the values of the context given to the acquisition but not its
+// cancellation: cancelling a request's wait never cancels work done under another lock, and a lock
+// acquired under a request context stays held, and renewed, until Unlock even after that context
+// ends. Unlock is not cut short by its context's cancellation either: a release abandoned halfway
+// would leave the lock held for a whole lease.
 //
 // # Acquisition forms
 //
-//	Lock(ctx)                              wait until acquired or ctx ends; watchdog lease
-//	Lock(ctx, WithLease(d))                wait; the lock expires d after acquisition, no watchdog
-//	TryLock(ctx)                           one attempt
+//	Lock(ctx)                               wait until acquired or ctx ends; watchdog lease
+//	Lock(ctx, WithLease(d))                 wait; the lock expires d after acquisition, no watchdog
+//	TryLock(ctx)                            one attempt
 //	TryLock(ctx, WithWait(w), WithLease(d)) try for up to w; optional fixed lease
 //
-// Every failure matches ErrNotObtained and leaves nothing held.
+// Every failure matches ErrNotObtained and leaves nothing held. Errors are *Error values naming the
+// operation and the lock: redisson: lock "goods:1000": not obtained: context deadline exceeded.
 //
 // # Watchdog
 //
 // One goroutine per Client renews every watchdog lock every third of the watchdog timeout (default
 // 30s, so every 10s), up to 100 locks per script call. It is registered before the acquisition returns
 // and stopped by the final unlock; its script checks the owner, so it never extends a lock that has
-// changed hands. If Redis says the lock is gone, or renewals keep failing until the lease may have
-// lapsed, the ownership context is cancelled with a cause matching ErrLockLost. A fixed-lease hold is
-// ended (and its context cancelled with ErrLockLost) when its lease has passed, counted from when the
-// acquire request was sent.
+// changed hands. If Redis says the lock is gone, or renewals keep failing until the lease may be
+// about to lapse, the hold's context is cancelled with a cause matching ErrLockLost. A fixed-lease
+// hold ends the same way shortly before its lease runs out.
+//
+// "About to lapse" leaves a safety margin (WithLossMargin, default a tenth of the lease), counted
+// from when the acquiring or renewing request was sent: a holder that stops when its context is
+// cancelled has stopped before another owner can take the lock, provided the drift between its clock
+// and Redis's and its own reaction time stay within the margin.
 //
 // # Waiting
 //
@@ -54,41 +69,57 @@
 // and by the re-poll interval (default 500ms), so a lost message delays a waiter, never strands it.
 //
 // Fairness. Inside a process, goroutines waiting for one lock queue first come first served and only
-// the head contends in Redis; when a watchdog holder unlocks and no other process waits, the release
-// transfers the lock to that head in the same round trip. So a goroutine that unlocks and
-// immediately locks again queues behind the others. Between processes the lock is not FIFO: on each
-// release the head waiter of every process races for it. To keep that race from starving anyone, a
-// waiter that has waited 10ms claims the lock (one claim at a time), and the holder's final release
-// hands the lock to the claimer instead of freeing it: the goroutine that just unlocked cannot take
-// it back. The hand-over is reserved for 2×re-poll+1s; a claimer that died in between stalls the
-// lock that long at most, and one that gives up withdraws its claim.
+// the head contends in Redis; when a holder unlocks and no other process waits, the release transfers
+// the lock to that head in the same round trip. So a goroutine that unlocks and immediately locks
+// again queues behind the others. Between processes the lock is not FIFO: on each release the head
+// waiter of every process races for it. To keep that race from starving anyone, a waiter that has
+// waited 10ms claims the lock (one claim at a time), and the holder's final release hands the lock to
+// the claimer instead of freeing it: the goroutine that just unlocked cannot take it back. The
+// hand-over is reserved for 2×re-poll+1s; a claimer that died in between stalls the lock that long at
+// most, and one that gives up withdraws its claim.
 //
 // # Re-sent commands
 //
-// go-redis re-sends a command after a network error (MaxRetries), so a command may run twice. Every
-// acquire and release carries a request id: a repeat of an applied request is recognised and answered
-// as the first run was, so hold counts stay exact and the owner's final unlock is not misreported as
-// ErrNotHeld. An acquisition whose outcome is unknown (network error, context ended mid-call) is undone
-// on a detached context before the error is returned.
+// go-redis re-sends a command after a network error (MaxRetries), so a command may run twice, and
+// other commands of the same owner may run in between. Every script is written to be run twice:
+//
+//   - Redis keeps the owner's level ids, not a count: adding a level that is there, or removing one
+//     that is gone, changes nothing, so re-entries and partial unlocks never count twice.
+//   - The final release frees the lock whatever levels are left, so a level whose outcome stayed
+//     unknown (its undo failed too) cannot keep the lock alive.
+//   - Every final release (freed, handed to a claimer, or transferred to a local waiter) is written
+//     to the lock's release history, which keeps the last releases for as long as go-redis may re-send
+//     one (computed from the client's retry and timeout settings, ten minutes when unknown). A repeat
+//     answers what the first run did, even after the lock changed hands.
+//   - An acquisition whose outcome is unknown (network error, context ended mid-call) is undone on a
+//     detached context before the error is returned.
 //
 // # Keys
 //
-// The lock is a string at <prefix><name>, "<owner>|<hold count>|<last request id>", absent when free,
-// so a free lock is taken with one plain SET NX PX. The final release renames it to
-// {<prefix><name>}:rel, where it stays (with its remaining TTL) until the next final release, so that a
-// re-sent release is recognised. The wake-up channel is {<prefix><name>}:ch. (When the name has its own
-// {hash tag}, suffixes are appended to the name instead.) All keys and channels of one lock
-// share a hash tag, so every script touches one Cluster slot. A name holding another type of value
-// gets ErrWrongType and is not modified.
+// Every key and channel of a lock is built from the Client's key prefix and the lock's name:
+//
+//	<prefix>{<name>}       the lock: a string "<owner>|<level ids>|<mark>", absent when free, so a
+//	                       free lock is taken with one plain SET NX PX
+//	<prefix>{<name>}:rel   the release history: the last final releases (owner and outcome), with a
+//	                       TTL of the re-send window
+//	<prefix>{<name>}:ch    the wake-up channel (pub/sub)
+//
+// Keys and channels of distinct objects never collide, whatever the names: object keys end with '}'
+// and auxiliary names do not, and the prefix may not contain braces. All names of one lock share the
+// hash tag "{<name>", so every script touches one Cluster slot; a name that starts with its own tag,
+// such as "{user:7}:cart", still shares the slot of every name starting with that tag. Names must not
+// be empty or start with '}'. A name holding another type of value, or a string this package did not
+// write, gets ErrWrongType and is not modified; so does the release history's key if it holds
+// something else (the release then keeps no history).
 //
 // # What is guaranteed, and what is not
 //
 // While Redis keeps its data, at most one owner holds a lock at a time, and the owner is told
-// (ErrLockLost) when the watchdog can no longer vouch for its lease. That is not mutual exclusion of
-// your side effects:
+// (ErrLockLost) before its lease can lapse when the watchdog can no longer vouch for it. That is not
+// mutual exclusion of your side effects:
 //
-//   - A process paused longer than the lease (GC, SIGSTOP, swapped out) may resume believing it holds a
-//     lock that expired and was taken by another; the loss signal arrives after the fact.
+//   - A process paused longer than the loss margin (GC, SIGSTOP, swapped out) may resume believing it
+//     holds a lock that expired and was taken by another; the loss signal arrives after the fact.
 //   - Redis replication is asynchronous: after a failover the new master may not have the lock, and a
 //     second owner can acquire it.
 //   - A Close, or a crashed process, leaves its locks in Redis until their lease runs out.
@@ -100,5 +131,6 @@
 // # go-redis settings
 //
 // Set ContextTimeoutEnabled: true, or context deadlines do not bound network waits (New logs a warning
-// when it can tell). A Cluster given a single seed address needs IsClusterMode: true.
+// when it can tell). A Cluster given a single seed address needs IsClusterMode: true. A *redis.Ring
+// is refused: it remaps keys to other shards when shards come and go.
 package redisson

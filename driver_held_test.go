@@ -1,0 +1,57 @@
+package redisson_test
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+)
+
+// heldDriver adapts the held-value API: acquisitions return a *Hold, which re-enters and unlocks.
+type heldDriver struct{}
+
+func newRegressDriver(*redis.Client) lockDriver { return heldDriver{} }
+
+func (heldDriver) Name() string { return "held values" }
+
+func (heldDriver) Lock(ctx context.Context, c *redisson.Client, name string, wait, lease time.Duration) (driverHold, error) {
+	l := c.Lock(name)
+	opts := []redisson.AcquireOption{redisson.WithWait(wait)}
+	if lease > 0 {
+		opts = append(opts, redisson.WithLease(lease))
+	}
+	acquire := l.TryLock
+	if wait > 0 {
+		acquire = l.Lock
+	}
+	h, err := acquire(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return heldHold{h}, nil
+}
+
+func (heldDriver) ForceUnlock(ctx context.Context, c *redisson.Client, name string) (bool, error) {
+	return c.Lock(name).ForceUnlock(ctx)
+}
+
+func (heldDriver) Key(name string) string { return "{" + name + "}" }
+
+func (heldDriver) Decode(v string) (string, int, bool) { return redisson.DecodeLockValue(v) }
+
+func (heldDriver) Leftover(key string) bool { return strings.HasSuffix(key, "}:rel") }
+
+type heldHold struct{ *redisson.Hold }
+
+func (h heldHold) Owner() string { return redisson.OwnerOf(h.Hold) }
+
+func (h heldHold) Reenter(ctx context.Context) (driverLevel, error) {
+	l, err := h.Hold.Reenter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
