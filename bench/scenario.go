@@ -34,6 +34,11 @@ type scenarioResult struct {
 	WaitP99Ms float64 `json:"wait_p99_ms"`
 	WaitMaxMs float64 `json:"wait_max_ms"`
 
+	// Jain's fairness index over the acquisitions of each goroutine: 1 when all got the same number,
+	// 1/goroutines when one got them all.
+	Fairness  float64 `json:"jain_fairness"`
+	PerWorker []int64 `json:"acquisitions_per_goroutine"` // summed over rounds
+
 	// Redis commands during the scenario (INFO commandstats delta, housekeeping commands excluded).
 	CmdsAll       int64            `json:"cmds_all"`
 	CmdsTop       int64            `json:"cmds_top_level"`
@@ -77,6 +82,11 @@ func (r *scenarioResult) merge(o *scenarioResult) {
 	r.Rounds += o.Rounds
 	r.RoundOpsPerSec = append(r.RoundOpsPerSec, o.RoundOpsPerSec...)
 	r.waits = append(r.waits, o.waits...)
+	for i, n := range o.PerWorker {
+		if i < len(r.PerWorker) {
+			r.PerWorker[i] += n
+		}
+	}
 	r.derive()
 }
 
@@ -92,6 +102,7 @@ func (r *scenarioResult) derive() {
 	if len(r.waits) > 0 {
 		r.WaitMaxMs = ms(r.waits[len(r.waits)-1])
 	}
+	r.Fairness = jain(r.PerWorker)
 	r.CmdsPerAcqAll, r.CmdsPerAcqTop = 0, 0
 	if r.Acquisitions > 0 {
 		r.CmdsPerAcqAll = float64(r.CmdsAll) / float64(r.Acquisitions)
@@ -325,11 +336,25 @@ func runScenario(ctx context.Context, stats *redis.Client, im impl, lk locker, s
 	}
 	for _, w := range waits {
 		r.waits = append(r.waits, w...)
+		r.PerWorker = append(r.PerWorker, int64(len(w)))
 	}
 	fillCommands(r, im, before, after)
 	r.derive()
 	r.Rounds, r.RoundOpsPerSec = 1, []float64{r.OpsPerSec}
 	return r, nil
+}
+
+// jain is Jain's fairness index of xs: (Σx)² / (n·Σx²); 0 for no data.
+func jain(xs []int64) float64 {
+	var sum, sq float64
+	for _, x := range xs {
+		sum += float64(x)
+		sq += float64(x) * float64(x)
+	}
+	if sq == 0 {
+		return 0
+	}
+	return sum * sum / (float64(len(xs)) * sq)
 }
 
 // percentile returns the nearest-rank percentile of sorted durations.
