@@ -114,3 +114,64 @@ func TestClose(t *testing.T) {
 	// A hub that never subscribed closes without a connection.
 	pubsub.New(rdb, slog.New(slog.DiscardHandler)).Close()
 }
+
+// A subscription that waits on the network (here: a redial through a slow link) must not hold up
+// the rest of the hub: a waiter of another channel can still leave, and messages are still handled.
+// Issue 5: Subscribe used to hold the hub's mutex during network I/O.
+func TestSubscribeIOStallsNothingElse(t *testing.T) {
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr(); o.ReadTimeout = 30 * time.Second })
+	h := pubsub.New(rdb, slog.New(slog.DiscardHandler))
+	t.Cleanup(h.Close)
+	ctx := t.Context()
+
+	a, err := h.Subscribe(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-a.Ready()
+	// Break the connection and slow the link: go-redis redials, holding its PubSub's mutex for at
+	// least the two 2s delays of the handshake, so the next SUBSCRIBE waits on the network that long.
+	p.Delay(2 * time.Second)
+	p.CloseConns()
+	eventually(t, 5*time.Second, "the redial to start", func() bool { return p.Conns() > 0 })
+	subDone := make(chan struct{})
+	go func() {
+		defer close(subDone)
+		if b, err := h.Subscribe(ctx, "b"); err == nil {
+			b.Close()
+		}
+	}()
+	// The new channel is registered before its SUBSCRIBE goes out.
+	eventually(t, 3*time.Second, "channel b to be registered", func() bool { n, _ := h.Stats(); return n == 2 })
+	select {
+	case <-subDone:
+		t.Fatal("Subscribe returned before the redial ended: the test did not exercise a slow SUBSCRIBE")
+	default:
+	}
+	closeDone := make(chan struct{})
+	go func() {
+		a.Close()
+		close(closeDone)
+	}()
+	select {
+	case <-closeDone:
+	case <-subDone:
+		t.Fatal("a waiter of another channel could not leave until the subscription's network I/O ended")
+	}
+	p.Delay(0)
+	<-subDone
+}
+
+// eventually polls cond every few milliseconds until it returns true, failing the test after timeout.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
