@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,8 @@ type Client struct {
 
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
+	bgMu      sync.Mutex     // orders background against Close
+	bg        sync.WaitGroup // background goroutines (see background)
 }
 
 // New returns a Client over rdb, which may be a plain, failover (Sentinel) or Cluster go-redis client.
@@ -61,7 +64,7 @@ type Client struct {
 // A *redis.Ring is refused (ErrInvalidArgument): a Ring moves keys to another shard when a shard goes
 // down or comes back, so a lock would silently gain a second owner.
 func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
-	if rdb == nil {
+	if rdb == nil || isNilPointer(rdb) {
 		return nil, invalidf("nil redis client")
 	}
 	if _, ok := rdb.(*redis.Ring); ok {
@@ -101,6 +104,12 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
+// isNilPointer reports whether rdb is a nil pointer of a concrete type inside a non-nil interface.
+func isNilPointer(rdb redis.UniversalClient) bool {
+	v := reflect.ValueOf(rdb)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
 // timeoutsOff reports whether rdb is known to ignore context deadlines on its sockets.
 func timeoutsOff(rdb redis.UniversalClient) bool {
 	switch r := rdb.(type) {
@@ -112,28 +121,39 @@ func timeoutsOff(rdb redis.UniversalClient) bool {
 	return false
 }
 
-// resendWindow bounds how long after its first run go-redis may re-send a command: every attempt
-// (MaxRetries + 1 of them) may take a dial, a write and a read timeout, plus the retry backoff. Unknown
-// clients, and timeouts that are disabled, get ten minutes.
+// resendWindow bounds how long after its first run go-redis may re-send a command: each attempt
+// (MaxRetries + 1 of them, times MaxRedirects + 1 on a Cluster) may wait for a pooled connection,
+// dial it (DialerRetries times, each with its timeout and pause), write, read, and back off. Unknown
+// clients, and timeouts that are disabled, get ten minutes; so does anything longer.
 func resendWindow(rdb redis.UniversalClient) time.Duration {
 	const unknown = 10 * time.Minute
-	var retries int
-	var dial, read, write, backoff time.Duration
+	attempts := 1
+	var t struct {
+		pool, dial, dialPause, read, write, backoff time.Duration
+		dials                                       int
+	}
 	switch r := rdb.(type) {
 	case *redis.Client:
 		o := r.Options()
-		retries, dial, read, write, backoff = o.MaxRetries, o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
+		attempts = max(o.MaxRetries, 0) + 1
+		t.pool, t.dial, t.dialPause, t.read, t.write, t.backoff, t.dials =
+			o.PoolTimeout, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff, o.DialerRetries
 	case *redis.ClusterClient:
 		o := r.Options()
-		retries, dial, read, write, backoff = o.MaxRedirects+o.MaxRetries, o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
+		attempts = (max(o.MaxRetries, 0) + 1) * (max(o.MaxRedirects, 0) + 1)
+		t.pool, t.dial, t.dialPause, t.read, t.write, t.backoff, t.dials =
+			o.PoolTimeout, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff, o.DialerRetries
 	default:
 		return unknown
 	}
-	if read <= 0 || write <= 0 || dial <= 0 {
+	if t.read <= 0 || t.write <= 0 || t.dial <= 0 || t.pool <= 0 {
 		return unknown
 	}
-	w := time.Duration(max(retries, 0)+1)*(dial+read+write+max(backoff, 0)) + time.Second
-	return min(w, unknown)
+	perAttempt := t.pool + time.Duration(max(t.dials, 1))*(t.dial+max(t.dialPause, 0)) + t.write + t.read + max(t.backoff, 0)
+	if perAttempt > unknown/time.Duration(attempts) {
+		return unknown
+	}
+	return time.Duration(attempts)*perAttempt + time.Second
 }
 
 // Close stops the renewal scheduler and the pub/sub hub and waits for their goroutines. It does not
@@ -147,13 +167,31 @@ func (c *Client) Close() error {
 		return invalidf("nil client")
 	}
 	c.closeOnce.Do(func() {
+		c.bgMu.Lock()
 		close(c.done)
+		c.bgMu.Unlock()
 		for _, e := range c.sched.Close() {
 			e.OnLost(ErrClosed)
 		}
 		c.hub.Close()
+		c.bg.Wait()
 	})
 	return nil
+}
+
+// background runs f on a goroutine owned by the Client: stop is closed by Close, which waits for f
+// to return. After Close it does nothing.
+func (c *Client) background(f func(stop <-chan struct{})) {
+	c.bgMu.Lock()
+	defer c.bgMu.Unlock()
+	if c.closed() {
+		return
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f(c.done)
+	}()
 }
 
 // Lock returns the reentrant lock called name (Redisson's RLock). It does no I/O; the handle is cheap

@@ -55,3 +55,6 @@ func (h heldHold) Reenter(ctx context.Context) (driverLevel, error) {
 	}
 	return l, nil
 }
+
+// newModelDriver returns the driver TestModel runs its workload through.
+func newModelDriver(*redis.Client) lockDriver { return heldDriver{} }

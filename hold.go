@@ -43,9 +43,9 @@ type owner struct {
 	mu         sync.Mutex
 	levels     int    // levels held or being taken
 	seq        uint64 // last level id issued
-	inflight   int    // re-entries and releases in flight; a loss reported meanwhile waits for them
+	inflight   int    // re-entries and releases in flight
 	finalizing bool   // the final release has begun: no new levels
-	pending    error  // a loss reported while inflight > 0
+	pending    error  // the key found gone while the final release was in flight (see lost)
 	ended      bool
 	endErr     error // why the owner ended without a release (matches ErrLockLost), or nil
 }
@@ -78,11 +78,14 @@ func (h *Hold) Unlock(ctx context.Context) error {
 // does, and returns it; each level must be unlocked. It does not wait: the owner holds the lock. It
 // blocks for one round trip, which resets the watchdog lease (a fixed lease is not extended).
 //
-// On failure nothing more is held and the error matches ErrNotObtained: with ErrNotHeld if the owner
-// released or lost the lock (and ErrLockLost if lost), or the Redis error.
+// On failure nothing more is held and the error matches ErrNotObtained: with ErrNotHeld if this Hold
+// was unlocked or the owner released or lost the lock (and ErrLockLost if lost), or the Redis error.
 func (h *Hold) Reenter(ctx context.Context) (*Hold, error) {
 	if err := h.check(ctx); err != nil {
 		return nil, opErr("reenter", h.Name(), ErrNotObtained, err)
+	}
+	if h.unlocked.Load() {
+		return nil, opErr("reenter", h.Name(), ErrNotObtained, ErrNotHeld, errors.New("this hold was unlocked"))
 	}
 	return h.o.reenter(ctx)
 }
@@ -112,10 +115,14 @@ func (h *Hold) Name() string {
 }
 
 // HoldCount returns how many levels the owner holds according to Redis: the levels taken and not
-// unlocked, or 0 if it no longer holds the lock. It blocks for one round trip.
+// unlocked, or 0 if it no longer holds the lock. It blocks for one round trip; after Close it returns
+// ErrClosed.
 func (h *Hold) HoldCount(ctx context.Context) (int, error) {
 	if err := h.check(ctx); err != nil {
 		return 0, opErr("hold count", h.Name(), err)
+	}
+	if h.o.l.c.closed() {
+		return 0, opErr("hold count", h.Name(), ErrClosed)
 	}
 	holder, n, err := h.o.l.read(ctx)
 	if err != nil || holder != h.o.id {
@@ -162,6 +169,15 @@ var canceledContext = func() context.Context {
 // with the scheduler before anyone can see it, so no unlock can come before the registration. parent
 // gives the hold's context its values. It returns nil if the Client was closed.
 func (l *Lock) newOwner(parent context.Context, id string, lease time.Duration, sent time.Time) *owner {
+	o := l.makeOwner(parent, id, lease)
+	if !l.c.sched.Add(&o.entry, sent) {
+		return nil
+	}
+	return o
+}
+
+// makeOwner builds an owner without registering it.
+func (l *Lock) makeOwner(parent context.Context, id string, lease time.Duration) *owner {
 	c := l.c
 	o := &owner{l: l, id: id, levels: 1, seq: 1}
 	o.ctx, o.cancel = context.WithCancelCause(context.WithoutCancel(parent))
@@ -172,9 +188,6 @@ func (l *Lock) newOwner(parent context.Context, id string, lease time.Duration, 
 		o.entry.Lease = c.cfg.watchdog
 		o.entry.Watchdog = true
 		o.leaseMs = c.cfg.watchdog.Milliseconds()
-	}
-	if !c.sched.Add(&o.entry, sent) {
-		return nil
 	}
 	return o
 }
@@ -206,22 +219,25 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 
 	o.mu.Lock()
 	if err == nil && n >= 1 {
-		after := o.opDoneLocked()
+		o.inflight--
 		lostErr := o.endErr
 		o.mu.Unlock()
-		after()
-		if lostErr != nil { // lost while the re-entry was in flight
+		if lostErr != nil {
+			// Lost while the re-entry was in flight, which has just set the lease again: free the
+			// lock, or it would stay for a whole lease with nobody to renew or release it.
+			l.undo(ctx, o.id, false)
 			return nil, opErr("reenter", l.name, ErrNotObtained, ErrNotHeld, lostErr)
 		}
 		return &Hold{o: o, level: level}, nil
 	}
 	o.levels--
-	var reason error
 	if err == nil { // Redis says the owner holds nothing
-		reason = because(ErrLockLost, errNoLongerHeld)
-		if o.pending == nil {
-			o.pending = reason
-		}
+		reason := because(ErrLockLost, errNoLongerHeld)
+		o.inflight--
+		after := o.endLocked(reason)
+		o.mu.Unlock()
+		after()
+		return nil, opErr("reenter", l.name, ErrNotObtained, ErrNotHeld, reason)
 	}
 	if o.levels == 0 && !o.ended {
 		// Every other level was unlocked while this re-entry was in flight, and those unlocks left
@@ -230,17 +246,16 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 		o.mu.Unlock()
 		_ = o.releaseFinal(ctx, level)
 	} else {
-		after := o.opDoneLocked()
+		o.inflight--
 		o.mu.Unlock()
-		after()
-	}
-	if reason != nil {
-		return nil, opErr("reenter", l.name, ErrNotObtained, ErrNotHeld, reason)
 	}
 	return nil, opErr("reenter", l.name, ErrNotObtained, redisErr(err))
 }
 
-var errNoLongerHeld = errors.New("no longer held by this owner")
+var (
+	errNoLongerHeld = errors.New("no longer held by this owner")
+	errForced       = errors.New("force-unlocked")
+)
 
 // release releases one level.
 func (o *owner) release(ctx context.Context, level string) error {
@@ -271,18 +286,35 @@ func (o *owner) release(ctx context.Context, level string) error {
 	case err != nil:
 		// Outcome unknown. The level may stay in Redis; the final release frees it anyway.
 		ret = opErr("unlock", l.name, redisErr(err))
-	case res == releaseNotHeld:
-		reason := because(ErrLockLost, errNoLongerHeld)
-		if o.pending == nil {
-			o.pending = reason
-		}
-		ret = opErr("unlock", l.name, ErrNotHeld, reason)
 	}
 	// Otherwise the level is gone (released, or the owner's final release overtook this one).
-	after := o.opDoneLocked()
+	o.inflight--
+	rearmed := err == nil && res == releasePartial && o.endErr != nil
+	after := func() {}
+	if err == nil && (res == releaseNotHeld || res == releaseForced) {
+		reason := o.notHeldReason(res)
+		ret = opErr("unlock", l.name, ErrNotHeld, reason)
+		after = o.endLocked(reason)
+	}
 	o.mu.Unlock()
 	after()
+	if rearmed {
+		// Lost while this release was in flight, which has just set the lease again: free the lock.
+		l.undo(ctx, o.id, false)
+	}
 	return ret
+}
+
+// notHeldReason explains a release's answer that the owner does not hold the lock: a loss reported
+// meanwhile, a force unlock, or simply "no longer held".
+func (o *owner) notHeldReason(res int64) error {
+	switch {
+	case o.pending != nil:
+		return o.pending
+	case res == releaseForced:
+		return because(ErrLockLost, errForced)
+	}
+	return because(ErrLockLost, errNoLongerHeld)
 }
 
 // releaseFinal releases the owner's hold; the caller has counted it in flight and set finalizing.
@@ -314,72 +346,65 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 		// Outcome unknown: stop renewing, so that released or not the lock is gone within its lease,
 		// rather than renewed for an owner that meant to let it go.
 		ret = opErr("unlock", l.name, redisErr(err))
-		after = o.endLocked(because(ErrLockLost, errors.New("unlock failed, left to expire"), err), false)
+		after = o.endLocked(because(ErrLockLost, errors.New("unlock failed, left to expire"), err))
 	case res == releaseTransferred:
 		transferred = want != nil
-		after = o.endLocked(nil, transferred) // the turn goes with the lock
+		after = o.endLocked(nil)
 	case res == releaseDone:
-		after = o.endLocked(nil, false)
-	default: // releaseNotHeld
-		reason := o.pending
-		if reason == nil {
-			reason = because(ErrLockLost, errNoLongerHeld)
-		}
+		after = o.endLocked(nil)
+	default: // releaseNotHeld, releaseForced
+		reason := o.notHeldReason(res)
 		ret = opErr("unlock", l.name, ErrNotHeld, reason)
-		after = o.endLocked(reason, false)
+		after = o.endLocked(reason)
 	}
 	o.mu.Unlock()
 	after()
+	// The final release decides what becomes of this process's turn for the lock, even if a loss
+	// ended the owner while it was in flight: it goes with the lock to the heir, or to the next waiter.
 	if transferred {
 		l.handOver(next, want, sent)
+	} else {
+		l.c.gates.Leave(l.key)
 	}
 	return ret
 }
 
-// lost ends the owner because the lock was lost, unless operations are in flight: then the first of
-// them to find the owner idle again ends it, unless a final release succeeded meanwhile (a renewal
-// that finds the key gone may simply have run after the final release).
+// lost ends the owner because the lock was lost or its lease may be about to lapse: at once, even
+// with operations in flight, since the holder must stop before another owner can exist. The one
+// exception: a renewal that finds the key gone while the final release is in flight has most likely
+// run after that release, whose answer then decides.
 func (o *owner) lost(reason error) {
 	if !errors.Is(reason, ErrLockLost) {
 		reason = because(ErrLockLost, reason)
 	}
 	o.mu.Lock()
-	if o.inflight > 0 {
+	if o.finalizing && errors.Is(reason, renew.ErrGone) {
 		if o.pending == nil {
 			o.pending = reason
 		}
 		o.mu.Unlock()
 		return
 	}
-	after := o.endLocked(reason, false)
+	after := o.endLocked(reason)
 	o.mu.Unlock()
 	after()
 }
 
-// opDoneLocked counts an operation done and, when none is left in flight, ends the owner for a loss
-// reported meanwhile. Call it with o.mu held and run the result after unlocking.
-func (o *owner) opDoneLocked() func() {
-	o.inflight--
-	if o.inflight == 0 && o.pending != nil {
-		return o.endLocked(o.pending, false)
-	}
-	return func() {}
-}
-
 // endLocked ends the owner once: reason is nil for a release, else why it was lost. Call it with o.mu
 // held and run the result after unlocking: it stops the renewal, gives up this process's turn for the
-// lock (unless keepTurn: it went with the lock to the next local waiter), cancels the hold's context
-// and reports the event. Ending twice does nothing.
-func (o *owner) endLocked(reason error, keepTurn bool) func() {
+// lock (unless the final release is in flight: then its outcome decides where the turn goes), cancels
+// the hold's context and reports the event. Ending twice does nothing.
+func (o *owner) endLocked(reason error) func() {
 	if o.ended {
 		return func() {}
 	}
 	o.ended, o.endErr = true, reason
+	leave := !o.finalizing
 	return func() {
 		l := o.l
 		l.c.sched.Remove(&o.entry)
 		// Give up the turn first: whoever sees the context end may lock again at once.
-		if !keepTurn {
+		if leave {
 			l.c.gates.Leave(l.key)
 		}
 		if reason == nil {
@@ -391,6 +416,13 @@ func (o *owner) endLocked(reason error, keepTurn bool) func() {
 		l.c.cfg.logger.Warn("redisson: lock lost", "lock", l.name, "err", reason)
 		l.c.emit(Event{Kind: EventLost, Name: l.name, Err: reason})
 	}
+}
+
+// endedErr returns why the owner ended without a release, or nil.
+func (o *owner) endedErr() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.endErr
 }
 
 // notHeldLocked explains why the owner can take no new level: released, lost, or releasing.

@@ -136,6 +136,9 @@ func (l *Lock) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*H
 			return nil, opErr(op, l.name, ErrNotObtained, l.waitEnded(ctx))
 		}
 		if o, ok := payload.(*owner); ok {
+			if err := o.endedErr(); err != nil { // handed over as the Client closed
+				return nil, opErr(op, l.name, ErrNotObtained, err)
+			}
 			return &Hold{o: o, level: "1"}, nil
 		}
 	} else if !l.c.gates.TryEnter(l.key) {
@@ -171,7 +174,7 @@ func (l *Lock) contend(ctx, waitCtx context.Context, id string, lease time.Durat
 			timer.Stop()
 		}
 		if err != nil && claimed {
-			l.undo(ctx, id)
+			l.undo(ctx, id, false)
 		}
 	}()
 
@@ -187,7 +190,7 @@ func (l *Lock) contend(ctx, waitCtx context.Context, id string, lease time.Durat
 		n, err := l.runAcquire(waitCtx, id, leaseMs, "1", mode)
 		if err != nil {
 			if !isRedisReply(err) {
-				l.undo(ctx, id) // the outcome is unknown
+				l.undo(ctx, id, true) // the outcome is unknown
 			}
 			if waitCtx.Err() != nil {
 				return nil, l.waitEnded(ctx)
@@ -199,7 +202,7 @@ func (l *Lock) contend(ctx, waitCtx context.Context, id string, lease time.Durat
 				return o, nil
 			}
 			// Closed meanwhile: nothing would renew or end the hold, so give the lock back.
-			l.undo(ctx, id)
+			l.undo(ctx, id, false)
 			return nil, ErrClosed
 		}
 		if !wait {
@@ -296,16 +299,43 @@ func isRedisReply(err error) bool {
 	return errors.As(err, &re) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
-// undo releases whatever a fresh acquisition by owner id may have taken (a lock applied by a request
-// whose reply was lost, a lock handed over, a claim), on a detached context.
-func (l *Lock) undo(ctx context.Context, id string) {
+// undo releases whatever owner id may hold (a lock applied by a request whose reply was lost, a lock
+// handed over, a claim, a lease re-armed after a loss), on a detached context. If the acquisition's
+// request may still be travelling (inFlight), finding nothing proves nothing: the undo is repeated
+// after 250ms, 1s and 4s, in the background, unless it frees something first.
+func (l *Lock) undo(ctx context.Context, id string, inFlight bool) {
 	ctx, cancel := detached(ctx)
-	defer cancel()
-	if _, err := l.runRelease(ctx, id, "1", true, "", l.c.cfg.watchdog.Milliseconds(), ""); err != nil {
+	res, err := l.runRelease(ctx, id, "1", true, "", l.c.cfg.watchdog.Milliseconds(), "")
+	cancel()
+	if err != nil {
 		l.c.cfg.logger.Warn("redisson: could not undo an acquisition with an unknown outcome; it expires with its lease",
 			"lock", l.name, "err", err)
 	}
+	if !inFlight || (err == nil && res != releaseNotHeld) {
+		return
+	}
+	l.c.background(func(stop <-chan struct{}) {
+		for _, d := range undoRechecks {
+			t := time.NewTimer(d)
+			select {
+			case <-stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+			res, err := l.runRelease(ctx, id, "1", true, "", l.c.cfg.watchdog.Milliseconds(), "")
+			cancel()
+			if err == nil && res != releaseNotHeld {
+				return
+			}
+		}
+	})
 }
+
+// undoRechecks are the pauses between the repeats of an undo whose acquisition may still be
+// travelling: a request delayed longer than their sum leaves the lock held until its lease ends.
+var undoRechecks = []time.Duration{250 * time.Millisecond, 750 * time.Millisecond, 3 * time.Second}
 
 // Results of the release script (see lock_release.lua).
 const (
@@ -313,6 +343,7 @@ const (
 	releasePartial     = 1  // the level is gone; the owner still holds the lock
 	releaseNotHeld     = -1 // the owner does not hold the lock
 	releaseTransferred = -2 // released and transferred to the heir
+	releaseForced      = -3 // the owner's lock was force-unlocked
 )
 
 // runRelease runs the release script for level of owner (see lock_release.lua): final frees the lock
@@ -355,27 +386,34 @@ func (l *Lock) nextHeir() (*gate.Waiter, *heir) {
 
 // handOver gives the lock, just transferred in Redis to want's owner by a request sent at sent, to the
 // waiting goroutine w, with the turn. If w gave up meanwhile, it releases the lock and frees the turn.
+//
+// The owner is registered with the scheduler only once it has the turn, so that nothing (a loss, a
+// fixed lease ending at once) can end it, and give up the turn, before it has it.
 func (l *Lock) handOver(w *gate.Waiter, want *heir, sent time.Time) {
-	o := l.newOwner(want.ctx, want.owner, want.lease, sent)
-	if o != nil && l.c.gates.HandTo(l.key, w, o) {
-		l.c.emit(Event{Kind: EventAcquired, Name: l.name, Wait: time.Since(want.start)})
+	o := l.makeOwner(want.ctx, want.owner, want.lease)
+	if l.c.closed() || !l.c.gates.HandTo(l.key, w, o) {
+		l.undo(want.ctx, want.owner, false)
+		l.c.gates.Leave(l.key)
 		return
 	}
-	if o != nil {
-		l.c.sched.Remove(&o.entry)
+	if !l.c.sched.Add(&o.entry, sent) {
+		// Closed since: the waiter finds its owner ended (see acquire).
+		o.lost(ErrClosed)
+		l.undo(want.ctx, want.owner, false)
+		return
 	}
-	l.undo(want.ctx, want.owner)
-	l.c.gates.Leave(l.key)
+	l.c.emit(Event{Kind: EventAcquired, Name: l.name, Wait: time.Since(want.start)})
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes a waiter; it reports whether there was a
-// lock to delete. A holder in another process learns of it at its next renewal (ErrLockLost). It
-// blocks for one round trip; on error nothing was deleted or the outcome is unknown.
+// lock to delete. The holder learns of it at its next renewal or operation (ErrLockLost, "force
+// unlocked"). It blocks for one round trip; on error nothing was deleted or the outcome is unknown. A
+// go-redis re-send of it answers as the first run did, without deleting a lock acquired since.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(ctx); err != nil {
 		return false, opErr("force unlock", l.Name(), err)
 	}
-	n, err := scripts.LockForceUnlock.Run(ctx, l.c.rdb, l.releaseKeys[:2], l.c.publish).Int64()
+	n, err := scripts.LockForceUnlock.Run(ctx, l.c.rdb, l.releaseKeys, l.c.publish, l.c.newID(), l.c.historyArg).Int64()
 	if err != nil {
 		return false, opErr("force unlock", l.name, redisErr(err))
 	}

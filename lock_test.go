@@ -423,11 +423,11 @@ func TestForceUnlock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TryLock() after loss = %v", err)
 	}
-	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
-		t.Fatalf("Unlock(lost) = %v; want ErrNotHeld and ErrLockLost", err)
-	}
 	if _, err := h.Reenter(ctx); !errors.Is(err, redisson.ErrNotObtained) || !errors.Is(err, redisson.ErrLockLost) {
 		t.Fatalf("Reenter(lost) = %v; want ErrNotObtained and ErrLockLost", err)
+	}
+	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
+		t.Fatalf("Unlock(lost) = %v; want ErrNotHeld and ErrLockLost", err)
 	}
 	mustUnlock(t, h2)
 }

@@ -14,8 +14,14 @@ const (
 	DefaultLossMargin      = 0.1
 )
 
-// minWatchdogTimeout keeps the renewal period (a third of the lease) at a sensible size.
-const minWatchdogTimeout = 100 * time.Millisecond
+// Bounds of the durations accepted by the options: the minimum watchdog timeout keeps the renewal
+// period (a third of the lease) at a sensible size; the maxima keep every derived value (lease,
+// reservation, backoff) far from overflowing time.Duration or Redis' expiry range.
+const (
+	minWatchdogTimeout = 100 * time.Millisecond
+	maxLease           = 30 * 24 * time.Hour // a watchdog timeout or a fixed lease
+	maxRepoll          = time.Hour
+)
 
 // Option configures a Client; pass options to New. Invalid values make New return ErrInvalidArgument.
 type Option func(*config) error
@@ -40,13 +46,13 @@ func defaultConfig() config {
 
 // WithWatchdogTimeout sets the lease of locks acquired without an explicit lease. The watchdog renews
 // such locks every third of it, and a lock whose process dies is freed at most this long after the
-// last renewal. It must be at least 100ms.
+// last renewal. It must be between 100ms and 30 days.
 //
 // default: 30s
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(c *config) error {
-		if d < minWatchdogTimeout {
-			return invalidf("watchdog timeout %v is below %v", d, minWatchdogTimeout)
+		if d < minWatchdogTimeout || d > maxLease {
+			return invalidf("watchdog timeout %v is outside [%v, %v]", d, minWatchdogTimeout, maxLease)
 		}
 		c.watchdog = d
 		return nil
@@ -55,13 +61,13 @@ func WithWatchdogTimeout(d time.Duration) Option {
 
 // WithRepollInterval bounds every wait for a wake-up message: a waiter tries again at least this often
 // even if no message arrives, so a lost message costs at most this long. Shorter means quicker
-// recovery and more commands while waiting. It must be positive.
+// recovery and more commands while waiting. It must be positive and at most an hour.
 //
 // default: 500ms
 func WithRepollInterval(d time.Duration) Option {
 	return func(c *config) error {
-		if d <= 0 {
-			return invalidf("repoll interval %v is not positive", d)
+		if d <= 0 || d > maxRepoll {
+			return invalidf("repoll interval %v is outside (0, %v]", d, maxRepoll)
 		}
 		c.repoll = d
 		return nil
@@ -173,11 +179,12 @@ type acquireConfig struct {
 }
 
 // WithLease acquires with a fixed lease: the lock expires on its own after d, and no watchdog renews
-// it. Re-entering or partially unlocking a fixed-lease hold does not extend it. d must be at least 1ms.
+// it. Re-entering or partially unlocking a fixed-lease hold does not extend it. d must be between 1ms
+// and 30 days.
 func WithLease(d time.Duration) AcquireOption {
 	return func(a *acquireConfig) error {
-		if d < time.Millisecond {
-			return invalidf("lease %v is below 1ms", d)
+		if d < time.Millisecond || d > maxLease {
+			return invalidf("lease %v is outside [1ms, %v]", d, maxLease)
 		}
 		a.lease = d
 		return nil

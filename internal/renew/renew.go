@@ -1,17 +1,23 @@
-// Package renew is the one renewal scheduler of a Client: a single goroutine that keeps every watchdog
-// hold alive and ends every fixed-lease hold on time.
+// Package renew is the one renewal scheduler of a Client: it keeps every watchdog hold alive and
+// ends every hold whose lease may be about to lapse, on time.
 //
-// Entries sit in a min-heap ordered by due time. A watchdog entry is renewed every lease/3. When one
-// falls due, every entry due within half a period of it (its own) goes along, so entries that fall due
-// close together share script calls (at most BatchSize entries of one Group per call). A renewal that fails is
-// retried with backoff for as long as the lease cannot have lapsed; after that, and whenever Redis
-// reports that the owner no longer holds the key, the entry is dropped and its OnLost callback runs.
-// A fixed-lease entry is never renewed: when its lease has passed, OnLost runs.
+// Entries sit in a min-heap ordered by when they next need attention. A watchdog entry is renewed
+// every lease/3. When one falls due, every entry due within half a period of it (its own) goes along,
+// so entries that fall due close together share script calls (at most BatchSize entries of one Group
+// per call). A renewal that fails is retried with backoff for as long as the lease cannot have
+// lapsed; after that, and whenever Redis reports that the owner no longer holds the key, the entry is
+// dropped and its OnLost callback runs. A fixed-lease entry is never renewed: when its lease is about
+// to pass, OnLost runs.
 //
 // "The lease may have lapsed" is decided with a safety margin, a fraction of the lease: OnLost runs
 // that much before the key can expire, counted from when the acquiring or renewing request was sent
 // (which errs on the safe side), so that a holder that stops when told has stopped before a second
 // owner can exist, as long as clock drift and the delivery of the signal take less than the margin.
+//
+// The scheduler goroutine never waits on the network: renewal calls run on goroutines of their own
+// (at most Parallel at a time), and an entry whose renewal is still in flight at its deadline is
+// declared lost at that deadline, so a hung call delays no other entry's loss, fixed-lease end or
+// renewal.
 //
 // Registration (Add) happens before an acquisition is reported to the caller and Remove happens when
 // the final unlock is confirmed, so a renewal can never outlive its hold; the renew script also checks
@@ -32,15 +38,22 @@ import (
 // BatchSize is the largest number of locks renewed by one script call.
 const BatchSize = 100
 
+// Parallel is the largest number of renewal calls in flight at once.
+const Parallel = 8
+
 // ErrGone is passed to OnLost when Redis reports that the owner no longer holds the key.
 var ErrGone = errors.New("lock no longer held by this owner")
 
-// ErrLeaseEnded is passed to OnLost when a fixed lease has run out.
+// ErrLeaseEnded is passed to OnLost when a fixed lease is about to run out.
 var ErrLeaseEnded = errors.New("fixed lease ended")
+
+// ErrLapsing is passed to OnLost (wrapped with the last renewal error, if any) when renewals did not
+// succeed before the lease may be about to lapse.
+var ErrLapsing = errors.New("could not renew before the lease may lapse")
 
 // Renewer renews one batch: all entries share a Group and there are at most BatchSize of them. It
 // returns one bool per entry (true: renewed, false: the owner no longer holds the key) or an error,
-// in which case the outcome of every entry is unknown.
+// in which case the outcome of every entry is unknown. It must return when ctx ends.
 type Renewer func(ctx context.Context, batch []*Entry) ([]bool, error)
 
 // Entry is one hold known to the scheduler. The exported fields are set before Add and not changed after.
@@ -50,15 +63,18 @@ type Entry struct {
 	Group    int           // batches never mix groups (Cluster slot; 0 elsewhere)
 	Lease    time.Duration // lease set on every renewal, or the fixed lease
 	Watchdog bool          // renew periodically; false: fixed lease, only ends
-	// OnLost runs once, on the scheduler goroutine, when the hold is lost or its fixed lease ends;
-	// never after Remove returned true. It must not block or call back into the Scheduler.
+	// OnLost runs once, on the scheduler goroutine or a renewal goroutine, when the hold is lost or
+	// its fixed lease ends; never after Remove returned true. It must not block or call back into
+	// the Scheduler, except Remove.
 	OnLost func(err error)
 
-	due      time.Time // next action
-	deadline time.Time // the lease may have lapsed from then on
+	due      time.Time // next action: renewal, retry, or (while renewing) the deadline check
+	deadline time.Time // the lease may be about to lapse from then on
 	failures int
-	index    int  // heap position, -1 when not queued
-	active   bool // registered and not yet removed or lost
+	lastErr  error // last renewal error, for the loss report
+	index    int   // heap position, -1 when not queued
+	active   bool  // registered and not yet removed or lost
+	renewing bool  // a renewal call for it is in flight
 }
 
 // Scheduler runs the renewal goroutine. Create it with New and stop it with Close.
@@ -67,17 +83,21 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	entries entryHeap
-	count   int       // active entries, queued or in flight
+	count   int       // active entries
 	wakeAt  time.Time // when the goroutine's timer fires; an Add due earlier must wake it
 	idle    time.Duration
 	margin  float64
 	closed  bool
 
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	callCtx context.Context // parent of every renewal call; cancelled by Close
+	abort   context.CancelFunc
+	calls   sync.WaitGroup // renewal goroutines
+	slots   chan struct{}  // Parallel tokens
 
-	calls   atomic.Uint64
+	nCalls  atomic.Uint64
 	renewed atomic.Uint64
 	lost    atomic.Uint64
 }
@@ -94,7 +114,9 @@ func New(renew Renewer, idle time.Duration, margin float64) *Scheduler {
 		wake:   make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
+		slots:  make(chan struct{}, Parallel),
 	}
+	s.callCtx, s.abort = context.WithCancel(context.Background())
 	go s.run()
 	return s
 }
@@ -108,7 +130,7 @@ func (s *Scheduler) Add(e *Entry, start time.Time) bool {
 	if e.Watchdog {
 		e.due = start.Add(period(e))
 	}
-	e.failures = 0
+	e.failures, e.lastErr, e.renewing = 0, nil, false
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -133,12 +155,17 @@ func (s *Scheduler) Remove(e *Entry) bool {
 	if !e.active {
 		return false
 	}
+	s.deactivate(e)
+	return true
+}
+
+// deactivate takes an active entry out. Called with s.mu held.
+func (s *Scheduler) deactivate(e *Entry) {
 	e.active = false
 	s.count--
 	if e.index >= 0 {
 		heap.Remove(&s.entries, e.index)
 	}
-	return true
 }
 
 // Len reports the number of active entries.
@@ -151,11 +178,12 @@ func (s *Scheduler) Len() int {
 // Stats reports how many renew calls (round trips) were made, how many locks they renewed, and how
 // many holds were lost or ended.
 func (s *Scheduler) Stats() (calls, renewed, lost uint64) {
-	return s.calls.Load(), s.renewed.Load(), s.lost.Load()
+	return s.nCalls.Load(), s.renewed.Load(), s.lost.Load()
 }
 
-// Close stops the goroutine, waits for it, and returns the entries that were still active; they are
-// deactivated and their OnLost is not called (the caller decides what to tell their holders).
+// Close stops the goroutine, aborts the renewal calls in flight and waits for all of them, and
+// returns the entries that were still active; they are deactivated and their OnLost is not called
+// (the caller decides what to tell their holders).
 func (s *Scheduler) Close() []*Entry {
 	select {
 	case <-s.stop:
@@ -163,6 +191,8 @@ func (s *Scheduler) Close() []*Entry {
 		close(s.stop)
 	}
 	<-s.done
+	s.abort()
+	s.calls.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -193,9 +223,9 @@ func (s *Scheduler) lapse(e *Entry, sent time.Time) time.Time {
 func period(e *Entry) time.Duration { return e.Lease / 3 }
 
 // earliest is when e may join a batch that is going out anyway: watchdog entries up to half a period
-// before they are due.
+// before they are due; an entry being renewed or ended only at its due time.
 func earliest(e *Entry) time.Time {
-	if e.Watchdog {
+	if e.Watchdog && !e.renewing {
 		return e.due.Add(-period(e) / 2)
 	}
 	return e.due
@@ -206,9 +236,8 @@ func (s *Scheduler) run() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		batch, wait := s.takeDue(time.Now())
-		if len(batch) > 0 {
-			s.process(batch)
+		wait := s.step(time.Now())
+		if wait == 0 {
 			continue
 		}
 		timer.Reset(wait)
@@ -221,138 +250,145 @@ func (s *Scheduler) run() {
 	}
 }
 
-// takeDue returns nothing and how long to sleep until an entry is due (recording the wake-up time);
-// then it pops that entry and every following one that may go early, so that entries due close
-// together share calls.
-func (s *Scheduler) takeDue(now time.Time) ([]*Entry, time.Duration) {
+// step handles every entry that needs attention at now: ends fixed leases, declares lost the entries
+// whose renewal did not succeed in time, and starts renewal calls. It returns how long to sleep, 0 if
+// it should run again at once.
+func (s *Scheduler) step(now time.Time) time.Duration {
+	var ended, lapsed, renew []*Entry
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if len(s.entries) == 0 || s.entries[0].due.After(now) {
 		s.wakeAt = now.Add(s.idle)
 		if len(s.entries) > 0 && s.entries[0].due.Before(s.wakeAt) {
 			s.wakeAt = s.entries[0].due
 		}
-		return nil, s.wakeAt.Sub(now)
+		s.mu.Unlock()
+		return max(s.wakeAt.Sub(now), time.Nanosecond)
 	}
-	var batch []*Entry
+	// Something is due: handle it, and every entry that may go early along with it.
 	for len(s.entries) > 0 && !earliest(s.entries[0]).After(now) {
-		batch = append(batch, heap.Pop(&s.entries).(*Entry))
+		e := s.entries[0]
+		switch {
+		case !e.Watchdog:
+			ended = append(ended, e)
+			s.deactivate(e)
+		case e.renewing || !now.Before(e.deadline):
+			lapsed = append(lapsed, e)
+			s.deactivate(e)
+		default:
+			// Renew it; meanwhile it stays in the heap, to be checked at its deadline.
+			e.renewing = true
+			e.due = e.deadline
+			heap.Fix(&s.entries, 0)
+			renew = append(renew, e)
+		}
 	}
 	s.wakeAt = now // busy: an Add must wake the goroutine if due before its next sleep is computed
-	return batch, 0
+	s.mu.Unlock()
+
+	s.tell(ended, ErrLeaseEnded)
+	for _, e := range lapsed {
+		err := ErrLapsing
+		if e.lastErr != nil {
+			err = fmt.Errorf("%w: %w", ErrLapsing, e.lastErr)
+		}
+		s.tell([]*Entry{e}, err)
+	}
+	s.dispatch(renew)
+	return 0
 }
 
-func (s *Scheduler) process(batch []*Entry) {
+// dispatch groups entries into batches and starts a renewal call for each.
+func (s *Scheduler) dispatch(entries []*Entry) {
 	groups := map[int][]*Entry{}
 	var order []int
-	var ended []*Entry
-	for _, e := range batch {
-		if !e.Watchdog {
-			ended = append(ended, e)
-			continue
-		}
+	for _, e := range entries {
 		if _, ok := groups[e.Group]; !ok {
 			order = append(order, e.Group)
 		}
 		groups[e.Group] = append(groups[e.Group], e)
 	}
-	s.finish(ended, ErrLeaseEnded)
-	for i, g := range order {
-		entries := groups[g]
-		for len(entries) > 0 {
-			n := min(len(entries), BatchSize)
-			s.renewChunk(entries[:n])
-			entries = entries[n:]
-			select {
-			case <-s.stop:
-				// Put back what this round did not reach, so that Close returns it.
-				s.requeue(entries)
-				for _, later := range order[i+1:] {
-					s.requeue(groups[later])
-				}
-				return
-			default:
-			}
+	for _, g := range order {
+		for batch := groups[g]; len(batch) > 0; {
+			n := min(len(batch), BatchSize)
+			chunk := batch[:n:n]
+			batch = batch[n:]
+			s.calls.Add(1)
+			go func() {
+				defer s.calls.Done()
+				s.renewChunk(chunk)
+			}()
 		}
 	}
 }
 
-func (s *Scheduler) requeue(entries []*Entry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, e := range entries {
-		if e.active {
-			heap.Push(&s.entries, e)
-		}
-	}
-}
-
+// renewChunk makes one renewal call, when a slot is free, and applies its outcome.
 func (s *Scheduler) renewChunk(chunk []*Entry) {
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-s.callCtx.Done():
+		return // Close: the entries stay in the heap and are returned by Close
+	}
 	sent := time.Now()
+	s.mu.Lock()
 	limit := sent.Add(period(chunk[0]))
 	for _, e := range chunk {
 		if e.deadline.Before(limit) {
 			limit = e.deadline
 		}
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), limit)
+	s.mu.Unlock()
+	ctx, cancel := context.WithDeadline(s.callCtx, limit)
 	alive, err := s.renew(ctx, chunk)
 	cancel()
-	s.calls.Add(1)
+	s.nCalls.Add(1)
 	if err == nil && len(alive) != len(chunk) {
 		err = fmt.Errorf("renew returned %d results for %d locks", len(alive), len(chunk))
 	}
+	if s.callCtx.Err() != nil {
+		return // Close
+	}
 
 	now := time.Now()
-	var lost []*Entry
-	var lostErr error
+	var gone []*Entry
 	s.mu.Lock()
 	for i, e := range chunk {
-		if !e.active {
-			continue
+		if !e.active || !e.renewing {
+			continue // removed, or already declared lost at its deadline
 		}
+		e.renewing = false
 		switch {
 		case err == nil && alive[i]:
-			e.failures = 0
+			e.failures, e.lastErr = 0, nil
 			e.deadline = s.lapse(e, sent)
 			e.due = sent.Add(period(e))
-			heap.Push(&s.entries, e)
 			s.renewed.Add(1)
 		case err == nil:
-			lost = append(lost, e)
+			gone = append(gone, e)
+			s.deactivate(e)
+			continue
 		default:
 			e.failures++
-			retry := now.Add(backoff(e))
-			if !retry.Before(e.deadline) {
-				lost = append(lost, e)
-				continue
+			e.lastErr = err
+			// Retry with backoff; the deadline check declares it lost if that comes too late.
+			e.due = now.Add(backoff(e))
+			if e.due.After(e.deadline) {
+				e.due = e.deadline
 			}
-			e.due = retry
-			heap.Push(&s.entries, e)
 		}
+		heap.Fix(&s.entries, e.index)
 	}
+	early := len(s.entries) > 0 && s.entries[0].due.Before(s.wakeAt)
 	s.mu.Unlock()
-	if err != nil {
-		lostErr = fmt.Errorf("could not renew before the lease may have lapsed: %w", err)
-	} else {
-		lostErr = ErrGone
+	if early { // a retry due before the goroutine's timer fires
+		s.poke()
 	}
-	s.finish(lost, lostErr)
+	s.tell(gone, ErrGone)
 }
 
-// finish deactivates entries and tells their owners, outside the lock.
-func (s *Scheduler) finish(entries []*Entry, err error) {
-	var told []*Entry
-	s.mu.Lock()
+// tell reports entries already deactivated as lost, outside the lock.
+func (s *Scheduler) tell(entries []*Entry, err error) {
 	for _, e := range entries {
-		if e.active {
-			e.active = false
-			s.count--
-			told = append(told, e)
-		}
-	}
-	s.mu.Unlock()
-	for _, e := range told {
 		s.lost.Add(1)
 		if e.OnLost != nil {
 			e.OnLost(err)

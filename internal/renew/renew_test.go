@@ -322,3 +322,56 @@ func TestCloseMidRoundReturnsUnreachedGroups(t *testing.T) {
 		}
 	})
 }
+
+// A renewal call that hangs delays nothing else: a fixed lease still ends on time, another lock is
+// still renewed, and the hung entry itself is declared lost at its deadline, while its call is still
+// in flight (issue 5 review: one goroutine both renewed and ended leases, so a hung call held back the
+// end of every fixed lease).
+func TestHungRenewalDelaysNothingElse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		renewedOther := 0
+		renewer := func(ctx context.Context, batch []*Entry) ([]bool, error) {
+			for _, e := range batch {
+				if e.Key == "hung" {
+					<-ctx.Done() // the call only ends when it is abandoned
+					return nil, ctx.Err()
+				}
+			}
+			mu.Lock()
+			renewedOther++
+			mu.Unlock()
+			ok := make([]bool, len(batch))
+			for i := range ok {
+				ok[i] = true
+			}
+			return ok, nil
+		}
+		s := New(renewer, time.Minute, 0)
+		defer s.Close()
+		start := time.Now()
+		var hungLost, fixedEnded time.Time
+		s.Add(watchdog("hung", 3*time.Second, func(error) { hungLost = time.Now() }), start)
+		other := watchdog("other", 600*time.Millisecond, func(err error) { t.Errorf("other lost: %v", err) })
+		other.Group = 1
+		s.Add(other, start)
+		time.Sleep(1100 * time.Millisecond) // the hung call started at 1s
+		synctest.Wait()
+		fixed := &Entry{Key: "fixed", Owner: "o", Lease: 300 * time.Millisecond}
+		fixed.OnLost = func(error) { fixedEnded = time.Now() }
+		s.Add(fixed, time.Now())
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		if d := fixedEnded.Sub(start); fixedEnded.IsZero() || d != 1400*time.Millisecond {
+			t.Errorf("fixed lease ended at %v; want 1.4s (added at 1.1s with a 300ms lease)", d)
+		}
+		if d := hungLost.Sub(start); hungLost.IsZero() || d > 3*time.Second {
+			t.Errorf("the hung entry was declared lost at %v; want by its 3s deadline", d)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if renewedOther < 10 {
+			t.Errorf("the other lock was renewed %d times in 4.1s; want every 200ms", renewedOther)
+		}
+	})
+}

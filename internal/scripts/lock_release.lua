@@ -24,15 +24,16 @@
 --               the lock during it) or handed to the claimer; also the answer, to any release, once
 --               the history shows the owner's final release did that
 --          1    partial release: the level is gone (or was already), the owner still holds the lock
---          -2   released and transferred to ARGV[9] (also from the history)
---          -1   the owner does not hold the lock and the history has no final release of it: it was
---               lost, or an undone acquisition was never applied. A claim of the owner's, if any, is
+--          -2   released and transferred to ARGV[9] (also from the history, or when ARGV[9] holds it)
+--          -3   the owner's lock was force-unlocked (from the history)
+--          -1   the owner does not hold the lock and the history has nothing on it: it was lost, or
+--               an undone acquisition was never applied. A claim of the owner's, if any, is
 --               withdrawn.
 --
 -- Safe to run twice: removing a level that is gone changes nothing; a repeat of a final release finds
 -- the owner's outcome in the history (owner ids are never reused, and a client sends at most one
--- final release per owner). The history is kept for the go-redis re-send window, and holds the last
--- 16 or so releases: a repeat arriving after that answers -1.
+-- final release per owner), or, for a transfer, the heir holding the lock. The history keeps the
+-- re-send window and the last 128 entries: a repeat arriving later answers -1.
 local key, channel, history = KEYS[1], KEYS[2], KEYS[3]
 local owner, level, final, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local leaseMs, historyMs, reserveMs, publish = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
@@ -54,6 +55,9 @@ if cur then
 end
 
 if holder ~= owner then
+  if holder and heir ~= '' and holder == heir then
+    return -2 -- the heir cannot have acted on it yet: the releasing client hands it over afterwards
+  end
   if holder and mark == owner .. '@' then
     redis.call('SET', key, lock_encode(holder, levels, 'w'), 'KEEPTTL')
   end
@@ -62,6 +66,8 @@ if holder ~= owner then
     return 0
   elseif outcome == 't' then
     return -2
+  elseif outcome == 'f' then
+    return -3
   end
   return -1
 end

@@ -12,10 +12,15 @@
 --           "<claimer>@"  a waiter that has waited too long claimed the lock: the final release hands
 --                         it to that owner instead of freeing it
 --
--- The release history key holds the outcomes of the last final releases of the lock, newest first,
--- as entries "<owner>=<outcome>;" where outcome is "r" (released: freed or handed to a claimer) or
--- "t" (transferred to the waiter the releasing client named). It lets a re-sent final release, or a
--- partial release overtaken by its owner's final one, learn what happened.
+-- The release history key is a sorted set of "<id>=<outcome>" members scored by the server time
+-- (ms) of the event, kept for the go-redis re-send window and trimmed to the newest history_cap.
+-- id is an owner id, or the request id of a force unlock; outcome is:
+--   r  the owner's final release freed the lock or handed it to a claimer
+--   t  the owner's final release transferred the lock to the waiter its client named
+--   f  the owner's lock was force-unlocked (and, under the force unlock's request id: it deleted one)
+--   n  a force unlock found nothing to delete
+-- It lets a re-sent final release or force unlock, or a release overtaken by its owner's final one,
+-- learn what happened.
 
 local lock_pattern = '^([^|,@=;]+)|([0-9a-z,]*)|([^|]*)$'
 
@@ -72,24 +77,38 @@ local function wrong_type()
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 
--- history_outcome returns the recorded outcome of owner's final release ("r" or "t"), or nil.
-local function history_outcome(history, owner)
-  local h = redis.pcall('GET', history)
-  if type(h) ~= 'string' then
+local history_cap = 128
+
+-- history_ours reports whether the history key is absent or a sorted set (this package's type); any
+-- other value there is left alone, and no history is kept.
+local function history_ours(history)
+  local t = redis.call('TYPE', history).ok
+  return t == 'none' or t == 'zset'
+end
+
+-- history_outcome returns the recorded outcome for id ("r", "t", "f" or "n"), or nil.
+local function history_outcome(history, id)
+  if not history_ours(history) then
     return nil
   end
-  return string.match(';' .. h, ';' .. string.gsub(owner, '%p', '%%%0') .. '=([rt]);')
+  for _, outcome in ipairs({ 'r', 't', 'f', 'n' }) do
+    if redis.call('ZSCORE', history, id .. '=' .. outcome) then
+      return outcome
+    end
+  end
+  return nil
 end
 
--- history_push records owner's final release, keeping about the last 16 (512 bytes) for historyMs.
--- A history key holding something this package did not write is left alone.
-local function history_push(history, owner, outcome, historyMs)
-  local h = redis.pcall('GET', history)
-  if h == false then
-    h = ''
-  elseif type(h) ~= 'string' or (h ~= '' and not string.match(h, '^[^|,@=;]+=[rt];')) then
+-- history_push records an outcome for id, and forgets what is older than historyMs or beyond the
+-- newest history_cap entries.
+local function history_push(history, id, outcome, historyMs)
+  if not history_ours(history) then
     return
   end
-  redis.call('SET', history, owner .. '=' .. outcome .. ';' .. string.sub(h, 1, 512), 'PX', historyMs)
+  local t = redis.call('TIME')
+  local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZADD', history, nowMs, id .. '=' .. outcome)
+  redis.call('ZREMRANGEBYSCORE', history, '-inf', nowMs - tonumber(historyMs))
+  redis.call('ZREMRANGEBYRANK', history, 0, -history_cap - 1)
+  redis.call('PEXPIRE', history, historyMs)
 end
-

@@ -80,7 +80,7 @@ var ops = []struct {
 	{"fast", release("1", "1", "A|1|")},
 	{"heir", release("1", "1", "", "H")},
 	{"force", func(ctx context.Context, rdb *redis.Client) (any, error) {
-		return scripts.LockForceUnlock.Run(ctx, rdb, keys[:2], "PUBLISH").Int64()
+		return scripts.LockForceUnlock.Run(ctx, rdb, keys, "PUBLISH", "req-1", 60000).Int64()
 	}},
 	{"renew", func(ctx context.Context, rdb *redis.Client) (any, error) {
 		return scripts.LockRenew.Run(ctx, rdb, keys[:1], 60000, "A").Int64Slice()
@@ -243,8 +243,8 @@ func TestScriptsSafeToRunTwice(t *testing.T) {
 	ctx := t.Context()
 	for _, sh := range shapes {
 		for _, op := range ops {
-			if op.name == "force" || op.name == "claim" {
-				continue // force unlocking is not owner-aware; a claim is withdrawn by the undo, not a repeat
+			if op.name == "claim" {
+				continue // a claim is withdrawn by the undo, not by a repeat
 			}
 			if err := rdb.FlushDB(ctx).Err(); err != nil {
 				t.Fatal(err)
@@ -289,6 +289,36 @@ func TestReleaseHistory(t *testing.T) {
 	if got := rel("A", "2", "0"); got != -2 { // A's partial release, overtaken by the final one
 		t.Fatalf("A's late partial release = %d; want -2 (from the history)", got)
 	}
+	// A force unlock records its outcome under its request id, so a repeat does not delete again,
+	// and the victim's own release learns it was forced.
+	force := func(req string) int64 {
+		t.Helper()
+		v, err := scripts.LockForceUnlock.Run(ctx, rdb, keys, "PUBLISH", req, 5000).Int64()
+		if err != nil {
+			t.Fatalf("force %s: %v", req, err)
+		}
+		return v
+	}
+	if got := force("f1"); got != 1 { // deletes H's lock
+		t.Fatalf("force unlock of H = %d; want 1", got)
+	}
+	set("Y|1|")
+	if got := force("f1"); got != 1 || rdb.Get(ctx, lockKey).Val() != "Y|1|" {
+		t.Fatalf("repeat of the force unlock = %d, lock %q; want 1 and Y's lock untouched", got, rdb.Get(ctx, lockKey).Val())
+	}
+	if got := rel("H", "1", "1"); got != -3 {
+		t.Fatalf("H's release after the force unlock = %d; want -3 (forced)", got)
+	}
+	rdb.Del(ctx, lockKey)
+	if got := force("f2"); got != 0 {
+		t.Fatalf("force unlock of nothing = %d; want 0", got)
+	}
+	set("Z|1|")
+	if got := force("f2"); got != 0 || rdb.Get(ctx, lockKey).Val() != "Z|1|" {
+		t.Fatalf("repeat of a force unlock that found nothing = %d; want 0 and Z's lock untouched", got)
+	}
+	rdb.Del(ctx, lockKey)
+	set("H|1|") // H holds again for the rest of the test (as if it had never been forced)
 	if got := rel("H", "1", "1"); got != 0 {
 		t.Fatalf("H's release = %d; want 0", got)
 	}
@@ -298,26 +328,44 @@ func TestReleaseHistory(t *testing.T) {
 	if ttl := rdb.PTTL(ctx, history).Val().Milliseconds(); ttl <= 4000 || ttl > 5000 {
 		t.Fatalf("history TTL = %dms; want the 5000ms re-send window", ttl)
 	}
-	// About 16 releases are kept: the oldest are forgotten.
-	for i := range 40 {
+	// The newest 128 entries are kept: the oldest are forgotten.
+	for i := range 140 {
 		owner := fmt.Sprintf("owner-with-a-long-id-%02d", i)
 		set(owner + "|1|")
 		if got := rel(owner, "1", "1"); got != 0 {
 			t.Fatalf("release %d = %d", i, got)
 		}
 	}
-	if got := rel("owner-with-a-long-id-39", "1", "1"); got != 0 {
+	if got := rel("owner-with-a-long-id-139", "1", "1"); got != 0 {
 		t.Fatalf("the newest release was forgotten: %d", got)
 	}
-	if got := rel("A", "1", "1"); got != -1 {
-		t.Fatalf("a release 40 releases ago = %d; want -1 (forgotten)", got)
+	if got := rel("owner-with-a-long-id-12", "1", "1"); got != 0 {
+		t.Fatalf("the 128th newest release was forgotten: %d", got)
 	}
-	if n := rdb.StrLen(ctx, history).Val(); n > 600 {
-		t.Fatalf("history is %d bytes; want it bounded", n)
+	if got := rel("A", "1", "1"); got != -1 {
+		t.Fatalf("a release 141 releases ago = %d; want -1 (forgotten)", got)
+	}
+	if n := rdb.ZCard(ctx, history).Val(); n != 128 {
+		t.Fatalf("history holds %d entries; want the newest 128", n)
+	}
+	// Entries older than the window are forgotten too.
+	set("old|1|")
+	if got := rel("old", "1", "1"); got != 0 {
+		t.Fatal(got)
+	}
+	rdb.ZAdd(ctx, history, redis.Z{Score: 1, Member: "ancient=r"}) // released in 1970
+	set("new|1|")
+	if got := rel("new", "1", "1"); got != 0 {
+		t.Fatal(got)
+	}
+	if rdb.ZScore(ctx, history, "ancient=r").Err() == nil {
+		t.Fatal("an entry older than the window was kept")
 	}
 	// Application data where the history would go is not modified, and the release still works.
 	for _, foreign := range []func(){
 		func() { rdb.Set(ctx, history, "application data", 0) },
+		func() { rdb.Set(ctx, history, "", 0) },
+		func() { rdb.Set(ctx, history, "A=r;", 0) },
 		func() { rdb.HSet(ctx, history, "f", "v") },
 	} {
 		rdb.Del(ctx, history)

@@ -1,0 +1,1821 @@
+package redisson_test
+
+// TestModel is a randomized, model-checked fault test. Clients in this process and in child
+// processes (the test binary re-executed, see TestModelChild) run teams that lock, re-enter from
+// concurrent helper goroutines, unlock and sometimes force-unlock three shared locks, while a fault
+// goroutine per process loses replies, drops connections, delays and black-holes each Client's
+// connection to the lock server A (every Client has its own redistest.Proxy), the parent kills
+// pub/sub connections and once kills a child process. Results are checked against a model kept on
+// a second, never faulted server B:
+//
+//   - two owners: entering a critical section is an atomic check-and-set in B; finding another
+//     hold's entry there is a violation unless a force unlock ran since that hold's acquisition (or
+//     is running), its fixed lease may have run out, or a blackhole or delay of its Client overlapped
+//     it (its lease may have lapsed);
+//   - hold count: at a quiescent point of a session, the hold count in Redis must be the model's,
+//     and the hold must not have been released;
+//   - unlock misreported: an Unlock of a level the model holds must not answer ErrNotHeld;
+//   - held after its last Unlock: a final Unlock that returned nil must have released the lock;
+//   - held or renewed after its last Unlock: no lock may be held by an owner whose last Unlock
+//     returned more than its lease (plus slack) ago;
+//   - waiter stuck, waiter never served, left in Redis: liveness and cleanup;
+//   - force unlock refused: ForceUnlock must not take a lock value for another type of value.
+//
+// Discrepancies that a fault could explain for a correct library (an Unlock with an unknown outcome
+// earlier in the hold, a force unlock, a fixed lease running out, a blackhole or delay of the
+// hold's Client) are excused; see excuse and modelCSEnter.
+//
+// The lock API is reached only through lockDriver (driver_test.go), chosen by newModelDriver.
+//
+// Flags: -model.seed (replay a run; the seed fixes every random choice, timing still varies),
+// -model.duration, -model.children, -model.faults (a subset of the faults, to tell which one a
+// violation needs), -model.trace (a directory for per-process event traces, to check a violation
+// against the fault timing).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
+)
+
+var (
+	modelSeedFlag     = flag.Int64("model.seed", 0, "TestModel: random seed (0: pick one from the time; it is always printed)")
+	modelDurationFlag = flag.Duration("model.duration", 20*time.Second, "TestModel: how long the faulted workload runs")
+	modelChildrenFlag = flag.Int("model.children", 1, "TestModel: number of child processes")
+	modelTraceFlag    = flag.String("model.trace", "", "TestModel: directory for per-process event traces (debugging)")
+	modelFaultsFlag   = flag.String("model.faults", modelAllFaults, "TestModel: the faults to inject, a comma-separated subset of "+modelAllFaults)
+)
+
+// modelAllFaults are the kinds of faults TestModel injects by default: lost replies, closed
+// connections, delays, blackholes (all on the proxies), killed pub/sub connections, a killed child
+// process, and force unlocks by the workload.
+const modelAllFaults = "drop,close,delay,blackhole,pubsub,kill,force"
+
+// modelFaultSet parses a -model.faults value.
+func modelFaultSet(list string) (map[string]bool, error) {
+	set := map[string]bool{}
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if !slices.Contains(strings.Split(modelAllFaults, ","), f) {
+			return nil, fmt.Errorf("unknown fault %q (known: %s)", f, modelAllFaults)
+		}
+		set[f] = true
+	}
+	return set, nil
+}
+
+// Workload and timing parameters.
+const (
+	modelNameCount     = 3
+	modelTeams         = 3 // per Client
+	modelParentClients = 3
+	modelChildClients  = 2
+	modelWatchdog      = 1500 * time.Millisecond
+	modelRepoll        = 100 * time.Millisecond
+	modelMaxLease      = 4 * time.Second
+	modelReadTimeout   = time.Second      // go-redis read timeout of the Clients' connections
+	modelWaitSlack     = 3 * time.Second  // an acquisition must return within its wait plus this
+	modelFinalWait     = 10 * time.Second // wait of the final, fault-free acquisitions
+	modelFinTTL        = 60 * time.Second
+	modelRenewSlack    = time.Second // a lock may outlive its last Unlock by its lease plus this...
+	// ... plus this if its Client had a blackhole or delay around its last Unlock.
+	modelTaintedRenewSlack = 3 * time.Second
+	// A blackhole or delay taints the holds of its Client whose lifetime it overlaps, counting a hold
+	// from modelTaintBefore before its acquisition returned and a fault until modelTaintAfter after
+	// it was turned off (timer jitter).
+	modelTaintBefore = 100 * time.Millisecond
+	modelTaintAfter  = 50 * time.Millisecond
+	modelForceTTL    = 10 * time.Second // a force unlock in progress excuses overtaking for at most this
+	// Interval of the extra lost replies (per process), on top of the mixed faults every 50-200ms.
+	modelDropMin   = 15 * time.Millisecond
+	modelDropMax   = 45 * time.Millisecond
+	modelOpTimeout = 10 * time.Second // bounds every call to B and to the admin connection
+
+	modelChildEnv = "GOREDISSON_MODEL_CHILD"
+	modelPrefix   = "MODEL-"
+)
+
+// Violation kinds.
+const (
+	vTwoOwners   = "two owners"
+	vHoldCount   = "hold count"
+	vHeldAfter   = "held after its last Unlock"
+	vMisreport   = "unlock misreported"
+	vStuck       = "waiter stuck"
+	vRenewed     = "held or renewed after its last Unlock"
+	vNeverServed = "waiter never served"
+	vLeft        = "left in Redis"
+	// Not a defect of the list, found on the way: ForceUnlock answered WRONGTYPE for a lock value.
+	vForceRefused = "force unlock refused"
+)
+
+// Verdicts returned by modelCSEnter (the others name the excuse: forced, forcing, expired, tainted).
+const (
+	csOK        = "ok"
+	csViolation = "violation"
+)
+
+// modelCSEnter enters the critical section of a lock in B.
+//
+// KEYS[1] cs:<name>   "<proc>|<hold>|<owner>|<epoch>|<expiry ms>|<client>|<since ms>" of the holder inside
+// KEYS[2] epoch:<name> force-unlock epoch (absent: 0)
+// KEYS[3] forcing:<name> zset of force unlocks in progress, scored by when they stop excusing
+// ARGV[1] the entry to set; ARGV[2] its hold id
+//
+// An entry of another hold is a violation unless: its epoch is not the current one (a force unlock
+// ran since its acquisition), a force unlock is in progress, its fixed lease may have run out
+// (expiry ms > 0 and passed), or a blackhole or delay of its Client (zset faults:<client>, scored by
+// when the fault stops tainting) overlaps its hold. Returns {verdict, previous entry, now ms}.
+var modelCSEnter = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local cur = redis.call('GET', KEYS[1])
+local verdict = 'ok'
+if cur then
+  local _, hold, _, ep, expiry, client, since = string.match(cur, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+  if hold ~= ARGV[2] then
+    local epoch = redis.call('GET', KEYS[2]) or '0'
+    if ep ~= epoch then
+      verdict = 'forced'
+    elseif redis.call('ZCOUNT', KEYS[3], now, '+inf') > 0 then
+      verdict = 'forcing'
+    elseif tonumber(expiry) > 0 and now >= tonumber(expiry) then
+      verdict = 'expired'
+    elseif redis.call('ZCOUNT', 'faults:' .. client, since, '+inf') > 0 then
+      verdict = 'tainted'
+    else
+      verdict = 'violation'
+    end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return {verdict, cur or '', now}
+`)
+
+// modelCSLeave deletes the critical-section entry KEYS[1] if field ARGV[1] (1: process, 2: hold) of
+// the entry there is ARGV[2].
+var modelCSLeave = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local proc, hold = string.match(cur, '^([^|]*)|([^|]*)|')
+local f = proc
+if ARGV[1] == '2' then f = hold end
+if f == ARGV[2] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+`)
+
+// modelForced reports (1) whether epoch:<name> (KEYS[1]) differs from ARGV[1] or a force unlock is
+// in progress (KEYS[2]).
+var modelForced = redis.NewScript(`
+local e = redis.call('GET', KEYS[1]) or '0'
+if e ~= ARGV[1] then return 1 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('ZCOUNT', KEYS[2], now, '+inf') > 0 then return 1 end
+return 0
+`)
+
+// modelRedisOptions are the go-redis options of every Client's connection to A (through its proxy):
+// re-sends after a network error, delayed so that other operations interleave.
+func modelRedisOptions(addr string) *redis.Options {
+	return &redis.Options{
+		Addr:                  addr,
+		ContextTimeoutEnabled: true,
+		MaxRetries:            3,
+		MinRetryBackoff:       5 * time.Millisecond,
+		MaxRetryBackoff:       40 * time.Millisecond,
+		DialTimeout:           time.Second,
+		ReadTimeout:           modelReadTimeout,
+		WriteTimeout:          time.Second,
+	}
+}
+
+// modelRun is the state of one process of the model test (the parent or a child).
+type modelRun struct {
+	proc     int // 0: parent; children 1, 2, ...
+	seed     int64
+	deadline time.Time // end of the faulted workload
+	names    []string
+	drv      lockDriver
+	admin    *redis.Client // A, direct
+	bdb      *redis.Client // B, direct
+	clients  []*modelClient
+	ctx      context.Context // cancelled only to abort a hung run
+	emit     func(kind, msg string)
+	faults   map[string]bool // enabled fault kinds (see modelAllFaults)
+
+	holdSeq atomic.Int64
+	faultSq atomic.Int64
+
+	afterMu  sync.Mutex
+	afterWG  sync.WaitGroup        // critical-section clears registered with context.AfterFunc
+	afterOff map[int64]func() bool // their stop functions, until they run
+
+	mu         sync.Mutex
+	stats      map[string]int64
+	violations map[string]int64
+	infra      []string // errors of the test itself (B, admin), not of the lock
+
+	traceMu sync.Mutex
+	trace   *os.File
+
+	clientsOnce, closeOnce sync.Once
+}
+
+// modelClient is one redisson Client with its own proxy to A.
+type modelClient struct {
+	idx   int
+	key   string // "p<proc>c<idx>"
+	proxy *redistest.Proxy
+	rdb   *redis.Client
+	rc    *redisson.Client
+
+	mu     sync.Mutex
+	faults []modelFault // blackholes and delays so far
+}
+
+// modelFault is a blackhole or delay of a Client's proxy; end is zero while it is on.
+type modelFault struct {
+	start, end time.Time
+	blackhole  bool
+}
+
+// blackholeCost returns how long blackholes of c overlapping [from, to] may have held up a call:
+// each one's overlap plus a read timeout (a request lost in it is given up only then).
+func (c *modelClient) blackholeCost(from, to time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var d time.Duration
+	for _, f := range c.faults {
+		end := f.end
+		if end.IsZero() || end.After(to) {
+			end = to
+		}
+		if f.blackhole && !f.start.After(to) && !end.Before(from) {
+			begin := f.start
+			if begin.Before(from) {
+				begin = from
+			}
+			d += end.Sub(begin) + modelReadTimeout
+		}
+	}
+	return d
+}
+
+// tainted reports whether a blackhole or delay of c overlaps [from, to] (extended by modelTaintAfter
+// after each fault).
+func (c *modelClient) tainted(from, to time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.faults {
+		if !f.start.After(to) && (f.end.IsZero() || !f.end.Add(modelTaintAfter).Before(from)) {
+			return true
+		}
+	}
+	return false
+}
+
+// modelHold is the model's view of one hold.
+type modelHold struct {
+	id       string
+	name     string
+	c        *modelClient
+	h        driverHold
+	owner    string
+	lease    time.Duration // 0: watchdog
+	epoch    int64         // force-unlock epoch read before the acquisition
+	acquired time.Time     // when the acquisition returned
+	expiry   time.Time     // fixed lease: the lock cannot expire in Redis before this; zero for the watchdog
+	// fixed lease: the library may consider the hold ended from this on (the lease counted from
+	// before the acquisition call); zero for the watchdog
+	leaseEnd time.Time
+
+	mu      sync.Mutex
+	count   int       // levels the model holds
+	unknown time.Time // start of the first Unlock of this hold with an unknown outcome; zero if none
+	// start of the first Reenter of this hold with an unknown outcome; zero if none
+	reenterUnknown time.Time
+	reported       map[string]bool
+	suspects       []modelSuspect // Unlocks that answered ErrNotHeld, judged by judgeUnlocks
+}
+
+// modelSuspect is an Unlock that answered ErrNotHeld while the model held its level.
+type modelSuspect struct {
+	what     string
+	err      error
+	at       time.Time // when it returned
+	released bool      // the hold's context had ended without a loss by then
+}
+
+func (mh *modelHold) add(n int) {
+	mh.mu.Lock()
+	mh.count += n
+	mh.mu.Unlock()
+}
+
+func (mh *modelHold) levels() int {
+	mh.mu.Lock()
+	defer mh.mu.Unlock()
+	return mh.count
+}
+
+func (mh *modelHold) markUnknown(start time.Time) {
+	mh.mu.Lock()
+	if mh.unknown.IsZero() || start.Before(mh.unknown) {
+		mh.unknown = start
+	}
+	mh.mu.Unlock()
+}
+
+func (mh *modelHold) markReenterUnknown(start time.Time) {
+	mh.mu.Lock()
+	if mh.reenterUnknown.IsZero() {
+		mh.reenterUnknown = start
+	}
+	mh.mu.Unlock()
+}
+
+func (mh *modelHold) reenterUnknownSince() time.Time {
+	mh.mu.Lock()
+	defer mh.mu.Unlock()
+	return mh.reenterUnknown
+}
+
+func (mh *modelHold) unknownSince() time.Time {
+	mh.mu.Lock()
+	defer mh.mu.Unlock()
+	return mh.unknown
+}
+
+// modelLost reports whether ctx, a hold's context, ended because the hold was lost.
+func modelLost(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), redisson.ErrLockLost)
+}
+
+// released reports whether ctx, a hold's context, ended without a loss: the hold was released.
+func released(ctx context.Context) bool {
+	return ctx.Err() != nil && !errors.Is(context.Cause(ctx), redisson.ErrLockLost)
+}
+
+// modelSpec is one session: what to acquire and what to do while holding it.
+type modelSpec struct {
+	name       string
+	wait       time.Duration // 0: a single attempt
+	lease      time.Duration // 0: watchdog
+	leaderWork time.Duration
+	helpers    [][]time.Duration // per helper goroutine, the work of each re-entry round
+	final      bool              // the fault-free final phase: failing to acquire is a violation
+}
+
+func (r *modelRun) rng(client, team int) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(r.seed), uint64(r.proc)<<40|uint64(client)<<20|uint64(team)))
+}
+
+func (r *modelRun) stat(key string, n int64) {
+	r.mu.Lock()
+	r.stats[key] += n
+	r.mu.Unlock()
+}
+
+func (r *modelRun) violation(kind, format string, args ...any) {
+	msg := fmt.Sprintf("p%d: ", r.proc) + fmt.Sprintf(format, args...)
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	r.mu.Lock()
+	r.violations[kind]++
+	r.mu.Unlock()
+	r.tracef("VIOLATION %s: %s", kind, msg)
+	r.emit(kind, msg)
+}
+
+// holdViolation reports a violation of mh, at most once per kind and hold.
+func (r *modelRun) holdViolation(mh *modelHold, kind, format string, args ...any) {
+	mh.mu.Lock()
+	if mh.reported[kind] {
+		mh.mu.Unlock()
+		return
+	}
+	mh.reported[kind] = true
+	mh.mu.Unlock()
+	r.violation(kind, format, args...)
+}
+
+func (r *modelRun) infraErr(format string, args ...any) {
+	msg := fmt.Sprintf("p%d: ", r.proc) + fmt.Sprintf(format, args...)
+	r.mu.Lock()
+	r.infra = append(r.infra, msg)
+	r.mu.Unlock()
+	r.tracef("INFRA %s", msg)
+}
+
+func (r *modelRun) tracef(format string, args ...any) {
+	if r.trace == nil {
+		return
+	}
+	line := time.Now().Format("15:04:05.000000") + " " + fmt.Sprintf(format, args...) + "\n"
+	r.traceMu.Lock()
+	_, _ = r.trace.WriteString(line)
+	r.traceMu.Unlock()
+}
+
+func (r *modelRun) openTrace(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("model-p%d.trace", r.proc)))
+	if err != nil {
+		return err
+	}
+	r.trace = f
+	return nil
+}
+
+func (r *modelRun) opCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.ctx, modelOpTimeout)
+}
+
+// newModelRun sets up the process's Clients, each over its own proxy to addrA.
+func newModelRun(ctx context.Context, proc int, seed int64, deadline time.Time, names []string, addrA, addrB string, clients int) (*modelRun, error) {
+	r := &modelRun{
+		proc: proc, seed: seed, deadline: deadline, names: names, ctx: ctx,
+		afterOff:   map[int64]func() bool{},
+		stats:      map[string]int64{},
+		violations: map[string]int64{},
+	}
+	r.admin = redis.NewClient(&redis.Options{Addr: addrA, ContextTimeoutEnabled: true})
+	r.bdb = redis.NewClient(&redis.Options{Addr: addrB, ContextTimeoutEnabled: true, ClientName: modelBName(proc)})
+	r.drv = newModelDriver(r.admin)
+	for i := range clients {
+		p, err := redistest.StartProxy(addrA)
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		c := &modelClient{idx: i, key: fmt.Sprintf("p%dc%d", proc, i), proxy: p}
+		c.rdb = redis.NewClient(modelRedisOptions(p.Addr()))
+		c.rc, err = redisson.New(c.rdb, redisson.WithWatchdogTimeout(modelWatchdog), redisson.WithRepollInterval(modelRepoll))
+		if err != nil {
+			_ = c.rdb.Close()
+			_ = p.Close()
+			r.close()
+			return nil, err
+		}
+		r.clients = append(r.clients, c)
+	}
+	return r, nil
+}
+
+// modelBName is the connection name of process proc's connections to B.
+func modelBName(proc int) string { return fmt.Sprintf("model-p%d", proc) }
+
+// closeClients closes every redisson Client, then waits for the critical-section clears their
+// ending holds trigger. Holds whose context did not end are left.
+func (r *modelRun) closeClients() { r.clientsOnce.Do(r.closeClientsOnce) }
+
+func (r *modelRun) closeClientsOnce() {
+	for _, c := range r.clients {
+		_ = c.rc.Close()
+	}
+	r.afterMu.Lock()
+	stops := slices.Collect(maps.Values(r.afterOff))
+	r.afterMu.Unlock()
+	for _, stop := range stops {
+		if stop() {
+			r.afterWG.Done()
+		}
+	}
+	done := make(chan struct{})
+	go func() { r.afterWG.Wait(); close(done) }()
+	timer := time.NewTimer(2 * modelOpTimeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		r.infraErr("critical-section clears did not finish within %v", 2*modelOpTimeout)
+		<-done // each is bounded by modelOpTimeout
+	}
+}
+
+// close closes the connections and proxies (after closeClients).
+func (r *modelRun) close() { r.closeOnce.Do(r.closeConns) }
+
+func (r *modelRun) closeConns() {
+	for _, c := range r.clients {
+		_ = c.rdb.Close()
+		_ = c.proxy.Close()
+	}
+	_ = r.admin.Close()
+	_ = r.bdb.Close()
+	if r.trace != nil {
+		_ = r.trace.Close()
+	}
+}
+
+// workload runs every team until the deadline, with faults, then the fault-free final phase.
+func (r *modelRun) workload() {
+	var wg sync.WaitGroup
+	for _, c := range r.clients {
+		for tm := range modelTeams {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.runTeam(c, tm)
+			}()
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.runFaults()
+	}()
+	wg.Wait()
+	r.tracef("final phase")
+	r.finalPhase()
+}
+
+// finalPhase: with faults off, every team acquires every name once.
+func (r *modelRun) finalPhase() {
+	var wg sync.WaitGroup
+	for _, c := range r.clients {
+		for tm := range modelTeams {
+			for _, name := range r.names {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r.session(c, tm, modelSpec{name: name, wait: modelFinalWait, final: true})
+				}()
+			}
+		}
+	}
+	wg.Wait()
+}
+
+func (r *modelRun) workloadOn() bool { return r.ctx.Err() == nil && time.Now().Before(r.deadline) }
+
+// pause sleeps d (workload pacing), or less if the run is aborted.
+func (r *modelRun) pause(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.ctx.Done():
+	}
+}
+
+func modelBetween(rng *rand.Rand, lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
+}
+
+// randomSpec draws a session.
+func (r *modelRun) randomSpec(rng *rand.Rand) modelSpec {
+	// Skewed: most sessions contend for the first name, so that releases often find both a waiter
+	// of another Client that claimed the lock and one of the same Client to hand it to.
+	s := modelSpec{name: r.names[0]}
+	switch p := rng.IntN(100); {
+	case p >= 85:
+		s.name = r.names[2]
+	case p >= 55:
+		s.name = r.names[1]
+	}
+	switch p := rng.IntN(100); {
+	case p < 12:
+		s.wait = 0 // a single attempt
+	case p < 25:
+		s.wait = modelBetween(rng, 5*time.Millisecond, 30*time.Millisecond) // likely cancelled
+	default:
+		s.wait = modelBetween(rng, 50*time.Millisecond, 3*time.Second)
+	}
+	switch p := rng.IntN(100); {
+	case p < 4:
+		s.lease = modelBetween(rng, 150*time.Millisecond, 400*time.Millisecond) // runs out during the session
+	case p < 20:
+		s.lease = modelBetween(rng, 2*time.Second, modelMaxLease)
+	}
+	s.leaderWork = modelBetween(rng, 0, 5*time.Millisecond)
+	k := 2
+	switch p := rng.IntN(100); {
+	case p < 35:
+		k = 0
+	case p < 70:
+		k = 1
+	}
+	for range k {
+		rounds := make([]time.Duration, 1+rng.IntN(3))
+		for i := range rounds {
+			rounds[i] = modelBetween(rng, 0, 3*time.Millisecond)
+		}
+		s.helpers = append(s.helpers, rounds)
+	}
+	return s
+}
+
+func (r *modelRun) runTeam(c *modelClient, team int) {
+	rng := r.rng(c.idx, team)
+	for r.workloadOn() {
+		if rng.IntN(100) < 2 && r.faults["force"] {
+			r.forceUnlock(c, team, r.names[rng.IntN(len(r.names))], false)
+		} else {
+			r.session(c, team, r.randomSpec(rng))
+		}
+		r.pause(modelBetween(rng, 0, 5*time.Millisecond))
+	}
+}
+
+// epoch reads the force-unlock epoch of name.
+func (r *modelRun) epoch(name string) int64 {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	e, err := r.bdb.Get(ctx, "epoch:"+name).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		r.infraErr("GET epoch:%s: %v", name, err)
+	}
+	return e
+}
+
+// forced reports whether a force unlock of name may have run since epoch was read (or the
+// question could not be answered).
+func (r *modelRun) forced(name string, epoch int64) bool {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	n, err := modelForced.Run(ctx, r.bdb, []string{"epoch:" + name, "forcing:" + name}, epoch).Int()
+	if err != nil {
+		r.infraErr("force check of %s: %v", name, err)
+		return true
+	}
+	return n == 1
+}
+
+// excuse returns why a discrepancy observed on mh by a call that returned at at may be legitimate,
+// or "" if nothing explains it.
+//
+// A hold released (its context ended without a loss) while the model holds levels can only be
+// explained by an Unlock with an unknown outcome: leases, faults and force unlocks make holds lost.
+func (r *modelRun) excuse(mh *modelHold, at time.Time, released bool) string {
+	if u := mh.unknownSince(); !u.IsZero() && u.Before(at) {
+		return "an earlier call of the hold had an unknown outcome"
+	}
+	if released {
+		return ""
+	}
+	if !mh.leaseEnd.IsZero() && !at.Before(mh.leaseEnd) {
+		return "its fixed lease may have run out"
+	}
+	if mh.c.tainted(mh.acquired.Add(-modelTaintBefore), at) {
+		return "a blackhole or delay of its Client"
+	}
+	if r.forced(mh.name, mh.epoch) {
+		return "a force unlock"
+	}
+	return ""
+}
+
+// session acquires s.name, enters its critical section, runs the helpers, checks the hold count,
+// leaves and unlocks, checking every result against the model.
+func (r *modelRun) session(c *modelClient, team int, s modelSpec) {
+	r.stat("sessions", 1)
+	id := fmt.Sprintf("p%dc%dt%d#%d", r.proc, c.idx, team, r.holdSeq.Add(1))
+	epoch := r.epoch(s.name)
+	start := time.Now()
+	h, err := r.drv.Lock(r.ctx, c.rc, s.name, s.wait, s.lease)
+	acquired := time.Now()
+	// Blackholes during the call stall it legitimately (a cleanup after an unknown outcome too).
+	if took, bh := acquired.Sub(start), c.blackholeCost(start, acquired); took > s.wait+modelWaitSlack+bh {
+		r.violation(vStuck, "%s: Lock(%s, wait %v, lease %v) returned after %v (blackholes during it: %v; err %v)",
+			id, s.name, s.wait, s.lease, took, bh, err)
+	}
+	if err != nil {
+		r.stat("not obtained", 1)
+		r.tracef("%s lock %s wait=%v lease=%v: %v", id, s.name, s.wait, s.lease, err)
+		if s.final {
+			ctx, cancel := r.opCtx()
+			v, gerr := r.admin.Get(ctx, r.drv.Key(s.name)).Result()
+			cancel()
+			r.violation(vNeverServed, "%s: Lock(%s) with faults off and a %v wait: %v (the lock now: %q %v)",
+				id, s.name, s.wait, err, v, gerr)
+		}
+		return
+	}
+	r.stat("acquired", 1)
+	mh := &modelHold{id: id, name: s.name, c: c, h: h, owner: h.Owner(), lease: s.lease, epoch: epoch,
+		acquired: acquired, count: 1, reported: map[string]bool{}}
+	if s.lease > 0 {
+		mh.leaseEnd = start.Add(s.lease)
+		mh.expiry = r.leaseExpiry(s.name, mh.owner, mh.leaseEnd)
+	}
+	r.tracef("%s lock %s owner=%s wait=%v lease=%v took=%v expiry=%s", id, s.name, mh.owner, s.wait, s.lease,
+		acquired.Sub(start), mh.expiry.Format("15:04:05.000"))
+	hctx := h.Context()
+
+	r.enter(mh)
+	// A lost hold leaves the critical section at once (registered after entering, so that a clear
+	// triggered by an already ended hold comes after the entry).
+	r.onEnd(hctx, mh)
+
+	r.pause(s.leaderWork)
+	var wg sync.WaitGroup
+	for _, rounds := range s.helpers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.helper(mh, rounds)
+		}()
+	}
+	wg.Wait()
+
+	// Quiescent point: nothing of this hold is in flight.
+	r.judgeUnlocks(mh)
+	r.checkHoldCount(mh, hctx)
+
+	r.leave(mh)
+	mh.add(-1)
+	if r.finalUnlock(mh) {
+		// The lock stays held (and renewed) by an owner that let it go. Force-unlock it so that
+		// the run goes on; the first time in the run, only after the checker could see it outlive
+		// its lease.
+		if r.firstStuck() {
+			r.pause(modelWatchdog + modelRenewSlack + modelTaintedRenewSlack + 300*time.Millisecond)
+		}
+		r.forceUnlock(c, team, s.name, true)
+	}
+}
+
+// firstStuck reports whether this is the first lock of the run found held after its last Unlock.
+func (r *modelRun) firstStuck() bool {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	n, err := r.bdb.Incr(ctx, "stuck").Result()
+	return err == nil && n == 1
+}
+
+// leaseExpiry returns the earliest time a fixed-lease lock just acquired by owner can expire: the
+// lease counted from before the call, or from before a PTTL read of the key if it is owner's.
+func (r *modelRun) leaseExpiry(name, owner string, lb time.Time) time.Time {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	key := r.drv.Key(name)
+	before := time.Now()
+	var get *redis.StringCmd
+	var pttl *redis.DurationCmd
+	_, _ = r.admin.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, key)
+		pttl = p.PTTL(ctx, key)
+		return nil
+	})
+	if get.Err() == nil && pttl.Err() == nil && pttl.Val() > time.Millisecond {
+		if o, _, ok := r.drv.Decode(get.Val()); ok && o == owner && owner != "" {
+			if e := before.Add(pttl.Val() - time.Millisecond); e.After(lb) {
+				return e
+			}
+		}
+	}
+	return lb
+}
+
+// csValue is mh's entry in B.
+func (r *modelRun) csValue(mh *modelHold) string {
+	var expiry int64
+	if !mh.expiry.IsZero() {
+		expiry = mh.expiry.UnixMilli()
+	}
+	owner := strings.NewReplacer("|", "/").Replace(mh.owner)
+	return fmt.Sprintf("%d|%s|%s|%d|%d|%s|%d", r.proc, mh.id, owner, mh.epoch, expiry, mh.c.key,
+		mh.acquired.Add(-modelTaintBefore).UnixMilli())
+}
+
+// enter registers mh in the critical section of its lock, reporting another live holder found there.
+func (r *modelRun) enter(mh *modelHold) {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	res, err := modelCSEnter.Run(ctx, r.bdb, []string{"cs:" + mh.name, "epoch:" + mh.name, "forcing:" + mh.name},
+		r.csValue(mh), mh.id).Slice()
+	if err != nil || len(res) != 3 {
+		r.infraErr("entering cs:%s: %v %v", mh.name, res, err)
+		return
+	}
+	verdict, _ := res[0].(string)
+	prev, _ := res[1].(string)
+	r.tracef("%s enter %s: %s (prev %q)", mh.id, mh.name, verdict, prev)
+	if verdict != csViolation {
+		if verdict != csOK {
+			r.stat("overtaken ("+verdict+")", 1)
+		}
+		return
+	}
+	f := strings.Split(prev, "|")
+	if len(f) != 7 {
+		r.infraErr("cs:%s holds %q", mh.name, prev)
+		return
+	}
+	since, _ := strconv.ParseInt(f[6], 10, 64)
+	r.holdViolation(mh, vTwoOwners, "%s: %s (owner %s, lease %v, acquired at %s) entered while %s (owner %s, process %s, "+
+		"acquired at about %s) was still inside", mh.name, mh.id, mh.owner, mh.lease, mh.acquired.Format("15:04:05.000"),
+		f[1], f[2], f[0], time.UnixMilli(since).Add(modelTaintBefore).Format("15:04:05.000"))
+}
+
+// leave removes mh's entry from its critical section, if it is still there.
+func (r *modelRun) leave(mh *modelHold) {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	if err := modelCSLeave.Run(ctx, r.bdb, []string{"cs:" + mh.name}, 2, mh.id).Err(); err != nil {
+		r.infraErr("leaving cs:%s: %v", mh.name, err)
+	}
+}
+
+// onEnd makes mh leave its critical section when its context ends.
+func (r *modelRun) onEnd(hctx context.Context, mh *modelHold) {
+	seq := r.holdSeq.Add(1)
+	r.afterWG.Add(1)
+	r.afterMu.Lock()
+	defer r.afterMu.Unlock()
+	r.afterOff[seq] = context.AfterFunc(hctx, func() {
+		defer r.afterWG.Done()
+		r.afterMu.Lock()
+		delete(r.afterOff, seq)
+		r.afterMu.Unlock()
+		r.tracef("%s context ended: %v", mh.id, context.Cause(hctx))
+		r.leave(mh)
+	})
+}
+
+// helper re-enters the shared hold and unlocks that level, once per round.
+func (r *modelRun) helper(mh *modelHold, rounds []time.Duration) {
+	for _, work := range rounds {
+		start := time.Now()
+		lvl, err := mh.h.Reenter(r.ctx)
+		if err != nil {
+			r.stat("reenter failed", 1)
+			if !errors.Is(err, redisson.ErrLockLost) && !errors.Is(err, redisson.ErrNotHeld) {
+				// Not a clean refusal: the library undoes it, or must end the hold if it cannot. The
+				// hold count is still checked; an Unlock answering ErrNotHeld is not.
+				r.stat("unknown outcome", 1)
+				mh.markReenterUnknown(start)
+			}
+			r.tracef("%s reenter: %v", mh.id, err)
+			continue
+		}
+		mh.add(1)
+		r.stat("reentered", 1)
+		r.tracef("%s reenter (sent %s, took %v): ok", mh.id, start.Format("15:04:05.000000"), time.Since(start))
+		r.pause(work)
+		mh.add(-1)
+		r.unlock(mh, lvl, "level")
+	}
+}
+
+// unlock releases one level (the model already counts it released) and checks the result.
+func (r *modelRun) unlock(mh *modelHold, lvl driverLevel, what string) error {
+	hctx := mh.h.Context()
+	lostBefore := modelLost(hctx)
+	start := time.Now()
+	err := lvl.Unlock(r.ctx)
+	at := time.Now()
+	r.tracef("%s unlock %s (sent %s, took %v): %v", mh.id, what, start.Format("15:04:05.000000"), at.Sub(start), err)
+	switch {
+	case err == nil:
+		r.stat("unlocked", 1)
+	case errors.Is(err, redisson.ErrNotHeld):
+		r.stat("unlock not held", 1)
+		if lostBefore {
+			return err
+		}
+		// Judged once no call of the hold is in flight (see judgeUnlocks): a concurrent call with
+		// an unknown outcome, reported later, may explain it.
+		mh.mu.Lock()
+		mh.suspects = append(mh.suspects, modelSuspect{what: what, err: err, at: at, released: released(hctx)})
+		mh.mu.Unlock()
+	default:
+		r.stat("unknown outcome", 1)
+		mh.markUnknown(start)
+	}
+	return err
+}
+
+// judgeUnlocks decides, at a quiescent point, whether the Unlocks of mh that answered ErrNotHeld
+// while the model held their level are violations.
+func (r *modelRun) judgeUnlocks(mh *modelHold) {
+	mh.mu.Lock()
+	suspects := mh.suspects
+	mh.suspects = nil
+	mh.mu.Unlock()
+	for _, su := range suspects {
+		if u := mh.reenterUnknownSince(); !u.IsZero() && u.Before(su.at) {
+			continue
+		}
+		if why := r.excuse(mh, su.at, su.released); why != "" {
+			r.tracef("%s unlock misreport excused: %s", mh.id, why)
+			continue
+		}
+		r.holdViolation(mh, vMisreport, "%s: %s: Unlock of a held %s (owner %s, lease %v, acquired at %s) returned %v at %s",
+			mh.name, mh.id, su.what, mh.owner, mh.lease, mh.acquired.Format("15:04:05.000"), su.err, su.at.Format("15:04:05.000"))
+	}
+}
+
+// checkHoldCount compares the hold count in Redis with the model at a quiescent point.
+func (r *modelRun) checkHoldCount(mh *modelHold, hctx context.Context) {
+	want := mh.levels()
+	if hctx.Err() != nil {
+		if modelLost(hctx) || want == 0 {
+			return
+		}
+		// Ended without being lost: released while the model still holds levels.
+		if why := r.excuse(mh, time.Now(), true); why != "" {
+			return
+		}
+		r.holdViolation(mh, vHoldCount, "%s: %s (owner %s) was released (context: %v) while the model holds %d level(s)",
+			mh.name, mh.id, mh.owner, context.Cause(hctx), want)
+		return
+	}
+	n, err := mh.h.HoldCount(r.ctx)
+	at := time.Now()
+	if err != nil {
+		r.tracef("%s HoldCount: %v", mh.id, err)
+		return
+	}
+	if n == want {
+		return
+	}
+	if u := mh.reenterUnknownSince(); n > want && !u.IsZero() {
+		// A re-entry whose outcome stayed unknown (its undo failed too) may have left its level in
+		// Redis; the final release frees the lock whatever levels are left ("held after" checks it).
+		r.tracef("%s hold count %d, model %d: excused: a re-entry had an unknown outcome", mh.id, n, want)
+		return
+	}
+	if why := r.excuse(mh, at, false); why != "" {
+		r.tracef("%s hold count %d, model %d: excused: %s", mh.id, n, want, why)
+		return
+	}
+	r.holdViolation(mh, vHoldCount, "%s: %s (owner %s, lease %v): HoldCount = %d, the model holds %d level(s)",
+		mh.name, mh.id, mh.owner, mh.lease, n, want)
+}
+
+// finalUnlock releases the last level the model holds and checks that the owner is gone; it
+// reports whether the owner still holds the lock after an Unlock that returned nil.
+func (r *modelRun) finalUnlock(mh *modelHold) (heldAfter bool) {
+	defer r.judgeUnlocks(mh)
+	if r.trace != nil {
+		ctx, cancel := r.opCtx()
+		v, err := r.admin.Get(ctx, r.drv.Key(mh.name)).Result()
+		cancel()
+		r.tracef("%s before the last unlock: %s = %q %v", mh.id, mh.name, v, err)
+	}
+	err := r.unlock(mh, mh.h, "last level")
+	ret := time.Now()
+	if err == nil && mh.owner != "" {
+		ctx, cancel := r.opCtx()
+		v, gerr := r.admin.Get(ctx, r.drv.Key(mh.name)).Result()
+		cancel()
+		if gerr == nil {
+			if o, n, ok := r.drv.Decode(v); ok && o == mh.owner {
+				heldAfter = true
+				r.holdViolation(mh, vHeldAfter, "%s: %s: still held by its owner %s (count %d) after its last Unlock returned nil",
+					mh.name, mh.id, o, n)
+			}
+		} else if !errors.Is(gerr, redis.Nil) {
+			r.infraErr("GET %s: %v", mh.name, gerr)
+		}
+	}
+	if mh.owner == "" {
+		return heldAfter
+	}
+	lease := mh.lease
+	if lease == 0 {
+		lease = modelWatchdog
+	}
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	fin := fmt.Sprintf("%d|%d|%s|%s", ret.UnixMilli(), lease.Milliseconds(), mh.id, mh.c.key)
+	if err := r.bdb.Set(ctx, "fin:"+mh.owner, fin, modelFinTTL).Err(); err != nil {
+		r.infraErr("SET fin:%s: %v", mh.owner, err)
+	}
+	return heldAfter
+}
+
+// forceUnlock force-unlocks name, bumping its epoch before and after so that holders it may
+// overtake are excused.
+//
+// With recover set (the lock is stuck with an owner that let it go), a lock the library does not
+// delete is deleted directly in A, so that the run goes on.
+func (r *modelRun) forceUnlock(c *modelClient, team int, name string, recover bool) {
+	id := fmt.Sprintf("p%dc%dt%d#%d", r.proc, c.idx, team, r.holdSeq.Add(1))
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	if !r.forceBegin(ctx, name, id) {
+		return
+	}
+	defer r.forceEnd(ctx, name, id)
+	fctx, fcancel := context.WithTimeout(r.ctx, 5*time.Second)
+	ok, err := r.drv.ForceUnlock(fctx, c.rc, name)
+	fcancel()
+	if recover {
+		r.stat("recoveries", 1)
+	} else {
+		r.stat("force unlocks", 1)
+	}
+	r.tracef("%s force unlock %s: %v %v", id, name, ok, err)
+	if errors.Is(err, redisson.ErrWrongType) {
+		// A holds nothing but what the library writes.
+		r.violation(vForceRefused, "%s: ForceUnlock(%s) by %s: %v", name, name, id, err)
+	}
+	if recover && err != nil {
+		n, err := r.admin.Del(ctx, r.drv.Key(name)).Result()
+		r.tracef("%s recovery: DEL %s: %d %v", id, name, n, err)
+	}
+}
+
+// forceBegin announces a force unlock of name (bumps its epoch, registers it as in progress).
+func (r *modelRun) forceBegin(ctx context.Context, name, id string) bool {
+	until := time.Now().Add(modelForceTTL)
+	if _, err := r.bdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, "forcing:"+name, redis.Z{Score: float64(until.UnixMilli()), Member: id})
+		p.Incr(ctx, "epoch:"+name)
+		return nil
+	}); err != nil {
+		r.infraErr("announcing a force unlock of %s: %v", name, err)
+		return false
+	}
+	return true
+}
+
+// forceEnd ends a force unlock of name: bumps its epoch again (holders that acquired before it
+// ended may have been deleted), then drops it from the ones in progress.
+func (r *modelRun) forceEnd(ctx context.Context, name, id string) {
+	if _, err := r.bdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "epoch:"+name)
+		p.ZRem(ctx, "forcing:"+name, id)
+		return nil
+	}); err != nil {
+		r.infraErr("ending a force unlock of %s: %v", name, err)
+	}
+}
+
+// modelDelIfValue deletes KEYS[1] if it still holds ARGV[1].
+var modelDelIfValue = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
+// recoverStuck deletes lock name, if it still holds value, as a force unlock would: a lock held by
+// an owner that let it go would otherwise block the rest of the run.
+func (r *modelRun) recoverStuck(name, value string) {
+	id := fmt.Sprintf("p%d-recovery#%d", r.proc, r.holdSeq.Add(1))
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	if !r.forceBegin(ctx, name, id) {
+		return
+	}
+	defer r.forceEnd(ctx, name, id)
+	n, err := modelDelIfValue.Run(ctx, r.admin, []string{r.drv.Key(name)}, value).Int()
+	r.stat("recoveries", 1)
+	r.tracef("%s recovery of %s: deleted %d %v", id, name, n, err)
+}
+
+// runFaults injects faults into this process's proxies until the deadline, then turns them off.
+func (r *modelRun) runFaults() {
+	rng := r.rng(0xFFFF, 0)
+	type timed struct {
+		c     *modelClient
+		until time.Time
+		fault int // index in c.faults
+		name  string
+		off   func()
+	}
+	var on []timed
+	end := func(f timed) {
+		f.off()
+		now := time.Now()
+		f.c.mu.Lock()
+		f.c.faults[f.fault].end = now
+		f.c.mu.Unlock()
+		ctx, cancel := r.opCtx()
+		defer cancel()
+		if err := r.bdb.ZAdd(ctx, "faults:"+f.c.key, redis.Z{Score: float64(now.Add(modelTaintAfter).UnixMilli()), Member: f.name}).Err(); err != nil {
+			r.infraErr("ZADD faults:%s: %v", f.c.key, err)
+		}
+		r.tracef("fault %s on %s off", f.name, f.c.key)
+	}
+	// taint records a blackhole or delay of c until until, in memory and in B, before it starts.
+	taint := func(c *modelClient, kind string, until time.Time) (int, string, bool) {
+		now := time.Now()
+		name := fmt.Sprintf("%s#%d@%d", kind, r.faultSq.Add(1), now.UnixMilli())
+		c.mu.Lock()
+		c.faults = append(c.faults, modelFault{start: now, blackhole: kind == "blackhole"})
+		i := len(c.faults) - 1
+		c.mu.Unlock()
+		ctx, cancel := r.opCtx()
+		defer cancel()
+		if err := r.bdb.ZAdd(ctx, "faults:"+c.key, redis.Z{Score: float64(until.Add(modelTaintAfter).UnixMilli()), Member: name}).Err(); err != nil {
+			r.infraErr("ZADD faults:%s: %v", c.key, err)
+			return 0, "", false
+		}
+		return i, name, true
+	}
+	busy := func(c *modelClient) bool {
+		for _, f := range on {
+			if f.c == c {
+				return true
+			}
+		}
+		return false
+	}
+	defer func() {
+		for _, f := range on {
+			end(f)
+		}
+		for _, c := range r.clients {
+			c.proxy.DropReplies(0)
+		}
+	}()
+
+	next := time.Now().Add(modelBetween(rng, 50*time.Millisecond, 200*time.Millisecond))
+	// Besides the mixed faults, extra lost replies: a lost reply whose command is re-sent after
+	// other commands interleaved is what the known defects need.
+	nextDrop := time.Now().Add(modelBetween(rng, modelDropMin, modelDropMax))
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		wake := next
+		if nextDrop.Before(wake) {
+			wake = nextDrop
+		}
+		if r.deadline.Before(wake) {
+			wake = r.deadline
+		}
+		for _, f := range on {
+			if f.until.Before(wake) {
+				wake = f.until
+			}
+		}
+		timer.Reset(time.Until(wake))
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-timer.C:
+		}
+		now := time.Now()
+		keep := on[:0]
+		for _, f := range on {
+			if now.Before(f.until) {
+				keep = append(keep, f)
+			} else {
+				end(f)
+			}
+		}
+		on = keep
+		if !now.Before(r.deadline) {
+			return
+		}
+		if !now.Before(nextDrop) {
+			nextDrop = now.Add(modelBetween(rng, modelDropMin, modelDropMax))
+			if c := r.clients[rng.IntN(len(r.clients))]; r.faults["drop"] {
+				r.stat("faults", 1)
+				r.stat("fault: dropped reply", 1)
+				c.proxy.DropReplies(1)
+				r.tracef("fault drop on %s", c.key)
+			}
+		}
+		if now.Before(next) {
+			continue
+		}
+		next = now.Add(modelBetween(rng, 50*time.Millisecond, 200*time.Millisecond))
+		c := r.clients[rng.IntN(len(r.clients))]
+		p := rng.IntN(100)
+		if p >= 55 && busy(c) {
+			p = 0
+		}
+		kind := "blackhole"
+		switch {
+		case p < 45:
+			kind = "drop"
+		case p < 55:
+			kind = "close"
+		case p < 85:
+			kind = "delay"
+		}
+		if !r.faults[kind] {
+			continue
+		}
+		r.stat("faults", 1)
+		switch {
+		case p < 45:
+			r.stat("fault: dropped reply", 1)
+			c.proxy.DropReplies(1)
+			r.tracef("fault drop on %s", c.key)
+		case p < 55:
+			r.stat("fault: closed connections", 1)
+			c.proxy.CloseConns()
+			r.tracef("fault close on %s", c.key)
+		case p < 85:
+			r.stat("fault: delay", 1)
+			d := modelBetween(rng, time.Millisecond, 30*time.Millisecond)
+			until := now.Add(modelBetween(rng, 100*time.Millisecond, 300*time.Millisecond))
+			if i, name, ok := taint(c, "delay", until); ok {
+				c.proxy.Delay(d)
+				on = append(on, timed{c: c, until: until, fault: i, name: name, off: func() { c.proxy.Delay(0) }})
+				r.tracef("fault %s on %s: %v until %s", name, c.key, d, until.Format("15:04:05.000"))
+			}
+		default:
+			r.stat("fault: blackhole", 1)
+			dur := modelBetween(rng, 50*time.Millisecond, 400*time.Millisecond)
+			if rng.IntN(10) == 0 {
+				dur = modelBetween(rng, time.Second, 1800*time.Millisecond) // long enough for leases to lapse
+			}
+			until := now.Add(dur)
+			if i, name, ok := taint(c, "blackhole", until); ok {
+				c.proxy.Blackhole(true)
+				on = append(on, timed{c: c, until: until, fault: i, name: name, off: func() { c.proxy.Blackhole(false) }})
+				r.tracef("fault %s on %s until %s", name, c.key, until.Format("15:04:05.000"))
+			}
+		}
+	}
+}
+
+// Protocol between the parent and the children (stdout lines).
+const (
+	modelLineViolation = modelPrefix + "VIOLATION " // kind TAB message
+	modelLineInfra     = modelPrefix + "INFRA "     // message
+	modelLineStats     = modelPrefix + "STATS "     // JSON {"stats": {...}}
+	modelLineDone      = modelPrefix + "DONE"
+)
+
+var modelStdoutMu sync.Mutex
+
+func modelPrintln(line string) {
+	modelStdoutMu.Lock()
+	defer modelStdoutMu.Unlock()
+	fmt.Println(line)
+}
+
+// TestModelChild is not a test of its own: it is the body of TestModel's child processes, which
+// re-execute this test binary with -test.run=^TestModelChild$ and GOREDISSON_MODEL_CHILD set to the
+// child's process index. In a normal run the variable is absent and it returns at once.
+func TestModelChild(t *testing.T) {
+	idx := os.Getenv(modelChildEnv)
+	if idx == "" {
+		return
+	}
+	proc, err := strconv.Atoi(idx)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", modelChildEnv, idx, err)
+	}
+	seed, err := strconv.ParseInt(os.Getenv("GOREDISSON_MODEL_SEED"), 10, 64)
+	if err != nil {
+		t.Fatalf("GOREDISSON_MODEL_SEED: %v", err)
+	}
+	dl, err := strconv.ParseInt(os.Getenv("GOREDISSON_MODEL_DEADLINE"), 10, 64)
+	if err != nil {
+		t.Fatalf("GOREDISSON_MODEL_DEADLINE: %v", err)
+	}
+	deadline := time.UnixMilli(dl)
+	names := strings.Split(os.Getenv("GOREDISSON_MODEL_NAMES"), ",")
+	faults, err := modelFaultSet(os.Getenv("GOREDISSON_MODEL_FAULTS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Abort (cancel every wait) if the run hangs well past its bound.
+	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(modelFinalWait+40*time.Second))
+	defer cancel()
+	r, err := newModelRun(ctx, proc, seed, deadline, names, os.Getenv("GOREDISSON_MODEL_A"), os.Getenv("GOREDISSON_MODEL_B"), modelChildClients)
+	if err != nil {
+		t.Fatalf("setting up: %v", err)
+	}
+	defer func() { // after a failure; a no-op after the normal end
+		cancel()
+		r.closeClients()
+		r.close()
+	}()
+	r.emit = func(kind, msg string) { modelPrintln(modelLineViolation + kind + "\t" + msg) }
+	r.faults = faults
+	if err := r.openTrace(os.Getenv("GOREDISSON_MODEL_TRACE")); err != nil {
+		t.Fatalf("trace: %v", err)
+	}
+	r.workload()
+	r.closeClients()
+	r.mu.Lock()
+	stats, _ := json.Marshal(r.stats)
+	infra := slices.Clone(r.infra)
+	r.mu.Unlock()
+	for _, msg := range infra {
+		modelPrintln(modelLineInfra + strings.ReplaceAll(msg, "\n", " "))
+	}
+	modelPrintln(modelLineStats + string(stats))
+	r.close()
+	modelPrintln(modelLineDone)
+}
+
+// modelChild is a running child process.
+type modelChild struct {
+	idx    int
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when the process has exited and its output is read
+	err    error
+	killed atomic.Bool
+	sawEnd atomic.Bool // it printed MODEL-DONE
+
+	mu  sync.Mutex
+	out bytes.Buffer // output other than protocol lines
+}
+
+func (c *modelChild) output() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.out.String()
+	if len(s) > 8<<10 {
+		s = "..." + s[len(s)-8<<10:]
+	}
+	return s
+}
+
+type modelChildWriter struct{ c *modelChild }
+
+func (w modelChildWriter) Write(b []byte) (int, error) {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	return w.c.out.Write(b)
+}
+
+// modelParent is the parent's bookkeeping of its children.
+type modelParent struct {
+	r    *modelRun
+	env  []string
+	mu   sync.Mutex
+	kids []*modelChild
+	// child results
+	violations []string // "kind\tmessage", from every process
+	childStats map[string]int64
+}
+
+func (pa *modelParent) addViolation(kind, msg string) {
+	pa.mu.Lock()
+	pa.violations = append(pa.violations, kind+"\t"+msg)
+	pa.mu.Unlock()
+}
+
+// start starts child process idx.
+func (pa *modelParent) start(idx int) (*modelChild, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	cmd := exec.Command(exe, "-test.run=^TestModelChild$", "-test.count=1", "-test.timeout=3m")
+	cmd.Env = append(os.Environ(), pa.env...)
+	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", modelChildEnv, idx))
+	ch := &modelChild{idx: idx, cmd: cmd, done: make(chan struct{})}
+	cmd.Stderr = modelChildWriter{ch}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	pa.mu.Lock()
+	pa.kids = append(pa.kids, ch)
+	pa.mu.Unlock()
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			pa.line(ch, sc.Text())
+		}
+		ch.err = cmd.Wait()
+		close(ch.done)
+	}()
+	return ch, nil
+}
+
+// line handles one line of a child's stdout.
+func (pa *modelParent) line(ch *modelChild, line string) {
+	switch {
+	case strings.HasPrefix(line, modelLineViolation):
+		kind, msg, _ := strings.Cut(strings.TrimPrefix(line, modelLineViolation), "\t")
+		pa.r.mu.Lock()
+		pa.r.violations[kind]++
+		pa.r.mu.Unlock()
+		pa.addViolation(kind, msg)
+	case strings.HasPrefix(line, modelLineInfra):
+		pa.r.mu.Lock()
+		pa.r.infra = append(pa.r.infra, strings.TrimPrefix(line, modelLineInfra))
+		pa.r.mu.Unlock()
+	case strings.HasPrefix(line, modelLineStats):
+		var st map[string]int64
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(line, modelLineStats)), &st); err == nil {
+			pa.mu.Lock()
+			for k, v := range st {
+				pa.childStats[k] += v
+			}
+			pa.mu.Unlock()
+		}
+	case line == modelLineDone:
+		ch.sawEnd.Store(true)
+	default:
+		_, _ = modelChildWriter{ch}.Write([]byte(line + "\n"))
+	}
+}
+
+// killAndReplace SIGKILLs child victim, waits for it and for its connections to B to go, deletes
+// its critical-section entries (its locks stay in A until their leases end), and starts child idx.
+func (pa *modelParent) killAndReplace(victim *modelChild, idx int) {
+	r := pa.r
+	victim.killed.Store(true)
+	_ = victim.cmd.Process.Kill()
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	select {
+	case <-victim.done:
+	case <-timer.C:
+		r.infraErr("killed child %d did not exit within 10s", victim.idx)
+		return
+	}
+	exited := time.Now()
+	// Every command the child sent to B was processed once B has dropped its connections.
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	for {
+		list, err := r.bdb.ClientList(ctx).Result()
+		if err != nil {
+			r.infraErr("CLIENT LIST: %v", err)
+			return
+		}
+		if !strings.Contains(list, " name="+modelBName(victim.idx)+" ") {
+			break
+		}
+		r.pause(5 * time.Millisecond)
+		if ctx.Err() != nil {
+			r.infraErr("B still lists connections of killed child %d", victim.idx)
+			return
+		}
+	}
+	purged := 0
+	for _, name := range r.names {
+		n, err := modelCSLeave.Run(ctx, r.bdb, []string{"cs:" + name}, 1, victim.idx).Int()
+		if err != nil {
+			r.infraErr("purging cs:%s: %v", name, err)
+		}
+		purged += n
+	}
+	r.tracef("killed child %d (exited %v ago), purged %d critical-section entries", victim.idx, time.Since(exited), purged)
+	r.stat("children killed", 1)
+	if _, err := pa.start(idx); err != nil {
+		r.infraErr("starting replacement child %d: %v", idx, err)
+	}
+}
+
+// checker reads the lock keys in A every ~100ms: a lock held by an owner whose last Unlock returned
+// more than its lease (plus slack) ago is a violation.
+func (r *modelRun) checker(stop <-chan struct{}) {
+	reported := map[string]bool{}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-r.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for _, name := range r.names {
+			before := time.Now()
+			ctx, cancel := r.opCtx()
+			v, err := r.admin.Get(ctx, r.drv.Key(name)).Result()
+			if err != nil {
+				cancel()
+				continue
+			}
+			owner, n, ok := r.drv.Decode(v)
+			if !ok || reported[owner] {
+				cancel()
+				continue
+			}
+			fin, err := r.bdb.Get(ctx, "fin:"+owner).Result()
+			cancel()
+			if err != nil {
+				continue
+			}
+			f := strings.Split(fin, "|")
+			if len(f) != 4 {
+				continue
+			}
+			at, _ := strconv.ParseInt(f[0], 10, 64)
+			leaseMs, _ := strconv.ParseInt(f[1], 10, 64)
+			last, lease := time.UnixMilli(at), time.Duration(leaseMs)*time.Millisecond
+			limit := last.Add(lease + modelRenewSlack)
+			if !before.After(limit) {
+				continue
+			}
+			// A renewal sent before the last Unlock may have been held up by a blackhole or delay
+			// of the Client and re-sent after it: allow for that.
+			ctx, cancel = r.opCtx()
+			faults, err := r.bdb.ZCount(ctx, "faults:"+f[3], strconv.FormatInt(last.Add(-lease).UnixMilli(), 10), "+inf").Result()
+			cancel()
+			if err != nil || (faults > 0 && !before.After(limit.Add(modelTaintedRenewSlack))) {
+				continue
+			}
+			reported[owner] = true
+			r.violation(vRenewed, "%s: held by %s (count %d, hold %s) %v after its last Unlock returned (lease %v)",
+				name, owner, n, f[2], before.Sub(last).Round(time.Millisecond), lease)
+			r.recoverStuck(name, v)
+		}
+	}
+}
+
+// pubsubKiller kills the pub/sub connections to A about every second.
+func (r *modelRun) pubsubKiller(stop <-chan struct{}) {
+	rng := r.rng(0xFFFF, 1)
+	for {
+		t := time.NewTimer(modelBetween(rng, 800*time.Millisecond, 1200*time.Millisecond))
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-r.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if !r.workloadOn() {
+			return
+		}
+		ctx, cancel := r.opCtx()
+		n, err := r.admin.ClientKillByFilter(ctx, "TYPE", "pubsub").Result()
+		cancel()
+		if err != nil {
+			r.infraErr("CLIENT KILL TYPE pubsub: %v", err)
+			continue
+		}
+		r.stat("pubsub kills", n)
+		r.tracef("killed %d pub/sub connections", n)
+	}
+}
+
+func TestModel(t *testing.T) {
+	if os.Getenv(modelChildEnv) != "" {
+		t.Skip("child process")
+	}
+	if testing.Short() {
+		t.Skip("runs for -model.duration (20s by default)")
+	}
+	seed := *modelSeedFlag
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	fmt.Printf("model: seed=%d (replay with -model.seed=%d)\n", seed, seed)
+	t.Logf("seed=%d (replay with -model.seed=%d)", seed, seed)
+	begin := time.Now()
+	duration := *modelDurationFlag
+	children := *modelChildrenFlag
+	faults, err := modelFaultSet(*modelFaultsFlag)
+	if err != nil {
+		t.Fatalf("-model.faults: %v", err)
+	}
+
+	srvA := redistest.Start(t)
+	srvB := redistest.Start(t)
+	tag := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	var names []string
+	for i := range modelNameCount {
+		names = append(names, fmt.Sprintf("model-%s-%d", tag, i))
+	}
+	deadline := time.Now().Add(duration)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(modelFinalWait+30*time.Second))
+	defer cancel()
+
+	r, err := newModelRun(ctx, 0, seed, deadline, names, srvA.Addr(), srvB.Addr(), modelParentClients)
+	if err != nil {
+		t.Fatalf("setting up: %v", err)
+	}
+	t.Cleanup(func() { // after a failure; a no-op after the normal end
+		cancel()
+		r.closeClients()
+		r.close()
+	})
+	pa := &modelParent{r: r, childStats: map[string]int64{}}
+	r.emit = pa.addViolation
+	r.faults = faults
+	if err := r.openTrace(*modelTraceFlag); err != nil {
+		t.Fatalf("trace: %v", err)
+	}
+	pa.env = []string{
+		"GOREDISSON_MODEL_SEED=" + strconv.FormatInt(seed, 10),
+		"GOREDISSON_MODEL_DEADLINE=" + strconv.FormatInt(deadline.UnixMilli(), 10),
+		"GOREDISSON_MODEL_NAMES=" + strings.Join(names, ","),
+		"GOREDISSON_MODEL_A=" + srvA.Addr(),
+		"GOREDISSON_MODEL_B=" + srvB.Addr(),
+		"GOREDISSON_MODEL_TRACE=" + *modelTraceFlag,
+		"GOREDISSON_MODEL_FAULTS=" + *modelFaultsFlag,
+	}
+	for i := 1; i <= children; i++ {
+		if _, err := pa.start(i); err != nil {
+			t.Fatalf("starting child %d: %v", i, err)
+		}
+	}
+	// Whatever happens, no child outlives the test.
+	defer func() {
+		pa.mu.Lock()
+		kids := slices.Clone(pa.kids)
+		pa.mu.Unlock()
+		for _, ch := range kids {
+			select {
+			case <-ch.done:
+			default:
+				ch.killed.Store(true)
+				_ = ch.cmd.Process.Kill()
+				<-ch.done
+			}
+		}
+	}()
+
+	var bg sync.WaitGroup
+	stop := make(chan struct{})
+	bg.Add(1)
+	go func() {
+		defer bg.Done()
+		r.checker(stop)
+	}()
+	if faults["pubsub"] {
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			r.pubsubKiller(stop)
+		}()
+	}
+	if children > 0 && faults["kill"] {
+		// Once during the run, kill a child and start a replacement.
+		rng := r.rng(0xFFFF, 2)
+		killAt := time.Now().Add(time.Duration(float64(duration) * (0.3 + 0.3*rng.Float64())))
+		bg.Add(1)
+		go func() {
+			defer bg.Done()
+			timer := time.NewTimer(time.Until(killAt))
+			defer timer.Stop()
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+			pa.mu.Lock()
+			victim := pa.kids[0]
+			pa.mu.Unlock()
+			pa.killAndReplace(victim, children+1)
+		}()
+	}
+
+	r.workload()
+	r.closeClients()
+
+	// Wait for the children (they end their own final phase and close their Clients).
+	pa.mu.Lock()
+	kids := slices.Clone(pa.kids)
+	pa.mu.Unlock()
+	childLimit := time.NewTimer(time.Until(deadline.Add(modelFinalWait + 25*time.Second)))
+	for _, ch := range kids {
+		select {
+		case <-ch.done:
+		case <-childLimit.C:
+			t.Errorf("model (seed=%d): child %d did not finish in time; output:\n%s", seed, ch.idx, ch.output())
+			ch.killed.Store(true)
+			_ = ch.cmd.Process.Kill()
+			<-ch.done
+		}
+	}
+	childLimit.Stop()
+	close(stop)
+	bg.Wait()
+	// The replacement child may have been started while we waited: wait for it too.
+	pa.mu.Lock()
+	kids = slices.Clone(pa.kids)
+	pa.mu.Unlock()
+	for _, ch := range kids {
+		<-ch.done
+		if !ch.killed.Load() && (ch.err != nil || !ch.sawEnd.Load()) {
+			t.Errorf("model (seed=%d): child %d failed (%v); output:\n%s", seed, ch.idx, ch.err, ch.output())
+		}
+	}
+
+	r.checkLeftovers()
+	r.close()
+
+	// Report.
+	pa.mu.Lock()
+	violations := slices.Clone(pa.violations)
+	stats := maps.Clone(pa.childStats)
+	pa.mu.Unlock()
+	r.mu.Lock()
+	for k, v := range r.stats {
+		stats[k] += v
+	}
+	byKind := maps.Clone(r.violations)
+	infra := slices.Clone(r.infra)
+	r.mu.Unlock()
+	const maxShown = 8 // per kind
+	shown := map[string]int{}
+	for _, v := range violations {
+		kind, msg, _ := strings.Cut(v, "\t")
+		if shown[kind]++; shown[kind] <= maxShown {
+			t.Errorf("model (seed=%d): VIOLATION %s: %s", seed, kind, msg)
+		}
+	}
+	for _, kind := range slices.Sorted(maps.Keys(shown)) {
+		if n := shown[kind]; n > maxShown {
+			t.Errorf("model (seed=%d): ... and %d more %q violations", seed, n-maxShown, kind)
+		}
+	}
+	for _, msg := range infra {
+		t.Errorf("model (seed=%d): test infrastructure: %s", seed, msg)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "model: seed=%d driver=%q duration=%v children=%d faults=%s elapsed=%v ops:", seed, r.drv.Name(), duration, children, *modelFaultsFlag,
+		time.Since(begin).Round(100*time.Millisecond))
+	for _, k := range slices.Sorted(maps.Keys(stats)) {
+		fmt.Fprintf(&sb, " %s=%d", strings.ReplaceAll(k, " ", "_"), stats[k])
+	}
+	sb.WriteString(" violations:")
+	if len(byKind) == 0 {
+		sb.WriteString(" none")
+	}
+	for _, k := range slices.Sorted(maps.Keys(byKind)) {
+		fmt.Fprintf(&sb, " %q=%d", k, byKind[k])
+	}
+	fmt.Println(sb.String())
+	t.Log(sb.String())
+}
+
+// checkLeftovers waits (bounded) until A holds no lock keys, then checks that what is left is
+// bookkeeping with a TTL.
+func (r *modelRun) checkLeftovers() {
+	limit := time.Now().Add(2*modelMaxLease + 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*modelMaxLease+2*time.Second+modelOpTimeout)
+	defer cancel()
+	var left []string
+	for {
+		keys, err := r.admin.Keys(ctx, "*").Result()
+		if err != nil {
+			r.infraErr("KEYS: %v", err)
+			return
+		}
+		left = left[:0]
+		for _, k := range keys {
+			if !r.drv.Leftover(k) {
+				left = append(left, k)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(limit) {
+			for _, k := range left {
+				v, _ := r.admin.Get(ctx, k).Result()
+				pttl, _ := r.admin.PTTL(ctx, k).Result()
+				r.violation(vLeft, "%s = %q (PTTL %v) still there %v after every Client was closed", k, v, pttl, 2*modelMaxLease+2*time.Second)
+			}
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // polling for expiry
+	}
+	keys, err := r.admin.Keys(ctx, "*").Result()
+	if err != nil {
+		r.infraErr("KEYS: %v", err)
+		return
+	}
+	for _, k := range keys {
+		if !r.drv.Leftover(k) {
+			continue
+		}
+		if pttl, err := r.admin.PTTL(ctx, k).Result(); err == nil && pttl < 0 && pttl != -2*time.Nanosecond {
+			r.violation(vLeft, "%s has no TTL (PTTL %v)", k, pttl)
+		}
+	}
+}
