@@ -49,7 +49,7 @@ func TestProbeHeirCancelledDuringTransfer(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	rdbA := srv.Client(t)
-	hook := &attackHook{}
+	hook := &cmdHook{}
 	rdbA.AddHook(hook)
 	a := newClient(t, rdbA)
 	var wg sync.WaitGroup
@@ -87,7 +87,7 @@ func TestProbeCloseDuringTransfer(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	rdbA := srv.Client(t)
-	hook := &attackHook{}
+	hook := &cmdHook{}
 	rdbA.AddHook(hook)
 	a := newClient(t, rdbA)
 	var wg sync.WaitGroup
@@ -124,7 +124,7 @@ func TestProbeClaimerCancelledWhileHandedOver(t *testing.T) {
 	admin := srv.Client(t)
 	a := newClient(t, srv.Client(t))
 	rdbB := srv.Client(t)
-	hookB := &regressHook{}
+	hookB := &cmdHook{}
 	rdbB.AddHook(hookB)
 	b := newClient(t, rdbB, redisson.WithRepollInterval(20*time.Millisecond))
 	var wg sync.WaitGroup

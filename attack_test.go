@@ -19,103 +19,6 @@ import (
 	"github.com/goredisson/redisson/redistest"
 )
 
-// attackHook is a go-redis hook that can hold back commands (all, or all but the exempt ones),
-// counts the commands it is holding, and can run a callback before each command goes out.
-type attackHook struct {
-	mu      sync.Mutex
-	held    chan struct{} // non-nil while holding; closed on release
-	exempt  func(context.Context) bool
-	waiting int                                    // commands currently held back
-	before  func(ctx context.Context, name string) // called before every command is sent (may be nil)
-}
-
-func (h *attackHook) hold(exempt func(context.Context) bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.held == nil {
-		h.held = make(chan struct{})
-	}
-	h.exempt = exempt
-}
-
-func (h *attackHook) release() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.held != nil {
-		close(h.held)
-		h.held = nil
-	}
-}
-
-func (h *attackHook) heldBack() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.waiting
-}
-
-func (h *attackHook) setBefore(f func(ctx context.Context, name string)) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.before = f
-}
-
-func (h *attackHook) enter(ctx context.Context, name string) error {
-	counted := false
-	defer func() {
-		if counted {
-			h.mu.Lock()
-			h.waiting--
-			h.mu.Unlock()
-		}
-	}()
-	for {
-		h.mu.Lock()
-		held := h.held
-		if held == nil || (h.exempt != nil && h.exempt(ctx)) {
-			before := h.before
-			h.mu.Unlock()
-			if before != nil {
-				before(ctx, name)
-			}
-			return nil
-		}
-		if !counted {
-			counted = true
-			h.waiting++
-		}
-		h.mu.Unlock()
-		select {
-		case <-held:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-func (h *attackHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *attackHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if err := h.enter(ctx, cmd.Name()); err != nil {
-			cmd.SetErr(err)
-			return err
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (h *attackHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if err := h.enter(ctx, "pipeline"); err != nil {
-			for _, c := range cmds {
-				c.SetErr(err)
-			}
-			return err
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // attackWarmUp loads the scripts into srv so that later calls are single EVALSHA commands.
 func attackWarmUp(t *testing.T, c *redisson.Client) {
 	t.Helper()
@@ -162,7 +65,7 @@ func TestAttackLossDeferredPastLease(t *testing.T) {
 			const name = "attack-deferred"
 			srv := redistest.Start(t)
 			rdbA := srv.Client(t)
-			hookA := &attackHook{}
+			hookA := &cmdHook{}
 			rdbA.AddHook(hookA)
 			a := newClient(t, rdbA, redisson.WithWatchdogTimeout(600*time.Millisecond))
 			b := newClient(t, srv.Client(t))
@@ -236,7 +139,7 @@ func TestAttackLossDeferredPastLease(t *testing.T) {
 func TestAttackFixedLeaseEndSignalledLateWhileRenewalHangs(t *testing.T) {
 	srv := redistest.Start(t)
 	rdbA := srv.Client(t)
-	hookA := &attackHook{}
+	hookA := &cmdHook{}
 	rdbA.AddHook(hookA)
 	a := newClient(t, rdbA, redisson.WithWatchdogTimeout(3*time.Second))
 	b := newClient(t, srv.Client(t))
@@ -287,7 +190,7 @@ func TestAttackDelayedAcquireAfterUndo(t *testing.T) {
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())
 	rdbA := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })
-	hookA := &attackHook{}
+	hookA := &cmdHook{}
 	rdbA.AddHook(hookA)
 	a := newClient(t, rdbA, redisson.WithWatchdogTimeout(10*time.Second))
 	b := newClient(t, srv.Client(t))
@@ -476,7 +379,7 @@ func TestAttackHugeRepollIntervalBreaksHandOver(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = a.Close() })
 	rdbB := srv.Client(t)
-	hookB := &regressHook{}
+	hookB := &cmdHook{}
 	rdbB.AddHook(hookB)
 	b := newClient(t, rdbB, redisson.WithRepollInterval(20*time.Millisecond))
 	ctx := t.Context()
@@ -615,7 +518,7 @@ func TestAttackCloseWithOperationInFlight(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	rdbA := srv.Client(t)
-	hookA := &attackHook{}
+	hookA := &cmdHook{}
 	rdbA.AddHook(hookA)
 	a := newClient(t, rdbA)
 	ctx := t.Context()
@@ -724,7 +627,7 @@ func TestAttackOperationAfterLossReArmsLock(t *testing.T) {
 			srv := redistest.Start(t)
 			admin := srv.Client(t)
 			rdbA := srv.Client(t)
-			hookA := &attackHook{}
+			hookA := &cmdHook{}
 			rdbA.AddHook(hookA)
 			a := newClient(t, rdbA, redisson.WithWatchdogTimeout(watchdog), redisson.WithLossMargin(0.5))
 			ctx := t.Context()

@@ -57,7 +57,9 @@
 // "About to lapse" leaves a safety margin (WithLossMargin, default a tenth of the lease), counted
 // from when the acquiring or renewing request was sent: a holder that stops when its context is
 // cancelled has stopped before another owner can take the lock, provided the drift between its clock
-// and Redis's and its own reaction time stay within the margin.
+// and Redis's and its own reaction time stay within the margin. The signal is given on time even
+// while a re-entry or unlock of the hold is still waiting for Redis, and however long other
+// renewals take: the scheduler never waits on the network itself.
 //
 // # Waiting
 //
@@ -87,12 +89,21 @@
 //     that is gone, changes nothing, so re-entries and partial unlocks never count twice.
 //   - The final release frees the lock whatever levels are left, so a level whose outcome stayed
 //     unknown (its undo failed too) cannot keep the lock alive.
-//   - Every final release (freed, handed to a claimer, or transferred to a local waiter) is written
-//     to the lock's release history, which keeps the last releases for as long as go-redis may re-send
-//     one (computed from the client's retry and timeout settings, ten minutes when unknown). A repeat
-//     answers what the first run did, even after the lock changed hands.
+//   - Every final release (freed, handed to a claimer, or transferred to a local waiter) and every
+//     force unlock is written to the lock's release history, stamped with the server's time. The
+//     history keeps what happened within the go-redis re-send window (computed from the client's
+//     retry, dial, pool and timeout settings; ten minutes when unknown), up to the newest 128 entries.
+//     A repeat answers what the first run did, even after the lock changed hands, and a repeated
+//     force unlock does not delete the lock of whoever acquired it since. A repeat that arrives after
+//     more than 128 later releases of the same lock (a very hot lock during a long reconnect) is
+//     answered "not held": its Unlock reports ErrNotHeld although the lock was released. The lock
+//     is never left held by such a mistake.
 //   - An acquisition whose outcome is unknown (network error, context ended mid-call) is undone on a
-//     detached context before the error is returned.
+//     detached context before the error is returned. As its request may still be travelling, the
+//     undo is repeated in the background after 250ms, 1s and 4s; a request delayed in the network
+//     for longer than that leaves the lock held by nobody until its lease ends.
+//   - A re-entry or partial unlock still in flight when the hold is lost may set the lease again when
+//     it lands; the client then releases the lock at once.
 //
 // # Keys
 //
@@ -100,8 +111,9 @@
 //
 //	<prefix>{<name>}       the lock: a string "<owner>|<level ids>|<mark>", absent when free, so a
 //	                       free lock is taken with one plain SET NX PX
-//	<prefix>{<name>}:rel   the release history: the last final releases (owner and outcome), with a
-//	                       TTL of the re-send window
+//	<prefix>{<name>}:rel   the release history: a sorted set of recent final releases and force
+//	                       unlocks ("<owner or request id>=<outcome>", scored by server time), with
+//	                       a TTL of the re-send window
 //	<prefix>{<name>}:ch    the wake-up channel (pub/sub)
 //
 // Keys and channels of distinct objects never collide, whatever the names: object keys end with '}'
@@ -109,8 +121,8 @@
 // hash tag "{<name>", so every script touches one Cluster slot; a name that starts with its own tag,
 // such as "{user:7}:cart", still shares the slot of every name starting with that tag. Names must not
 // be empty or start with '}'. A name holding another type of value, or a string this package did not
-// write, gets ErrWrongType and is not modified; so does the release history's key if it holds
-// something else (the release then keeps no history).
+// write, gets ErrWrongType and is not modified. A value of another type at the release history's key
+// is left alone too (the lock then keeps no history).
 //
 // # What is guaranteed, and what is not
 //

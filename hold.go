@@ -281,25 +281,26 @@ func (o *owner) release(ctx context.Context, level string) error {
 	res, err := l.runRelease(rctx, o.id, level, false, "", o.leaseMs, "")
 	cancel()
 	o.mu.Lock()
+	o.inflight--
 	var ret error
+	after := func() {}
+	rearmed := false
 	switch {
 	case err != nil:
 		// Outcome unknown. The level may stay in Redis; the final release frees it anyway.
 		ret = opErr("unlock", l.name, redisErr(err))
-	}
-	// Otherwise the level is gone (released, or the owner's final release overtook this one).
-	o.inflight--
-	rearmed := err == nil && res == releasePartial && o.endErr != nil
-	after := func() {}
-	if err == nil && (res == releaseNotHeld || res == releaseForced) {
+	case res == releaseNotHeld || res == releaseForced:
 		reason := o.notHeldReason(res)
 		ret = opErr("unlock", l.name, ErrNotHeld, reason)
 		after = o.endLocked(reason)
+	case res == releasePartial:
+		// If the owner was lost while this release was in flight, it has just set the lease again.
+		rearmed = o.endErr != nil
 	}
+	// releaseDone, releaseTransferred: the owner's final release overtook this one; the level is gone.
 	o.mu.Unlock()
 	after()
 	if rearmed {
-		// Lost while this release was in flight, which has just set the lease again: free the lock.
 		l.undo(ctx, o.id, false)
 	}
 	return ret

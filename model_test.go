@@ -145,14 +145,21 @@ const (
 // KEYS[3] forcing:<name> zset of force unlocks in progress, scored by when they stop excusing
 // ARGV[1] the entry to set; ARGV[2] its hold id
 //
-// An entry of another hold is a violation unless: its epoch is not the current one (a force unlock
-// ran since its acquisition), a force unlock is in progress, its fixed lease may have run out
-// (expiry ms > 0 and passed), or a blackhole or delay of its Client (zset faults:<client>, scored by
-// when the fault stops tainting) overlaps its hold. Returns {verdict, previous entry, now ms}.
+// A hold whose own epoch (read before its Lock call) is not the current one may have been
+// force-unlocked before its Lock call even returned: it enters as "stale" and leaves the entry of
+// whoever is inside alone. An entry of another hold is a violation unless: its epoch is not the
+// current one (a force unlock ran since its acquisition), a force unlock is in progress, its fixed
+// lease may have run out (expiry ms > 0 and passed), or a blackhole or delay of its Client (zset
+// faults:<client>, scored by when the fault stops tainting) overlaps its hold. Returns {verdict,
+// previous entry, now ms}.
 var modelCSEnter = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cur = redis.call('GET', KEYS[1])
+local mine = select(4, string.match(ARGV[1], '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|'))
+if mine ~= (redis.call('GET', KEYS[2]) or '0') then
+  return {'stale', cur or '', now}
+end
 local verdict = 'ok'
 if cur then
   local _, hold, _, ep, expiry, client, since = string.match(cur, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')

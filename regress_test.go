@@ -13,7 +13,7 @@ package redisson_test
 //     regressDialer, which can hold that new connection (and so the re-send) until the test has
 //     made something else happen first, or refuse it. Its pub/sub connections bypass the proxy, so
 //     a wake-up message can never take the dropped chunk's place.
-//   - a Client kept from acting: regressHook holds back every command of a go-redis client (or
+//   - a Client kept from acting: cmdHook holds back every command of a go-redis client (or
 //     every command not marked by the test) until released.
 //   - a goroutine waiting inside Lock: regressParked finds it parked (select or channel receive)
 //     in the library, called through regressInLock.
@@ -40,130 +40,11 @@ import (
 // threshold): its next attempt after that claims it.
 const regressClaimAfter = 10 * time.Millisecond
 
-// regressMark marks the contexts of the test's own lock calls, so that regressHook can let them
+// regressMark marks the contexts of the test's own lock calls, so that cmdHook can let them
 // through while it holds back the library's background commands (renewals).
 type regressMark struct{}
 
 func regressMarked(ctx context.Context) bool { return ctx.Value(regressMark{}) != nil }
-
-// regressHook is a go-redis hook that records the commands of a client and can hold them back.
-type regressHook struct {
-	mu       sync.Mutex
-	held     chan struct{}              // non-nil while commands are held back; closed on release
-	exempt   func(context.Context) bool // commands that pass while held (nil: none)
-	inflight int                        // commands past the hook and not yet answered
-	first    time.Time                  // when the first command passed
-	scripts  []time.Time                // start of every script command answered so far
-}
-
-// hold holds back every command sent from now on, except those exempt(ctx) accepts, until release.
-// Commands already past the hook are not affected (see inFlight).
-func (h *regressHook) hold(exempt func(context.Context) bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.held == nil {
-		h.held = make(chan struct{})
-	}
-	h.exempt = exempt
-}
-
-// release lets the held commands go, and every later one. It is idempotent.
-func (h *regressHook) release() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.held != nil {
-		close(h.held)
-		h.held = nil
-	}
-}
-
-// inFlight is how many commands have passed the hook and are not answered yet.
-func (h *regressHook) inFlight() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.inflight
-}
-
-// claimed reports whether the client (used by one waiter only) has had two script calls answered
-// that started at least regressClaimAfter after its first command. The waiter's first command is
-// sent after its wait began, and the second such call belongs to an attempt that began after the
-// first one had started, so when the waiter made it, it had waited regressClaimAfter: it claimed.
-func (h *regressHook) claimed() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.first.IsZero() {
-		return false
-	}
-	n := 0
-	for _, s := range h.scripts {
-		if s.Sub(h.first) >= regressClaimAfter {
-			n++
-		}
-	}
-	return n >= 2
-}
-
-func (h *regressHook) enter(ctx context.Context) (time.Time, error) {
-	for {
-		h.mu.Lock()
-		held := h.held
-		if held == nil || (h.exempt != nil && h.exempt(ctx)) {
-			h.inflight++
-			now := time.Now()
-			if h.first.IsZero() {
-				h.first = now
-			}
-			h.mu.Unlock()
-			return now, nil
-		}
-		h.mu.Unlock()
-		select {
-		case <-held:
-		case <-ctx.Done():
-			return time.Time{}, ctx.Err()
-		}
-	}
-}
-
-func (h *regressHook) leave(start time.Time, name string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.inflight--
-	switch strings.ToLower(name) {
-	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
-		h.scripts = append(h.scripts, start)
-	}
-}
-
-func (h *regressHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *regressHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		start, err := h.enter(ctx)
-		if err != nil {
-			cmd.SetErr(err)
-			return err
-		}
-		err = next(ctx, cmd)
-		h.leave(start, cmd.Name())
-		return err
-	}
-}
-
-func (h *regressHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		start, err := h.enter(ctx)
-		if err != nil {
-			for _, c := range cmds {
-				c.SetErr(err)
-			}
-			return err
-		}
-		err = next(ctx, cmds)
-		h.leave(start, "pipeline")
-		return err
-	}
-}
 
 // regressDialer is the Dialer of a go-redis client whose command connections go through a
 // redistest.Proxy. Pub/sub connections go straight to the server. The next command connection can
@@ -417,7 +298,7 @@ func regressGo(wg *sync.WaitGroup, fn func()) {
 //	the lock to the claimer W; the reply is lost; the re-send returns -2 and A hands the lock to G2
 //	too."
 //
-// W's commands are held back (regressHook) from before G1's unlock until G1's Unlock has returned,
+// W's commands are held back (cmdHook) from before G1's unlock until G1's Unlock has returned,
 // so the re-send surely runs before W confirms the hand-over. Then G2 and W must never hold at the
 // same time, and G1's Unlock must succeed.
 func TestRegressDefect1_ResentHandOverTwoOwners(t *testing.T) {
@@ -429,11 +310,11 @@ func TestRegressDefect1_ResentHandOverTwoOwners(t *testing.T) {
 	rdbA, dialA := regressProxied(t, srv, p, func(o *redis.Options) {
 		o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
 	})
-	hookA := &regressHook{}
+	hookA := &cmdHook{}
 	rdbA.AddHook(hookA)
 	a := newClient(t, rdbA, redisson.WithRepollInterval(10*time.Second))
 	rdbB := srv.Client(t)
-	hookB := &regressHook{}
+	hookB := &cmdHook{}
 	rdbB.AddHook(hookB)
 	b := newClient(t, rdbB, redisson.WithRepollInterval(20*time.Millisecond))
 
@@ -566,7 +447,7 @@ func TestRegressDefect2_ResentHandOverAfterConfirm(t *testing.T) {
 		evMu.Unlock()
 	}))
 	rdbB := srv.Client(t)
-	hookB := &regressHook{}
+	hookB := &cmdHook{}
 	rdbB.AddHook(hookB)
 	b := newClient(t, rdbB, redisson.WithRepollInterval(20*time.Millisecond))
 
@@ -759,7 +640,7 @@ func TestRegressDefect4_ResentReentryAppliedTwice(t *testing.T) {
 //
 //	"ForceUnlock refuses a claimed lock (WRONGTYPE) — the lock value has a claim mark."
 //
-// W claims the lock held by G1 and is then held back (regressHook) so that it cannot take the lock
+// W claims the lock held by G1 and is then held back (cmdHook) so that it cannot take the lock
 // after the force unlock. ForceUnlock must report a deleted lock, and the lock must be free.
 func TestRegressDefect5_ForceUnlockClaimedLock(t *testing.T) {
 	const name = "regress5"
@@ -768,7 +649,7 @@ func TestRegressDefect5_ForceUnlockClaimedLock(t *testing.T) {
 	d := newRegressDriver(admin)
 	a := newClient(t, srv.Client(t))
 	rdbB := srv.Client(t)
-	hookB := &regressHook{}
+	hookB := &cmdHook{}
 	rdbB.AddHook(hookB)
 	b := newClient(t, rdbB, redisson.WithRepollInterval(20*time.Millisecond))
 	c := newClient(t, srv.Client(t))
@@ -947,7 +828,7 @@ func TestRegressDefect7_SharedWakeUpChannel(t *testing.T) {
 //	"A failed re-entry whose undo also fails is renewed forever."
 //
 // The re-entry is applied but its reply is lost (go-redis does not re-send: MaxRetries -1), and
-// the connection for its undo cannot be opened. Renewals are held back meanwhile (regressHook), so
+// the connection for its undo cannot be opened. Renewals are held back meanwhile (cmdHook), so
 // that only the test's commands use the one connection. After the owner's Unlock of every level it
 // obtained, the lock must be free within a few leases.
 func TestRegressDefect10_FailedReentryUndoFailedRenewedForever(t *testing.T) {
@@ -962,7 +843,7 @@ func TestRegressDefect10_FailedReentryUndoFailedRenewedForever(t *testing.T) {
 	rdbA, dialA := regressProxied(t, srv, p, func(o *redis.Options) {
 		o.PoolSize, o.MaxRetries, o.DialerRetries = 1, -1, 1
 	})
-	hookA := &regressHook{}
+	hookA := &cmdHook{}
 	rdbA.AddHook(hookA)
 	a := newClient(t, rdbA, redisson.WithWatchdogTimeout(watchdog))
 	ctx := context.WithValue(t.Context(), regressMark{}, true)
