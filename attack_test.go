@@ -242,13 +242,12 @@ func TestAttackDelayedAcquireAfterUndo(t *testing.T) {
 	}
 }
 
-// TestAttackResentFinalUnlockAfterHistoryTrimmed: the release history keeps only about the last 16
-// final releases (512 bytes), not "the last releases for as long as go-redis may re-send one"
-// (doc.go). When a lock is released and re-acquired by others more than ~17 times while a final
-// release's re-send is pending (an ordinary hot lock during one reconnect), the re-send finds
-// neither its lock nor its history entry and answers "not held": Unlock returns ErrNotHeld and
-// ErrLockLost and EventLost is emitted for a lock that was released. doc.go: "A repeat answers
-// what the first run did, even after the lock changed hands."
+// TestAttackResentFinalUnlockAfterHistoryTrimmed: a final release is applied, its reply lost, and
+// while its re-send is held back another Client locks and unlocks the lock 200 times. The re-send
+// must still answer what the first run did (it once found its entry trimmed from a shared history
+// of 16 and answered "not held", so Unlock returned ErrNotHeld and ErrLockLost and EventLost was
+// emitted for a lock that was released). doc.go: "A repeat answers what the first run did, even
+// after the lock changed hands any number of times."
 func TestAttackResentFinalUnlockAfterHistoryTrimmed(t *testing.T) {
 	const name = "attack-history"
 	srv := redistest.Start(t)
@@ -284,7 +283,7 @@ func TestAttackResentFinalUnlockAfterHistoryTrimmed(t *testing.T) {
 	p.DropReplies(0)
 
 	// The lock was released by the first run; others use it meanwhile.
-	const cycles = 20
+	const cycles = 200
 	for i := 0; i < cycles; i++ {
 		h, err := b.Lock(name).TryLock(ctx)
 		if err != nil {
@@ -307,24 +306,25 @@ func TestAttackResentFinalUnlockAfterHistoryTrimmed(t *testing.T) {
 	}
 }
 
-// TestAttackHistoryKeyForeignStringModified: doc.go: "A name holding another type of value, or a
-// string this package did not write, gets ErrWrongType and is not modified; so does the release
-// history's key if it holds something else (the release then keeps no history)". history_push
-// only checks that a string is empty or that its first entry looks like one of its own, so an
-// application string at "{name}:rel" that is empty, or starts like "x=r;", is rewritten (and given
-// a TTL, after which it is gone).
+// TestAttackHistoryKeyForeignStringModified: the release history once lived at "{name}:rel", where an
+// application string (empty, or starting like an entry) was rewritten and given a TTL. The history key
+// now carries the Client's random id ("{name}:rel:<client id>"), so no application data is there by
+// accident: data at "{name}:rel", or at another Client's history key, is untouched by a release.
 func TestAttackHistoryKeyForeignStringModified(t *testing.T) {
 	for _, tc := range []struct{ name, value string }{
 		{"empty", ""},
 		{"entry-like", "app=r;payload that the application stored here"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, admin, _ := setup(t)
+			c, admin, srv := setup(t)
+			other := newClient(t, srv.Client(t))
 			ctx := t.Context()
 			lname := "attack-hist-" + tc.name
-			hkey := redisson.HistoryKeyOf(c, lname)
-			if err := admin.Set(ctx, hkey, tc.value, 0).Err(); err != nil {
-				t.Fatal(err)
+			keys := []string{redisson.LockKeyOf(c, lname) + ":rel", redisson.HistoryKeyOf(other, lname)}
+			for _, k := range keys {
+				if err := admin.Set(ctx, k, tc.value, 0).Err(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			h, err := c.Lock(lname).Lock(ctx)
 			if err != nil {
@@ -333,11 +333,13 @@ func TestAttackHistoryKeyForeignStringModified(t *testing.T) {
 			if err := h.Unlock(ctx); err != nil {
 				t.Fatalf("Unlock: %v", err)
 			}
-			got, err := admin.Get(ctx, hkey).Result()
-			ttl := admin.PTTL(ctx, hkey).Val()
-			if err != nil || got != tc.value || ttl != -1 {
-				t.Errorf("application string at %s = %q (err %v, TTL %v) after a release of lock %q; want %q untouched, no TTL",
-					hkey, got, err, ttl, lname, tc.value)
+			for _, k := range keys {
+				got, err := admin.Get(ctx, k).Result()
+				ttl := admin.PTTL(ctx, k).Val()
+				if err != nil || got != tc.value || ttl != -1 {
+					t.Errorf("string at %s = %q (err %v, TTL %v) after a release of lock %q; want %q untouched, no TTL",
+						k, got, err, ttl, lname, tc.value)
+				}
 			}
 		})
 	}

@@ -205,7 +205,7 @@ func (c *Client) Lock(name string) *Lock {
 	var aux func(string) string
 	l.key, aux, l.err = objectKeys(c.cfg.prefix, name)
 	if l.err == nil {
-		l.releaseKeys = []string{l.key, aux("ch"), aux("rel")}
+		l.releaseKeys = []string{l.key, aux("ch"), aux("rel:" + c.id)}
 		l.ctxKey = markKey{c, l.key}
 	}
 	return l

@@ -89,15 +89,14 @@
 //     that is gone, changes nothing, so re-entries and partial unlocks never count twice.
 //   - The final release frees the lock whatever levels are left, so a level whose outcome stayed
 //     unknown (its undo failed too) cannot keep the lock alive.
-//   - Every final release (freed, handed to a claimer, or transferred to a local waiter) and every
-//     force unlock is written to the lock's release history, stamped with the server's time. The
-//     history keeps what happened within the go-redis re-send window (computed from the client's
-//     retry, dial, pool and timeout settings; ten minutes when unknown), up to the newest 128 entries.
-//     A repeat answers what the first run did, even after the lock changed hands, and a repeated
-//     force unlock does not delete the lock of whoever acquired it since. A repeat that arrives after
-//     more than 128 later releases of the same lock (a very hot lock during a long reconnect) is
-//     answered "not held": its Unlock reports ErrNotHeld although the lock was released. The lock
-//     is never left held by such a mistake.
+//   - Every final release (freed, handed to a claimer, or transferred to a local waiter) is recorded
+//     in a key of the lock's that belongs to the releasing Client, for the go-redis re-send window
+//     (computed from the client's retry, dial, pool and timeout settings; ten minutes when unknown).
+//     A Client releases one owner of a lock at a time (its goroutines take turns for the lock, and the
+//     turn passes only once the release has answered), so the record is overwritten only after the
+//     release it records was answered: a repeat answers what the first run did, even after the lock
+//     changed hands any number of times. A ForceUnlock records its outcome under its request id, so a
+//     repeat does not delete the lock of whoever acquired it since.
 //   - An acquisition whose outcome is unknown (network error, context ended mid-call) is undone on a
 //     detached context before the error is returned. As its request may still be travelling, the
 //     undo is repeated in the background after 250ms, 1s and 4s; a request delayed in the network
@@ -109,20 +108,20 @@
 //
 // Every key and channel of a lock is built from the Client's key prefix and the lock's name:
 //
-//	<prefix>{<name>}       the lock: a string "<owner>|<level ids>|<mark>", absent when free, so a
-//	                       free lock is taken with one plain SET NX PX
-//	<prefix>{<name>}:rel   the release history: a sorted set of recent final releases and force
-//	                       unlocks ("<owner or request id>=<outcome>", scored by server time), with
-//	                       a TTL of the re-send window
-//	<prefix>{<name>}:ch    the wake-up channel (pub/sub)
+//	<prefix>{<name>}                    the lock: a string "<owner>|<level ids>|<mark>", absent when
+//	                                    free, so a free lock is taken with one plain SET NX PX
+//	<prefix>{<name>}:rel:<client id>    the last final release by an owner of that Client
+//	                                    ("<owner>=<outcome>"), with the re-send window as TTL
+//	<prefix>{<name>}:fu:<request id>    the outcome of one ForceUnlock call, likewise
+//	<prefix>{<name>}:ch                 the wake-up channel (pub/sub)
 //
 // Keys and channels of distinct objects never collide, whatever the names: object keys end with '}'
 // and auxiliary names do not, and the prefix may not contain braces. All names of one lock share the
 // hash tag "{<name>", so every script touches one Cluster slot; a name that starts with its own tag,
 // such as "{user:7}:cart", still shares the slot of every name starting with that tag. Names must not
 // be empty or start with '}'. A name holding another type of value, or a string this package did not
-// write, gets ErrWrongType and is not modified. A value of another type at the release history's key
-// is left alone too (the lock then keeps no history).
+// write, gets ErrWrongType and is not modified. The auxiliary keys carry the Client's random id or a
+// request id in their names, so no other data can be there by accident.
 //
 // # What is guaranteed, and what is not
 //

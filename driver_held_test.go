@@ -42,7 +42,9 @@ func (heldDriver) Key(name string) string { return "{" + name + "}" }
 
 func (heldDriver) Decode(v string) (string, int, bool) { return redisson.DecodeLockValue(v) }
 
-func (heldDriver) Leftover(key string) bool { return strings.HasSuffix(key, "}:rel") }
+func (heldDriver) Leftover(key string) bool {
+	return strings.Contains(key, "}:rel:") || strings.Contains(key, "}:fu:")
+}
 
 type heldHold struct{ *redisson.Hold }
 

@@ -252,10 +252,7 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 	return nil, opErr("reenter", l.name, ErrNotObtained, redisErr(err))
 }
 
-var (
-	errNoLongerHeld = errors.New("no longer held by this owner")
-	errForced       = errors.New("force-unlocked")
-)
+var errNoLongerHeld = errors.New("no longer held by this owner")
 
 // release releases one level.
 func (o *owner) release(ctx context.Context, level string) error {
@@ -289,8 +286,8 @@ func (o *owner) release(ctx context.Context, level string) error {
 	case err != nil:
 		// Outcome unknown. The level may stay in Redis; the final release frees it anyway.
 		ret = opErr("unlock", l.name, redisErr(err))
-	case res == releaseNotHeld || res == releaseForced:
-		reason := o.notHeldReason(res)
+	case res == releaseNotHeld:
+		reason := o.notHeldReason()
 		ret = opErr("unlock", l.name, ErrNotHeld, reason)
 		after = o.endLocked(reason)
 	case res == releasePartial:
@@ -307,13 +304,10 @@ func (o *owner) release(ctx context.Context, level string) error {
 }
 
 // notHeldReason explains a release's answer that the owner does not hold the lock: a loss reported
-// meanwhile, a force unlock, or simply "no longer held".
-func (o *owner) notHeldReason(res int64) error {
-	switch {
-	case o.pending != nil:
+// meanwhile, or simply "no longer held".
+func (o *owner) notHeldReason() error {
+	if o.pending != nil {
 		return o.pending
-	case res == releaseForced:
-		return because(ErrLockLost, errForced)
 	}
 	return because(ErrLockLost, errNoLongerHeld)
 }
@@ -353,8 +347,8 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 		after = o.endLocked(nil)
 	case res == releaseDone:
 		after = o.endLocked(nil)
-	default: // releaseNotHeld, releaseForced
-		reason := o.notHeldReason(res)
+	default: // releaseNotHeld
+		reason := o.notHeldReason()
 		ret = opErr("unlock", l.name, ErrNotHeld, reason)
 		after = o.endLocked(reason)
 	}

@@ -6,9 +6,11 @@ import "strings"
 // object's name:
 //
 //	object key        <prefix>{<name>}           the lock string, absent when free
-//	auxiliary names   <prefix>{<name>}:<suffix>  suffixes of one or two lowercase letters:
-//	                  {<name>}:ch  wake-up channel (a pub/sub channel, not a key)
-//	                  {<name>}:rel the last final releases, kept while go-redis may still re-send one
+//	auxiliary names   <prefix>{<name>}:<suffix>  suffixes without '}':
+//	                  {<name>}:ch            wake-up channel (a pub/sub channel, not a key)
+//	                  {<name>}:rel:<client>  the last final release by an owner of that Client, kept
+//	                                         while go-redis may still re-send it
+//	                  {<name>}:fu:<request>  the outcome of a force unlock, kept likewise
 //
 // Why this shape:
 //   - Distinct objects never share a key or channel, whatever their names: an object key ends with

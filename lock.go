@@ -33,7 +33,7 @@ type Lock struct {
 	c           *Client
 	name        string
 	key         string   // lock key
-	releaseKeys []string // lock key, wake-up channel, release history (see lock_release.lua)
+	releaseKeys []string // lock key, wake-up channel, this Client's release history (lock_release.lua)
 	ctxKey      any      // key under which ContextWithHold marks a context, boxed once
 	err         error    // invalid name
 }
@@ -305,7 +305,7 @@ func isRedisReply(err error) bool {
 // after 250ms, 1s and 4s, in the background, unless it frees something first.
 func (l *Lock) undo(ctx context.Context, id string, inFlight bool) {
 	ctx, cancel := detached(ctx)
-	res, err := l.runRelease(ctx, id, "1", true, "", l.c.cfg.watchdog.Milliseconds(), "")
+	res, err := l.runUndo(ctx, id)
 	cancel()
 	if err != nil {
 		l.c.cfg.logger.Warn("redisson: could not undo an acquisition with an unknown outcome; it expires with its lease",
@@ -324,7 +324,7 @@ func (l *Lock) undo(ctx context.Context, id string, inFlight bool) {
 			case <-t.C:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-			res, err := l.runRelease(ctx, id, "1", true, "", l.c.cfg.watchdog.Milliseconds(), "")
+			res, err := l.runUndo(ctx, id)
 			cancel()
 			if err == nil && res != releaseNotHeld {
 				return
@@ -343,19 +343,28 @@ const (
 	releasePartial     = 1  // the level is gone; the owner still holds the lock
 	releaseNotHeld     = -1 // the owner does not hold the lock
 	releaseTransferred = -2 // released and transferred to the heir
-	releaseForced      = -3 // the owner's lock was force-unlocked
 )
 
 // runRelease runs the release script for level of owner (see lock_release.lua): final frees the lock
 // whatever levels are left; expected enables the fast path; heir, if not "", is transferred the lock
 // (with lease leaseArg) when the final release finds nobody else waiting.
 func (l *Lock) runRelease(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string) (int64, error) {
+	return l.release(ctx, owner, level, final, expected, leaseMs, heir, l.c.historyArg)
+}
+
+// runUndo releases whatever owner id holds, writing no release history: an undo may run while
+// another owner of this Client is releasing the lock, whose history entry it must not overwrite.
+func (l *Lock) runUndo(ctx context.Context, id string) (int64, error) {
+	return l.release(ctx, id, "1", true, "", l.c.cfg.watchdog.Milliseconds(), "", int64(0))
+}
+
+func (l *Lock) release(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string, historyArg any) (int64, error) {
 	f := "0"
 	if final {
 		f = "1"
 	}
 	c := l.c
-	args := []any{owner, level, f, expected, leaseMs, c.historyArg, c.reserveArg, c.publish}
+	args := []any{owner, level, f, expected, leaseMs, historyArg, c.reserveArg, c.publish}
 	if heir != "" {
 		args = append(args, heir)
 	}
@@ -406,14 +415,17 @@ func (l *Lock) handOver(w *gate.Waiter, want *heir, sent time.Time) {
 }
 
 // ForceUnlock deletes the lock whoever holds it and wakes a waiter; it reports whether there was a
-// lock to delete. The holder learns of it at its next renewal or operation (ErrLockLost, "force
-// unlocked"). It blocks for one round trip; on error nothing was deleted or the outcome is unknown. A
-// go-redis re-send of it answers as the first run did, without deleting a lock acquired since.
+// lock to delete. The holder learns of it at its next renewal or operation (ErrLockLost). It blocks
+// for one round trip; on error nothing was deleted or the outcome is unknown. A go-redis re-send of it
+// answers as the first run did, without deleting a lock acquired since (the outcome is kept, under
+// the request's own key, for the re-send window).
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err := l.check(ctx); err != nil {
 		return false, opErr("force unlock", l.Name(), err)
 	}
-	n, err := scripts.LockForceUnlock.Run(ctx, l.c.rdb, l.releaseKeys, l.c.publish, l.c.newID(), l.c.historyArg).Int64()
+	req := l.c.newID()
+	keys := []string{l.key, l.releaseKeys[1], l.key + ":fu:" + req}
+	n, err := scripts.LockForceUnlock.Run(ctx, l.c.rdb, keys, l.c.publish, req, l.c.historyArg).Int64()
 	if err != nil {
 		return false, opErr("force unlock", l.name, redisErr(err))
 	}

@@ -3,7 +3,7 @@
 --
 -- KEYS[1]  lock key
 -- KEYS[2]  wake-up channel of the lock
--- KEYS[3]  release history of the lock
+-- KEYS[3]  release history of the lock for the owner's client (see lock_value.lua)
 -- ARGV[1]  owner id
 -- ARGV[2]  level id to release
 -- ARGV[3]  "1": final release: the owner's client holds no other level, so the lock is freed whatever
@@ -13,7 +13,9 @@
 --          the only one and nobody waits ("<owner>|<level>|"): then it is freed without parsing
 -- ARGV[5]  lease in milliseconds set by a partial release (0 keeps the TTL); for a transfer, the
 --          heir's lease
--- ARGV[6]  how long, in milliseconds, the history keeps a final release (the re-send window)
+-- ARGV[6]  how long, in milliseconds, the history keeps a final release (the re-send window); 0 for
+--          an undo, which writes no history (see lock_value.lua: the client may have another release
+--          of the lock in flight)
 -- ARGV[7]  how long, in milliseconds, a lock handed to a claiming waiter stays reserved for it before
 --          it confirms (bounds the stall if that waiter died)
 -- ARGV[8]  publish command: PUBLISH or SPUBLISH
@@ -25,19 +27,21 @@
 --               the history shows the owner's final release did that
 --          1    partial release: the level is gone (or was already), the owner still holds the lock
 --          -2   released and transferred to ARGV[9] (also from the history, or when ARGV[9] holds it)
---          -3   the owner's lock was force-unlocked (from the history)
 --          -1   the owner does not hold the lock and the history has nothing on it: it was lost, or
 --               an undone acquisition was never applied. A claim of the owner's, if any, is
 --               withdrawn.
 --
 -- Safe to run twice: removing a level that is gone changes nothing; a repeat of a final release finds
--- the owner's outcome in the history (owner ids are never reused, and a client sends at most one
--- final release per owner), or, for a transfer, the heir holding the lock. The history keeps the
--- re-send window and the last 128 entries: a repeat arriving later answers -1.
+-- the owner's outcome in the history (owner ids are never reused, a client sends at most one final
+-- release per owner, and its history is not overwritten before that release answered), or, for a
+-- transfer, the heir holding the lock.
 local key, channel, history = KEYS[1], KEYS[2], KEYS[3]
 local owner, level, final, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local leaseMs, historyMs, reserveMs, publish = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
 local heir = ARGV[9] or ''
+if historyMs == '0' then
+  history_push = function() end -- an undo
+end
 
 local cur = redis.call('GET', key)
 if expected ~= '' and cur == expected then
@@ -66,8 +70,6 @@ if holder ~= owner then
     return 0
   elseif outcome == 't' then
     return -2
-  elseif outcome == 'f' then
-    return -3
   end
   return -1
 end

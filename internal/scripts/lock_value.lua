@@ -12,15 +12,15 @@
 --           "<claimer>@"  a waiter that has waited too long claimed the lock: the final release hands
 --                         it to that owner instead of freeing it
 --
--- The release history key is a sorted set of "<id>=<outcome>" members scored by the server time
--- (ms) of the event, kept for the go-redis re-send window and trimmed to the newest history_cap.
--- id is an owner id, or the request id of a force unlock; outcome is:
---   r  the owner's final release freed the lock or handed it to a claimer
---   t  the owner's final release transferred the lock to the waiter its client named
---   f  the owner's lock was force-unlocked (and, under the force unlock's request id: it deleted one)
---   n  a force unlock found nothing to delete
--- It lets a re-sent final release or force unlock, or a release overtaken by its owner's final one,
--- learn what happened.
+-- A release history key belongs to one client of the lock: it holds "<owner>=<outcome>", the last
+-- final release by an owner of that client, with the re-send window as TTL. A client releases one
+-- owner of a lock at a time (its goroutines take turns for the lock, and the turn passes only once the
+-- release has answered), so its key is overwritten only after the release it records was answered: a
+-- re-sent release always finds its own entry, however many releases of other clients came in
+-- between. Outcomes:
+--   r  freed the lock, or handed it to a claimer
+--   t  transferred the lock to the waiter the releasing client named
+-- A force unlock records "<request id>=<f or n>" (n: nothing to delete) in a key of its own.
 
 local lock_pattern = '^([^|,@=;]+)|([0-9a-z,]*)|([^|]*)$'
 
@@ -77,38 +77,21 @@ local function wrong_type()
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 
-local history_cap = 128
-
--- history_ours reports whether the history key is absent or a sorted set (this package's type); any
--- other value there is left alone, and no history is kept.
-local function history_ours(history)
-  local t = redis.call('TYPE', history).ok
-  return t == 'none' or t == 'zset'
-end
-
--- history_outcome returns the recorded outcome for id ("r", "t", "f" or "n"), or nil.
+-- history_outcome returns the outcome recorded for id in the history key ("r", "t", "f", "n"), or
+-- nil.
 local function history_outcome(history, id)
-  if not history_ours(history) then
+  local v = redis.pcall('GET', history)
+  if type(v) ~= 'string' then
     return nil
   end
-  for _, outcome in ipairs({ 'r', 't', 'f', 'n' }) do
-    if redis.call('ZSCORE', history, id .. '=' .. outcome) then
-      return outcome
-    end
+  local who, outcome = string.match(v, '^(.*)=(%a)$')
+  if who == id then
+    return outcome
   end
   return nil
 end
 
--- history_push records an outcome for id, and forgets what is older than historyMs or beyond the
--- newest history_cap entries.
+-- history_push records outcome for id in the history key, kept for historyMs.
 local function history_push(history, id, outcome, historyMs)
-  if not history_ours(history) then
-    return
-  end
-  local t = redis.call('TIME')
-  local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZADD', history, nowMs, id .. '=' .. outcome)
-  redis.call('ZREMRANGEBYSCORE', history, '-inf', nowMs - tonumber(historyMs))
-  redis.call('ZREMRANGEBYRANK', history, 0, -history_cap - 1)
-  redis.call('PEXPIRE', history, historyMs)
+  redis.call('SET', history, id .. '=' .. outcome, 'PX', historyMs)
 end

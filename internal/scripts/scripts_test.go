@@ -39,7 +39,7 @@ func TestLoadAndHeaders(t *testing.T) {
 var (
 	lockKey = "{L}"
 	channel = "{L}:ch"
-	history = "{L}:rel"
+	history = "{L}:rel:A"
 	keys    = []string{lockKey, channel, history}
 )
 
@@ -261,16 +261,18 @@ func TestScriptsSafeToRunTwice(t *testing.T) {
 	}
 }
 
-// The release history: a repeat of a final release is recognised after the lock changed hands, as
-// is a partial release overtaken by its owner's final one; a history key holding something else is
-// left alone; the history keeps only the recent releases, for the re-send window.
+// The release history: a repeat of a final release is recognised after the lock changed hands any
+// number of times, as is a partial release overtaken by its owner's final one; the record of a
+// client's release is replaced only by that client's next final release; a force unlock's repeat
+// answers as the first run did without deleting a lock acquired since.
 func TestReleaseHistory(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := t.Context()
+	hist := func(owner string) string { return "{L}:rel:" + strings.SplitN(owner, ":", 2)[0] }
 	rel := func(owner, level, final string, heir ...any) int64 {
 		t.Helper()
 		args := append([]any{owner, level, final, "", 60000, 5000, 2000, "PUBLISH"}, heir...)
-		v, err := scripts.LockRelease.Run(ctx, rdb, keys, args...).Int64()
+		v, err := scripts.LockRelease.Run(ctx, rdb, []string{lockKey, channel, hist(owner)}, args...).Int64()
 		if err != nil {
 			t.Fatalf("release %s/%s: %v", owner, level, err)
 		}
@@ -278,105 +280,68 @@ func TestReleaseHistory(t *testing.T) {
 	}
 	set := func(v string) { rdb.Set(ctx, lockKey, v, 0) }
 
-	set("A|1,2|")
-	if got := rel("A", "1", "1", "H"); got != -2 {
+	set("a:1|1,2|")
+	if got := rel("a:1", "1", "1", "h:1"); got != -2 {
 		t.Fatalf("transfer = %d; want -2", got)
 	}
-	// H now holds; A's repeat learns the outcome from the history, and changes nothing.
-	if got := rel("A", "1", "1", "H"); got != -2 {
+	if got := rel("a:1", "1", "1", "h:1"); got != -2 { // the heir holds it: a repeat
 		t.Fatalf("repeat of the transfer = %d; want -2", got)
 	}
-	if got := rel("A", "2", "0"); got != -2 { // A's partial release, overtaken by the final one
-		t.Fatalf("A's late partial release = %d; want -2 (from the history)", got)
+	if got := rel("a:1", "2", "0"); got != -2 { // a's partial release, overtaken by the final one
+		t.Fatalf("a's late partial release = %d; want -2 (from the history)", got)
 	}
-	// A force unlock records its outcome under its request id, so a repeat does not delete again,
-	// and the victim's own release learns it was forced.
-	force := func(req string) int64 {
-		t.Helper()
-		v, err := scripts.LockForceUnlock.Run(ctx, rdb, keys, "PUBLISH", req, 5000).Int64()
-		if err != nil {
-			t.Fatalf("force %s: %v", req, err)
-		}
-		return v
+	if got := rel("h:1", "1", "1"); got != 0 {
+		t.Fatalf("h's release = %d; want 0", got)
 	}
-	if got := force("f1"); got != 1 { // deletes H's lock
-		t.Fatalf("force unlock of H = %d; want 1", got)
-	}
-	set("Y|1|")
-	if got := force("f1"); got != 1 || rdb.Get(ctx, lockKey).Val() != "Y|1|" {
-		t.Fatalf("repeat of the force unlock = %d, lock %q; want 1 and Y's lock untouched", got, rdb.Get(ctx, lockKey).Val())
-	}
-	if got := rel("H", "1", "1"); got != -3 {
-		t.Fatalf("H's release after the force unlock = %d; want -3 (forced)", got)
-	}
-	rdb.Del(ctx, lockKey)
-	if got := force("f2"); got != 0 {
-		t.Fatalf("force unlock of nothing = %d; want 0", got)
-	}
-	set("Z|1|")
-	if got := force("f2"); got != 0 || rdb.Get(ctx, lockKey).Val() != "Z|1|" {
-		t.Fatalf("repeat of a force unlock that found nothing = %d; want 0 and Z's lock untouched", got)
-	}
-	rdb.Del(ctx, lockKey)
-	set("H|1|") // H holds again for the rest of the test (as if it had never been forced)
-	if got := rel("H", "1", "1"); got != 0 {
-		t.Fatalf("H's release = %d; want 0", got)
-	}
-	if got := rel("A", "1", "1", "H"); got != -2 {
-		t.Fatalf("A's repeat after H's release = %d; want -2", got)
-	}
-	if ttl := rdb.PTTL(ctx, history).Val().Milliseconds(); ttl <= 4000 || ttl > 5000 {
-		t.Fatalf("history TTL = %dms; want the 5000ms re-send window", ttl)
-	}
-	// The newest 128 entries are kept: the oldest are forgotten.
-	for i := range 140 {
-		owner := fmt.Sprintf("owner-with-a-long-id-%02d", i)
+	// 200 releases by owners of other clients in between do not touch a's record.
+	for i := range 200 {
+		owner := fmt.Sprintf("c%d:1", i)
 		set(owner + "|1|")
 		if got := rel(owner, "1", "1"); got != 0 {
 			t.Fatalf("release %d = %d", i, got)
 		}
 	}
-	if got := rel("owner-with-a-long-id-139", "1", "1"); got != 0 {
-		t.Fatalf("the newest release was forgotten: %d", got)
+	if got := rel("a:1", "1", "1", "h:1"); got != -2 {
+		t.Fatalf("a's repeat after 201 other releases = %d; want -2", got)
 	}
-	if got := rel("owner-with-a-long-id-12", "1", "1"); got != 0 {
-		t.Fatalf("the 128th newest release was forgotten: %d", got)
+	if ttl := rdb.PTTL(ctx, hist("a:1")).Val().Milliseconds(); ttl <= 3000 || ttl > 5000 {
+		t.Fatalf("history TTL = %dms; want the 5000ms re-send window", ttl)
 	}
-	if got := rel("A", "1", "1"); got != -1 {
-		t.Fatalf("a release 141 releases ago = %d; want -1 (forgotten)", got)
-	}
-	if n := rdb.ZCard(ctx, history).Val(); n != 128 {
-		t.Fatalf("history holds %d entries; want the newest 128", n)
-	}
-	// Entries older than the window are forgotten too.
-	set("old|1|")
-	if got := rel("old", "1", "1"); got != 0 {
+	// The next final release of a's client replaces the record (a's own release had answered).
+	set("a:2|1|")
+	if got := rel("a:2", "1", "1"); got != 0 {
 		t.Fatal(got)
 	}
-	rdb.ZAdd(ctx, history, redis.Z{Score: 1, Member: "ancient=r"}) // released in 1970
-	set("new|1|")
-	if got := rel("new", "1", "1"); got != 0 {
-		t.Fatal(got)
+	if got := rel("a:1", "1", "1"); got != -1 {
+		t.Fatalf("a:1's release after a:2's = %d; want -1 (its record was replaced)", got)
 	}
-	if rdb.ZScore(ctx, history, "ancient=r").Err() == nil {
-		t.Fatal("an entry older than the window was kept")
+
+	// A force unlock records its outcome under its request, so a repeat does not delete again.
+	force := func(req string) int64 {
+		t.Helper()
+		v, err := scripts.LockForceUnlock.Run(ctx, rdb, []string{lockKey, channel, "{L}:fu:" + req}, "PUBLISH", req, 5000).Int64()
+		if err != nil {
+			t.Fatalf("force %s: %v", req, err)
+		}
+		return v
 	}
-	// Application data where the history would go is not modified, and the release still works.
-	for _, foreign := range []func(){
-		func() { rdb.Set(ctx, history, "application data", 0) },
-		func() { rdb.Set(ctx, history, "", 0) },
-		func() { rdb.Set(ctx, history, "A=r;", 0) },
-		func() { rdb.HSet(ctx, history, "f", "v") },
-	} {
-		rdb.Del(ctx, history)
-		foreign()
-		before := rdb.Dump(ctx, history).Val()
-		set("A|1|")
-		if got := rel("A", "1", "1"); got != 0 {
-			t.Fatalf("release beside foreign data = %d; want 0", got)
-		}
-		if rdb.Dump(ctx, history).Val() != before || rdb.PTTL(ctx, history).Val() != -1 {
-			t.Fatal("the release modified data it did not write")
-		}
+	set("y:1|1|")
+	if got := force("f1"); got != 1 {
+		t.Fatalf("force unlock = %d; want 1", got)
+	}
+	set("z:1|1|")
+	if got := force("f1"); got != 1 || rdb.Get(ctx, lockKey).Val() != "z:1|1|" {
+		t.Fatalf("repeat of the force unlock = %d, lock %q; want 1 and z's lock untouched", got, rdb.Get(ctx, lockKey).Val())
+	}
+	rdb.Del(ctx, lockKey)
+	if got := force("f2"); got != 0 {
+		t.Fatalf("force unlock of nothing = %d; want 0", got)
+	}
+	set("z:1|1|")
+	if got := force("f2"); got != 0 || rdb.Get(ctx, lockKey).Val() != "z:1|1|" {
+		t.Fatalf("repeat of a force unlock that found nothing = %d; want 0 and z's lock untouched", got)
+	}
+	if ttl := rdb.PTTL(ctx, "{L}:fu:f2").Val().Milliseconds(); ttl <= 3000 || ttl > 5000 {
+		t.Fatalf("force unlock record TTL = %dms; want the 5000ms re-send window", ttl)
 	}
 }
