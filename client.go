@@ -127,29 +127,41 @@ func timeoutsOff(rdb redis.UniversalClient) bool {
 // clients, and timeouts that are disabled, get ten minutes; so does anything longer.
 func resendWindow(rdb redis.UniversalClient) time.Duration {
 	const unknown = 10 * time.Minute
-	attempts := 1
-	var t struct {
-		pool, dial, dialPause, read, write, backoff time.Duration
-		dials                                       int
-	}
+	var attempts, dials int
+	var pool, dial, pause, read, write, backoff time.Duration
+	var pauses func(int) time.Duration
 	switch r := rdb.(type) {
 	case *redis.Client:
 		o := r.Options()
 		attempts = max(o.MaxRetries, 0) + 1
-		t.pool, t.dial, t.dialPause, t.read, t.write, t.backoff, t.dials =
-			o.PoolTimeout, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff, o.DialerRetries
+		pool, dial, pause, read, write, backoff = o.PoolTimeout, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
+		dials, pauses = o.DialerRetries, o.DialerRetryBackoff
 	case *redis.ClusterClient:
 		o := r.Options()
 		attempts = (max(o.MaxRetries, 0) + 1) * (max(o.MaxRedirects, 0) + 1)
-		t.pool, t.dial, t.dialPause, t.read, t.write, t.backoff, t.dials =
-			o.PoolTimeout, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff, o.DialerRetries
+		pool, dial, pause, read, write, backoff = o.PoolTimeout, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
+		dials, pauses = o.DialerRetries, o.DialerRetryBackoff
 	default:
 		return unknown
 	}
-	if t.read <= 0 || t.write <= 0 || t.dial <= 0 || t.pool <= 0 {
+	if read <= 0 || write <= 0 || dial <= 0 || pool <= 0 {
 		return unknown
 	}
-	perAttempt := t.pool + time.Duration(max(t.dials, 1))*(t.dial+max(t.dialPause, 0)) + t.write + t.read + max(t.backoff, 0)
+	// Dialling a connection: DialerRetries attempts, each with its timeout, and a pause after each
+	// failed one (DialerRetryBackoff(attempt), else DialerRetryTimeout).
+	dials = max(dials, 1)
+	dialling := time.Duration(dials) * dial
+	for i := range dials {
+		p := pause
+		if pauses != nil {
+			p = pauses(i)
+		}
+		dialling += max(p, 0)
+		if dialling > unknown {
+			return unknown
+		}
+	}
+	perAttempt := pool + dialling + write + read + max(backoff, 0)
 	if perAttempt > unknown/time.Duration(attempts) {
 		return unknown
 	}
@@ -163,8 +175,8 @@ func resendWindow(rdb redis.UniversalClient) time.Duration {
 // Every later call returns ErrClosed. Close does not close rdb, and is idempotent; it returns nil
 // (ErrInvalidArgument on a nil Client).
 func (c *Client) Close() error {
-	if c == nil {
-		return invalidf("nil client")
+	if !c.valid() {
+		return invalidf("nil client or Client not created by New")
 	}
 	c.closeOnce.Do(func() {
 		c.bgMu.Lock()
@@ -178,6 +190,9 @@ func (c *Client) Close() error {
 	})
 	return nil
 }
+
+// valid reports whether c was created by New (a nil or zero Client is not).
+func (c *Client) valid() bool { return c != nil && c.sched != nil }
 
 // background runs f on a goroutine owned by the Client: stop is closed by Close, which waits for f
 // to return. After Close it does nothing.
@@ -198,8 +213,8 @@ func (c *Client) background(f func(stop <-chan struct{})) {
 // and safe to share between goroutines, which exclude each other as with a sync.Mutex. A bad name is
 // reported by the first call on the handle (ErrInvalidArgument).
 func (c *Client) Lock(name string) *Lock {
-	if c == nil {
-		return &Lock{name: name, err: invalidf("nil client")}
+	if !c.valid() {
+		return &Lock{name: name, err: invalidf("nil client or Client not created by New")}
 	}
 	l := &Lock{c: c, name: name}
 	var aux func(string) string
@@ -223,7 +238,7 @@ type Stats struct {
 
 // Stats returns counters of the client's work. It does not block on I/O.
 func (c *Client) Stats() Stats {
-	if c == nil {
+	if !c.valid() {
 		return Stats{}
 	}
 	calls, renewed, lost := c.sched.Stats()

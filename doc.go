@@ -58,8 +58,12 @@
 // from when the acquiring or renewing request was sent: a holder that stops when its context is
 // cancelled has stopped before another owner can take the lock, provided the drift between its clock
 // and Redis's and its own reaction time stay within the margin. The signal is given on time even
-// while a re-entry or unlock of the hold is still waiting for Redis, and however long other
-// renewals take: the scheduler never waits on the network itself.
+// while a re-entry or partial unlock of the hold is still waiting for Redis, and however long other
+// renewals take: the scheduler never waits on the network itself. (One exception: a renewal that
+// finds the key gone while the owner's final Unlock is in flight has most likely run after that
+// release; the release's answer then decides, and the holder has finished its work anyway.) When
+// renewals fail until the lease is about to lapse, the client also releases the lock in the
+// background as soon as it can, so that a renewal still travelling cannot re-arm it for nobody.
 //
 // # Waiting
 //
@@ -102,7 +106,14 @@
 //     undo is repeated in the background after 250ms, 1s and 4s; a request delayed in the network
 //     for longer than that leaves the lock held by nobody until its lease ends.
 //   - A re-entry or partial unlock still in flight when the hold is lost may set the lease again when
-//     it lands; the client then releases the lock at once.
+//     it lands; the client then releases the lock at once (and again later if the operation's own
+//     outcome stayed unknown).
+//   - Only a WRONGTYPE reply proves that an acquisition changed nothing: go-redis returns the error
+//     reply of a re-send (READONLY, LOADING, TRYAGAIN, ...) when the first run may have been applied,
+//     so every other error is treated as an unknown outcome and undone.
+//   - An acquisition, or a hand-over to a waiting goroutine, whose answer comes so late that its
+//     lease may already be about to lapse is not reported as held: it is undone, and a waiting call
+//     tries again.
 //
 // # Keys
 //

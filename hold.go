@@ -39,6 +39,7 @@ type owner struct {
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	entry   renew.Entry
+	ready   chan struct{} // for an owner handed over to a waiting goroutine: closed once registered
 
 	mu         sync.Mutex
 	levels     int    // levels held or being taken
@@ -149,8 +150,9 @@ func (h *Hold) check(ctx context.Context) error {
 //		...
 //	}
 //
-// Every context derived from the result carries the mark too: hand it only to code that acts as the
-// owner. A nil h returns ctx unchanged.
+// The mark stands for h's owner, not for h itself: it re-enters as long as the owner holds the lock
+// (any of its levels). Every context derived from the result carries the mark too: hand it only to
+// code that acts as the owner. A nil h returns ctx unchanged.
 func ContextWithHold(ctx context.Context, h *Hold) context.Context {
 	if h == nil || h.o == nil || ctx == nil {
 		return ctx
@@ -165,15 +167,22 @@ var canceledContext = func() context.Context {
 	return ctx
 }()
 
-// newOwner records a fresh acquisition by owner id, made by a request sent at sent, and registers it
-// with the scheduler before anyone can see it, so no unlock can come before the registration. parent
-// gives the hold's context its values. It returns nil if the Client was closed.
-func (l *Lock) newOwner(parent context.Context, id string, lease time.Duration, sent time.Time) *owner {
-	o := l.makeOwner(parent, id, lease)
-	if !l.c.sched.Add(&o.entry, sent) {
-		return nil
+// errTooLate is why an acquisition is not reported: its answer came so late that the lease it took
+// may already be about to lapse.
+var errTooLate = errors.New("the acquisition's reply came too late to vouch for its lease")
+
+// register registers o, acquired by a request sent at sent, with the scheduler before anyone can see
+// it, so no unlock can come before the registration. It returns ErrClosed after Close, or errTooLate
+// if the lease counted from sent may already be about to lapse (a reply delayed that long must not
+// be reported as a held lock); either way the caller must undo the acquisition.
+func (l *Lock) register(o *owner, sent time.Time) error {
+	if !time.Now().Before(l.c.sched.Lapse(&o.entry, sent)) {
+		return errTooLate
 	}
-	return o
+	if !l.c.sched.Add(&o.entry, sent) {
+		return ErrClosed
+	}
+	return nil
 }
 
 // makeOwner builds an owner without registering it.
@@ -208,26 +217,28 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 	o.mu.Unlock()
 
 	n, err := l.runAcquire(ctx, o.id, o.leaseMs, level, modeReenter)
-	if err != nil && !isRedisReply(err) {
-		// The outcome is unknown: remove the level if it was added. If that fails too, the level
-		// stays in Redis, and goes with the owner's final release, which frees the lock whatever
-		// levels are left.
+	if err != nil && !noEffect(err) {
+		// The outcome is unknown: remove the level if it was added (keeping the TTL). If that fails
+		// too, the level stays in Redis, and goes with the owner's final release, which frees the
+		// lock whatever levels are left.
 		uctx, cancel := detached(ctx)
-		_, _ = l.runRelease(uctx, o.id, level, false, "", o.leaseMs, "")
+		_, _ = l.runRelease(uctx, o.id, level, false, "", 0, "")
 		cancel()
 	}
 
 	o.mu.Lock()
+	if lostErr := o.endErr; lostErr != nil {
+		// Lost while the re-entry was in flight, which may have set the lease again: free the lock,
+		// or it could stay for a whole lease with nobody to renew or release it.
+		o.inflight--
+		o.levels--
+		o.mu.Unlock()
+		l.undo(ctx, o.id, err != nil)
+		return nil, opErr("reenter", l.name, ErrNotObtained, ErrNotHeld, lostErr)
+	}
 	if err == nil && n >= 1 {
 		o.inflight--
-		lostErr := o.endErr
 		o.mu.Unlock()
-		if lostErr != nil {
-			// Lost while the re-entry was in flight, which has just set the lease again: free the
-			// lock, or it would stay for a whole lease with nobody to renew or release it.
-			l.undo(ctx, o.id, false)
-			return nil, opErr("reenter", l.name, ErrNotObtained, ErrNotHeld, lostErr)
-		}
 		return &Hold{o: o, level: level}, nil
 	}
 	o.levels--
@@ -283,22 +294,28 @@ func (o *owner) release(ctx context.Context, level string) error {
 	after := func() {}
 	rearmed := false
 	switch {
+	case o.endErr != nil:
+		// Lost while this release was in flight, which may have set the lease again: free the lock.
+		rearmed = true
+		if err != nil {
+			ret = opErr("unlock", l.name, redisErr(err))
+		}
 	case err != nil:
 		// Outcome unknown. The level may stay in Redis; the final release frees it anyway.
 		ret = opErr("unlock", l.name, redisErr(err))
+	case res == releaseNotHeld && o.ended:
+		// The owner's final release answered first (and this Client may have released the lock
+		// again since, replacing the record this release looked for): the level is gone.
 	case res == releaseNotHeld:
 		reason := o.notHeldReason()
 		ret = opErr("unlock", l.name, ErrNotHeld, reason)
 		after = o.endLocked(reason)
-	case res == releasePartial:
-		// If the owner was lost while this release was in flight, it has just set the lease again.
-		rearmed = o.endErr != nil
 	}
 	// releaseDone, releaseTransferred: the owner's final release overtook this one; the level is gone.
 	o.mu.Unlock()
 	after()
 	if rearmed {
-		l.undo(ctx, o.id, false)
+		l.undo(ctx, o.id, err != nil)
 	}
 	return ret
 }
@@ -383,6 +400,12 @@ func (o *owner) lost(reason error) {
 	after := o.endLocked(reason)
 	o.mu.Unlock()
 	after()
+	if errors.Is(reason, renew.ErrLapsing) {
+		// The renewals failed, but the key may still be there, and a renewal still travelling may
+		// set a whole new lease when it lands: free the lock (in the background: this runs on the
+		// scheduler), so that nobody waits for a lease its holder was told it lost.
+		o.l.undoLater(o.id, true)
+	}
 }
 
 // endLocked ends the owner once: reason is nil for a release, else why it was lost. Call it with o.mu

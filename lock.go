@@ -136,6 +136,7 @@ func (l *Lock) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*H
 			return nil, opErr(op, l.name, ErrNotObtained, l.waitEnded(ctx))
 		}
 		if o, ok := payload.(*owner); ok {
+			<-o.ready                            // registered (or ended) by handOver
 			if err := o.endedErr(); err != nil { // handed over as the Client closed
 				return nil, opErr(op, l.name, ErrNotObtained, err)
 			}
@@ -189,7 +190,7 @@ func (l *Lock) contend(ctx, waitCtx context.Context, id string, lease time.Durat
 		sent := time.Now()
 		n, err := l.runAcquire(waitCtx, id, leaseMs, "1", mode)
 		if err != nil {
-			if !isRedisReply(err) {
+			if !noEffect(err) {
 				l.undo(ctx, id, true) // the outcome is unknown
 			}
 			if waitCtx.Err() != nil {
@@ -198,12 +199,18 @@ func (l *Lock) contend(ctx, waitCtx context.Context, id string, lease time.Durat
 			return nil, redisErr(err)
 		}
 		if n >= 1 {
-			if o := l.newOwner(ctx, id, lease, sent); o != nil {
+			o := l.makeOwner(ctx, id, lease)
+			err := l.register(o, sent)
+			if err == nil {
 				return o, nil
 			}
-			// Closed meanwhile: nothing would renew or end the hold, so give the lock back.
+			// Closed meanwhile (nothing would renew or end the hold), or answered too late to vouch
+			// for the lease: give the lock back; in the second case, try again.
 			l.undo(ctx, id, false)
-			return nil, ErrClosed
+			if errors.Is(err, ErrClosed) || !wait {
+				return nil, err
+			}
+			continue
 		}
 		if !wait {
 			return nil, errors.New("held by another owner")
@@ -292,30 +299,43 @@ func (l *Lock) runAcquire(ctx context.Context, owner string, leaseMs int64, leve
 	return scripts.LockAcquire.Run(ctx, l.c.rdb, l.releaseKeys[:1], owner, leaseMs, level, mode).Int64()
 }
 
-// isRedisReply reports whether err is an error reply from the server (the script failed and changed
-// nothing), as opposed to a network or context error after which the outcome is unknown.
-func isRedisReply(err error) bool {
+// noEffect reports whether err proves that the command changed nothing: a WRONGTYPE reply, by which
+// the scripts refuse a key before any write. Any other error leaves the outcome unknown: besides
+// network and context errors, go-redis returns the error reply of a re-send (READONLY, LOADING,
+// TRYAGAIN, ...) when the first run, whose reply was lost, may have been applied.
+func noEffect(err error) bool {
 	var re redis.Error
-	return errors.As(err, &re) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	return errors.As(err, &re) && strings.Contains(err.Error(), "WRONGTYPE")
 }
 
 // undo releases whatever owner id may hold (a lock applied by a request whose reply was lost, a lock
-// handed over, a claim, a lease re-armed after a loss), on a detached context. If the acquisition's
-// request may still be travelling (inFlight), finding nothing proves nothing: the undo is repeated
-// after 250ms, 1s and 4s, in the background, unless it frees something first.
+// handed over, a claim, a lease re-armed after a loss), on a detached context. If a request of the
+// owner may still be travelling (inFlight: its outcome is unknown, or go-redis may still re-send
+// it), what the undo finds proves nothing about what lands later: the undo is repeated in the
+// background (see undoLater).
 func (l *Lock) undo(ctx context.Context, id string, inFlight bool) {
 	ctx, cancel := detached(ctx)
-	res, err := l.runUndo(ctx, id)
+	_, err := l.runUndo(ctx, id)
 	cancel()
 	if err != nil {
 		l.c.cfg.logger.Warn("redisson: could not undo an acquisition with an unknown outcome; it expires with its lease",
 			"lock", l.name, "err", err)
 	}
-	if !inFlight || (err == nil && res != releaseNotHeld) {
-		return
+	if inFlight {
+		l.undoLater(id, false)
+	}
+}
+
+// undoLater runs the undo of owner id in the background after 250ms, 1s and 4s (all three: freeing
+// one copy of a request proves nothing about a re-sent copy still travelling), and first at once if
+// now is set. A request delayed longer than that leaves the lock held until its lease ends.
+func (l *Lock) undoLater(id string, now bool) {
+	pauses := undoRechecks
+	if now {
+		pauses = append([]time.Duration{0}, pauses...)
 	}
 	l.c.background(func(stop <-chan struct{}) {
-		for _, d := range undoRechecks {
+		for _, d := range pauses {
 			t := time.NewTimer(d)
 			select {
 			case <-stop:
@@ -324,17 +344,13 @@ func (l *Lock) undo(ctx context.Context, id string, inFlight bool) {
 			case <-t.C:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-			res, err := l.runUndo(ctx, id)
+			_, _ = l.runUndo(ctx, id)
 			cancel()
-			if err == nil && res != releaseNotHeld {
-				return
-			}
 		}
 	})
 }
 
-// undoRechecks are the pauses between the repeats of an undo whose acquisition may still be
-// travelling: a request delayed longer than their sum leaves the lock held until its lease ends.
+// undoRechecks are the pauses before each repeat of an undo (see undoLater).
 var undoRechecks = []time.Duration{250 * time.Millisecond, 750 * time.Millisecond, 3 * time.Second}
 
 // Results of the release script (see lock_release.lua).
@@ -397,17 +413,24 @@ func (l *Lock) nextHeir() (*gate.Waiter, *heir) {
 // waiting goroutine w, with the turn. If w gave up meanwhile, it releases the lock and frees the turn.
 //
 // The owner is registered with the scheduler only once it has the turn, so that nothing (a loss, a
-// fixed lease ending at once) can end it, and give up the turn, before it has it.
+// fixed lease ending at once) can end it, and give up the turn, before it has it; and the waiter
+// uses it only once it is registered, so that no unlock can come before the registration.
+//
+// A transfer whose answer came too late to vouch for the heir's lease (a re-send long after the
+// first run) is undone instead, and the heir contends as any waiter.
 func (l *Lock) handOver(w *gate.Waiter, want *heir, sent time.Time) {
 	o := l.makeOwner(want.ctx, want.owner, want.lease)
-	if l.c.closed() || !l.c.gates.HandTo(l.key, w, o) {
+	o.ready = make(chan struct{}) // the waiter uses the owner only once it is registered
+	defer close(o.ready)
+	late := !time.Now().Before(l.c.sched.Lapse(&o.entry, sent))
+	if late || l.c.closed() || !l.c.gates.HandTo(l.key, w, o) {
 		l.undo(want.ctx, want.owner, false)
 		l.c.gates.Leave(l.key)
 		return
 	}
-	if !l.c.sched.Add(&o.entry, sent) {
-		// Closed since: the waiter finds its owner ended (see acquire).
-		o.lost(ErrClosed)
+	if err := l.register(o, sent); err != nil {
+		// Closed (or too late) since: the waiter finds its owner ended (see acquire).
+		o.lost(err)
 		l.undo(want.ctx, want.owner, false)
 		return
 	}

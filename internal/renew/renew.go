@@ -214,7 +214,10 @@ func (s *Scheduler) poke() {
 	}
 }
 
-// lapse is when e, acquired or renewed by a request sent at sent, must be considered lost.
+// Lapse is when e, acquired or renewed by a request sent at sent, must be considered lost: the
+// lease less the margin. It does not block.
+func (s *Scheduler) Lapse(e *Entry, sent time.Time) time.Time { return s.lapse(e, sent) }
+
 func (s *Scheduler) lapse(e *Entry, sent time.Time) time.Time {
 	return sent.Add(e.Lease - time.Duration(float64(e.Lease)*s.margin))
 }
