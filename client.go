@@ -17,6 +17,7 @@ import (
 	"github.com/goredisson/redisson/internal/pubsub"
 	"github.com/goredisson/redisson/internal/renew"
 	"github.com/goredisson/redisson/internal/scripts"
+	"github.com/goredisson/redisson/internal/wait"
 )
 
 // cleanupTimeout bounds the best-effort release that undoes an acquisition whose outcome is unknown,
@@ -38,13 +39,15 @@ type Client struct {
 	// historyArg is how long (ms) a lock's release history keeps a final release: as long as go-redis
 	// may re-send it (see resendWindow).
 	historyArg any
+	waiterArg  any // the waiter timeout in ms, boxed once
 
 	id  string        // random, unguessable: prefix of every owner and request id
 	seq atomic.Uint64 // suffix of every owner and request id
 
-	sched *renew.Scheduler
-	hub   *pubsub.Hub
-	gates *gate.Gates
+	sched  *renew.Scheduler
+	hub    *pubsub.Hub
+	gates  *lockGates
+	engine *wait.Engine
 
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
@@ -90,7 +93,8 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		reserveArg: (2*cfg.repoll + time.Second).Milliseconds(),
 		historyArg: resendWindow(rdb).Milliseconds(),
 		id:         hex.EncodeToString(idb[:]),
-		gates:      gate.New(),
+		waiterArg:  cfg.waiterTimeout.Milliseconds(),
+		gates:      gate.New[*heir, *owner](),
 		done:       make(chan struct{}),
 	}
 	_, c.cluster = rdb.(*redis.ClusterClient)
@@ -100,7 +104,8 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	}
 	c.hub = pubsub.New(rdb, cfg.logger)
 	// Idle wake-ups at half the renewal period: registering a watchdog lock never wakes the goroutine.
-	c.sched = renew.New(c.renewBatch, cfg.watchdog/6, cfg.margin)
+	c.sched = renew.New(c.renewBatch, min(cfg.watchdog, cfg.waiterTimeout)/6, cfg.margin)
+	c.engine = &wait.Engine{Hub: c.hub, Sched: c.sched, Repoll: cfg.repoll, Closed: c.done}
 	return c, nil
 }
 
@@ -212,19 +217,7 @@ func (c *Client) background(f func(stop <-chan struct{})) {
 // Lock returns the reentrant lock called name (Redisson's RLock). It does no I/O; the handle is cheap
 // and safe to share between goroutines, which exclude each other as with a sync.Mutex. A bad name is
 // reported by the first call on the handle (ErrInvalidArgument).
-func (c *Client) Lock(name string) *Lock {
-	if !c.valid() {
-		return &Lock{name: name, err: invalidf("nil client or Client not created by New")}
-	}
-	l := &Lock{c: c, name: name}
-	var aux func(string) string
-	l.key, aux, l.err = objectKeys(c.cfg.prefix, name)
-	if l.err == nil {
-		l.releaseKeys = []string{l.key, aux("ch"), aux("rel:" + c.id)}
-		l.ctxKey = markKey{c, l.key}
-	}
-	return l
-}
+func (c *Client) Lock(name string) *Lock { return &Lock{c.newMutex(name, kindPlain)} }
 
 // Stats is a snapshot of a Client's internal activity.
 type Stats struct {
@@ -277,7 +270,13 @@ func (c *Client) group(key string) int {
 	return 0
 }
 
-// renewBatch is the scheduler's Renewer: one lock_renew call for a batch of one slot.
+// Kinds of renewal entries (renew.Entry.Kind): each is renewed by its own script.
+const (
+	kindLock   = iota // a held lock: lock_renew.lua resets its lease
+	kindWaiter        // a queued waiter: wait_beat.lua moves its liveness deadline
+)
+
+// renewBatch is the scheduler's Renewer: one script call for a batch of one kind and slot.
 func (c *Client) renewBatch(ctx context.Context, batch []*renew.Entry) ([]bool, error) {
 	keys := make([]string, len(batch))
 	args := make([]any, 1, len(batch)+1)
@@ -286,9 +285,13 @@ func (c *Client) renewBatch(ctx context.Context, batch []*renew.Entry) ([]bool, 
 		keys[i] = e.Key
 		args = append(args, e.Owner)
 	}
-	res, err := scripts.LockRenew.Run(ctx, c.rdb, keys, args...).Int64Slice()
+	script, what := scripts.LockRenew, "locks"
+	if batch[0].Kind == kindWaiter {
+		script, what = scripts.WaitBeat, "waiters"
+	}
+	res, err := script.Run(ctx, c.rdb, keys, args...).Int64Slice()
 	if err != nil {
-		c.cfg.logger.Warn("redisson: renewal failed", "locks", len(batch), "err", err)
+		c.cfg.logger.Warn("redisson: renewal failed", what, len(batch), "err", err)
 		return nil, err
 	}
 	alive := make([]bool, len(res))

@@ -6,13 +6,22 @@ package redisson
 func LockKeyOf(c *Client, name string) string { return c.Lock(name).key }
 
 // HistoryKeyOf returns the release history key of lock name for Client c.
-func HistoryKeyOf(c *Client, name string) string { return c.Lock(name).releaseKeys[2] }
+func HistoryKeyOf(c *Client, name string) string { return c.Lock(name).releaseKeys[1] }
 
 // ChannelOf returns the wake-up channel of lock name for Client c.
-func ChannelOf(c *Client, name string) string { return c.Lock(name).releaseKeys[1] }
+func ChannelOf(c *Client, name string) string { return c.Lock(name).wakeChannel }
 
 // OwnerOf returns the owner id of a hold, as stored in Redis.
 func OwnerOf(h *Hold) string { return h.o.id }
 
-// DecodeLockValue is decodeLockValue.
-var DecodeLockValue = decodeLockValue
+// DecodeLockValue decodes a lock string: its owner and level count, ok false if it is none.
+func DecodeLockValue(s string) (owner string, levels int, ok bool) {
+	v, ok := decodeLockValue(s)
+	return v.owner, v.levels, ok
+}
+
+// DecodeLockKind returns the kind marker ("", "f", "t") and token of a lock string.
+func DecodeLockKind(s string) (kind string, token int64, ok bool) {
+	v, ok := decodeLockValue(s)
+	return v.kind, v.token, ok
+}

@@ -30,8 +30,16 @@ import (
 	"github.com/goredisson/redisson/redistest"
 )
 
-// faultChannel is the wake-up channel of the lock called name (no key prefix).
-func faultChannel(name string) string { return "{" + name + "}:ch" }
+// faultChannels returns how many Clients are subscribed to their wake-up channel of the lock called
+// name (no key prefix): each Client has its own, "{<name>}:w:<client id>".
+func faultChannels(tb testing.TB, admin *redis.Client, name string) int {
+	tb.Helper()
+	chans, err := admin.PubSubChannels(tb.Context(), "{"+name+"}:w:*").Result()
+	if err != nil {
+		tb.Fatalf("PUBSUB CHANNELS: %v", err)
+	}
+	return len(chans)
+}
 
 // faultKey is the key of the lock called name (no key prefix).
 func faultKey(name string) string { return "{" + name + "}" }
@@ -305,15 +313,8 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 	})
 
 	// Both Clients have a waiter subscribed (the head of each local queue waits in Redis).
-	channel := faultChannel(name)
-	numSub := func() int64 {
-		n, err := admin.PubSubNumSub(ctx, channel).Result()
-		if err != nil {
-			t.Fatalf("PUBSUB NUMSUB: %v", err)
-		}
-		return n[channel]
-	}
-	eventually(t, 5*time.Second, "both clients to subscribe to "+channel, func() bool { return numSub() == 2 })
+	numSub := func() int { return faultChannels(t, admin, name) }
+	eventually(t, 5*time.Second, "both clients to subscribe to their wake-up channels", func() bool { return numSub() == 2 })
 
 	if refuseSubscribe {
 		if err := admin.Do(ctx, "ACL", "SETUSER", "default", "-subscribe").Err(); err != nil {
@@ -329,7 +330,7 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 	}
 	if refuseSubscribe {
 		if n := numSub(); n != 0 {
-			t.Fatalf("PUBSUB NUMSUB %s = %d after the kill with SUBSCRIBE refused, want 0", channel, n)
+			t.Fatalf("%d wake-up channels subscribed after the kill with SUBSCRIBE refused, want 0", n)
 		}
 	}
 
@@ -377,7 +378,7 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 	if refuseSubscribe {
 		// Control: the hubs really were without a subscription through all the handoffs.
 		if n := numSub(); n != 0 {
-			t.Errorf("PUBSUB NUMSUB %s = %d at the end, want 0: a hub resubscribed, wake-ups were not all lost", channel, n)
+			t.Errorf("%d wake-up channels subscribed at the end, want 0: a hub resubscribed, wake-ups were not all lost", n)
 		}
 		for i, c := range clients {
 			if r := c.Stats().Reconnects; r != 0 {
@@ -952,10 +953,8 @@ func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 			_ = r.h.Unlock(context.Background())
 		}
 	})
-	channel := faultChannel(name)
-	eventually(t, 5*time.Second, "the waiter to subscribe to "+channel, func() bool {
-		n, err := admin.PubSubNumSub(ctx, channel).Result()
-		return err == nil && n[channel] == 1
+	eventually(t, 5*time.Second, "the waiter to subscribe to its wake-up channel", func() bool {
+		return faultChannels(t, admin, name) == 1
 	})
 	// See the holder's watchdog renew (the TTL goes up, to at most its lease): it is alive and holding.
 	prev := time.Duration(-1)

@@ -33,7 +33,8 @@ type Hold struct {
 // shared by the Holds of all its levels. Redis stores the owner id and its live level ids; the client
 // counts the levels alive or being taken, so that the unlock that leaves none is the final release.
 type owner struct {
-	l       *Lock
+	m       *mutex
+	token   int64 // FencedLock: the fencing token of the acquisition
 	id      string
 	leaseMs int64 // set on re-entry and partial release: the watchdog lease, or 0 (fixed: keep the TTL)
 	ctx     context.Context
@@ -112,7 +113,7 @@ func (h *Hold) Name() string {
 	if h == nil || h.o == nil {
 		return ""
 	}
-	return h.o.l.name
+	return h.o.m.name
 }
 
 // HoldCount returns how many levels the owner holds according to Redis: the levels taken and not
@@ -122,14 +123,14 @@ func (h *Hold) HoldCount(ctx context.Context) (int, error) {
 	if err := h.check(ctx); err != nil {
 		return 0, opErr("hold count", h.Name(), err)
 	}
-	if h.o.l.c.closed() {
+	if h.o.m.c.closed() {
 		return 0, opErr("hold count", h.Name(), ErrClosed)
 	}
-	holder, n, err := h.o.l.read(ctx)
-	if err != nil || holder != h.o.id {
+	v, err := h.o.m.read(ctx)
+	if err != nil || v.owner != h.o.id {
 		return 0, err
 	}
-	return n, nil
+	return v.levels, nil
 }
 
 func (h *Hold) check(ctx context.Context) error {
@@ -157,7 +158,7 @@ func ContextWithHold(ctx context.Context, h *Hold) context.Context {
 	if h == nil || h.o == nil || ctx == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, h.o.l.ctxKey, h.o)
+	return context.WithValue(ctx, h.o.m.ctxKey, h.o)
 }
 
 // canceledContext is what an invalid Hold returns as its context.
@@ -175,7 +176,7 @@ var errTooLate = errors.New("the acquisition's reply came too late to vouch for 
 // it, so no unlock can come before the registration. It returns ErrClosed after Close, or errTooLate
 // if the lease counted from sent may already be about to lapse (a reply delayed that long must not
 // be reported as a held lock); either way the caller must undo the acquisition.
-func (l *Lock) register(o *owner, sent time.Time) error {
+func (l *mutex) register(o *owner, sent time.Time) error {
 	if !time.Now().Before(l.c.sched.Lapse(&o.entry, sent)) {
 		return errTooLate
 	}
@@ -185,12 +186,12 @@ func (l *Lock) register(o *owner, sent time.Time) error {
 	return nil
 }
 
-// makeOwner builds an owner without registering it.
-func (l *Lock) makeOwner(parent context.Context, id string, lease time.Duration) *owner {
+// makeOwner builds an owner, with its fencing token, without registering it.
+func (l *mutex) makeOwner(parent context.Context, id string, lease time.Duration, token int64) *owner {
 	c := l.c
-	o := &owner{l: l, id: id, levels: 1, seq: 1}
+	o := &owner{m: l, id: id, levels: 1, seq: 1, token: token}
 	o.ctx, o.cancel = context.WithCancelCause(context.WithoutCancel(parent))
-	o.entry = renew.Entry{Key: l.key, Owner: id, Group: c.group(l.key), OnLost: o.lost}
+	o.entry = renew.Entry{Kind: kindLock, Key: l.key, Owner: id, Group: c.group(l.key), OnLost: o.lost}
 	if lease > 0 {
 		o.entry.Lease = lease
 	} else {
@@ -203,7 +204,7 @@ func (l *Lock) makeOwner(parent context.Context, id string, lease time.Duration)
 
 // reenter adds a level for the owner.
 func (o *owner) reenter(ctx context.Context) (*Hold, error) {
-	l := o.l
+	l := o.m
 	o.mu.Lock()
 	if o.ended || o.finalizing {
 		err := o.notHeldLocked()
@@ -216,7 +217,7 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 	level := strconv.FormatUint(o.seq, 36)
 	o.mu.Unlock()
 
-	n, err := l.runAcquire(ctx, o.id, o.leaseMs, level, modeReenter)
+	n, _, err := l.runAcquire(ctx, o.id, o.leaseMs, level, modeReenter, false)
 	if err != nil && !noEffect(err) {
 		// The outcome is unknown: remove the level if it was added (keeping the TTL). If that fails
 		// too, the level stays in Redis, and goes with the owner's final release, which frees the
@@ -271,7 +272,7 @@ func (o *owner) release(ctx context.Context, level string) error {
 	if o.ended {
 		err := o.notHeldLocked()
 		o.mu.Unlock()
-		return opErr("unlock", o.l.name, err)
+		return opErr("unlock", o.m.name, err)
 	}
 	o.levels--
 	o.inflight++
@@ -284,7 +285,7 @@ func (o *owner) release(ctx context.Context, level string) error {
 		return o.releaseFinal(ctx, level)
 	}
 
-	l := o.l
+	l := o.m
 	rctx, cancel := detached(ctx)
 	res, err := l.runRelease(rctx, o.id, level, false, "", o.leaseMs, "")
 	cancel()
@@ -333,7 +334,7 @@ func (o *owner) notHeldReason() error {
 // If the next goroutine of this process waiting for the lock wants it, the release may transfer the
 // lock to it in the same round trip.
 func (o *owner) releaseFinal(ctx context.Context, level string) error {
-	l := o.l
+	l := o.m
 	next, want := l.nextHeir()
 	heirID, expected := "", ""
 	leaseMs := o.leaseMs
@@ -376,7 +377,7 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 	if transferred {
 		l.handOver(next, want, sent)
 	} else {
-		l.c.gates.Leave(l.key)
+		l.leaveTurn()
 	}
 	return ret
 }
@@ -404,7 +405,7 @@ func (o *owner) lost(reason error) {
 		// The renewals failed, but the key may still be there, and a renewal still travelling may
 		// set a whole new lease when it lands: free the lock (in the background: this runs on the
 		// scheduler), so that nobody waits for a lease its holder was told it lost.
-		o.l.undoLater(o.id, true)
+		o.m.undoLater(o.id, true)
 	}
 }
 
@@ -419,11 +420,11 @@ func (o *owner) endLocked(reason error) func() {
 	o.ended, o.endErr = true, reason
 	leave := !o.finalizing
 	return func() {
-		l := o.l
+		l := o.m
 		l.c.sched.Remove(&o.entry)
 		// Give up the turn first: whoever sees the context end may lock again at once.
 		if leave {
-			l.c.gates.Leave(l.key)
+			l.leaveTurn()
 		}
 		if reason == nil {
 			o.cancel(context.Canceled)

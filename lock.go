@@ -3,14 +3,16 @@ package redisson
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson/internal/gate"
-	"github.com/goredisson/redisson/internal/pubsub"
+	"github.com/goredisson/redisson/internal/renew"
 	"github.com/goredisson/redisson/internal/scripts"
+	"github.com/goredisson/redisson/internal/wait"
 )
 
 // Lock is a reentrant distributed mutex, the equivalent of Redisson's RLock. Get one with
@@ -22,29 +24,65 @@ import (
 // ContextWithHold. The owner's levels are kept in Redis; the unlock of the last one releases the
 // lock.
 //
-// Within a process, goroutines waiting for the same lock through one Client queue first come first
-// served and only the head of the queue contends in Redis, so a goroutine that unlocks and at once
-// locks again goes behind those already waiting; when a watchdog holder unlocks while another
-// goroutine of its Client waits and no other process does, the release hands the lock to that
-// goroutine in the same round trip. Between processes the lock is not FIFO: on each release the head
-// waiter of every process races for it, and a waiter that has waited 10ms claims the lock so that the
-// next release hands it over (see the package documentation).
-type Lock struct {
+// Fairness: not FIFO, and no starvation. Within a process, goroutines waiting for the same lock
+// through one Client queue first come first served and only the head of that queue contends in
+// Redis; between processes, those heads queue in Redis, first come first served. A release hands
+// the lock to the head of the Redis queue (waking only that waiter), or, if no other process waits,
+// transfers it to the next goroutine of its own Client. A free lock is taken by whoever asks first
+// (one SET NX), so a newcomer may overtake queued waiters only in the moments the lock is free
+// without having been handed over (it expired, or a waiter the release was handed to had died). Use
+// FairLock for strict first come, first served.
+type Lock struct{ mutex }
+
+// mutex is what Lock, FairLock and FencedLock share: a reentrant lock string in Redis (see
+// internal/scripts/lock_value.lua) of one kind, its wait queue, and the client-side machinery.
+type mutex struct {
 	c           *Client
 	name        string
+	kind        string   // "" Lock, "f" FairLock, "t" FencedLock: the kind marker of the lock string
 	key         string   // lock key
-	releaseKeys []string // lock key, wake-up channel, this Client's release history (lock_release.lua)
+	acquireKeys []string // lock key, queue, queue deadlines, fencing counter (lock_acquire.lua)
+	releaseKeys []string // lock key, this Client's release history, queue, deadlines, fencing counter
+	wakePrefix  string   // waiters are woken on wakePrefix + client id
+	wakeChannel string   // this Client's
+	gateName    string   // this lock's local queue: kind and key
 	ctxKey      any      // key under which ContextWithHold marks a context, boxed once
 	err         error    // invalid name
 }
 
-// starvationThreshold is how long a waiter waits before it claims the lock (see contend).
-const starvationThreshold = 10 * time.Millisecond
+// Lock kinds: the marker each kind's lock string carries (see lock_value.lua).
+const (
+	kindPlain  = ""
+	kindFair   = "f"
+	kindFenced = "t"
+)
 
-// markKey is the context key of ContextWithHold: one per Client and lock key.
+// markKey is the context key of ContextWithHold: one per Client, kind and lock key.
 type markKey struct {
-	c   *Client
-	key string
+	c    *Client
+	kind string
+	key  string
+}
+
+// newMutex lays out a lock of kind called name (see keys.go).
+func (c *Client) newMutex(name, kind string) mutex {
+	if !c.valid() {
+		return mutex{name: name, kind: kind, err: invalidf("nil client or Client not created by New")}
+	}
+	m := mutex{c: c, name: name, kind: kind}
+	var aux func(string) string
+	m.key, aux, m.err = objectKeys(c.cfg.prefix, name)
+	if m.err != nil {
+		return m
+	}
+	q, qt, fence := aux("q"), aux("qt"), aux("fence")
+	m.acquireKeys = []string{m.key, q, qt, fence}
+	m.releaseKeys = []string{m.key, aux("rel:" + c.id), q, qt, fence}
+	m.wakePrefix = aux("w:")
+	m.wakeChannel = m.wakePrefix + c.id
+	m.gateName = kind + "|" + m.key
+	m.ctxKey = markKey{c, kind, m.key}
+	return m
 }
 
 // Name returns the name the lock was created with ("" for a nil handle).
@@ -63,9 +101,12 @@ func (l *Lock) Name() string {
 //
 // On success it returns the Hold of the new owner (see Hold). On failure nothing is held and the
 // error matches ErrNotObtained; it also matches ctx.Err() if ctx ended the wait, ErrClosed if the
-// Client was closed, ErrWrongType if the name holds another type of value, ErrInvalidArgument for bad
-// input.
+// Client was closed, ErrWrongType if the name holds another type of value (or another kind of lock),
+// ErrInvalidArgument for bad input.
 func (l *Lock) Lock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	if l == nil {
+		return nil, opErr("lock", "", ErrNotObtained, errNilHandle)
+	}
 	return l.acquire(ctx, opts, true)
 }
 
@@ -73,44 +114,83 @@ func (l *Lock) Lock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
 // otherwise behaves as Lock. It does not wait for goroutines of this process that are queued for the
 // same lock when no wait is given: the lock is then reported as not obtained.
 func (l *Lock) TryLock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	if l == nil {
+		return nil, opErr("try lock", "", ErrNotObtained, errNilHandle)
+	}
 	return l.acquire(ctx, opts, false)
 }
 
-func (l *Lock) check(ctx context.Context) error {
-	if l == nil || (l.c == nil && l.err == nil) {
-		return invalidf("lock handle not created by Client.Lock")
+// ForceUnlock deletes the lock whoever holds it; if waiters are queued, it hands the lock to the
+// first of them, as a release would. It reports whether there was a lock to delete. The holder learns
+// of it at its next renewal or operation (ErrLockLost). It blocks for one round trip; on error nothing
+// was deleted or the outcome is unknown. A go-redis re-send of it answers as the first run did,
+// without deleting a lock acquired since (the outcome is kept, under the request's own key, for the
+// re-send window).
+func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+	if l == nil {
+		return false, opErr("force unlock", "", errNilHandle)
 	}
-	if l.err != nil {
-		return l.err
+	return l.forceUnlock(ctx)
+}
+
+// IsLocked reports whether anyone holds the lock. It blocks for one round trip.
+func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
+	if l == nil {
+		return false, opErr("is locked", "", errNilHandle)
+	}
+	return l.isLocked(ctx)
+}
+
+// RemainingTTL returns how long the lock will live unless renewed: 0 if it is not held, -1 if it has
+// no expiry (never set by this package). It blocks for one round trip.
+func (l *Lock) RemainingTTL(ctx context.Context) (time.Duration, error) {
+	if l == nil {
+		return 0, opErr("remaining ttl", "", errNilHandle)
+	}
+	return l.remainingTTL(ctx)
+}
+
+var errNilHandle = invalidf("nil lock handle")
+
+func (m *mutex) check(ctx context.Context) error {
+	if m.c == nil && m.err == nil {
+		return invalidf("lock handle not created by a Client")
+	}
+	if m.err != nil {
+		return m.err
 	}
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
-	if l.c.closed() {
+	if m.c.closed() {
 		return ErrClosed
 	}
 	return nil
 }
 
-func (l *Lock) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*Hold, error) {
+// gated reports whether this kind queues the goroutines of one Client locally (all but FairLock,
+// whose every acquisition queues in Redis, so that the order is that of arrival at Redis).
+func (m *mutex) gated() bool { return m.kind != kindFair }
+
+func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*Hold, error) {
 	start := time.Now()
 	op := "lock"
 	if !wait {
 		op = "try lock"
 	}
-	if err := l.check(ctx); err != nil {
-		return nil, opErr(op, l.Name(), ErrNotObtained, err)
+	if err := m.check(ctx); err != nil {
+		return nil, opErr(op, m.name, ErrNotObtained, err)
 	}
 	var ac acquireConfig
 	for _, o := range opts {
 		if o == nil {
-			return nil, opErr(op, l.name, ErrNotObtained, invalidf("nil acquire option"))
+			return nil, opErr(op, m.name, ErrNotObtained, invalidf("nil acquire option"))
 		}
 		if err := o(&ac); err != nil {
-			return nil, opErr(op, l.name, ErrNotObtained, err)
+			return nil, opErr(op, m.name, ErrNotObtained, err)
 		}
 	}
-	if o, _ := ctx.Value(l.ctxKey).(*owner); o != nil {
+	if o, _ := ctx.Value(m.ctxKey).(*owner); o != nil {
 		return o.reenter(ctx)
 	}
 
@@ -128,175 +208,161 @@ func (l *Lock) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*H
 
 	// Take this process's turn for the lock: only the head of the local queue contends in Redis. A
 	// releasing holder may transfer the lock to the head waiter directly (see releaseFinal).
-	id := l.c.newID()
-	if wait {
-		want := &heir{ctx: ctx, owner: id, lease: ac.lease, start: start}
-		payload, err := l.c.gates.Enter(waitCtx, l.key, want)
-		if err != nil {
-			return nil, opErr(op, l.name, ErrNotObtained, l.waitEnded(ctx))
-		}
-		if o, ok := payload.(*owner); ok {
-			<-o.ready                            // registered (or ended) by handOver
-			if err := o.endedErr(); err != nil { // handed over as the Client closed
-				return nil, opErr(op, l.name, ErrNotObtained, err)
+	id := m.c.newID()
+	if m.gated() {
+		if wait {
+			want := &heir{ctx: ctx, owner: id, lease: ac.lease, start: start}
+			o, handed, err := m.c.gates.Enter(waitCtx, m.gateName, want)
+			if err != nil {
+				return nil, opErr(op, m.name, ErrNotObtained, m.waitEnded(ctx, err))
 			}
-			return &Hold{o: o, level: "1"}, nil
+			if handed {
+				<-o.ready                            // registered (or ended) by handOver
+				if err := o.endedErr(); err != nil { // handed over as the Client closed
+					return nil, opErr(op, m.name, ErrNotObtained, err)
+				}
+				return &Hold{o: o, level: "1"}, nil
+			}
+		} else if !m.c.gates.TryEnter(m.gateName) {
+			return nil, opErr(op, m.name, ErrNotObtained, errors.New("held or awaited by another owner in this process"))
 		}
-	} else if !l.c.gates.TryEnter(l.key) {
-		return nil, opErr(op, l.name, ErrNotObtained, errors.New("held or awaited by another owner in this process"))
 	}
-	o, err := l.contend(ctx, waitCtx, id, ac.lease, wait, start)
+	o, err := m.contend(ctx, waitCtx, id, ac.lease, wait)
 	if err != nil {
-		l.c.gates.Leave(l.key)
-		return nil, opErr(op, l.name, ErrNotObtained, err)
+		m.leaveTurn()
+		return nil, opErr(op, m.name, ErrNotObtained, err)
 	}
-	l.c.emit(Event{Kind: EventAcquired, Name: l.name, Wait: time.Since(start)})
+	m.c.emit(Event{Kind: EventAcquired, Name: m.name, Wait: time.Since(start)})
 	return &Hold{o: o, level: "1"}, nil
 }
 
-// contend runs the acquire script until it succeeds or the wait ends, sleeping between attempts until
-// a wake-up message, the holder's remaining TTL or the re-poll interval, whichever comes first.
-//
-// A waiter that has waited for starvationThreshold claims the lock (one claim at a time): the holder's
-// final release then hands the lock to it instead of freeing it, so that goroutines of other
-// processes that unlock and lock again cannot keep beating it. A claimer that gives up withdraws its
-// claim (or releases what it was handed).
-func (l *Lock) contend(ctx, waitCtx context.Context, id string, lease time.Duration, wait bool, start time.Time) (_ *owner, err error) {
-	c := l.c
-	leaseMs := l.leaseMs(lease)
-	var sub *pubsub.Waiter
-	var timer *time.Timer // created at the first wait: most acquisitions never wait
-	claimed := false
-	defer func() {
-		if sub != nil {
-			sub.Close()
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		if err != nil && claimed {
-			l.undo(ctx, id, false)
-		}
-	}()
-
-	for {
-		if c.closed() {
-			return nil, ErrClosed
-		}
-		mode := modeFresh
-		if wait && time.Since(start) >= starvationThreshold {
-			mode, claimed = modeClaim, true
-		}
+// contend acquires the lock for owner id: one attempt, or, if wait, attempts through the waiting
+// engine (internal/wait) until one succeeds or the wait ends. A waiting attempt that fails queues the
+// owner in the lock's wait queue in Redis; a release then hands the lock to it directly and wakes it,
+// and its next attempt confirms. If the wait ends otherwise, the owner leaves the queue and releases
+// what it may have been handed meanwhile.
+func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Duration, waiting bool) (*owner, error) {
+	c := m.c
+	leaseMs := m.leaseMs(lease)
+	mode := modeTry
+	if waiting {
+		mode = modeWait
+	}
+	var o *owner
+	queued := false
+	attempt := func(ctx context.Context) (wait.Outcome, error) {
 		sent := time.Now()
-		n, err := l.runAcquire(waitCtx, id, leaseMs, "1", mode)
+		n, token, err := m.runAcquire(ctx, id, leaseMs, "1", mode, m.kind == kindPlain && !queued)
 		if err != nil {
 			if !noEffect(err) {
-				l.undo(ctx, id, true) // the outcome is unknown
+				m.undo(ctx, id, true) // the outcome is unknown
 			}
-			if waitCtx.Err() != nil {
-				return nil, l.waitEnded(ctx)
-			}
-			return nil, redisErr(err)
+			return wait.Outcome{}, redisErr(err)
 		}
-		if n >= 1 {
-			o := l.makeOwner(ctx, id, lease)
-			err := l.register(o, sent)
-			if err == nil {
-				return o, nil
+		if n < 1 {
+			queued = queued || waiting
+			if !waiting {
+				return wait.Outcome{}, errors.New("held by another owner")
 			}
+			return wait.Outcome{Queued: true, Retry: time.Duration(-3-n) * time.Millisecond}, nil
+		}
+		cand := m.makeOwner(ctx, id, lease, token)
+		switch err := m.register(cand, sent); {
+		case err == nil:
+			o = cand
+			return wait.Outcome{Acquired: true}, nil
+		case errors.Is(err, ErrClosed) || !waiting:
 			// Closed meanwhile (nothing would renew or end the hold), or answered too late to vouch
-			// for the lease: give the lock back; in the second case, try again.
-			l.undo(ctx, id, false)
-			if errors.Is(err, ErrClosed) || !wait {
-				return nil, err
-			}
-			continue
-		}
-		if !wait {
-			return nil, errors.New("held by another owner")
-		}
-
-		// Sleep until a wake-up, the holder's TTL, or the re-poll interval.
-		pttl := -3 - n
-		sleep := c.cfg.repoll
-		if pttl >= 0 && time.Duration(pttl)*time.Millisecond < sleep {
-			sleep = time.Duration(pttl) * time.Millisecond
-		}
-		var wake <-chan struct{}
-		if sub == nil {
-			if sub, err = c.hub.Subscribe(waitCtx, l.releaseKeys[1]); err != nil {
-				return nil, ErrClosed
-			}
-			// Try again as soon as the subscription is confirmed: a release between the failed
-			// attempt and the confirmation would otherwise go unnoticed until the timer.
-			wake = sub.Ready()
-		} else {
-			wake = sub.C
-		}
-		if timer == nil {
-			timer = time.NewTimer(sleep)
-		} else {
-			timer.Reset(sleep)
-		}
-		select {
-		case <-wake:
-		case <-timer.C:
-		case <-waitCtx.Done():
-			return nil, l.waitEnded(ctx)
-		case <-c.done:
-			return nil, ErrClosed
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
+			// for the lease: give the lock back.
+			m.undo(ctx, id, false)
+			return wait.Outcome{}, err
+		default: // answered too late: give the lock back and try again
+			m.undo(ctx, id, false)
+			return wait.Outcome{Queued: queued, Retry: 0}, nil
 		}
 	}
+	if !waiting {
+		if _, err := attempt(waitCtx); err != nil {
+			return nil, err
+		}
+		return o, nil
+	}
+	w := &wait.Waiter{Channel: m.wakeChannel, ID: id, Beat: renew.Entry{
+		Kind: kindWaiter, Key: m.acquireKeys[2], Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
+	}}
+	err := c.engine.Wait(waitCtx, w, attempt)
+	if err == nil {
+		return o, nil
+	}
+	if queued {
+		m.undo(ctx, id, false) // leave the queue; release what may have been handed over meanwhile
+	}
+	if errors.Is(err, wait.ErrClosed) {
+		return nil, ErrClosed
+	}
+	if waitCtx.Err() != nil {
+		return nil, m.waitEnded(ctx, err)
+	}
+	return nil, err
 }
 
 // waitEnded explains why a wait ended: the caller's context, the WithWait bound, or Close.
-func (l *Lock) waitEnded(ctx context.Context) error {
+func (m *mutex) waitEnded(ctx context.Context, err error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if l.c.closed() {
+	if m.c.closed() {
 		return ErrClosed
 	}
-	return errors.New("wait bound passed while held by another owner")
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return errors.New("wait bound passed while held by another owner")
+	}
+	return err
 }
 
 // leaseMs is the script argument for an acquisition with lease (0: the watchdog's).
-func (l *Lock) leaseMs(lease time.Duration) int64 {
+func (m *mutex) leaseMs(lease time.Duration) int64 {
 	if lease > 0 {
 		return lease.Milliseconds()
 	}
-	return l.c.cfg.watchdog.Milliseconds()
+	return m.c.cfg.watchdog.Milliseconds()
 }
 
 // Modes of lock_acquire.lua.
 const (
-	modeFresh   = "f"
-	modeClaim   = "s"
+	modeTry     = "f"
+	modeWait    = "w"
 	modeReenter = "r"
 )
 
-// runAcquire makes one attempt to add level for owner (mode: see lock_acquire.lua). A fresh attempt
-// first sends a plain SET NX PX, which takes a free lock in one cheap command; when that finds the
+// runAcquire makes one attempt to add level for owner (mode: see lock_acquire.lua). With fast, it
+// first sends a plain SET NX PX, which takes a free Lock in one cheap command; when that finds the
 // key, the script decides (held by another, handed over, or a SET whose reply was lost and re-sent).
-// It returns the owner's level count (≥ 1: acquired) or the script's negative answer. On an error
-// other than a Redis reply the outcome is unknown: the caller must undo.
-func (l *Lock) runAcquire(ctx context.Context, owner string, leaseMs int64, level, mode string) (int64, error) {
-	if mode != modeReenter {
-		set, err := l.c.rdb.SetNX(ctx, l.key, encodeLockValue(owner, level), time.Duration(leaseMs)*time.Millisecond).Result()
+// It returns the owner's level count (≥ 1: acquired) or the script's negative answer, and the fencing
+// token (FencedLock). On an error other than WRONGTYPE the outcome is unknown: the caller must undo.
+func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, level, mode string, fast bool) (n, token int64, err error) {
+	if fast {
+		set, err := m.c.rdb.SetNX(ctx, m.key, encodeLockValue(owner, level), time.Duration(leaseMs)*time.Millisecond).Result()
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if set {
-			return 1, nil
+			return 1, 0, nil
 		}
 	}
-	return scripts.LockAcquire.Run(ctx, l.c.rdb, l.releaseKeys[:1], owner, leaseMs, level, mode).Int64()
+	cmd := scripts.LockAcquire.Run(ctx, m.c.rdb, m.acquireKeys, owner, leaseMs, level, mode, m.kind, m.c.waiterArg)
+	if m.kind != kindFenced {
+		n, err := cmd.Int64()
+		return n, 0, err
+	}
+	pair, err := cmd.Int64Slice()
+	if err == nil && len(pair) != 2 {
+		err = errors.New("redisson: unexpected reply to an acquisition")
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return pair[0], pair[1], nil
 }
 
 // noEffect reports whether err proves that the command changed nothing: a WRONGTYPE reply, by which
@@ -309,32 +375,32 @@ func noEffect(err error) bool {
 }
 
 // undo releases whatever owner id may hold (a lock applied by a request whose reply was lost, a lock
-// handed over, a claim, a lease re-armed after a loss), on a detached context. If a request of the
-// owner may still be travelling (inFlight: its outcome is unknown, or go-redis may still re-send
-// it), what the undo finds proves nothing about what lands later: the undo is repeated in the
-// background (see undoLater).
-func (l *Lock) undo(ctx context.Context, id string, inFlight bool) {
+// handed over, a lease re-armed after a loss) and takes it out of the wait queue, on a detached
+// context. If a request of the owner may still be travelling (inFlight: its outcome is unknown, or
+// go-redis may still re-send it), what the undo finds proves nothing about what lands later: the undo
+// is repeated in the background (see undoLater).
+func (m *mutex) undo(ctx context.Context, id string, inFlight bool) {
 	ctx, cancel := detached(ctx)
-	_, err := l.runUndo(ctx, id)
+	_, err := m.runUndo(ctx, id)
 	cancel()
 	if err != nil {
-		l.c.cfg.logger.Warn("redisson: could not undo an acquisition with an unknown outcome; it expires with its lease",
-			"lock", l.name, "err", err)
+		m.c.cfg.logger.Warn("redisson: could not undo an acquisition with an unknown outcome; it expires with its lease",
+			"lock", m.name, "err", err)
 	}
 	if inFlight {
-		l.undoLater(id, false)
+		m.undoLater(id, false)
 	}
 }
 
 // undoLater runs the undo of owner id in the background after 250ms, 1s and 4s (all three: freeing
 // one copy of a request proves nothing about a re-sent copy still travelling), and first at once if
 // now is set. A request delayed longer than that leaves the lock held until its lease ends.
-func (l *Lock) undoLater(id string, now bool) {
+func (m *mutex) undoLater(id string, now bool) {
 	pauses := undoRechecks
 	if now {
 		pauses = append([]time.Duration{0}, pauses...)
 	}
-	l.c.background(func(stop <-chan struct{}) {
+	m.c.background(func(stop <-chan struct{}) {
 		for _, d := range pauses {
 			t := time.NewTimer(d)
 			select {
@@ -344,7 +410,7 @@ func (l *Lock) undoLater(id string, now bool) {
 			case <-t.C:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-			_, _ = l.runUndo(ctx, id)
+			_, _ = m.runUndo(ctx, id)
 			cancel()
 		}
 	})
@@ -363,28 +429,29 @@ const (
 
 // runRelease runs the release script for level of owner (see lock_release.lua): final frees the lock
 // whatever levels are left; expected enables the fast path; heir, if not "", is transferred the lock
-// (with lease leaseArg) when the final release finds nobody else waiting.
-func (l *Lock) runRelease(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string) (int64, error) {
-	return l.release(ctx, owner, level, final, expected, leaseMs, heir, l.c.historyArg)
+// (with lease leaseMs) when the final release finds nobody queued.
+func (m *mutex) runRelease(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string) (int64, error) {
+	return m.release(ctx, owner, level, final, expected, leaseMs, heir, m.c.historyArg)
 }
 
-// runUndo releases whatever owner id holds, writing no release history: an undo may run while
-// another owner of this Client is releasing the lock, whose history entry it must not overwrite.
-func (l *Lock) runUndo(ctx context.Context, id string) (int64, error) {
-	return l.release(ctx, id, "1", true, "", l.c.cfg.watchdog.Milliseconds(), "", int64(0))
+// runUndo releases whatever owner id holds and takes it out of the wait queue, writing no release
+// history: an undo may run while another owner of this Client is releasing the lock, whose history
+// entry it must not overwrite.
+func (m *mutex) runUndo(ctx context.Context, id string) (int64, error) {
+	return m.release(ctx, id, "1", true, "", m.c.cfg.watchdog.Milliseconds(), "", int64(0))
 }
 
-func (l *Lock) release(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string, historyArg any) (int64, error) {
+func (m *mutex) release(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string, historyArg any) (int64, error) {
 	f := "0"
 	if final {
 		f = "1"
 	}
-	c := l.c
-	args := []any{owner, level, f, expected, leaseMs, historyArg, c.reserveArg, c.publish}
+	c := m.c
+	args := []any{owner, level, f, expected, leaseMs, historyArg, c.publish, m.wakePrefix, m.kind}
 	if heir != "" {
 		args = append(args, heir)
 	}
-	return scripts.LockRelease.Run(ctx, c.rdb, l.releaseKeys, args...).Int64()
+	return scripts.LockRelease.Run(ctx, c.rdb, m.releaseKeys, args...).Int64()
 }
 
 // heir is what a goroutine queued for the lock in this process wants; a releasing holder may transfer
@@ -396,21 +463,32 @@ type heir struct {
 	start time.Time
 }
 
-// nextHeir returns the goroutine of this process first in line for the lock, if any.
-func (l *Lock) nextHeir() (*gate.Waiter, *heir) {
-	w := l.c.gates.Head(l.key)
+// leaveTurn gives up this process's turn for the lock, if the kind has local turns.
+func (m *mutex) leaveTurn() {
+	if m.gated() {
+		m.c.gates.Leave(m.gateName)
+	}
+}
+
+// lockGates are the local queues of the locks of a Client.
+type lockGates = gate.Gates[*heir, *owner]
+
+// nextHeir returns the goroutine of this process first in line for the lock, if any. Only a Lock
+// transfers to it: a FairLock has no local queue, and a FencedLock's heir would need its new token.
+func (m *mutex) nextHeir() (*gate.Waiter[*heir, *owner], *heir) {
+	if m.kind != kindPlain {
+		return nil, nil
+	}
+	w := m.c.gates.Head(m.gateName)
 	if w == nil {
 		return nil, nil
 	}
-	want, _ := w.Data.(*heir)
-	if want == nil {
-		return nil, nil
-	}
-	return w, want
+	return w, w.Data
 }
 
 // handOver gives the lock, just transferred in Redis to want's owner by a request sent at sent, to the
-// waiting goroutine w, with the turn. If w gave up meanwhile, it releases the lock and frees the turn.
+// waiting goroutine w, with the turn. If w gave up meanwhile, it releases
+// the lock and frees the turn.
 //
 // The owner is registered with the scheduler only once it has the turn, so that nothing (a loss, a
 // fixed lease ending at once) can end it, and give up the turn, before it has it; and the waiter
@@ -418,122 +496,135 @@ func (l *Lock) nextHeir() (*gate.Waiter, *heir) {
 //
 // A transfer whose answer came too late to vouch for the heir's lease (a re-send long after the
 // first run) is undone instead, and the heir contends as any waiter.
-func (l *Lock) handOver(w *gate.Waiter, want *heir, sent time.Time) {
-	o := l.makeOwner(want.ctx, want.owner, want.lease)
+func (m *mutex) handOver(w *gate.Waiter[*heir, *owner], want *heir, sent time.Time) {
+	o := m.makeOwner(want.ctx, want.owner, want.lease, 0)
 	o.ready = make(chan struct{}) // the waiter uses the owner only once it is registered
 	defer close(o.ready)
-	late := !time.Now().Before(l.c.sched.Lapse(&o.entry, sent))
-	if late || l.c.closed() || !l.c.gates.HandTo(l.key, w, o) {
-		l.undo(want.ctx, want.owner, false)
-		l.c.gates.Leave(l.key)
+	late := !time.Now().Before(m.c.sched.Lapse(&o.entry, sent))
+	if late || m.c.closed() || !m.c.gates.HandTo(m.gateName, w, o) {
+		m.undo(want.ctx, want.owner, false)
+		m.leaveTurn()
 		return
 	}
-	if err := l.register(o, sent); err != nil {
+	if err := m.register(o, sent); err != nil {
 		// Closed (or too late) since: the waiter finds its owner ended (see acquire).
 		o.lost(err)
-		l.undo(want.ctx, want.owner, false)
+		m.undo(want.ctx, want.owner, false)
 		return
 	}
-	l.c.emit(Event{Kind: EventAcquired, Name: l.name, Wait: time.Since(want.start)})
+	m.c.emit(Event{Kind: EventAcquired, Name: m.name, Wait: time.Since(want.start)})
 }
 
-// ForceUnlock deletes the lock whoever holds it and wakes a waiter; it reports whether there was a
-// lock to delete. The holder learns of it at its next renewal or operation (ErrLockLost). It blocks
-// for one round trip; on error nothing was deleted or the outcome is unknown. A go-redis re-send of it
-// answers as the first run did, without deleting a lock acquired since (the outcome is kept, under
-// the request's own key, for the re-send window).
-func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
-	if err := l.check(ctx); err != nil {
-		return false, opErr("force unlock", l.Name(), err)
+func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
+	if err := m.check(ctx); err != nil {
+		return false, opErr("force unlock", m.name, err)
 	}
-	req := l.c.newID()
-	keys := []string{l.key, l.releaseKeys[1], l.key + ":fu:" + req}
-	n, err := scripts.LockForceUnlock.Run(ctx, l.c.rdb, keys, l.c.publish, req, l.c.historyArg).Int64()
+	req := m.c.newID()
+	k := m.releaseKeys
+	keys := []string{m.key, m.key + ":fu:" + req, k[2], k[3], k[4]}
+	n, err := scripts.LockForceUnlock.Run(ctx, m.c.rdb, keys, m.c.publish, req, m.c.historyArg, m.wakePrefix, m.kind).Int64()
 	if err != nil {
-		return false, opErr("force unlock", l.name, redisErr(err))
+		return false, opErr("force unlock", m.name, redisErr(err))
 	}
 	return n == 1, nil
 }
 
-// IsLocked reports whether anyone holds the lock. It blocks for one round trip.
-func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
-	if err := l.check(ctx); err != nil {
-		return false, opErr("is locked", l.Name(), err)
+func (m *mutex) isLocked(ctx context.Context) (bool, error) {
+	if err := m.check(ctx); err != nil {
+		return false, opErr("is locked", m.name, err)
 	}
-	owner, _, err := l.read(ctx)
-	return owner != "", err
+	v, err := m.read(ctx)
+	return v.owner != "", err
 }
 
-// RemainingTTL returns how long the lock will live unless renewed: 0 if it is not held, -1 if it has
-// no expiry (never set by this package). It blocks for one round trip.
-func (l *Lock) RemainingTTL(ctx context.Context) (time.Duration, error) {
-	if err := l.check(ctx); err != nil {
-		return 0, opErr("remaining ttl", l.Name(), err)
+func (m *mutex) remainingTTL(ctx context.Context) (time.Duration, error) {
+	if err := m.check(ctx); err != nil {
+		return 0, opErr("remaining ttl", m.name, err)
 	}
 	var get *redis.StringCmd
 	var pttl *redis.DurationCmd
-	_, err := l.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.Get(ctx, l.key)
-		pttl = p.PTTL(ctx, l.key)
+	_, err := m.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, m.key)
+		pttl = p.PTTL(ctx, m.key)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return 0, opErr("remaining ttl", l.name, redisErr(err))
+		return 0, opErr("remaining ttl", m.name, redisErr(err))
 	}
-	if owner, _, err := l.decode(get.Val(), get.Err(), "remaining ttl"); err != nil || owner == "" {
+	if v, err := m.decode(get.Val(), get.Err(), "remaining ttl"); err != nil || v.owner == "" {
 		return 0, err
 	}
 	return pttl.Val(), nil
 }
 
-// read returns the current holder of the lock ("" if none) and its level count.
-func (l *Lock) read(ctx context.Context) (owner string, levels int, err error) {
-	v, err := l.c.rdb.Get(ctx, l.key).Result()
-	return l.decode(v, err, "read")
+// read returns the lock's current value (zero if free).
+func (m *mutex) read(ctx context.Context) (lockValue, error) {
+	v, err := m.c.rdb.Get(ctx, m.key).Result()
+	return m.decode(v, err, "read")
 }
 
 // decode decodes the lock key's value as read with err; a missing key is a free lock, not an error.
-func (l *Lock) decode(v string, err error, op string) (owner string, levels int, _ error) {
+// A lock of another kind is refused like any foreign value.
+func (m *mutex) decode(s string, err error, op string) (lockValue, error) {
 	if errors.Is(err, redis.Nil) {
-		return "", 0, nil
+		return lockValue{}, nil
 	}
 	if err != nil {
-		return "", 0, opErr(op, l.name, redisErr(err))
+		return lockValue{}, opErr(op, m.name, redisErr(err))
 	}
-	owner, levels, ok := decodeLockValue(v)
-	if !ok {
-		return "", 0, opErr(op, l.name, ErrWrongType, errors.New("the key holds a string that is not a lock"))
+	v, ok := decodeLockValue(s)
+	if !ok || v.kind != m.kind {
+		return lockValue{}, opErr(op, m.name, ErrWrongType, errors.New("the key holds no lock of this kind"))
 	}
-	return owner, levels, nil
+	return v, nil
 }
 
-// encodeLockValue is the lock string of owner holding the one level id: the format is defined, and
-// decoded on the server, by internal/scripts/lock_value.lua.
+// lockValue is a decoded lock string.
+type lockValue struct {
+	owner  string
+	levels int
+	kind   string
+	token  int64
+}
+
+// encodeLockValue is the lock string of a Lock (kind "") held by owner with the one level id: the
+// format is defined, and decoded on the server, by internal/scripts/lock_value.lua.
 func encodeLockValue(owner, level string) string { return owner + "|" + level + "|" }
 
-// decodeLockValue is the one Go decoder of the lock string "<owner>|<levels>|<mark>" (see
-// internal/scripts/lock_value.lua): the owner and its number of levels, or ok false if v is not a
-// lock string.
-func decodeLockValue(v string) (owner string, levels int, ok bool) {
-	owner, rest, ok1 := strings.Cut(v, "|")
-	ids, mark, ok2 := strings.Cut(rest, "|")
-	if !ok1 || !ok2 || owner == "" || strings.ContainsAny(owner, ",@=;") || strings.Contains(mark, "|") {
-		return "", 0, false
+// decodeLockValue is the one Go decoder of the lock string "<owner>|<levels>|<mark>[|f|t<token>]"
+// (see internal/scripts/lock_value.lua); ok is false if s is not a lock string.
+func decodeLockValue(s string) (v lockValue, ok bool) {
+	owner, rest, ok1 := strings.Cut(s, "|")
+	ids, rest, ok2 := strings.Cut(rest, "|")
+	if !ok1 || !ok2 || owner == "" || strings.ContainsAny(owner, ",@=;") {
+		return lockValue{}, false
 	}
+	mark, kind, hasKind := strings.Cut(rest, "|")
 	if mark != "" && mark != "w" {
-		claimer, found := strings.CutSuffix(mark, "@")
-		if !found || claimer == "" || strings.ContainsAny(claimer, "|,@=;") {
-			return "", 0, false
+		return lockValue{}, false
+	}
+	v.owner = owner
+	switch {
+	case !hasKind:
+	case kind == kindFair:
+		v.kind = kindFair
+	case strings.HasPrefix(kind, kindFenced) && len(kind) > 1 && strings.Trim(kind[1:], "0123456789") == "":
+		token, err := strconv.ParseInt(kind[1:], 10, 64)
+		if err != nil {
+			return lockValue{}, false
 		}
+		v.kind, v.token = kindFenced, token
+	default:
+		return lockValue{}, false
 	}
 	if ids == "" {
-		return owner, 0, true
+		return v, true
 	}
 	for _, id := range strings.Split(ids, ",") {
 		if id == "" || strings.Trim(id, "0123456789abcdefghijklmnopqrstuvwxyz") != "" {
-			return "", 0, false
+			return lockValue{}, false
 		}
-		levels++
+		v.levels++
 	}
-	return owner, levels, true
+	return v, true
 }

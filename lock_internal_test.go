@@ -14,27 +14,49 @@ func TestDecoderAgreesWithLua(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := t.Context()
 	values := []string{
-		"A|1|", "A|1,2|", "A||", "A|1|w", "A|1|B@", "A|a,b,zz9|", "c0ffee:1a|1,2,3|w",
-		"hello", "", "|", "||", "|1|", "A|1", "A|1||", "A|1|x", "A|1|w|", "A|1|B@@", "A|1|@",
-		"A@|1|", "A;|1|", "A=|1|", "A,|1|", "A|1,,2|", "A|1,|", "A|,1|", "A|1|B;@", "A|1-2|", "A|Z|",
+		"A|1|", "A|1,2|", "A||", "A|1|w", "A|a,b,zz9|", "c0ffee:1a|1,2,3|w", "A|1||f", "A|1|w|f",
+		"A|1||t7", "A|1,2|w|t123456789012", "hello", "", "|", "||", "|1|", "A|1", "A|1||", "A|1|x",
+		"A|1|w|", "A|1|B@", "A|1|@", "A@|1|", "A;|1|", "A=|1|", "A,|1|", "A|1,,2|", "A|1,|", "A|,1|",
+		"A|1-2|", "A|Z|", "A|1||g", "A|1||t", "A|1||tx", "A|1||t1|", "A|1||f|", "A|1||F",
 	}
-	for _, v := range values {
-		owner, levels, ok := decodeLockValue(v)
-		if err := rdb.Set(ctx, "{d}", v, 0).Err(); err != nil {
+	keys := []string{"{d}", "{d}:q", "{d}:qt", "{d}:fence"}
+	for _, s := range values {
+		v, ok := decodeLockValue(s)
+		if err := rdb.Set(ctx, "{d}", s, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		// Re-entering as the owner Go decoded, with a new level, answers Lua's level count + 1; a
-		// value Lua refuses answers WRONGTYPE.
-		n, err := scripts.LockAcquire.Run(ctx, rdb, []string{"{d}"}, owner, 0, "new", "r").Int64()
+		// Re-entering as the owner Go decoded, as the kind Go decoded, with a new level, answers
+		// Lua's level count + 1 (and the token Go decoded); a value Lua refuses answers WRONGTYPE.
+		cmd := scripts.LockAcquire.Run(ctx, rdb, keys, v.owner, 0, "new", "r", v.kind, 5000)
+		var n, token int64
+		var err error
+		if v.kind == kindFenced {
+			var pair []int64
+			if pair, err = cmd.Int64Slice(); err == nil {
+				n, token = pair[0], pair[1]
+			}
+		} else {
+			n, err = cmd.Int64()
+		}
 		luaOK := err == nil || !strings.Contains(err.Error(), "WRONGTYPE")
 		if err != nil && luaOK {
-			t.Fatalf("%q: %v", v, err)
+			t.Fatalf("%q: %v", s, err)
 		}
 		switch {
 		case ok != luaOK:
-			t.Errorf("%q: Go decodes it: %v; Lua: %v", v, ok, luaOK)
-		case ok && n != int64(levels+1):
-			t.Errorf("%q: Go decodes owner %q with %d levels; Lua, re-entered by that owner, answers %d", v, owner, levels, n)
+			t.Errorf("%q: Go decodes it: %v; Lua: %v", s, ok, luaOK)
+		case ok && (n != int64(v.levels+1) || token != v.token):
+			t.Errorf("%q: Go decodes %+v; Lua, re-entered by that owner, answers %d levels, token %d", s, v, n, token)
+		}
+		// Every other kind refuses it.
+		for _, kind := range []string{kindPlain, kindFair, kindFenced} {
+			if !ok || kind == v.kind {
+				continue
+			}
+			err := scripts.LockAcquire.Run(ctx, rdb, keys, v.owner, 0, "new", "r", kind, 5000).Err()
+			if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+				t.Errorf("%q (kind %q) re-entered as kind %q: %v; want WRONGTYPE", s, v.kind, kind, err)
+			}
 		}
 	}
 }

@@ -684,9 +684,10 @@ func TestEvents(t *testing.T) {
 	}
 }
 
-// cancelBeforeRelease cancels a context just before the release script is sent.
+// cancelBeforeRelease cancels a context just before the release script is sent (recognised by its
+// second key, the release history).
 type cancelBeforeRelease struct {
-	channel string
+	history string
 	cancel  context.CancelFunc
 }
 
@@ -696,7 +697,7 @@ func (h cancelBeforeRelease) ProcessPipelineHook(next redis.ProcessPipelineHook)
 }
 func (h cancelBeforeRelease) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if len(cmd.Args()) > 5 && cmd.Args()[4] == h.channel {
+		if len(cmd.Args()) > 5 && cmd.Args()[4] == h.history {
 			h.cancel()
 		}
 		return next(ctx, cmd)
@@ -709,7 +710,7 @@ func TestUnlockNotCutShortByCancellation(t *testing.T) {
 	rdb := srv.Client(t)
 	parent, cancel := context.WithCancel(t.Context())
 	c := newClient(t, rdb)
-	rdb.AddHook(cancelBeforeRelease{redisson.ChannelOf(c, "racy"), cancel})
+	rdb.AddHook(cancelBeforeRelease{redisson.HistoryKeyOf(c, "racy"), cancel})
 	l := c.Lock("racy")
 	h := mustLock(t, l, parent)
 	if err := h.Unlock(parent); err != nil {

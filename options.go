@@ -12,6 +12,7 @@ const (
 	DefaultWatchdogTimeout = 30 * time.Second
 	DefaultRepollInterval  = 500 * time.Millisecond
 	DefaultLossMargin      = 0.1
+	DefaultWaiterTimeout   = 5 * time.Second
 )
 
 // Bounds of the durations accepted by the options: the minimum watchdog timeout keeps the renewal
@@ -27,20 +28,22 @@ const (
 type Option func(*config) error
 
 type config struct {
-	watchdog time.Duration
-	repoll   time.Duration
-	margin   float64
-	prefix   string
-	logger   *slog.Logger
-	hook     func(Event)
+	watchdog      time.Duration
+	repoll        time.Duration
+	waiterTimeout time.Duration
+	margin        float64
+	prefix        string
+	logger        *slog.Logger
+	hook          func(Event)
 }
 
 func defaultConfig() config {
 	return config{
-		watchdog: DefaultWatchdogTimeout,
-		repoll:   DefaultRepollInterval,
-		margin:   DefaultLossMargin,
-		logger:   slog.New(slog.DiscardHandler),
+		watchdog:      DefaultWatchdogTimeout,
+		repoll:        DefaultRepollInterval,
+		margin:        DefaultLossMargin,
+		waiterTimeout: DefaultWaiterTimeout,
+		logger:        slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -70,6 +73,23 @@ func WithRepollInterval(d time.Duration) Option {
 			return invalidf("repoll interval %v is outside (0, %v]", d, maxRepoll)
 		}
 		c.repoll = d
+		return nil
+	}
+}
+
+// WithWaiterTimeout sets how long a waiter queued in Redis stays queued without a heartbeat: the
+// Client keeps its waiters alive (every third of it), so a waiter is evicted after this long only
+// when its process died or lost Redis. A release handed to a waiter that died just before reserves
+// the lock for it until its deadline, so this also bounds how long a dead waiter stalls the lock. It
+// must be between 100ms and an hour.
+//
+// default: 5s
+func WithWaiterTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d < minWatchdogTimeout || d > maxRepoll {
+			return invalidf("waiter timeout %v is outside [%v, %v]", d, minWatchdogTimeout, maxRepoll)
+		}
+		c.waiterTimeout = d
 		return nil
 	}
 }

@@ -679,8 +679,9 @@ func TestRegressDefect5_ForceUnlockClaimedLock(t *testing.T) {
 	if err != nil || !ok {
 		t.Errorf("ForceUnlock of a lock claimed by a waiter = %v, %v; want true, nil", ok, err)
 	}
-	if o, n := regressHolder(t, admin, d, name); o != "" {
-		t.Errorf("after ForceUnlock the lock is held by %s (count %d), want free", o, n)
+	// The lock is free, or handed to the waiter queued for it: not held by G1 any more.
+	if o, n := regressHolder(t, admin, d, name); o == g1.Owner() {
+		t.Errorf("after ForceUnlock the lock is still held by %s (count %d)", o, n)
 	}
 	hookB.release()
 	if err == nil && ok {

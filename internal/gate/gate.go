@@ -1,12 +1,15 @@
-// Package gate queues the goroutines of one process that want the same distributed lock, so that at
-// most one of them contends in Redis at a time and the others wait their turn locally, first come
-// first served.
+// Package gate queues the goroutines of one process that want the same object, so that at most one of
+// them contends in Redis at a time and the others wait their turn locally, first come first served.
 //
-// This is what keeps the Redis lock free of starvation inside a process: a goroutine that releases
-// and at once asks again goes to the back of the local queue instead of racing the goroutines already
+// This is what keeps a Redis lock free of starvation inside a process: a goroutine that releases and
+// at once asks again goes to the back of the local queue instead of racing the goroutines already
 // waiting, and a release never wakes a herd. A turn can be handed to the head waiter together with a
 // payload (the lock itself, transferred in Redis by the release), so the waiter needs no round trip
-// of its own.
+// of its own. A primitive that lets several holders in (a read lock, a semaphore) gives its turn back
+// as soon as it has acquired, so that the next local waiter contends too.
+//
+// Names are the caller's: use one per kind of object and Redis key, so that objects of different
+// kinds never share a queue.
 package gate
 
 import (
@@ -14,25 +17,27 @@ import (
 	"sync"
 )
 
-// Gates holds one FIFO gate per name. The zero value is not usable; use New.
-type Gates struct {
+// Gates holds one FIFO gate per name. W is what a waiter wants (published to whoever hands the turn
+// over), P what is handed to it with the turn. The zero value is not usable; use New.
+type Gates[W, P any] struct {
 	mu sync.Mutex
 	// gates holds the names whose turn is taken, each with its FIFO of waiters.
-	gates map[string][]*Waiter
+	gates map[string][]*Waiter[W, P]
 }
 
 // Waiter is one goroutine queued for a turn.
-type Waiter struct {
-	Data    any // set by the waiter (what it wants), read by the one handing the turn over
+type Waiter[W, P any] struct {
+	Data    W // set by the waiter (what it wants), read by the one handing the turn over
 	turn    chan struct{}
-	payload any
+	payload P
+	handed  bool // the turn came with a payload
 }
 
 // New returns an empty set of gates.
-func New() *Gates { return &Gates{gates: map[string][]*Waiter{}} }
+func New[W, P any]() *Gates[W, P] { return &Gates[W, P]{gates: map[string][]*Waiter[W, P]{}} }
 
 // TryEnter takes the turn for name if nobody has it and nobody is queued. It never blocks.
-func (g *Gates) TryEnter(name string) bool {
+func (g *Gates[W, P]) TryEnter(name string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if _, busy := g.gates[name]; busy {
@@ -44,23 +49,24 @@ func (g *Gates) TryEnter(name string) bool {
 
 // Enter waits for the turn for name, first come first served; data is published to whoever hands
 // the turn over (see Head). It returns with the turn (which must be given up with Leave or HandTo
-// later) and the payload handed with it, if any; or ctx.Err() with nothing taken if ctx ends first.
-// A turn handed with a payload at the moment ctx ends is still taken: the payload must not be lost.
-func (g *Gates) Enter(ctx context.Context, name string, data any) (payload any, err error) {
+// later) and the payload handed with it, if any (handed reports whether there was one); or ctx.Err()
+// with nothing taken if ctx ends first. A turn handed with a payload at the moment ctx ends is still
+// taken: the payload must not be lost.
+func (g *Gates[W, P]) Enter(ctx context.Context, name string, data W) (payload P, handed bool, err error) {
 	g.mu.Lock()
 	q, busy := g.gates[name]
 	if !busy {
 		g.gates[name] = nil
 		g.mu.Unlock()
-		return nil, nil
+		return payload, false, nil
 	}
-	w := &Waiter{Data: data, turn: make(chan struct{})}
+	w := &Waiter[W, P]{Data: data, turn: make(chan struct{})}
 	g.gates[name] = append(q, w)
 	g.mu.Unlock()
 
 	select {
 	case <-w.turn:
-		return w.payload, nil
+		return w.payload, w.handed, nil
 	case <-ctx.Done():
 	}
 	g.mu.Lock()
@@ -69,20 +75,20 @@ func (g *Gates) Enter(ctx context.Context, name string, data any) (payload any, 
 		if o == w {
 			g.gates[name] = append(q[:i:i], q[i+1:]...)
 			g.mu.Unlock()
-			return nil, ctx.Err()
+			return payload, false, ctx.Err()
 		}
 	}
 	g.mu.Unlock()
 	// The turn was handed to us while ctx ended.
-	if w.payload != nil {
-		return w.payload, nil
+	if w.handed {
+		return w.payload, true, nil
 	}
 	g.Leave(name)
-	return nil, ctx.Err()
+	return payload, false, ctx.Err()
 }
 
 // Head returns the longest waiting goroutine for name, or nil. It never blocks.
-func (g *Gates) Head(name string) *Waiter {
+func (g *Gates[W, P]) Head(name string) *Waiter[W, P] {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if q := g.gates[name]; len(q) > 0 {
@@ -93,7 +99,7 @@ func (g *Gates) Head(name string) *Waiter {
 
 // HandTo gives the turn for name, with payload, to w if w is still the head of the queue, and
 // reports whether it did. If it did not (w gave up meanwhile), the caller keeps the turn.
-func (g *Gates) HandTo(name string, w *Waiter, payload any) bool {
+func (g *Gates[W, P]) HandTo(name string, w *Waiter[W, P], payload P) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	q := g.gates[name]
@@ -101,14 +107,14 @@ func (g *Gates) HandTo(name string, w *Waiter, payload any) bool {
 		return false
 	}
 	g.gates[name] = q[1:]
-	w.payload = payload
+	w.payload, w.handed = payload, true
 	close(w.turn)
 	return true
 }
 
 // Leave gives the turn for name to the longest waiting goroutine, or frees it. Each successful Enter
 // or TryEnter must be matched by exactly one Leave or successful HandTo.
-func (g *Gates) Leave(name string) {
+func (g *Gates[W, P]) Leave(name string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	q, busy := g.gates[name]
@@ -124,7 +130,7 @@ func (g *Gates) Leave(name string) {
 }
 
 // Len reports how many names have a turn taken.
-func (g *Gates) Len() int {
+func (g *Gates[W, P]) Len() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.gates)

@@ -8,8 +8,8 @@ import (
 )
 
 func TestFIFO(t *testing.T) {
-	g := New()
-	if _, err := g.Enter(t.Context(), "k", nil); err != nil {
+	g := New[string, string]()
+	if _, _, err := g.Enter(t.Context(), "k", ""); err != nil {
 		t.Fatal(err)
 	}
 	const n = 5
@@ -24,7 +24,7 @@ func TestFIFO(t *testing.T) {
 				}
 				close(queued)
 			}()
-			if _, err := g.Enter(t.Context(), "k", nil); err != nil {
+			if _, _, err := g.Enter(t.Context(), "k", ""); err != nil {
 				t.Error(err)
 			}
 			order <- i
@@ -44,7 +44,7 @@ func TestFIFO(t *testing.T) {
 }
 
 func TestTryEnter(t *testing.T) {
-	g := New()
+	g := New[string, string]()
 	if !g.TryEnter("a") {
 		t.Fatal("TryEnter on a free gate = false")
 	}
@@ -63,12 +63,12 @@ func TestTryEnter(t *testing.T) {
 }
 
 func TestEnterCancelled(t *testing.T) {
-	g := New()
+	g := New[string, string]()
 	g.TryEnter("k")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)
 	go func() {
-		_, err := g.Enter(ctx, "k", nil)
+		_, _, err := g.Enter(ctx, "k", "")
 		done <- err
 	}()
 	for g.queued("k") < 1 {
@@ -88,20 +88,20 @@ func TestEnterCancelled(t *testing.T) {
 }
 
 // queued reports how many goroutines wait for name (tests only).
-func (g *Gates) queued(name string) int {
+func (g *Gates[W, P]) queued(name string) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.gates[name])
 }
 
 func TestHandTo(t *testing.T) {
-	g := New()
+	g := New[string, string]()
 	g.TryEnter("k")
-	got := make(chan any)
+	got := make(chan string)
 	go func() {
-		p, err := g.Enter(t.Context(), "k", "wants")
-		if err != nil {
-			t.Error(err)
+		p, handed, err := g.Enter(t.Context(), "k", "wants")
+		if err != nil || !handed {
+			t.Error(err, handed)
 		}
 		got <- p
 	}()

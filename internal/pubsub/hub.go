@@ -2,10 +2,11 @@
 // single pub/sub connection, with one reference-counted subscription per channel.
 //
 // Messages are signals, not data: a waiter receives on a buffered channel of size one and, when woken,
-// re-runs its acquire script, so coalescing several signals into one is harmless. A message wakes one
-// waiter of its channel (waiters take turns); a (re)subscription confirmation for a channel that was
-// already subscribed means the connection was re-established, and wakes every waiter of that channel,
-// since messages may have been lost while it was down. Waiters must still bound every wait by a timer:
+// re-runs its acquire script, so coalescing several signals into one is harmless. A message decides
+// whom it wakes: one naming a waiter's id wakes that waiter only (nobody if it has left); "*" wakes
+// every waiter of the channel; any other wakes one (waiters take turns). A (re)subscription
+// confirmation for a channel that was already subscribed means the connection was re-established,
+// and wakes every waiter of that channel, since messages may have been lost while it was down. Waiters must still bound every wait by a timer:
 // the hub narrows the window in which a message can be missed, it cannot close it.
 //
 // A channel whose last waiter leaves stays subscribed for Linger, so a lock that is contended again
@@ -68,9 +69,16 @@ type channel struct {
 // try again. Close it when done waiting.
 type Waiter struct {
 	C   chan struct{}
+	id  string // messages naming it wake this waiter only ("": anonymous)
 	hub *Hub
 	ch  *channel
 }
+
+// Messages that wake anonymous waiters; any other message names the waiter it wakes.
+const (
+	WakeAll = "*" // every waiter of the channel
+	WakeOne = "0" // one waiter of the channel
+)
 
 // New returns a hub; it opens no connection until the first Subscribe.
 func New(rdb Subscriber, log *slog.Logger) *Hub {
@@ -79,11 +87,11 @@ func New(rdb Subscriber, log *slog.Logger) *Hub {
 }
 
 // Subscribe registers a waiter on the channel name, subscribing on the server if no waiter of this
-// hub is subscribed to it yet. It blocks only for the network write of SUBSCRIBE, bounded by ctx,
+// hub is subscribed to it yet. A message equal to id wakes this waiter only (id "": none does). It blocks only for the network write of SUBSCRIBE, bounded by ctx,
 // and only when the channel is new. It fails only after Close; a SUBSCRIBE that could not be sent is
 // retried by go-redis on reconnect and is logged, and the waiter stays registered (its timer-bounded
 // wait still works).
-func (h *Hub) Subscribe(ctx context.Context, name string) (*Waiter, error) {
+func (h *Hub) Subscribe(ctx context.Context, name, id string) (*Waiter, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -102,7 +110,7 @@ func (h *Hub) Subscribe(ctx context.Context, name string) (*Waiter, error) {
 		}
 	}
 	ch.idle = time.Time{}
-	w := &Waiter{C: make(chan struct{}, 1), hub: h, ch: ch}
+	w := &Waiter{C: make(chan struct{}, 1), id: id, hub: h, ch: ch}
 	ch.waiters = append(ch.waiters, w)
 	ps := h.ps
 	h.mu.Unlock()
@@ -199,7 +207,7 @@ func (h *Hub) handle(m any) {
 	switch m := m.(type) {
 	case *redis.Message:
 		if ch := h.channels[m.Channel]; ch != nil {
-			wakeOne(ch)
+			deliver(ch, m.Payload)
 		}
 	case *redis.Subscription:
 		if m.Kind != "subscribe" {
@@ -243,6 +251,27 @@ func (h *Hub) sweep(now time.Time) {
 		h.log.Debug("redisson: unsubscribe failed", "channels", len(names), "err", err)
 	}
 }
+
+// deliver wakes the waiters of ch that message names (see the package documentation).
+func deliver(ch *channel, message string) {
+	if message == WakeAll {
+		wakeAll(ch)
+		return
+	}
+	for _, w := range ch.waiters {
+		if w.id != "" && w.id == message {
+			signal(w)
+			return
+		}
+	}
+	if message != WakeOne && message != "" { // names a waiter that has left
+		return
+	}
+	wakeOne(ch)
+}
+
+// Wake signals the waiter as a message naming it would.
+func (w *Waiter) Wake() { signal(w) }
 
 // wakeOne signals the first waiter and moves it to the back, so successive messages take turns.
 func wakeOne(ch *channel) {

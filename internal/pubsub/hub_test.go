@@ -35,11 +35,11 @@ func TestMessageWakesOneWaiterAtATime(t *testing.T) {
 	h, rdb := newHub(t)
 	ctx := t.Context()
 
-	a, err := h.Subscribe(ctx, "ch")
+	a, err := h.Subscribe(ctx, "ch", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := h.Subscribe(ctx, "ch")
+	b, _ := h.Subscribe(ctx, "ch", "")
 	<-a.Ready()
 	if n := rdb.PubSubNumSub(ctx, "ch").Val()["ch"]; n != 1 {
 		t.Fatalf("NUMSUB = %d; want one shared subscription", n)
@@ -59,7 +59,7 @@ func TestReconnectWakesAllWaiters(t *testing.T) {
 	ctx := t.Context()
 	var ws []*pubsub.Waiter
 	for range 3 {
-		w, err := h.Subscribe(ctx, "lock")
+		w, err := h.Subscribe(ctx, "lock", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestReconnectWakesAllWaiters(t *testing.T) {
 func TestIdleChannelUnsubscribedAfterLinger(t *testing.T) {
 	h, rdb := newHub(t)
 	ctx := t.Context()
-	w, _ := h.Subscribe(ctx, "idle")
+	w, _ := h.Subscribe(ctx, "idle", "")
 	<-w.Ready()
 	w.Close()
 	deadline := time.Now().Add(3 * pubsub.Linger)
@@ -102,13 +102,13 @@ func TestClose(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	h := pubsub.New(rdb, slog.New(slog.DiscardHandler))
-	w, _ := h.Subscribe(t.Context(), "c")
+	w, _ := h.Subscribe(t.Context(), "c", "")
 	h.Close()
 	h.Close()
 	if !received(w, time.Second) {
 		t.Fatal("waiter not woken by Close")
 	}
-	if _, err := h.Subscribe(t.Context(), "c"); err == nil {
+	if _, err := h.Subscribe(t.Context(), "c", ""); err == nil {
 		t.Fatal("Subscribe after Close succeeded")
 	}
 	// A hub that never subscribed closes without a connection.
@@ -126,7 +126,7 @@ func TestSubscribeIOStallsNothingElse(t *testing.T) {
 	t.Cleanup(h.Close)
 	ctx := t.Context()
 
-	a, err := h.Subscribe(ctx, "a")
+	a, err := h.Subscribe(ctx, "a", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestSubscribeIOStallsNothingElse(t *testing.T) {
 	subDone := make(chan struct{})
 	go func() {
 		defer close(subDone)
-		if b, err := h.Subscribe(ctx, "b"); err == nil {
+		if b, err := h.Subscribe(ctx, "b", ""); err == nil {
 			b.Close()
 		}
 	}()
@@ -174,4 +174,42 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// A message naming a waiter wakes that waiter only; "*" wakes every waiter; a message naming a waiter
+// that has left wakes nobody.
+func TestMessagesAddressWaiters(t *testing.T) {
+	h, rdb := newHub(t)
+	ctx := t.Context()
+	a, _ := h.Subscribe(ctx, "ch", "client:a")
+	b, _ := h.Subscribe(ctx, "ch", "client:b")
+	c, _ := h.Subscribe(ctx, "ch", "")
+	<-a.Ready()
+	rdb.Publish(ctx, "ch", "client:b")
+	if !received(b, 5*time.Second) {
+		t.Fatal("the waiter named by the message was not woken")
+	}
+	// Messages arrive in order: once a has been woken by the second one, the first (naming a waiter
+	// that left) has been handled, and must have woken nobody, as the one for b woke b only.
+	rdb.Publish(ctx, "ch", "client:gone")
+	rdb.Publish(ctx, "ch", "client:a")
+	if !received(a, 5*time.Second) {
+		t.Fatal("the waiter named by the message was not woken")
+	}
+	for name, w := range map[string]*pubsub.Waiter{"b": b, "c": c} {
+		select {
+		case <-w.C:
+			t.Fatalf("waiter %s woken by a message that did not name it", name)
+		default:
+		}
+	}
+	rdb.Publish(ctx, "ch", pubsub.WakeAll)
+	for name, w := range map[string]*pubsub.Waiter{"a": a, "b": b, "c": c} {
+		if !received(w, 5*time.Second) {
+			t.Fatalf("waiter %s not woken by %q", name, pubsub.WakeAll)
+		}
+	}
+	a.Close()
+	b.Close()
+	c.Close()
 }

@@ -51,15 +51,17 @@ var ErrLeaseEnded = errors.New("fixed lease ended")
 // succeed before the lease may be about to lapse.
 var ErrLapsing = errors.New("could not renew before the lease may lapse")
 
-// Renewer renews one batch: all entries share a Group and there are at most BatchSize of them. It
+// Renewer renews one batch: all entries share a Kind and a Group and there are at most BatchSize of
+// them. It
 // returns one bool per entry (true: renewed, false: the owner no longer holds the key) or an error,
 // in which case the outcome of every entry is unknown. It must return when ctx ends.
 type Renewer func(ctx context.Context, batch []*Entry) ([]bool, error)
 
 // Entry is one hold known to the scheduler. The exported fields are set before Add and not changed after.
 type Entry struct {
-	Key      string        // Redis key of the lock
-	Owner    string        // owner id expected to hold Key
+	Kind     int           // what is renewed (a lock, a queued waiter, ...): batches never mix kinds
+	Key      string        // Redis key of the lock (or the waiter's queue)
+	Owner    string        // owner id expected to hold Key (or the waiter's id)
 	Group    int           // batches never mix groups (Cluster slot; 0 elsewhere)
 	Lease    time.Duration // lease set on every renewal, or the fixed lease
 	Watchdog bool          // renew periodically; false: fixed lease, only ends
@@ -166,6 +168,13 @@ func (s *Scheduler) deactivate(e *Entry) {
 	if e.index >= 0 {
 		heap.Remove(&s.entries, e.index)
 	}
+}
+
+// Active reports whether e is registered: added, and not yet removed, lost or ended.
+func (s *Scheduler) Active(e *Entry) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return e.active
 }
 
 // Len reports the number of active entries.
@@ -300,15 +309,17 @@ func (s *Scheduler) step(now time.Time) time.Duration {
 	return 0
 }
 
-// dispatch groups entries into batches and starts a renewal call for each.
+// dispatch groups entries into batches (one kind and group each) and starts a renewal call for each.
 func (s *Scheduler) dispatch(entries []*Entry) {
-	groups := map[int][]*Entry{}
-	var order []int
+	type group struct{ kind, group int }
+	groups := map[group][]*Entry{}
+	var order []group
 	for _, e := range entries {
-		if _, ok := groups[e.Group]; !ok {
-			order = append(order, e.Group)
+		g := group{e.Kind, e.Group}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
 		}
-		groups[e.Group] = append(groups[e.Group], e)
+		groups[g] = append(groups[g], e)
 	}
 	for _, g := range order {
 		for batch := groups[g]; len(batch) > 0; {

@@ -104,7 +104,7 @@ func TestGroupsAreNotMixed(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, e := range batch {
-				mixed = mixed || e.Group != batch[0].Group
+				mixed = mixed || e.Group != batch[0].Group || e.Kind != batch[0].Kind
 			}
 			return make([]bool, len(batch)), nil // all gone: one pass is enough
 		}, time.Minute, 0)
@@ -112,12 +112,13 @@ func TestGroupsAreNotMixed(t *testing.T) {
 		for i := range 10 {
 			e := watchdog(fmt.Sprint("k", i), 3*time.Second, func(error) {})
 			e.Group = i % 3
+			e.Kind = i % 2
 			s.Add(e, time.Now())
 		}
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		if mixed {
-			t.Fatal("a batch mixed groups")
+			t.Fatal("a batch mixed groups or kinds")
 		}
 		if s.Len() != 0 {
 			t.Fatalf("Len() = %d; want 0", s.Len())

@@ -1,58 +1,95 @@
--- lock_acquire.lua: acquire or re-enter a reentrant lock (the slow path: a fresh acquisition first
--- tries a plain SET NX PX, which takes a free lock in one command, and runs this script when that
--- fails). Formats: lock_value.lua.
+-- lock_acquire.lua: acquire or re-enter a Lock, FairLock or FencedLock. A fresh Lock acquisition
+-- first tries a plain SET NX PX, which takes a free lock in one command, and runs this script when
+-- that fails; the other kinds always run it. Formats: lock_value.lua, wait_queue.lua.
 --
 -- KEYS[1]  lock key
+-- KEYS[2]  wait queue: order (q)
+-- KEYS[3]  wait queue: deadlines (qt)
+-- KEYS[4]  fencing counter (FencedLock; any key of the lock's slot otherwise)
 -- ARGV[1]  owner id
 -- ARGV[2]  lease in milliseconds to set; 0 keeps the current TTL (re-entry of a fixed-lease hold)
 -- ARGV[3]  level id to add ("1" for a fresh acquisition)
--- ARGV[4]  mode: "f" fresh acquisition; "s" fresh, by a waiter that has waited long enough to claim
---          the lock; "r" re-entry (the owner holds the lock and wants one more level)
+-- ARGV[4]  mode: "f" one attempt, never queued; "w" an attempt of a waiting acquisition: if the lock
+--          is not to be had, queue the owner (keeping its place) and mark the lock "w"; "r" re-entry
+--          (the owner holds the lock and wants one more level)
+-- ARGV[5]  kind: "" Lock, "f" FairLock (a free lock goes only to the head of the queue, or to
+--          anyone if nobody waits), "t" FencedLock (a fresh holder gets the next fencing token)
+-- ARGV[6]  waiter timeout in milliseconds (mode "w"): the queued owner's liveness deadline
 --
 -- returns  n ≥ 1      acquired: the owner now holds n levels (fresh, handed over, or re-entered)
 --          -3 - pttl  not acquired (always ≤ -1): held by another owner whose remaining TTL is pttl
---                     ms (-1: no expiry); or a re-entry by an owner that holds nothing (pttl -2:
---                     free, so -1). One integer keeps the reply cheap to parse.
+--                     ms (-1: no expiry); or free but another waiter comes first (FairLock; pttl
+--                     -2); or a re-entry by an owner that holds nothing (pttl -2: -1)
+--          For a FencedLock, {that integer, the holder's token} (token 0 when not acquired).
 --
--- Safe to run twice: adding a level that is already there changes nothing, so a re-sent re-entry or
--- a re-sent fresh acquisition (including a fast-path SET NX that was applied but whose reply was
--- lost) answers as the first run did. A fresh owner found holding the lock was handed it by a
--- release, or its own SET NX was applied: it takes the lock as it is.
--- The first command is a type-checked read; a string in another format is refused with WRONGTYPE
--- before any write.
-local key = KEYS[1]
-local owner, leaseMs, level, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+-- Safe to run twice: adding a level that is already there changes nothing, and queueing keeps an
+-- existing place, so a re-sent re-entry, attempt or fresh acquisition (including a fast-path SET NX
+-- that was applied but whose reply was lost) answers as the first run did. An owner found holding
+-- the lock was handed it by a release (or its own SET NX was applied): it takes the lock as it is.
+-- The first command is a type-checked read; a string in another format, or a lock of another kind, is
+-- refused with WRONGTYPE before any write.
+local key, q, qt, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local owner, leaseMs, level, mode, kind, waiterMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+
+local function answer(n, token)
+  if kind == 't' then
+    return { n, tonumber(token or 0) }
+  end
+  return n
+end
 
 local cur = redis.call('GET', key)
 if not cur then
   if mode == 'r' then
-    return -1
+    return answer(-1)
   end
-  redis.call('SET', key, lock_encode(owner, level, ''), 'PX', leaseMs)
-  return 1
+  local mark = ''
+  if redis.call('EXISTS', q) == 1 then
+    if kind == 'f' then
+      -- A free fair lock goes to the first live waiter, if any.
+      local head = queue_head(q, qt)
+      if head and head ~= owner then
+        if mode == 'w' then
+          queue_join(q, qt, owner, waiterMs)
+        end
+        return answer(-1)
+      end
+    end
+    queue_leave(q, qt, owner) -- if it was queued
+    if redis.call('EXISTS', q) == 1 then
+      mark = 'w'
+    end
+  end
+  local token
+  if kind == 't' then
+    token = redis.call('INCR', fence)
+  end
+  redis.call('SET', key, lock_encode(owner, level, mark, kind, token), 'PX', leaseMs)
+  return answer(1, token)
 end
 
-local holder, levels, mark = lock_decode(cur)
-if not holder then
+local holder, levels, mark, vkind, token = lock_decode(cur)
+if not holder or vkind ~= kind then
   return wrong_type()
 end
 
 if holder ~= owner then
-  if mode == 's' and not lock_claimer(mark) then
-    redis.call('SET', key, lock_encode(holder, levels, owner .. '@'), 'KEEPTTL')
-  elseif mode ~= 'r' and mark == '' then
-    redis.call('SET', key, lock_encode(holder, levels, 'w'), 'KEEPTTL') -- the release must publish
+  if mode == 'w' then
+    queue_join(q, qt, owner, waiterMs)
+    if mark == '' then
+      redis.call('SET', key, lock_encode(holder, levels, 'w', kind, token), 'KEEPTTL')
+    end
   end
-  return -3 - redis.call('PTTL', key)
+  return answer(-3 - redis.call('PTTL', key))
 end
 
 if not levels_has(levels, level) then
   levels = levels_add(levels, level)
 end
-local v = lock_encode(owner, levels, mark)
+local v = lock_encode(owner, levels, mark, kind, token)
 if leaseMs > 0 then
   redis.call('SET', key, v, 'PX', leaseMs)
 elseif v ~= cur then
   redis.call('SET', key, v, 'KEEPTTL')
 end
-return levels_count(levels)
+return answer(levels_count(levels), token)

@@ -1,19 +1,25 @@
--- lock_force_unlock.lua: delete a lock whoever holds it and wake a waiter. Formats: lock_value.lua.
+-- lock_force_unlock.lua: delete a lock whoever holds it; if waiters are queued, hand it to the first
+-- live one as a release would. Formats: lock_value.lua, wait_queue.lua.
 --
 -- KEYS[1]  lock key
--- KEYS[2]  wake-up channel of the lock
--- KEYS[3]  a key of this request's own, where its outcome is recorded
+-- KEYS[2]  a key of this request's own, where its outcome is recorded
+-- KEYS[3]  wait queue: order (q)
+-- KEYS[4]  wait queue: deadlines (qt)
+-- KEYS[5]  fencing counter (FencedLock; any key of the lock's slot otherwise)
 -- ARGV[1]  publish command: PUBLISH or SPUBLISH
 -- ARGV[2]  request id (unique per call)
 -- ARGV[3]  how long, in milliseconds, the outcome is kept (the re-send window)
+-- ARGV[4]  wake channel prefix (see lock_release.lua)
+-- ARGV[5]  kind: "", "f" or "t" (see lock_acquire.lua)
 --
 -- returns  1 if a held lock was deleted, 0 if there was none
 --
 -- Safe to run twice: the outcome is recorded under the request, and a repeat answers it without
 -- deleting again (so it cannot delete the lock of whoever acquired it since).
--- A key of another type, or a string in another format, is refused with WRONGTYPE and left untouched.
-local key, channel, record = KEYS[1], KEYS[2], KEYS[3]
-local publish, req, historyMs = ARGV[1], ARGV[2], ARGV[3]
+-- A key of another type, a string in another format, or a lock of another kind is refused with
+-- WRONGTYPE and left untouched.
+local key, record, q, qt, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local publish, req, historyMs, wakePrefix, kind = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 
 local done = history_outcome(record, req)
 if done then
@@ -24,10 +30,11 @@ if not cur then
   history_push(record, req, 'n', historyMs)
   return 0
 end
-if not lock_decode(cur) then
+local holder, _, _, vkind = lock_decode(cur)
+if not holder or vkind ~= kind then
   return wrong_type()
 end
 redis.call('DEL', key)
-redis.call(publish, channel, '0')
+lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix)
 history_push(record, req, 'f', historyMs)
 return 1

@@ -1,16 +1,19 @@
--- lock_value.lua: the one Lua encoder and decoder of a lock's stored formats. It is prepended to every
--- script that reads or writes them (see scripts.go); the Go side has its own single decoder.
+-- lock_value.lua: the one Lua encoder and decoder of a lock's stored formats. It is prepended, after
+-- wait_queue.lua, to every script that reads or writes them (see scripts.go); the Go side has its own
+-- single decoder.
 --
--- The lock key, absent when free, holds the string "<owner>|<levels>|<mark>":
---   owner   the holder's owner id: client id + sequence, never reused; never contains | , @ = ;
+-- The lock key, absent when free, holds "<owner>|<levels>|<mark>" for a Lock, the same followed by
+-- "|f" for a FairLock and by "|t<token>" for a FencedLock; a script given one kind refuses the others
+-- with WRONGTYPE, so a name used as two kinds is an error, not two locks:
+--   owner   the holder's owner id: "<client id>:<sequence>", never reused; never contains | , @ = ;
 --   levels  the owner's hold levels, comma-separated level ids ([0-9a-z]+, unique per owner): one
 --           per successful acquisition or re-entry not yet unlocked. Storing ids rather than a count
 --           makes adding and removing a level idempotent, so a re-sent command cannot count twice.
 --           It may be empty for a moment (a re-entry in flight while the other levels were unlocked).
---   mark    ""            nobody failed to take the lock during this hold
---           "w"           someone did: the final release publishes a wake-up
---           "<claimer>@"  a waiter that has waited too long claimed the lock: the final release hands
---                         it to that owner instead of freeing it
+--   mark    ""  nobody is queued for the lock
+--           "w" the wait queue (wait_queue.lua) may hold waiters: the final release hands the lock
+--               to its head
+--   token   FencedLock: the fencing token of this holder's acquisition (see lock_acquire.lua)
 --
 -- A release history key belongs to one client of the lock: it holds "<owner>=<outcome>", the last
 -- final release by an owner of that client, with the re-send window as TTL. A client releases one
@@ -18,34 +21,40 @@
 -- release has answered), so its key is overwritten only after the release it records was answered: a
 -- re-sent release always finds its own entry, however many releases of other clients came in
 -- between. Outcomes:
---   r  freed the lock, or handed it to a claimer
+--   r  freed the lock, or handed it to the head of the wait queue
 --   t  transferred the lock to the waiter the releasing client named
 -- A force unlock records "<request id>=<f or n>" (n: nothing to delete) in a key of its own.
 
-local lock_pattern = '^([^|,@=;]+)|([0-9a-z,]*)|([^|]*)$'
-
--- lock_decode returns owner, levels, mark; or nil if v is not a lock string.
+-- lock_decode returns owner, levels, mark, kind ("", "f" or "t") and token (FencedLock), or nil if v
+-- is not a lock string.
 local function lock_decode(v)
-  local owner, levels, mark = string.match(v, lock_pattern)
+  local owner, levels, mark, rest = string.match(v, '^([^|,@=;]+)|([0-9a-z,]*)|(w?)(.*)$')
   if not owner then
-    return nil
-  end
-  if mark ~= '' and mark ~= 'w' and not string.match(mark, '^[^|,@=;]+@$') then
     return nil
   end
   if levels ~= '' and (string.find(',' .. levels .. ',', ',,', 1, true)) then
     return nil -- an empty level id
   end
-  return owner, levels, mark
+  if rest == '' then
+    return owner, levels, mark, '', nil
+  elseif rest == '|f' then
+    return owner, levels, mark, 'f', nil
+  end
+  local token = string.match(rest, '^|t(%d+)$')
+  if not token then
+    return nil
+  end
+  return owner, levels, mark, 't', token
 end
 
-local function lock_encode(owner, levels, mark)
-  return owner .. '|' .. levels .. '|' .. mark
-end
-
--- lock_claimer returns the owner id that claimed the lock, or nil.
-local function lock_claimer(mark)
-  return string.match(mark, '^(.+)@$')
+local function lock_encode(owner, levels, mark, kind, token)
+  local v = owner .. '|' .. levels .. '|' .. mark
+  if kind == 'f' then
+    return v .. '|f'
+  elseif kind == 't' then
+    return v .. '|t' .. token
+  end
+  return v
 end
 
 local function levels_count(levels)
@@ -94,4 +103,27 @@ end
 -- history_push records outcome for id in the history key, kept for historyMs.
 local function history_push(history, id, outcome, historyMs)
   redis.call('SET', history, id .. '=' .. outcome, 'PX', historyMs)
+end
+
+-- lock_hand_over gives the lock at key to the first live waiter of the queue, if any, and reports
+-- whether it did: the lock becomes that waiter's (levels "1", a new fencing token for a FencedLock),
+-- reserved until the waiter's liveness deadline, by when a live waiter has confirmed it and a dead
+-- one stalls nobody any longer; the waiter is woken on its client's channel.
+local function lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix)
+  local head, reserveMs = queue_head(q, qt)
+  if not head then
+    return false
+  end
+  queue_leave(q, qt, head)
+  local mark = ''
+  if redis.call('EXISTS', q) == 1 then
+    mark = 'w'
+  end
+  local token
+  if kind == 't' then
+    token = redis.call('INCR', fence)
+  end
+  redis.call('SET', key, lock_encode(head, '1', mark, kind, token), 'PX', reserveMs)
+  queue_wake(publish, wakePrefix, head)
+  return true
 end

@@ -2,8 +2,9 @@
 // (KEYS, ARGV, returns) at the top of the file. Each is wrapped once with redis.NewScript, so calls go
 // out as EVALSHA and fall back to EVAL when the server answers NOSCRIPT.
 //
-// A stored format is encoded and decoded in exactly one Lua prelude (lock_value.lua for the lock), which
-// is prepended to every script that touches that format.
+// A stored format is encoded and decoded in exactly one Lua prelude, prepended to every script that
+// touches it: wait_queue.lua (an object's wait queue), then lock_value.lua (the lock string and the
+// release records).
 //
 // Every script must be safe to run twice: go-redis re-sends a command after a network error, so the
 // header of each file says how a repeat is recognised.
@@ -16,6 +17,8 @@ import (
 )
 
 var (
+	//go:embed wait_queue.lua
+	waitQueueSrc string
 	//go:embed lock_value.lua
 	lockValueSrc string
 	//go:embed lock_acquire.lua
@@ -26,17 +29,28 @@ var (
 	lockForceUnlockSrc string
 	//go:embed lock_renew.lua
 	lockRenewSrc string
+	//go:embed wait_beat.lua
+	waitBeatSrc string
+	//go:embed fenced_set.lua
+	fencedSetSrc string
 )
 
+// lockPrelude is what every lock script starts with.
+var lockPrelude = waitQueueSrc + lockValueSrc
+
 var (
-	// LockAcquire acquires or re-enters a reentrant lock. See lock_acquire.lua.
-	LockAcquire = redis.NewScript(lockValueSrc + lockAcquireSrc)
+	// LockAcquire acquires or re-enters a Lock, FairLock or FencedLock. See lock_acquire.lua.
+	LockAcquire = redis.NewScript(lockPrelude + lockAcquireSrc)
 	// LockRelease releases one level or the whole hold, or undoes an acquisition. See lock_release.lua.
-	LockRelease = redis.NewScript(lockValueSrc + lockReleaseSrc)
+	LockRelease = redis.NewScript(lockPrelude + lockReleaseSrc)
 	// LockForceUnlock deletes a lock regardless of owner. See lock_force_unlock.lua.
-	LockForceUnlock = redis.NewScript(lockValueSrc + lockForceUnlockSrc)
+	LockForceUnlock = redis.NewScript(lockPrelude + lockForceUnlockSrc)
 	// LockRenew extends many watchdog locks at once. See lock_renew.lua.
-	LockRenew = redis.NewScript(lockValueSrc + lockRenewSrc)
+	LockRenew = redis.NewScript(lockPrelude + lockRenewSrc)
+	// WaitBeat keeps many queued waiters alive at once. See wait_beat.lua.
+	WaitBeat = redis.NewScript(waitQueueSrc + waitBeatSrc)
+	// FencedSet writes a value only with a token not older than the last accepted. See fenced_set.lua.
+	FencedSet = redis.NewScript(fencedSetSrc)
 )
 
 // All lists every script by the name of its file, for loading ahead of pipelines and for tests.
@@ -45,4 +59,6 @@ var All = map[string]*redis.Script{
 	"lock_release":      LockRelease,
 	"lock_force_unlock": LockForceUnlock,
 	"lock_renew":        LockRenew,
+	"wait_beat":         WaitBeat,
+	"fenced_set":        FencedSet,
 }

@@ -1,4 +1,4 @@
-package scripts_test
+package scripts
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson/internal/leakcheck"
-	"github.com/goredisson/redisson/internal/scripts"
 	"github.com/goredisson/redisson/redistest"
 )
 
@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { leakcheck.Main(m) }
 // Every script loads, and its file opens with the contract header.
 func TestLoadAndHeaders(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
-	for name, s := range scripts.All {
+	for name, s := range All {
 		if err := s.Load(t.Context(), rdb).Err(); err != nil {
 			t.Errorf("%s: SCRIPT LOAD: %v", name, err)
 		}
@@ -37,59 +37,68 @@ func TestLoadAndHeaders(t *testing.T) {
 
 // Keys of the lock under test.
 var (
-	lockKey = "{L}"
-	channel = "{L}:ch"
-	history = "{L}:rel:A"
-	keys    = []string{lockKey, channel, history}
+	lockKey     = "{L}"
+	history     = "{L}:rel:A"
+	queue       = "{L}:q"
+	deadlines   = "{L}:qt"
+	fence       = "{L}:fence"
+	acquireKeys = []string{lockKey, queue, deadlines, fence}
+	releaseKeys = []string{lockKey, history, queue, deadlines, fence}
+	wakePrefix  = "{L}:w:"
 )
 
-// shapes are the values the lock key can hold: every format the scripts write, and the foreign or
-// malformed values they must refuse without a change. A is the owner the operations act for.
+// shapes are the values the lock key can hold (with, for one, a live waiter queued): every format the
+// scripts write, and the foreign or malformed values they must refuse without a change. A is the
+// owner the operations act for; C a waiter of another client.
 var shapes = []struct {
-	name  string
-	value string // "" absent; "hash:"/"list:" another type
+	name   string
+	value  string // "" absent; "hash:"/"list:" another type
+	queued bool   // C waits in the queue
 }{
-	{"free", ""},
-	{"A one level", "A|1|"},
-	{"A two levels", "A|1,2|"},
-	{"A no level", "A||"},
-	{"A awaited", "A|1|w"},
-	{"A claimed by B", "A|1|B@"},
-	{"B", "B|1|"},
-	{"B awaited", "B|1|w"},
-	{"B claimed by A", "B|1|A@"},
-	{"plain string", "hello"},
-	{"bad mark", "A|1|x"},
-	{"empty level id", "A|1,,2|"},
-	{"no owner", "|1|"},
-	{"extra field", "A|1||"},
-	{"hash", "hash:"},
-	{"list", "list:"},
+	{"free", "", false},
+	{"A one level", "A|1|", false},
+	{"A two levels", "A|1,2|", false},
+	{"A no level", "A||", false},
+	{"A awaited", "A|1|w", false}, // marked, but the waiter has gone
+	{"A awaited, C queued", "A|1|w", true},
+	{"B", "B|1|", false},
+	{"B awaited", "B|1|w", false},
+	{"fair lock of A", "A|1||f", false},
+	{"fenced lock of A", "A|1||t5", false},
+	{"plain string", "hello", false},
+	{"old claim mark", "A|1|B@", false},
+	{"bad mark", "A|1|x", false},
+	{"empty level id", "A|1,,2|", false},
+	{"no owner", "|1|", false},
+	{"extra field", "A|1||", false},
+	{"hash", "hash:", false},
+	{"list", "list:", false},
 }
 
-// ops are calls of every script, each as owner A (heir H for a transfer).
+// ops are calls of every script on a Lock (kind ""), each as owner A (heir H for a transfer).
 var ops = []struct {
 	name string
 	run  func(ctx context.Context, rdb *redis.Client) (any, error)
 }{
-	{"fresh", acquire("1", "f")},
-	{"claim", acquire("1", "s")},
+	{"try", acquire("1", "f")},
+	{"wait", acquire("1", "w")},
 	{"reenter", acquire("2", "r")},
 	{"partial", release("2", "0", "")},
 	{"final", release("1", "1", "")},
 	{"fast", release("1", "1", "A|1|")},
 	{"heir", release("1", "1", "", "H")},
 	{"force", func(ctx context.Context, rdb *redis.Client) (any, error) {
-		return scripts.LockForceUnlock.Run(ctx, rdb, keys, "PUBLISH", "req-1", 60000).Int64()
+		keys := []string{lockKey, "{L}:fu:req-1", queue, deadlines, fence}
+		return LockForceUnlock.Run(ctx, rdb, keys, "PUBLISH", "req-1", 60000, wakePrefix, "").Int64()
 	}},
 	{"renew", func(ctx context.Context, rdb *redis.Client) (any, error) {
-		return scripts.LockRenew.Run(ctx, rdb, keys[:1], 60000, "A").Int64Slice()
+		return LockRenew.Run(ctx, rdb, []string{lockKey}, 60000, "A").Int64Slice()
 	}},
 }
 
 func acquire(level, mode string) func(context.Context, *redis.Client) (any, error) {
 	return func(ctx context.Context, rdb *redis.Client) (any, error) {
-		v, err := scripts.LockAcquire.Run(ctx, rdb, keys[:1], "A", 60000, level, mode).Int64()
+		v, err := LockAcquire.Run(ctx, rdb, acquireKeys, "A", 60000, level, mode, "", 5000).Int64()
 		if v <= -2 { // -3 - PTTL of a lock held by another (PTTL -1 here: no TTL)
 			return "held", err
 		}
@@ -99,68 +108,69 @@ func acquire(level, mode string) func(context.Context, *redis.Client) (any, erro
 
 func release(level, final, expected string, heir ...any) func(context.Context, *redis.Client) (any, error) {
 	return func(ctx context.Context, rdb *redis.Client) (any, error) {
-		args := append([]any{"A", level, final, expected, 60000, 60000, 2000, "PUBLISH"}, heir...)
-		return scripts.LockRelease.Run(ctx, rdb, keys, args...).Int64()
+		args := append([]any{"A", level, final, expected, 60000, 60000, "PUBLISH", wakePrefix, ""}, heir...)
+		return LockRelease.Run(ctx, rdb, releaseKeys, args...).Int64()
 	}
 }
 
 // want[shape][op] is "<reply> <lock key after>[ pub]": the reply (WRONGTYPE for a refusal), the
 // value left in the lock key ("-" absent, "=" unchanged), and "pub" if a wake-up was published.
 // Refusals must leave the key untouched, as must anything on a lock held by another owner except
-// the waiter mark and claims.
+// the queue mark.
 var want = map[string]map[string]string{
 	"free": {
-		"fresh": "1 A|1|", "claim": "1 A|1|", "reenter": "-1 =", "partial": "-1 =", "final": "-1 =",
+		"try": "1 A|1|", "wait": "1 A|1|", "reenter": "-1 =", "partial": "-1 =", "final": "-1 =",
 		"fast": "-1 =", "heir": "-1 =", "force": "0 =", "renew": "[0] =",
 	},
 	"A one level": {
-		"fresh": "1 =", "claim": "1 =", "reenter": "2 A|1,2|", "partial": "1 =", "final": "0 -",
-		"fast": "0 -", "heir": "-2 H|1|", "force": "1 - pub", "renew": "[1] =",
+		"try": "1 =", "wait": "1 =", "reenter": "2 A|1,2|", "partial": "1 =", "final": "0 -",
+		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =",
 	},
 	"A two levels": {
-		"fresh": "2 =", "claim": "2 =", "reenter": "2 =", "partial": "1 A|1|", "final": "0 -",
-		"fast": "0 -", "heir": "-2 H|1|", "force": "1 - pub", "renew": "[1] =",
+		"try": "2 =", "wait": "2 =", "reenter": "2 =", "partial": "1 A|1|", "final": "0 -",
+		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =",
 	},
 	"A no level": {
-		"fresh": "1 A|1|", "claim": "1 A|1|", "reenter": "1 A|2|", "partial": "1 =", "final": "0 -",
-		"fast": "0 -", "heir": "-2 H|1|", "force": "1 - pub", "renew": "[1] =",
+		"try": "1 A|1|", "wait": "1 A|1|", "reenter": "1 A|2|", "partial": "1 =", "final": "0 -",
+		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =",
 	},
 	"A awaited": {
-		"fresh": "1 =", "claim": "1 =", "reenter": "2 A|1,2|w", "partial": "1 =", "final": "0 - pub",
-		"fast": "0 - pub", "heir": "0 - pub", "force": "1 - pub", "renew": "[1] =",
+		"try": "1 =", "wait": "1 =", "reenter": "2 A|1,2|w", "partial": "1 =", "final": "0 -",
+		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =",
 	},
-	"A claimed by B": {
-		"fresh": "1 =", "claim": "1 =", "reenter": "2 A|1,2|B@", "partial": "1 =", "final": "0 B|1|w pub",
-		"fast": "0 B|1|w pub", "heir": "0 B|1|w pub", "force": "1 - pub", "renew": "[1] =",
+	"A awaited, C queued": {
+		"try": "1 =", "wait": "1 =", "reenter": "2 A|1,2|w", "partial": "1 =", "final": "0 C|1| pub",
+		"fast": "0 C|1| pub", "heir": "0 C|1| pub", "force": "1 C|1| pub", "renew": "[1] =",
 	},
 	"B": {
-		"fresh": "held B|1|w", "claim": "held B|1|A@", "reenter": "held =", "partial": "-1 =", "final": "-1 =",
-		"fast": "-1 =", "heir": "-1 =", "force": "1 - pub", "renew": "[0] =",
+		"try": "held =", "wait": "held B|1|w", "reenter": "held =", "partial": "-1 =", "final": "-1 =",
+		"fast": "-1 =", "heir": "-1 =", "force": "1 -", "renew": "[0] =",
 	},
 	"B awaited": {
-		"fresh": "held =", "claim": "held B|1|A@", "reenter": "held =", "partial": "-1 =", "final": "-1 =",
-		"fast": "-1 =", "heir": "-1 =", "force": "1 - pub", "renew": "[0] =",
-	},
-	"B claimed by A": {
-		"fresh": "held =", "claim": "held =", "reenter": "held =", "partial": "-1 B|1|w", "final": "-1 B|1|w",
-		"fast": "-1 B|1|w", "heir": "-1 B|1|w", "force": "1 - pub", "renew": "[0] =",
+		"try": "held =", "wait": "held =", "reenter": "held =", "partial": "-1 =", "final": "-1 =",
+		"fast": "-1 =", "heir": "-1 =", "force": "1 -", "renew": "[0] =",
 	},
 }
 
-// foreign lists the shapes no script may touch: every op but renew is refused with WRONGTYPE, and
-// renew answers "not held".
-var foreign = []string{"plain string", "bad mark", "empty level id", "no owner", "extra field", "hash", "list"}
+// foreign lists the shapes no script of a Lock may touch: every op but renew is refused with
+// WRONGTYPE, and renew answers "not held" (or renews a lock of A's of another kind: renewals check
+// the owner only).
+var foreign = map[string]string{
+	"fair lock of A": "[1] =", "fenced lock of A": "[1] =", "plain string": "[0] =", "old claim mark": "[0] =",
+	"bad mark": "[0] =", "empty level id": "[0] =", "no owner": "[0] =", "extra field": "[0] =",
+	"hash": "[0] =", "list": "[0] =",
+}
 
 // Every script against every value shape.
 func TestScriptsAgainstEveryShape(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := t.Context()
-	for _, name := range foreign {
+	for name, renew := range foreign {
 		row := map[string]string{}
 		for _, op := range ops {
 			row[op.name] = "WRONGTYPE ="
 		}
-		row["renew"] = "[0] ="
+		row["renew"] = renew
 		want[name] = row
 	}
 	for _, sh := range shapes {
@@ -169,6 +179,10 @@ func TestScriptsAgainstEveryShape(t *testing.T) {
 				t.Fatal(err)
 			}
 			setShape(t, rdb, sh.value)
+			if sh.queued {
+				rdb.ZAdd(ctx, queue, redis.Z{Score: 1, Member: "C"})
+				rdb.ZAdd(ctx, deadlines, redis.Z{Score: 1e15, Member: "C"}) // alive for ages
+			}
 			before, published := dump(t, rdb), publishCalls(t, rdb)
 			reply, err := op.run(ctx, rdb)
 			got := fmt.Sprint(reply)
@@ -271,8 +285,8 @@ func TestReleaseHistory(t *testing.T) {
 	hist := func(owner string) string { return "{L}:rel:" + strings.SplitN(owner, ":", 2)[0] }
 	rel := func(owner, level, final string, heir ...any) int64 {
 		t.Helper()
-		args := append([]any{owner, level, final, "", 60000, 5000, 2000, "PUBLISH"}, heir...)
-		v, err := scripts.LockRelease.Run(ctx, rdb, []string{lockKey, channel, hist(owner)}, args...).Int64()
+		args := append([]any{owner, level, final, "", 60000, 5000, "PUBLISH", wakePrefix, ""}, heir...)
+		v, err := LockRelease.Run(ctx, rdb, []string{lockKey, hist(owner), queue, deadlines, fence}, args...).Int64()
 		if err != nil {
 			t.Fatalf("release %s/%s: %v", owner, level, err)
 		}
@@ -319,7 +333,8 @@ func TestReleaseHistory(t *testing.T) {
 	// A force unlock records its outcome under its request, so a repeat does not delete again.
 	force := func(req string) int64 {
 		t.Helper()
-		v, err := scripts.LockForceUnlock.Run(ctx, rdb, []string{lockKey, channel, "{L}:fu:" + req}, "PUBLISH", req, 5000).Int64()
+		keys := []string{lockKey, "{L}:fu:" + req, queue, deadlines, fence}
+		v, err := LockForceUnlock.Run(ctx, rdb, keys, "PUBLISH", req, 5000, wakePrefix, "").Int64()
 		if err != nil {
 			t.Fatalf("force %s: %v", req, err)
 		}
@@ -343,5 +358,111 @@ func TestReleaseHistory(t *testing.T) {
 	}
 	if ttl := rdb.PTTL(ctx, "{L}:fu:f2").Val().Milliseconds(); ttl <= 3000 || ttl > 5000 {
 		t.Fatalf("force unlock record TTL = %dms; want the 5000ms re-send window", ttl)
+	}
+}
+
+// The wait queue, through the lock scripts: first come first served for a FairLock, a waiter that
+// gave up or died leaves it, a hand-over reserves the lock until the waiter's deadline, fencing tokens
+// increase with every holder, and heartbeats keep waiters alive.
+func TestWaitQueue(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	acq := func(owner, mode, kind string) int64 {
+		t.Helper()
+		cmd := LockAcquire.Run(ctx, rdb, acquireKeys, owner, 60000, "1", mode, kind, 5000)
+		if kind == "t" {
+			v, err := cmd.Int64Slice()
+			if err != nil {
+				t.Fatalf("acquire %s: %v", owner, err)
+			}
+			return v[1] // the token
+		}
+		v, err := cmd.Int64()
+		if err != nil {
+			t.Fatalf("acquire %s: %v", owner, err)
+		}
+		return v
+	}
+	rel := func(owner, kind string) int64 {
+		t.Helper()
+		keys := []string{lockKey, "{L}:rel:" + owner, queue, deadlines, fence}
+		v, err := LockRelease.Run(ctx, rdb, keys, owner, "1", "1", "", 60000, 60000, "PUBLISH", wakePrefix, kind).Int64()
+		if err != nil {
+			t.Fatalf("release %s: %v", owner, err)
+		}
+		return v
+	}
+	members := func() []string { return rdb.ZRange(ctx, queue, 0, -1).Val() }
+	holder := func() string { return strings.SplitN(rdb.Get(ctx, lockKey).Val(), "|", 2)[0] }
+
+	// FairLock: A holds; B and C queue in that order; a try by D never queues.
+	if got := acq("A", "w", "f"); got != 1 {
+		t.Fatalf("A = %d", got)
+	}
+	acq("B", "w", "f")
+	acq("C", "w", "f")
+	acq("B", "w", "f") // a repeat keeps B's place
+	if got := acq("D", "f", "f"); got >= 1 || fmt.Sprint(members()) != "[B C]" {
+		t.Fatalf("try by D = %d, queue %v; want refused and [B C]", got, members())
+	}
+	// A's release hands the lock to B (reserved until B's deadline, about 5s), and wakes B only.
+	ps := rdb.Subscribe(ctx, wakePrefix+"B")
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := rel("A", "f"); got != 0 || holder() != "B" {
+		t.Fatalf("A's release = %d, holder %q; want 0 and B", got, holder())
+	}
+	if msg, err := ps.ReceiveMessage(ctx); err != nil || msg.Payload != "B" {
+		t.Fatalf("wake message = %v, %v; want B on B's channel", msg, err)
+	}
+	if ttl := rdb.PTTL(ctx, lockKey).Val(); ttl <= 3*time.Second || ttl > 5*time.Second {
+		t.Fatalf("handed-over lock TTL = %v; want B's remaining waiter timeout (5s)", ttl)
+	}
+	if got := acq("B", "w", "f"); got != 1 || rdb.PTTL(ctx, lockKey).Val() < 50*time.Second {
+		t.Fatalf("B's confirmation = %d (TTL %v); want 1 and its lease", got, rdb.PTTL(ctx, lockKey).Val())
+	}
+	// C gives up (the release script as undo takes it out of the queue), then a newcomer E queues.
+	if got := rel("C", "f"); got != -1 || len(members()) != 0 {
+		t.Fatalf("C's undo = %d, queue %v; want -1 and empty", got, members())
+	}
+	// E queues, and dies: its deadline passes; B's release finds nobody alive and frees the lock.
+	acq("E", "w", "f")
+	rdb.ZAdd(ctx, deadlines, redis.Z{Score: 1, Member: "E"}) // E's deadline long passed
+	if got := rel("B", "f"); got != 0 || rdb.Exists(ctx, lockKey, queue, deadlines).Val() != 0 {
+		t.Fatalf("B's release = %d; want the lock freed and the dead waiter evicted, keys left: %v",
+			got, rdb.Keys(ctx, "{L}*").Val())
+	}
+
+	// FencedLock: tokens increase with every holder, hand-overs included; re-entry keeps the token.
+	rdb.FlushDB(ctx)
+	if got := acq("A", "w", "t"); got != 1 {
+		t.Fatalf("A's token = %d; want 1", got)
+	}
+	if got := acq("A", "w", "t"); got != 1 {
+		t.Fatalf("A's token on a repeat = %d; want 1", got)
+	}
+	acq("B", "w", "t")
+	rel("A", "t")
+	if got := acq("B", "w", "t"); got != 2 {
+		t.Fatalf("B's token after the hand-over = %d; want 2", got)
+	}
+	rel("B", "t")
+	if got := acq("C", "f", "t"); got != 3 {
+		t.Fatalf("C's token = %d; want 3", got)
+	}
+
+	// Heartbeats move a queued waiter's deadline; a waiter no longer queued, or dead, answers 0.
+	rdb.FlushDB(ctx)
+	acq("A", "w", "")
+	acq("B", "w", "")
+	before := rdb.ZScore(ctx, deadlines, "B").Val()
+	beat, err := WaitBeat.Run(ctx, rdb, []string{deadlines, deadlines}, 60000, "B", "Z").Int64Slice()
+	if err != nil || fmt.Sprint(beat) != "[1 0]" {
+		t.Fatalf("heartbeat = %v, %v; want [1 0]", beat, err)
+	}
+	if after := rdb.ZScore(ctx, deadlines, "B").Val(); after < before+50000 {
+		t.Fatalf("B's deadline %v -> %v; want moved by about a minute", before, after)
 	}
 }

@@ -1,0 +1,138 @@
+// Package wait is the one waiting engine of a Client: every blocking primitive waits through it.
+//
+// A waiting acquisition makes attempts (a script of its primitive) until one succeeds. An attempt
+// that cannot succeed queues the waiter in the object's wait queue in Redis (internal/scripts
+// wait_queue.lua): a release hands the resource straight to the head of that queue, in the release
+// script, and wakes only that waiter, with a message naming it on its Client's channel. Meanwhile:
+//
+//   - the waiter is kept alive by heartbeats of the Client's renewal scheduler (a renew.Entry of the
+//     primitive's waiter kind): a waiter whose process died is evicted after the waiter timeout;
+//   - it sleeps until a message wakes it, the holder's TTL passes, the re-poll interval passes, or a
+//     heartbeat finds it no longer queued (served or evicted): a lost message, a pub/sub reconnect
+//     (which wakes every waiter) or a failover delays it by at most the re-poll interval;
+//   - when the wait ends without success, the primitive undoes: it leaves the queue and gives back
+//     whatever was handed to it meanwhile.
+package wait
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/goredisson/redisson/internal/pubsub"
+	"github.com/goredisson/redisson/internal/renew"
+)
+
+// ErrClosed is returned when the Client closes during a wait.
+var ErrClosed = errors.New("client closed")
+
+// Outcome is what one attempt found.
+type Outcome struct {
+	Acquired bool
+	Queued   bool          // the waiter is in the object's queue in Redis: keep it alive
+	Retry    time.Duration // how long the current holder may keep the resource; < 0 unknown
+}
+
+// Attempt makes one attempt. An error ends the wait; the caller undoes what the attempt may have done.
+type Attempt func(ctx context.Context) (Outcome, error)
+
+// Engine is a Client's waiting engine.
+type Engine struct {
+	Hub    *pubsub.Hub
+	Sched  *renew.Scheduler
+	Repoll time.Duration
+	Closed <-chan struct{} // closed by Client.Close
+}
+
+// Waiter is one waiting acquisition.
+type Waiter struct {
+	Channel string // where the waiter is woken: its Client's channel for the object
+	ID      string // its id in the queue, and the wake message naming it
+	// Beat keeps the waiter alive while it is queued: Kind, Key (the queue's deadlines), Owner (ID),
+	// Group and Lease (the waiter timeout) are set by the primitive; the engine sets the rest.
+	Beat renew.Entry
+}
+
+// Wait makes attempts until one acquires, ctx ends, or the Client closes. It blocks. It returns nil
+// on success; otherwise ctx.Err(), ErrClosed, or the attempt's error. On return the waiter is no
+// longer subscribed nor kept alive; leaving the Redis queue is the caller's undo.
+func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
+	var sub *pubsub.Waiter
+	var timer *time.Timer // created at the first sleep: most acquisitions never sleep
+	beating := false
+	kick := make(chan struct{}, 1) // a heartbeat found the waiter no longer queued
+	w.Beat.Watchdog = true
+	w.Beat.OnLost = func(error) {
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	}
+	defer func() {
+		if sub != nil {
+			sub.Close()
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if beating {
+			e.Sched.Remove(&w.Beat)
+		}
+	}()
+	for {
+		select {
+		case <-e.Closed:
+			return ErrClosed
+		default:
+		}
+		sent := time.Now()
+		out, err := attempt(ctx)
+		if err != nil || out.Acquired {
+			return err
+		}
+		if out.Queued && (!beating || !e.Sched.Active(&w.Beat)) {
+			if beating {
+				e.Sched.Remove(&w.Beat)
+			}
+			if beating = e.Sched.Add(&w.Beat, sent); !beating {
+				return ErrClosed
+			}
+		}
+
+		sleep := e.Repoll
+		if out.Retry >= 0 && out.Retry < sleep {
+			sleep = out.Retry
+		}
+		var wake <-chan struct{}
+		if sub == nil {
+			if sub, err = e.Hub.Subscribe(ctx, w.Channel, w.ID); err != nil {
+				return ErrClosed
+			}
+			// Try again as soon as the subscription is confirmed: a release between the attempt and
+			// the confirmation would otherwise go unnoticed until the timer.
+			wake = sub.Ready()
+		} else {
+			wake = sub.C
+		}
+		if timer == nil {
+			timer = time.NewTimer(sleep)
+		} else {
+			timer.Reset(sleep)
+		}
+		select {
+		case <-wake:
+		case <-kick:
+		case <-timer.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-e.Closed:
+			return ErrClosed
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
