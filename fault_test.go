@@ -600,6 +600,12 @@ func TestFaultHelperProcess(t *testing.T) {
 		faultHelperCounter(t, ctx, addr, name, stdin)
 	case "holder":
 		faultHelperHolder(t, ctx, addr, name, stdin)
+	case "fairwaiter":
+		faultHelperFairWaiter(t, ctx, addr, name)
+	case "fencedloop":
+		faultHelperFencedLoop(t, ctx, addr, name)
+	case "fencedholder":
+		faultHelperFencedHolder(t, ctx, addr, name, stdin)
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}
@@ -631,12 +637,14 @@ func faultHelperCounter(t *testing.T, ctx context.Context, addr, name string, st
 	logKey := os.Getenv("GOREDISSON_FAULT_LOG")
 	me := os.Getenv("GOREDISSON_FAULT_ID")
 
+	kind := os.Getenv("GOREDISSON_FAULT_KIND")
+
 	var rdbs []*redis.Client
-	var locks []*redisson.Lock
+	var locks []redisson.Locker
 	for range nClients {
 		rdb := faultHelperRedis(t, addr)
 		rdbs = append(rdbs, rdb)
-		locks = append(locks, newClient(t, rdb).Lock(name))
+		locks = append(locks, lockOf(newClient(t, rdb), kind, name))
 	}
 	fmt.Println("FAULT-READY")
 	if _, err := stdin.ReadString('\n'); err != nil {
@@ -669,7 +677,7 @@ func faultHelperCounter(t *testing.T, ctx context.Context, addr, name string, st
 }
 
 // faultIncrement adds one to counter under the lock, the unsafe way.
-func faultIncrement(ctx context.Context, rdb *redis.Client, l *redisson.Lock, counter, logKey, me string) error {
+func faultIncrement(ctx context.Context, rdb *redis.Client, l redisson.Locker, counter, logKey, me string) error {
 	h, err := l.Lock(ctx)
 	if err != nil {
 		return fmt.Errorf("Lock: %w", err)
@@ -839,15 +847,21 @@ func (c *faultChild) wait(t *testing.T, timeout time.Duration) {
 	}
 }
 
-// TestFaultMutualExclusionAcrossProcesses runs two OS processes of 16 goroutines each (over 4 Clients
-// per process) that increment a counter stored in Redis with a read and a separate write under the
-// lock: with mutual exclusion no update is lost.
+// TestFaultMutualExclusionAcrossProcesses runs four OS processes of 8 goroutines each (over 2 Clients
+// per process) that increment a counter stored in Redis with a read and a separate write under a
+// Lock, then under a FairLock: with mutual exclusion no update is lost.
 func TestFaultMutualExclusionAcrossProcesses(t *testing.T) {
+	for _, kind := range []string{"Lock", "FairLock"} {
+		t.Run(kind, func(t *testing.T) { faultMutualExclusion(t, kind) })
+	}
+}
+
+func faultMutualExclusion(t *testing.T, kind string) {
 	const (
-		procs      = 2
-		clients    = 4
-		goroutines = 16
-		iters      = 20
+		procs      = 4
+		clients    = 2
+		goroutines = 8
+		iters      = 15
 		name       = "fault-xproc"
 		counter    = "fault-xproc-counter"
 		logKey     = "fault-xproc-log"
@@ -867,6 +881,7 @@ func TestFaultMutualExclusionAcrossProcesses(t *testing.T) {
 			"GOREDISSON_FAULT_CLIENTS="+strconv.Itoa(clients),
 			"GOREDISSON_FAULT_GOROUTINES="+strconv.Itoa(goroutines),
 			"GOREDISSON_FAULT_ITERS="+strconv.Itoa(iters),
+			"GOREDISSON_FAULT_KIND="+kind,
 		))
 	}
 	for _, c := range children {

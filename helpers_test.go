@@ -33,7 +33,7 @@ func setup(t *testing.T, opts ...redisson.Option) (*redisson.Client, *redis.Clie
 }
 
 // mustLock acquires l or fails the test.
-func mustLock(t *testing.T, l *redisson.Lock, ctx context.Context, opts ...redisson.AcquireOption) *redisson.Hold {
+func mustLock(t *testing.T, l redisson.Locker, ctx context.Context, opts ...redisson.AcquireOption) *redisson.Hold {
 	t.Helper()
 	h, err := l.Lock(ctx, opts...)
 	if err != nil {
@@ -62,4 +62,18 @@ func spawn(wg *sync.WaitGroup, f func()) {
 		defer wg.Done()
 		f()
 	}()
+}
+
+// Lock kinds, for tests that run over every kind.
+var lockKinds = []string{"Lock", "FairLock", "FencedLock"}
+
+// lockOf returns the lock of kind called name from c.
+func lockOf(c *redisson.Client, kind, name string) redisson.Locker {
+	switch kind {
+	case "FairLock":
+		return c.FairLock(name)
+	case "FencedLock":
+		return c.FencedLock(name)
+	}
+	return c.Lock(name)
 }

@@ -116,6 +116,15 @@ func (h *Hold) Name() string {
 	return h.o.m.name
 }
 
+// Token returns the fencing token of a FencedLock's acquisition (the same for every level of one
+// owner), or 0 for the other kinds of lock. It does no I/O. See FencedLock.
+func (h *Hold) Token() int64 {
+	if h == nil || h.o == nil {
+		return 0
+	}
+	return h.o.token
+}
+
 // HoldCount returns how many levels the owner holds according to Redis: the levels taken and not
 // unlocked, or 0 if it no longer holds the lock. It blocks for one round trip; after Close it returns
 // ErrClosed.

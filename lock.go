@@ -34,6 +34,29 @@ import (
 // FairLock for strict first come, first served.
 type Lock struct{ mutex }
 
+// Locker is what every lock of this package offers: Lock, FairLock and FencedLock. Code that takes
+// a lock without caring which kind can take a Locker.
+type Locker interface {
+	// Name returns the lock's name.
+	Name() string
+	// Lock acquires the lock, waiting until it is acquired or ctx ends (see Lock.Lock).
+	Lock(ctx context.Context, opts ...AcquireOption) (*Hold, error)
+	// TryLock makes one attempt, or waits up to a WithWait bound (see Lock.TryLock).
+	TryLock(ctx context.Context, opts ...AcquireOption) (*Hold, error)
+	// ForceUnlock deletes the lock whoever holds it (see Lock.ForceUnlock).
+	ForceUnlock(ctx context.Context) (bool, error)
+	// IsLocked reports whether anyone holds the lock.
+	IsLocked(ctx context.Context) (bool, error)
+	// RemainingTTL returns how long the lock will live unless renewed.
+	RemainingTTL(ctx context.Context) (time.Duration, error)
+}
+
+var (
+	_ Locker = (*Lock)(nil)
+	_ Locker = (*FairLock)(nil)
+	_ Locker = (*FencedLock)(nil)
+)
+
 // mutex is what Lock, FairLock and FencedLock share: a reentrant lock string in Redis (see
 // internal/scripts/lock_value.lua) of one kind, its wait queue, and the client-side machinery.
 type mutex struct {
