@@ -17,8 +17,20 @@ func newRegressDriver(*redis.Client) lockDriver { return heldDriver{} }
 
 func (heldDriver) Name() string { return "held values" }
 
+// kindOf tells which kind of lock a test uses for name: names containing "fair" are FairLocks,
+// "fenced" FencedLocks, the others Locks.
+func kindOf(name string) string {
+	switch {
+	case strings.Contains(name, "fair"):
+		return "FairLock"
+	case strings.Contains(name, "fenced"):
+		return "FencedLock"
+	}
+	return "Lock"
+}
+
 func (heldDriver) Lock(ctx context.Context, c *redisson.Client, name string, wait, lease time.Duration) (driverHold, error) {
-	l := c.Lock(name)
+	l := lockOf(c, kindOf(name), name)
 	opts := []redisson.AcquireOption{redisson.WithWait(wait)}
 	if lease > 0 {
 		opts = append(opts, redisson.WithLease(lease))
@@ -35,7 +47,7 @@ func (heldDriver) Lock(ctx context.Context, c *redisson.Client, name string, wai
 }
 
 func (heldDriver) ForceUnlock(ctx context.Context, c *redisson.Client, name string) (bool, error) {
-	return c.Lock(name).ForceUnlock(ctx)
+	return lockOf(c, kindOf(name), name).ForceUnlock(ctx)
 }
 
 func (heldDriver) Key(name string) string { return "{" + name + "}" }
@@ -43,7 +55,7 @@ func (heldDriver) Key(name string) string { return "{" + name + "}" }
 func (heldDriver) Decode(v string) (string, int, bool) { return redisson.DecodeLockValue(v) }
 
 func (heldDriver) Leftover(key string) bool {
-	return strings.Contains(key, "}:rel:") || strings.Contains(key, "}:fu:")
+	return strings.Contains(key, "}:rel:") || strings.Contains(key, "}:fu:") || strings.HasSuffix(key, "}:fence")
 }
 
 type heldHold struct{ *redisson.Hold }

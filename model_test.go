@@ -130,6 +130,8 @@ const (
 	vLeft        = "left in Redis"
 	// Not a defect of the list, found on the way: ForceUnlock answered WRONGTYPE for a lock value.
 	vForceRefused = "force unlock refused"
+	// A FencedLock holder whose token is not newer than that of a holder that entered before it.
+	vToken = "fencing token not increasing"
 )
 
 // Verdicts returned by modelCSEnter (the others name the excuse: forced, forcing, expired, tainted).
@@ -143,7 +145,8 @@ const (
 // KEYS[1] cs:<name>   "<proc>|<hold>|<owner>|<epoch>|<expiry ms>|<client>|<since ms>" of the holder inside
 // KEYS[2] epoch:<name> force-unlock epoch (absent: 0)
 // KEYS[3] forcing:<name> zset of force unlocks in progress, scored by when they stop excusing
-// ARGV[1] the entry to set; ARGV[2] its hold id
+// KEYS[4] token:<name> the highest fencing token that entered (FencedLock)
+// ARGV[1] the entry to set; ARGV[2] its hold id; ARGV[3] its fencing token (0: none)
 //
 // A hold whose own epoch (read before its Lock call) is not the current one may have been
 // force-unlocked before its Lock call even returned: it enters as "stale" and leaves the entry of
@@ -159,6 +162,14 @@ local cur = redis.call('GET', KEYS[1])
 local mine = select(4, string.match(ARGV[1], '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|'))
 if mine ~= (redis.call('GET', KEYS[2]) or '0') then
   return {'stale', cur or '', now}
+end
+local token = tonumber(ARGV[3])
+if token > 0 then
+  local last = tonumber(redis.call('GET', KEYS[4]) or '0')
+  if token <= last then
+    return {'token', tostring(last), now}
+  end
+  redis.call('SET', KEYS[4], token)
 end
 local verdict = 'ok'
 if cur then
@@ -485,7 +496,8 @@ func newModelRun(ctx context.Context, proc int, seed int64, deadline time.Time, 
 		}
 		c := &modelClient{idx: i, key: fmt.Sprintf("p%dc%d", proc, i), proxy: p}
 		c.rdb = redis.NewClient(modelRedisOptions(p.Addr()))
-		c.rc, err = redisson.New(c.rdb, redisson.WithWatchdogTimeout(modelWatchdog), redisson.WithRepollInterval(modelRepoll))
+		c.rc, err = redisson.New(c.rdb, redisson.WithWatchdogTimeout(modelWatchdog), redisson.WithRepollInterval(modelRepoll),
+			redisson.WithWaiterTimeout(modelWatchdog))
 		if err != nil {
 			_ = c.rdb.Close()
 			_ = p.Close()
@@ -821,8 +833,12 @@ func (r *modelRun) csValue(mh *modelHold) string {
 func (r *modelRun) enter(mh *modelHold) {
 	ctx, cancel := r.opCtx()
 	defer cancel()
-	res, err := modelCSEnter.Run(ctx, r.bdb, []string{"cs:" + mh.name, "epoch:" + mh.name, "forcing:" + mh.name},
-		r.csValue(mh), mh.id).Slice()
+	var token int64
+	if tk, ok := mh.h.(interface{ Token() int64 }); ok {
+		token = tk.Token()
+	}
+	res, err := modelCSEnter.Run(ctx, r.bdb, []string{"cs:" + mh.name, "epoch:" + mh.name, "forcing:" + mh.name, "token:" + mh.name},
+		r.csValue(mh), mh.id, token).Slice()
 	if err != nil || len(res) != 3 {
 		r.infraErr("entering cs:%s: %v %v", mh.name, res, err)
 		return
@@ -830,6 +846,11 @@ func (r *modelRun) enter(mh *modelHold) {
 	verdict, _ := res[0].(string)
 	prev, _ := res[1].(string)
 	r.tracef("%s enter %s: %s (prev %q)", mh.id, mh.name, verdict, prev)
+	if verdict == "token" {
+		r.holdViolation(mh, vToken, "%s: %s (owner %s) entered with fencing token %d; a holder that entered before had %s",
+			mh.name, mh.id, mh.owner, token, prev)
+		return
+	}
 	if verdict != csViolation {
 		if verdict != csOK {
 			r.stat("overtaken ("+verdict+")", 1)
@@ -1610,9 +1631,10 @@ func TestModel(t *testing.T) {
 	srvA := redistest.Start(t)
 	srvB := redistest.Start(t)
 	tag := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	// One name of each kind (the driver tells the kind from the name): the busiest a Lock.
 	var names []string
-	for i := range modelNameCount {
-		names = append(names, fmt.Sprintf("model-%s-%d", tag, i))
+	for i, kind := range []string{"lock", "fair", "fenced"}[:modelNameCount] {
+		names = append(names, fmt.Sprintf("model-%s-%s-%d", tag, kind, i))
 	}
 	deadline := time.Now().Add(duration)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(modelFinalWait+30*time.Second))
@@ -1819,6 +1841,10 @@ func (r *modelRun) checkLeftovers() {
 	}
 	for _, k := range keys {
 		if !r.drv.Leftover(k) {
+			continue
+		}
+		// A FencedLock's counter stays for good, by design (its tokens must never go back).
+		if strings.HasSuffix(k, "}:fence") {
 			continue
 		}
 		if pttl, err := r.admin.PTTL(ctx, k).Result(); err == nil && pttl < 0 && pttl != -2*time.Nanosecond {
