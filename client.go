@@ -278,15 +278,19 @@ const (
 
 // renewBatch is the scheduler's Renewer: one script call for a batch of one kind and slot.
 func (c *Client) renewBatch(ctx context.Context, batch []*renew.Entry) ([]bool, error) {
-	keys := make([]string, len(batch))
+	keys := make([]string, 0, 2*len(batch))
 	args := make([]any, 1, len(batch)+1)
 	args[0] = batch[0].Lease.Milliseconds()
-	for i, e := range batch {
-		keys[i] = e.Key
+	waiters := batch[0].Kind == kindWaiter
+	for _, e := range batch {
+		keys = append(keys, e.Key)
+		if waiters { // Key is the queue's order key; its deadlines key follows (see keys.go)
+			keys = append(keys, e.Key+"t")
+		}
 		args = append(args, e.Owner)
 	}
 	script, what := scripts.LockRenew, "locks"
-	if batch[0].Kind == kindWaiter {
+	if waiters {
 		script, what = scripts.WaitBeat, "waiters"
 	}
 	res, err := script.Run(ctx, c.rdb, keys, args...).Int64Slice()

@@ -273,7 +273,13 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	}
 	var o *owner
 	queued := false
-	attempt := func(ctx context.Context) (wait.Outcome, error) {
+	attempt := func(ctx context.Context, woken wait.Woken) (wait.Outcome, error) {
+		if lease == 0 && woken.Message != "" {
+			if cand, err := m.takeHanded(ctx, id, woken); err != nil || cand != nil {
+				o = cand
+				return wait.Outcome{Acquired: err == nil}, err
+			}
+		}
 		sent := time.Now()
 		n, token, err := m.runAcquire(ctx, id, leaseMs, "1", mode, m.kind == kindPlain && !queued)
 		if err != nil {
@@ -287,7 +293,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 			if !waiting {
 				return wait.Outcome{}, errors.New("held by another owner")
 			}
-			return wait.Outcome{Queued: true, Retry: time.Duration(-3-n) * time.Millisecond}, nil
+			return wait.Outcome{Queued: true, Retry: -1}, nil // it is woken when handed the lock
 		}
 		cand := m.makeOwner(ctx, id, lease, token)
 		switch err := m.register(cand, sent); {
@@ -305,13 +311,13 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		}
 	}
 	if !waiting {
-		if _, err := attempt(waitCtx); err != nil {
+		if _, err := attempt(waitCtx, wait.Woken{}); err != nil {
 			return nil, err
 		}
 		return o, nil
 	}
 	w := &wait.Waiter{Channel: m.wakeChannel, ID: id, Beat: renew.Entry{
-		Kind: kindWaiter, Key: m.acquireKeys[2], Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
+		Kind: kindWaiter, Key: m.acquireKeys[1], Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
 	}}
 	err := c.engine.Wait(waitCtx, w, attempt)
 	if err == nil {
@@ -327,6 +333,37 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		return nil, m.waitEnded(ctx, err)
 	}
 	return nil, err
+}
+
+// takeHanded accepts a hand-over announced by a message naming the waiter (woken): the release has
+// set the lock to the waiter's owner, reserved until the waiter's liveness deadline, which is at least
+// the waiter timeout after woken.Since. A watchdog waiter can take it without a round trip: its
+// deadline is counted from woken.Since, and its first renewal, a third of the reservation in, sets
+// the watchdog lease. It returns nil, nil when too little of the reservation is left to rely on, and
+// the attempt then confirms with the acquire script; ErrClosed after Close.
+func (m *mutex) takeHanded(ctx context.Context, id string, woken wait.Woken) (*owner, error) {
+	named, data, _ := strings.Cut(woken.Message, "|")
+	reserve := m.c.cfg.waiterTimeout
+	if named != id || woken.Since.IsZero() || time.Until(woken.Since.Add(reserve*2/3)) <= 0 {
+		return nil, nil
+	}
+	var token int64
+	if m.kind == kindFenced {
+		var err error
+		if token, err = strconv.ParseInt(data, 10, 64); err != nil {
+			return nil, nil // not a message this version sent: confirm instead
+		}
+	}
+	o := m.makeOwner(ctx, id, 0, token)
+	o.entry.First = reserve
+	if err := m.register(o, woken.Since); err != nil {
+		if errors.Is(err, ErrClosed) {
+			m.undo(ctx, id, false)
+			return nil, err
+		}
+		return nil, nil
+	}
+	return o, nil
 }
 
 // waitEnded explains why a wait ended: the caller's context, the WithWait bound, or Close.

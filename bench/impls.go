@@ -31,6 +31,8 @@ type impl struct {
 	open func(addr string, cfg *config) (locker, error)
 	// optIn implementations run only when named in -only.
 	optIn bool
+	// contendedOnly implementations skip the uncontended scenario (the in-process mutex: one for all).
+	contendedOnly bool
 }
 
 // locker is an opened implementation: a factory of per-goroutine handles plus its clients.
@@ -62,11 +64,16 @@ func allImpls() []impl {
 			open:       openRedisson,
 		},
 		{
-			name:       "redisson-multi",
-			settings:   "as redisson, but every goroutine has its own redisson.Client (over one shared go-redis client), like separate processes: waiters race in Redis and are woken by pub/sub; opt-in",
-			scriptCmds: []string{"get", "pttl", "pexpire", "del", "publish"},
-			open:       openRedissonMulti,
-			optIn:      true,
+			name:       "redisson-fair",
+			settings:   "as redisson, with c.FairLock(name): every acquisition queues in Redis, first come first served",
+			scriptCmds: []string{"get", "pttl", "pexpire", "del", "publish", "time", "zadd", "zrem", "zrange", "zrangebyscore", "zscore", "exists"},
+			open:       openRedissonFair,
+		},
+		{
+			name:          "mutex",
+			settings:      "an in-process sync.Mutex around the same critical section: the ceiling, not a distributed lock",
+			open:          openMutex,
+			contendedOnly: true,
 		},
 		{
 			name:       "redsync",
@@ -112,8 +119,9 @@ func newToken() string {
 // ---- this library ----
 
 type redissonLocker struct {
-	rdb *redis.Client
-	c   *redisson.Client
+	rdb  *redis.Client
+	c    *redisson.Client
+	fair bool
 }
 
 func openRedisson(addr string, _ *config) (locker, error) {
@@ -126,46 +134,47 @@ func openRedisson(addr string, _ *config) (locker, error) {
 	return &redissonLocker{rdb: rdb, c: c}, nil
 }
 
-func (r *redissonLocker) handle(key string) handle { return &redissonHandle{l: r.c.Lock(key)} }
+func (r *redissonLocker) handle(key string) handle {
+	if r.fair {
+		return &redissonHandle{l: r.c.FairLock(key)}
+	}
+	return &redissonHandle{l: r.c.Lock(key)}
+}
 
 func (r *redissonLocker) close() error {
 	return errors.Join(r.c.Close(), r.rdb.Close())
 }
 
-// redissonMulti gives every handle its own Client.
-type redissonMulti struct {
-	rdb     *redis.Client
-	mu      sync.Mutex
-	clients []*redisson.Client
-}
-
-func openRedissonMulti(addr string, _ *config) (locker, error) {
-	return &redissonMulti{rdb: redis.NewClient(goRedisOptions(addr))}, nil
-}
-
-func (r *redissonMulti) handle(key string) handle {
-	c, err := redisson.New(r.rdb)
+// openRedissonFair is openRedisson, handing out FairLocks.
+func openRedissonFair(addr string, cfg *config) (locker, error) {
+	lk, err := openRedisson(addr, cfg)
 	if err != nil {
-		panic(err) // only invalid options fail
+		return nil, err
 	}
-	r.mu.Lock()
-	r.clients = append(r.clients, c)
-	r.mu.Unlock()
-	return &redissonHandle{l: c.Lock(key)}
+	lk.(*redissonLocker).fair = true
+	return lk, nil
 }
 
-func (r *redissonMulti) close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var errs []error
-	for _, c := range r.clients {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(append(errs, r.rdb.Close())...)
-}
+// ---- the ceiling: an in-process sync.Mutex ----
+
+// benchMutex is shared by every opened "mutex" implementation, so that the goroutines of the
+// per-Client scenarios exclude each other too.
+var benchMutex sync.Mutex
+
+type mutexLocker struct{}
+
+func openMutex(string, *config) (locker, error) { return mutexLocker{}, nil }
+
+func (mutexLocker) handle(string) handle { return mutexHandle{} }
+func (mutexLocker) close() error         { return nil }
+
+type mutexHandle struct{}
+
+func (mutexHandle) lock(context.Context) error { benchMutex.Lock(); return nil }
+func (mutexHandle) unlock() error              { benchMutex.Unlock(); return nil }
 
 type redissonHandle struct {
-	l *redisson.Lock
+	l redisson.Locker
 	h *redisson.Hold
 }
 

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,8 +60,8 @@ func main() {
 	var cfg config
 	var only string
 	flag.DurationVar(&cfg.duration, "duration", 3*time.Second, "length of the uncontended scenario, per implementation")
-	flag.DurationVar(&cfg.contDuration, "contended-duration", 5*time.Second, "length of the contended scenario, per implementation")
-	flag.IntVar(&cfg.goroutines, "goroutines", 16, "goroutines per scenario")
+	flag.DurationVar(&cfg.contDuration, "contended-duration", 4*time.Second, "length of each contended scenario, per implementation")
+	flag.IntVar(&cfg.goroutines, "goroutines", 16, "goroutines of the uncontended and contended scenarios (contended-16c and -64c have 16 and 64)")
 	flag.DurationVar(&cfg.critical, "critical", time.Millisecond, "critical section (time.Sleep) in the contended scenario")
 	flag.DurationVar(&cfg.poll, "poll", time.Millisecond, "retry sleep of the polling locks: floor, and redislock's LinearBackoff")
 	flag.StringVar(&only, "only", "", "comma-separated implementations to run (default: all but opt-in ones): "+implNames())
@@ -174,9 +175,12 @@ func run(ctx context.Context, cfg *config) (err error) {
 		}
 	}
 
+	one := func(int) string { return "bench:c" }
 	sc := []scenario{
 		{name: "uncontended", duration: cfg.duration, keys: func(i int) string { return fmt.Sprintf("bench:u:%d", i) }},
-		{name: "contended", duration: cfg.contDuration, critical: cfg.critical, shared: true, keys: func(int) string { return "bench:c" }},
+		{name: "contended", duration: cfg.contDuration, critical: cfg.critical, shared: true, keys: one},
+		{name: "contended-16c", duration: cfg.contDuration, critical: cfg.critical, shared: true, keys: one, goroutines: 16, perClient: true},
+		{name: "contended-64c", duration: cfg.contDuration, critical: cfg.critical, shared: true, keys: one, goroutines: 64, perClient: true},
 	}
 	type key struct{ scenario, impl string }
 	pooled := map[key]*scenarioResult{}
@@ -270,25 +274,56 @@ func benchImpl(ctx context.Context, addr string, stats *redis.Client, im impl, s
 	if err := stats.FlushAll(ctx).Err(); err != nil {
 		return nil, fmt.Errorf("flushall: %w", err)
 	}
-	lk, err := im.open(addr, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open: %w", err)
-	}
+	var opened []locker
 	stuck := false
 	defer func() {
 		if stuck {
 			return // closing could block on the stuck workers
 		}
-		if cerr := lk.close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("close: %w", cerr))
+		for _, lk := range opened {
+			if cerr := lk.close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("close: %w", cerr))
+			}
 		}
 	}()
-	if err := warmup(ctx, lk, cfg.goroutines); err != nil {
+	open := func(n int) ([]locker, error) {
+		var lks []locker
+		for range n {
+			lk, err := im.open(addr, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("open: %w", err)
+			}
+			opened = append(opened, lk)
+			lks = append(lks, lk)
+		}
+		return lks, nil
+	}
+	shared, err := open(1)
+	if err != nil {
+		return nil, err
+	}
+	if err := warmup(ctx, shared[0], cfg.goroutines); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
 	for _, sc := range scs {
-		logf("%s: %s, %d goroutines, %v", im.name, sc.name, cfg.goroutines, sc.duration)
-		r, err := runScenario(ctx, stats, im, lk, sc, cfg.goroutines)
+		if sc.name == "uncontended" && im.contendedOnly {
+			continue
+		}
+		n := cmp.Or(sc.goroutines, cfg.goroutines)
+		lks := shared
+		if sc.perClient {
+			if lks, err = open(n); err != nil {
+				return out, err
+			}
+			for _, lk := range lks {
+				if err := warmup(ctx, lk, 1); err != nil {
+					return out, fmt.Errorf("warm-up: %w", err)
+				}
+			}
+		}
+		handle := func(i int) handle { return lks[i%len(lks)].handle(sc.keys(i)) }
+		logf("%s: %s, %d goroutines, %v", im.name, sc.name, n, sc.duration)
+		r, err := runScenario(ctx, stats, im, handle, sc, n)
 		if r != nil {
 			out = append(out, r)
 		}
@@ -296,8 +331,8 @@ func benchImpl(ctx context.Context, addr string, stats *redis.Client, im impl, s
 			stuck = errors.Is(err, errStuck)
 			return out, err
 		}
-		logf("%s: %s: %.0f ops/s, wait p50 %.2fms p99 %.2fms max %.2fms, %.2f cmds/acq (%.2f top-level), %d errors",
-			im.name, sc.name, r.OpsPerSec, r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.Errors)
+		logf("%s: %s: %.0f ops/s, wait p50 %.2fms p99 %.2fms max %.2fms, jain %.3f, %.2f cmds/acq (%.2f top-level), %d errors",
+			im.name, sc.name, r.OpsPerSec, r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.Fairness, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.Errors)
 	}
 	return out, nil
 }

@@ -40,6 +40,20 @@ func bestPeer(rs []*scenarioResult, key func(*scenarioResult) float64) *scenario
 	return best
 }
 
+// contendedScenarios are the contended scenarios, in report order.
+var contendedScenarios = []string{"contended", "contended-16c", "contended-64c"}
+
+// ofScenario returns the results of one scenario.
+func ofScenario(rs []*scenarioResult, name string) []*scenarioResult {
+	var out []*scenarioResult
+	for _, r := range rs {
+		if r.Scenario == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func ratios(rep *report) []ratio {
 	var out []ratio
 	add := func(name string, num, den float64, detail string) {
@@ -52,24 +66,39 @@ func ratios(rep *report) []ratio {
 		add("uncontended ops/s: redisson / floor", me.OpsPerSec, fl.OpsPerSec,
 			fmt.Sprintf("%.0f / %.0f", me.OpsPerSec, fl.OpsPerSec))
 	}
-	if me := find(rep.Contended, "redisson"); me != nil {
-		if b := bestPeer(rep.Contended, func(r *scenarioResult) float64 { return -r.OpsPerSec }); b != nil {
-			add("contended ops/s: redisson / best peer", me.OpsPerSec, b.OpsPerSec,
-				fmt.Sprintf("%.0f / %.0f (%s)", me.OpsPerSec, b.OpsPerSec, b.Impl))
-		}
-		if b := bestPeer(rep.Contended, func(r *scenarioResult) float64 { return r.WaitP99Ms }); b != nil {
-			add("contended p99 wait: redisson / best peer", me.WaitP99Ms, b.WaitP99Ms,
-				fmt.Sprintf("%.2fms / %.2fms (%s); lower is better", me.WaitP99Ms, b.WaitP99Ms, b.Impl))
+	for _, name := range contendedScenarios {
+		rs := ofScenario(rep.Contended, name)
+		for _, impl := range []string{"redisson", "redisson-fair"} {
+			me := find(rs, impl)
+			if me == nil {
+				continue
+			}
+			if b := bestPeer(rs, func(r *scenarioResult) float64 { return -r.OpsPerSec }); b != nil {
+				add(fmt.Sprintf("%s ops/s: %s / best peer", name, impl), me.OpsPerSec, b.OpsPerSec,
+					fmt.Sprintf("%.0f / %.0f (%s)", me.OpsPerSec, b.OpsPerSec, b.Impl))
+			}
+			if mx := find(rs, "mutex"); mx != nil {
+				add(fmt.Sprintf("%s ops/s: %s / in-process mutex", name, impl), me.OpsPerSec, mx.OpsPerSec,
+					fmt.Sprintf("%.0f / %.0f", me.OpsPerSec, mx.OpsPerSec))
+			}
+			if b := bestPeer(rs, func(r *scenarioResult) float64 { return r.WaitP99Ms }); b != nil {
+				add(fmt.Sprintf("%s p99 wait: %s / best peer", name, impl), me.WaitP99Ms, b.WaitP99Ms,
+					fmt.Sprintf("%.2fms / %.2fms (%s); lower is better", me.WaitP99Ms, b.WaitP99Ms, b.Impl))
+			}
+			if b := bestPeer(rs, func(r *scenarioResult) float64 { return r.CmdsPerAcqAll }); b != nil {
+				add(fmt.Sprintf("%s cmds/acq (all): %s / best peer", name, impl), me.CmdsPerAcqAll, b.CmdsPerAcqAll,
+					fmt.Sprintf("%.2f / %.2f (%s); lower is better", me.CmdsPerAcqAll, b.CmdsPerAcqAll, b.Impl))
+			}
 		}
 	}
-	for _, sc := range []struct {
-		name string
-		rs   []*scenarioResult
-	}{{"uncontended", rep.Uncontended}, {"contended", rep.Contended}} {
-		me := find(sc.rs, "redisson")
-		if me == nil {
-			continue
+	for _, impl := range []string{"redisson", "redisson-fair"} {
+		a, b := find(ofScenario(rep.Contended, "contended-64c"), impl), find(ofScenario(rep.Contended, "contended-16c"), impl)
+		if a != nil && b != nil {
+			add(fmt.Sprintf("cmds/acq (all), 64 Clients / 16 Clients: %s", impl), a.CmdsPerAcqAll, b.CmdsPerAcqAll,
+				fmt.Sprintf("%.2f / %.2f; within ±20%% means the cost does not grow with the number of processes", a.CmdsPerAcqAll, b.CmdsPerAcqAll))
 		}
+	}
+	if me := find(rep.Uncontended, "redisson"); me != nil {
 		for _, kind := range []string{"all", "top-level"} {
 			get := func(r *scenarioResult) float64 {
 				if kind == "all" {
@@ -77,13 +106,9 @@ func ratios(rep *report) []ratio {
 				}
 				return r.CmdsPerAcqTop
 			}
-			if fl := find(sc.rs, "floor"); fl != nil {
-				add(fmt.Sprintf("%s cmds/acq (%s): redisson / floor", sc.name, kind), get(me), get(fl),
+			if fl := find(rep.Uncontended, "floor"); fl != nil {
+				add(fmt.Sprintf("uncontended cmds/acq (%s): redisson / floor", kind), get(me), get(fl),
 					fmt.Sprintf("%.2f / %.2f", get(me), get(fl)))
-			}
-			if b := bestPeer(sc.rs, get); b != nil {
-				add(fmt.Sprintf("%s cmds/acq (%s): redisson / best peer", sc.name, kind), get(me), get(b),
-					fmt.Sprintf("%.2f / %.2f (%s); lower is better", get(me), get(b), b.Impl))
 			}
 		}
 	}
@@ -135,11 +160,19 @@ func printReport(w io.Writer, rep *report) {
 		}
 		fmt.Fprintln(w)
 	}
-	if len(rep.Contended) > 0 {
-		fmt.Fprintf(w, "### Contended: all goroutines on one key, critical section time.Sleep(%s), %s\n\n", rep.Config["critical"], rep.Config["contended_duration"])
+	for _, name := range contendedScenarios {
+		rs := ofScenario(rep.Contended, name)
+		if len(rs) == 0 {
+			continue
+		}
+		who := fmt.Sprintf("%d goroutines of one process sharing each implementation's client", rs[0].Goroutines)
+		if name != "contended" {
+			who = fmt.Sprintf("%d goroutines, each with its own client (as %d processes would be)", rs[0].Goroutines, rs[0].Goroutines)
+		}
+		fmt.Fprintf(w, "### %s: %s, all on one key, critical section time.Sleep(%s), %s\n\n", name, who, rep.Config["critical"], rep.Config["contended_duration"])
 		fmt.Fprintln(w, "| impl | ops/s | per round | wait p50 ms | wait p99 ms | wait max ms | Jain fairness | cmds/acq (all) | cmds/acq (top-level) | redis CPU µs/acq | client CPU µs/acq | errors | excl. violations |")
 		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
-		for _, r := range rep.Contended {
+		for _, r := range rs {
 			fmt.Fprintf(w, "| %s | %.0f | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %s | %d |\n", r.Impl, r.OpsPerSec, roundsCell(r), r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.Fairness, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.RedisCPUUsPerAcq, r.ClientCPUUsPerAcq, errCell(r), r.Violations)
 		}
 		fmt.Fprintln(w)

@@ -204,11 +204,13 @@ func fillCommands(r *scenarioResult, im impl, before, after map[string]int64) {
 
 // scenario describes one load pattern.
 type scenario struct {
-	name     string
-	keys     func(i int) string // key of worker i
-	shared   bool               // all workers use one key: check mutual exclusion
-	critical time.Duration
-	duration time.Duration
+	name       string
+	keys       func(i int) string // key of worker i
+	shared     bool               // all workers use one key: check mutual exclusion
+	critical   time.Duration
+	duration   time.Duration
+	goroutines int  // 0: -goroutines
+	perClient  bool // every goroutine opens its own implementation (Client), like separate processes
 }
 
 // errStuck means workers did not return after the scenario ended: a deadlock or a hung call.
@@ -237,8 +239,8 @@ func warmup(ctx context.Context, lk locker, n int) error {
 	return errors.Join(errs...)
 }
 
-// run runs one scenario for one implementation.
-func runScenario(ctx context.Context, stats *redis.Client, im impl, lk locker, sc scenario, n int) (*scenarioResult, error) {
+// run runs one scenario for one implementation: worker i uses handle(i).
+func runScenario(ctx context.Context, stats *redis.Client, im impl, handle func(i int) handle, sc scenario, n int) (*scenarioResult, error) {
 	r := &scenarioResult{Scenario: sc.name, Impl: im.name, Goroutines: n, Critical: sc.critical.String()}
 	before, err := commandStats(ctx, stats)
 	if err != nil {
@@ -268,7 +270,7 @@ func runScenario(ctx context.Context, stats *redis.Client, im impl, lk locker, s
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h := lk.handle(sc.keys(i))
+			h := handle(i)
 			w := make([]time.Duration, 0, 1024)
 			for runCtx.Err() == nil {
 				t0 := time.Now()

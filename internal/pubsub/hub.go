@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,18 +64,37 @@ type channel struct {
 	ready   chan struct{} // closed when the server confirmed the subscription
 	isReady bool
 	idle    time.Time // when the last waiter left; zero while waited on
+	// held keeps, for Hold, the messages that named a waiter not registered (yet): a waiter that
+	// registers with that id just after its message arrived is woken at once (see Subscribe).
+	held map[string]heldMessage
 }
+
+// heldMessage is a message kept for a waiter not registered yet.
+type heldMessage struct {
+	text string
+	at   time.Time
+}
+
+// Hold is how long a message naming an unregistered waiter is kept for it; at most maxHeld per
+// channel.
+const (
+	Hold    = 2 * time.Second
+	maxHeld = 64
+)
 
 // Waiter is one goroutine's interest in one channel. C receives a signal when the goroutine should
 // try again. Close it when done waiting.
 type Waiter struct {
-	C   chan struct{}
-	id  string // messages naming it wake this waiter only ("": anonymous)
-	hub *Hub
-	ch  *channel
+	C        chan struct{}
+	id       string // messages naming it wake this waiter only ("": anonymous)
+	hub      *Hub
+	ch       *channel
+	wasReady bool
+	message  string // the last message that named it (guarded by hub.mu)
 }
 
-// Messages that wake anonymous waiters; any other message names the waiter it wakes.
+// Messages that wake anonymous waiters; any other message names the waiter it wakes: its id, alone
+// or followed by "|" and data for the waiter (see Waiter.Message).
 const (
 	WakeAll = "*" // every waiter of the channel
 	WakeOne = "0" // one waiter of the channel
@@ -87,7 +107,8 @@ func New(rdb Subscriber, log *slog.Logger) *Hub {
 }
 
 // Subscribe registers a waiter on the channel name, subscribing on the server if no waiter of this
-// hub is subscribed to it yet. A message equal to id wakes this waiter only (id "": none does). It blocks only for the network write of SUBSCRIBE, bounded by ctx,
+// hub is subscribed to it yet. A message equal to id wakes this waiter only (id "": none does),
+// including one that arrived up to Hold before this call, while the channel was subscribed. It blocks only for the network write of SUBSCRIBE, bounded by ctx,
 // and only when the channel is new. It fails only after Close; a SUBSCRIBE that could not be sent is
 // retried by go-redis on reconnect and is logged, and the waiter stays registered (its timer-bounded
 // wait still works).
@@ -110,8 +131,13 @@ func (h *Hub) Subscribe(ctx context.Context, name, id string) (*Waiter, error) {
 		}
 	}
 	ch.idle = time.Time{}
-	w := &Waiter{C: make(chan struct{}, 1), id: id, hub: h, ch: ch}
+	w := &Waiter{C: make(chan struct{}, 1), id: id, hub: h, ch: ch, wasReady: ch.isReady}
 	ch.waiters = append(ch.waiters, w)
+	if m, ok := ch.held[id]; ok && id != "" {
+		delete(ch.held, id)
+		w.message = m.text
+		signal(w) // its message came just before it registered
+	}
 	ps := h.ps
 	h.mu.Unlock()
 
@@ -130,6 +156,20 @@ func (h *Hub) Subscribe(ctx context.Context, name, id string) (*Waiter, error) {
 // Ready is closed once the server has confirmed the subscription, after which every message
 // published on the channel reaches this hub.
 func (w *Waiter) Ready() <-chan struct{} { return w.ch.ready }
+
+// Message returns, and forgets, the last message that named this waiter ("" if none since the last
+// call). Read it after a signal on C.
+func (w *Waiter) Message() string {
+	w.hub.mu.Lock()
+	defer w.hub.mu.Unlock()
+	m := w.message
+	w.message = ""
+	return m
+}
+
+// WasReady reports whether the subscription was confirmed already when the waiter registered: every
+// message naming it since its owner's last attempt has then reached it, or is held for it.
+func (w *Waiter) WasReady() bool { return w.wasReady }
 
 // Close unregisters the waiter. It does not block; the channel is unsubscribed after Linger if no
 // other waiter uses it.
@@ -207,7 +247,7 @@ func (h *Hub) handle(m any) {
 	switch m := m.(type) {
 	case *redis.Message:
 		if ch := h.channels[m.Channel]; ch != nil {
-			deliver(ch, m.Payload)
+			deliver(ch, m.Payload, time.Now())
 		}
 	case *redis.Subscription:
 		if m.Kind != "subscribe" {
@@ -235,6 +275,11 @@ func (h *Hub) sweep(now time.Time) {
 	h.mu.Lock()
 	var names []string
 	for name, ch := range h.channels {
+		for id, m := range ch.held {
+			if now.Sub(m.at) >= Hold {
+				delete(ch.held, id)
+			}
+		}
 		if len(ch.waiters) == 0 && !ch.idle.IsZero() && now.Sub(ch.idle) >= Linger {
 			names = append(names, name)
 			delete(h.channels, name)
@@ -252,19 +297,28 @@ func (h *Hub) sweep(now time.Time) {
 	}
 }
 
-// deliver wakes the waiters of ch that message names (see the package documentation).
-func deliver(ch *channel, message string) {
+// deliver wakes the waiters of ch that message names (see the package documentation); a message
+// naming a waiter that is not registered is held for it (see Subscribe).
+func deliver(ch *channel, message string, now time.Time) {
 	if message == WakeAll {
 		wakeAll(ch)
 		return
 	}
+	id, _, _ := strings.Cut(message, "|")
 	for _, w := range ch.waiters {
-		if w.id != "" && w.id == message {
+		if w.id != "" && w.id == id {
+			w.message = message
 			signal(w)
 			return
 		}
 	}
-	if message != WakeOne && message != "" { // names a waiter that has left
+	if message != WakeOne && message != "" { // names a waiter not registered: it left, or is about to come
+		if ch.held == nil {
+			ch.held = map[string]heldMessage{}
+		}
+		if len(ch.held) < maxHeld {
+			ch.held[id] = heldMessage{message, now}
+		}
 		return
 	}
 	wakeOne(ch)

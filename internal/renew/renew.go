@@ -65,6 +65,9 @@ type Entry struct {
 	Group    int           // batches never mix groups (Cluster slot; 0 elsewhere)
 	Lease    time.Duration // lease set on every renewal, or the fixed lease
 	Watchdog bool          // renew periodically; false: fixed lease, only ends
+	// First, if set, is the lease in force when the entry is added (a lock handed over with a
+	// shorter reservation): its deadline and first renewal are counted from it; renewals set Lease.
+	First time.Duration
 	// OnLost runs once, on the scheduler goroutine or a renewal goroutine, when the hold is lost or
 	// its fixed lease ends; never after Remove returned true. It must not block or call back into
 	// the Scheduler, except Remove.
@@ -72,6 +75,7 @@ type Entry struct {
 
 	due      time.Time // next action: renewal, retry, or (while renewing) the deadline check
 	deadline time.Time // the lease may be about to lapse from then on
+	sent     time.Time // when the request that set the lease in force was sent
 	failures int
 	lastErr  error // last renewal error, for the loss report
 	index    int   // heap position, -1 when not queued
@@ -127,11 +131,16 @@ func New(renew Renewer, idle time.Duration, margin float64) *Scheduler {
 // which errs on the safe side. It does not block on I/O. It returns false, registering nothing, after
 // Close.
 func (s *Scheduler) Add(e *Entry, start time.Time) bool {
-	e.deadline = s.lapse(e, start)
+	e.deadline = s.Lapse(e, start)
 	e.due = e.deadline
 	if e.Watchdog {
-		e.due = start.Add(period(e))
+		first := e.Lease
+		if e.First > 0 {
+			first = e.First
+		}
+		e.due = start.Add(first / 3)
 	}
+	e.sent = start
 	e.failures, e.lastErr, e.renewing = 0, nil, false
 	s.mu.Lock()
 	if s.closed {
@@ -168,6 +177,14 @@ func (s *Scheduler) deactivate(e *Entry) {
 	if e.index >= 0 {
 		heap.Remove(&s.entries, e.index)
 	}
+}
+
+// LastSent returns when the request that set e's lease in force was sent: its acquisition (Add's
+// start) or its last successful renewal.
+func (s *Scheduler) LastSent(e *Entry) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return e.sent
 }
 
 // Active reports whether e is registered: added, and not yet removed, lost or ended.
@@ -223,9 +240,15 @@ func (s *Scheduler) poke() {
 	}
 }
 
-// Lapse is when e, acquired or renewed by a request sent at sent, must be considered lost: the
-// lease less the margin. It does not block.
-func (s *Scheduler) Lapse(e *Entry, sent time.Time) time.Time { return s.lapse(e, sent) }
+// Lapse is when e, acquired by a request sent at sent, must be considered lost: its first lease
+// (First, else Lease) less the margin. It does not block.
+func (s *Scheduler) Lapse(e *Entry, sent time.Time) time.Time {
+	first := e.Lease
+	if e.First > 0 {
+		first = e.First
+	}
+	return sent.Add(first - time.Duration(float64(first)*s.margin))
+}
 
 func (s *Scheduler) lapse(e *Entry, sent time.Time) time.Time {
 	return sent.Add(e.Lease - time.Duration(float64(e.Lease)*s.margin))
@@ -374,6 +397,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 		switch {
 		case err == nil && alive[i]:
 			e.failures, e.lastErr = 0, nil
+			e.sent = sent
 			e.deadline = s.lapse(e, sent)
 			e.due = sent.Add(period(e))
 			s.renewed.Add(1)

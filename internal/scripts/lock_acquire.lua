@@ -18,8 +18,9 @@
 --
 -- returns  n ≥ 1      acquired: the owner now holds n levels (fresh, handed over, or re-entered)
 --          -3 - pttl  not acquired (always ≤ -1): held by another owner whose remaining TTL is pttl
---                     ms (-1: no expiry); or free but another waiter comes first (FairLock; pttl
---                     -2); or a re-entry by an owner that holds nothing (pttl -2: -1)
+--                     ms (-1: no expiry; 0 when queued by mode "w": the waiter is woken); or free
+--                     but another waiter comes first (FairLock; pttl -2); or a re-entry by an owner
+--                     that holds nothing (pttl -2: -1)
 --          For a FencedLock, {that integer, the holder's token} (token 0 when not acquired).
 --
 -- Safe to run twice: adding a level that is already there changes nothing, and queueing keeps an
@@ -79,6 +80,7 @@ if holder ~= owner then
     if mark == '' then
       redis.call('SET', key, lock_encode(holder, levels, 'w', kind, token), 'KEEPTTL')
     end
+    return answer(-3) -- queued: it will be woken, no need for the holder's TTL
   end
   return answer(-3 - redis.call('PTTL', key))
 end

@@ -107,16 +107,17 @@ end
 
 -- lock_hand_over gives the lock at key to the first live waiter of the queue, if any, and reports
 -- whether it did: the lock becomes that waiter's (levels "1", a new fencing token for a FencedLock),
--- reserved until the waiter's liveness deadline, by when a live waiter has confirmed it and a dead
--- one stalls nobody any longer; the waiter is woken on its client's channel.
+-- reserved until the waiter's liveness deadline, by when a live waiter has renewed or confirmed it
+-- and a dead one stalls nobody any longer; the waiter is woken on its client's channel by a message
+-- naming it (with "|<token>" for a FencedLock), which tells it it holds the lock.
 local function lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix)
-  local head, reserveMs = queue_head(q, qt)
+  local head, reserveMs, more = queue_head(q, qt)
   if not head then
     return false
   end
   queue_leave(q, qt, head)
   local mark = ''
-  if redis.call('EXISTS', q) == 1 then
+  if more then
     mark = 'w'
   end
   local token
@@ -124,6 +125,6 @@ local function lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix)
     token = redis.call('INCR', fence)
   end
   redis.call('SET', key, lock_encode(head, '1', mark, kind, token), 'PX', reserveMs)
-  queue_wake(publish, wakePrefix, head)
+  queue_wake(publish, wakePrefix, head, token)
   return true
 end

@@ -458,11 +458,23 @@ func TestWaitQueue(t *testing.T) {
 	acq("A", "w", "")
 	acq("B", "w", "")
 	before := rdb.ZScore(ctx, deadlines, "B").Val()
-	beat, err := WaitBeat.Run(ctx, rdb, []string{deadlines, deadlines}, 60000, "B", "Z").Int64Slice()
+	beat, err := WaitBeat.Run(ctx, rdb, []string{queue, deadlines, queue, deadlines}, 60000, "B", "Z").Int64Slice()
 	if err != nil || fmt.Sprint(beat) != "[1 0]" {
 		t.Fatalf("heartbeat = %v, %v; want [1 0]", beat, err)
 	}
 	if after := rdb.ZScore(ctx, deadlines, "B").Val(); after < before+50000 {
 		t.Fatalf("B's deadline %v -> %v; want moved by about a minute", before, after)
+	}
+	if ttl := rdb.PTTL(ctx, queue).Val(); ttl < 100*time.Second {
+		t.Fatalf("queue TTL after the heartbeat = %v; want two waiter timeouts (2m)", ttl)
+	}
+	// The queue of waiters that all died expires on its own.
+	rdb.FlushDB(ctx)
+	acq("A", "w", "")
+	if err := LockAcquire.Run(ctx, rdb, acquireKeys, "B", 60000, "1", "w", "", 100).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := rdb.PTTL(ctx, queue).Val(); ttl <= 0 || ttl > 200*time.Millisecond {
+		t.Fatalf("queue TTL = %v; want two waiter timeouts (200ms)", ttl)
 	}
 }

@@ -6,7 +6,9 @@
 --       (its process stopped renewing it: see wait_beat.lua) and is evicted
 -- A waiter id is an owner id, "<client id>:<sequence>"; the head waiter is woken on its client's
 -- channel, "<channel prefix><client id>", with its id as the message. Every time comes from TIME, so
--- clients' clocks do not matter.
+-- clients' clocks do not matter. Both keys expire two waiter timeouts after the last waiter joined
+-- alone or was kept alive, so the waiters of processes that all died leave nothing behind; dead
+-- waiters ahead of live ones are evicted when they reach the head.
 
 -- client_of is the client id part of an owner or request id ("<client id>:<sequence>").
 local function client_of(id)
@@ -20,20 +22,15 @@ local function queue_now()
   return s * 1000 + math.floor(us / 1000), s * 1000000 + us
 end
 
--- queue_purge evicts up to 16 waiters whose deadline passed.
-local function queue_purge(q, qt, nowMs)
-  local dead = redis.call('ZRANGEBYSCORE', qt, '-inf', nowMs, 'LIMIT', 0, 16)
-  for _, id in ipairs(dead) do
-    redis.call('ZREM', q, id)
-    redis.call('ZREM', qt, id)
-  end
-end
-
 -- queue_join queues id (keeping its place if it is queued already) and sets its deadline.
 local function queue_join(q, qt, id, timeoutMs)
   local nowMs, nowUs = queue_now()
   redis.call('ZADD', q, 'NX', nowUs, id)
   redis.call('ZADD', qt, nowMs + tonumber(timeoutMs), id)
+  if redis.call('ZCARD', q) == 1 then
+    redis.call('PEXPIRE', q, 2 * tonumber(timeoutMs))
+    redis.call('PEXPIRE', qt, 2 * tonumber(timeoutMs))
+  end
 end
 
 -- queue_leave takes id out of the queue, if it is there.
@@ -42,20 +39,32 @@ local function queue_leave(q, qt, id)
   redis.call('ZREM', qt, id)
 end
 
--- queue_head evicts dead waiters and returns the first live one (nil if none), with the ms it has
--- left before its deadline.
+-- queue_head evicts dead waiters from the head (up to 16) and returns the first live one (nil if
+-- none), the ms it has left before its deadline, and whether another waiter follows it.
 local function queue_head(q, qt)
   local nowMs = queue_now()
-  queue_purge(q, qt, nowMs)
-  local head = redis.call('ZRANGE', q, 0, 0)[1]
-  if not head then
-    return nil, 0
+  for _ = 1, 16 do
+    local ids = redis.call('ZRANGE', q, 0, 1)
+    local head = ids[1]
+    if not head then
+      return nil, 0, false
+    end
+    local deadline = tonumber(redis.call('ZSCORE', qt, head) or '0')
+    if deadline > nowMs then
+      return head, deadline - nowMs, ids[2] ~= nil
+    end
+    queue_leave(q, qt, head)
   end
-  return head, math.max(tonumber(redis.call('ZSCORE', qt, head)) - nowMs, 1)
+  return nil, 0, false
 end
 
--- queue_wake wakes waiter id: a message naming it on its client's channel.
-local function queue_wake(publish, channelPrefix, id)
-  redis.call(publish, channelPrefix .. client_of(id), id)
+-- queue_wake wakes waiter id: a message naming it on its client's channel, followed by "|" and data
+-- if data is given.
+local function queue_wake(publish, channelPrefix, id, data)
+  local message = id
+  if data then
+    message = id .. '|' .. data
+  end
+  redis.call(publish, channelPrefix .. client_of(id), message)
 end
 

@@ -33,8 +33,19 @@ type Outcome struct {
 	Retry    time.Duration // how long the current holder may keep the resource; < 0 unknown
 }
 
-// Attempt makes one attempt. An error ends the wait; the caller undoes what the attempt may have done.
-type Attempt func(ctx context.Context) (Outcome, error)
+// Attempt makes one attempt. woken says what woke the waiter. An error ends the wait; the caller
+// undoes what the attempt may have done.
+type Attempt func(ctx context.Context, woken Woken) (Outcome, error)
+
+// Woken tells an attempt about the message that woke the waiter, if one named it.
+type Woken struct {
+	// Message is the message that named the waiter ("" if it was woken otherwise: first attempt,
+	// timer, reconnect, heartbeat): its id, and after a "|" whatever the release added.
+	Message string
+	// Since is when the last request that moved the waiter's deadline in Redis was sent (its last
+	// queued attempt or heartbeat): the deadline is at least Since plus the waiter timeout.
+	Since time.Time
+}
 
 // Engine is a Client's waiting engine.
 type Engine struct {
@@ -79,6 +90,8 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 			e.Sched.Remove(&w.Beat)
 		}
 	}()
+	var woken Woken
+	var queuedAt time.Time // when the last attempt that found the waiter queued was sent
 	for {
 		select {
 		case <-e.Closed:
@@ -86,16 +99,19 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 		default:
 		}
 		sent := time.Now()
-		out, err := attempt(ctx)
+		out, err := attempt(ctx, woken)
 		if err != nil || out.Acquired {
 			return err
 		}
-		if out.Queued && (!beating || !e.Sched.Active(&w.Beat)) {
-			if beating {
-				e.Sched.Remove(&w.Beat)
-			}
-			if beating = e.Sched.Add(&w.Beat, sent); !beating {
-				return ErrClosed
+		if out.Queued {
+			queuedAt = sent
+			if !beating || !e.Sched.Active(&w.Beat) {
+				if beating {
+					e.Sched.Remove(&w.Beat)
+				}
+				if beating = e.Sched.Add(&w.Beat, sent); !beating {
+					return ErrClosed
+				}
 			}
 		}
 
@@ -108,9 +124,13 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 			if sub, err = e.Hub.Subscribe(ctx, w.Channel, w.ID); err != nil {
 				return ErrClosed
 			}
-			// Try again as soon as the subscription is confirmed: a release between the attempt and
-			// the confirmation would otherwise go unnoticed until the timer.
-			wake = sub.Ready()
+			wake = sub.C
+			if !sub.WasReady() {
+				// Try again as soon as the subscription is confirmed: a message sent between the
+				// attempt and the confirmation does not reach this process at all. (Once confirmed,
+				// a message naming the waiter that arrives before it registers is held for it.)
+				wake = sub.Ready()
+			}
 		} else {
 			wake = sub.C
 		}
@@ -119,8 +139,17 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 		} else {
 			timer.Reset(sleep)
 		}
+		woken = Woken{}
 		select {
 		case <-wake:
+			if msg := sub.Message(); msg != "" {
+				woken = Woken{Message: msg, Since: queuedAt}
+				if beating {
+					if last := e.Sched.LastSent(&w.Beat); last.After(queuedAt) {
+						woken.Since = last
+					}
+				}
+			}
 		case <-kick:
 		case <-timer.C:
 		case <-ctx.Done():
