@@ -53,6 +53,39 @@ type Client struct {
 	closeOnce sync.Once
 	bgMu      sync.Mutex     // orders background against Close
 	bg        sync.WaitGroup // background goroutines (see background)
+
+	// contended remembers the locks (by gate name) an acquisition of this Client recently found
+	// held: their next fresh acquisition skips the SET NX that would fail anyway (see contend).
+	contendedMu sync.Mutex
+	contended   map[string]time.Time
+}
+
+// contendedFor is how long a lock found held counts as contended; maxContended bounds the memory.
+const (
+	contendedFor = time.Second
+	maxContended = 4096
+)
+
+// markContended notes that an acquisition found the lock of gate name held.
+func (c *Client) markContended(name string, now time.Time) {
+	c.contendedMu.Lock()
+	defer c.contendedMu.Unlock()
+	if c.contended == nil || len(c.contended) >= maxContended {
+		c.contended = map[string]time.Time{} // forget: at worst a few SET NX that fail
+	}
+	c.contended[name] = now
+}
+
+// recentlyContended reports whether an acquisition found the lock of gate name held lately.
+func (c *Client) recentlyContended(name string, now time.Time) bool {
+	c.contendedMu.Lock()
+	defer c.contendedMu.Unlock()
+	at, ok := c.contended[name]
+	if ok && now.Sub(at) >= contendedFor {
+		delete(c.contended, name)
+		return false
+	}
+	return ok
 }
 
 // New returns a Client over rdb, which may be a plain, failover (Sentinel) or Cluster go-redis client.

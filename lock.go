@@ -281,7 +281,10 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 			}
 		}
 		sent := time.Now()
-		n, token, err := m.runAcquire(ctx, id, leaseMs, "1", mode, m.kind == kindPlain && !queued)
+		// A free Lock is taken with one SET NX, unless the lock looks contended: then the script,
+		// which queues the waiter, is all that can help.
+		fast := m.kind == kindPlain && !queued && !c.recentlyContended(m.gateName, sent)
+		n, token, err := m.runAcquire(ctx, id, leaseMs, "1", mode, fast)
 		if err != nil {
 			if !noEffect(err) {
 				m.undo(ctx, id, true) // the outcome is unknown
@@ -289,6 +292,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 			return wait.Outcome{}, redisErr(err)
 		}
 		if n < 1 {
+			c.markContended(m.gateName, sent)
 			queued = queued || waiting
 			if !waiting {
 				return wait.Outcome{}, errors.New("held by another owner")
