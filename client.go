@@ -32,10 +32,6 @@ type Client struct {
 	cfg     config
 	cluster bool
 	publish any // "PUBLISH", or "SPUBLISH" once the hub shards subscriptions on Cluster
-	// reserveArg is how long (ms) a lock handed to a claiming waiter stays reserved for it: long
-	// enough for a live waiter to notice (it re-polls at least every repoll interval), short enough
-	// that a dead one stalls the lock only briefly.
-	reserveArg any
 	// historyArg is how long (ms) a lock's release history keeps a final release: as long as go-redis
 	// may re-send it (see resendWindow).
 	historyArg any
@@ -123,7 +119,6 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		rdb:        rdb,
 		cfg:        cfg,
 		publish:    "PUBLISH",
-		reserveArg: (2*cfg.repoll + time.Second).Milliseconds(),
 		historyArg: resendWindow(rdb).Milliseconds(),
 		id:         hex.EncodeToString(idb[:]),
 		waiterArg:  cfg.waiterTimeout.Milliseconds(),

@@ -1,6 +1,7 @@
 // Package redisson gives Go services the distributed locks of Redisson (Java) on Redis, with Go
-// semantics: a reentrant Lock whose lease a watchdog keeps alive, waits woken by pub/sub instead of
-// polling, and a signal when a lock is lost.
+// semantics: reentrant locks (Lock, FairLock, FencedLock) whose lease a watchdog keeps alive, waits
+// served from a queue in Redis and woken one at a time instead of polling, and a signal when a lock
+// is lost.
 //
 //	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: addrs, ContextTimeoutEnabled: true})
 //	c, err := redisson.New(rdb)
@@ -65,24 +66,46 @@
 // renewals fail until the lease is about to lapse, the client also releases the lock in the
 // background as soon as it can, so that a renewal still travelling cannot re-arm it for nobody.
 //
+// # Kinds of lock
+//
+//	Lock        reentrant mutex (Redisson's RLock); not FIFO, no starvation
+//	FairLock    reentrant mutex served first come, first served (RFairLock)
+//	FencedLock  Lock whose every acquisition carries a fencing token (RFencedLock); see FencedSet
+//
+// All three return a *Hold and share ownership, re-entry, leases, the watchdog and the loss signal; all
+// satisfy Locker. A name is one kind: using it as another fails with ErrWrongType.
+//
 // # Waiting
 //
-// All waits of a Client share one pub/sub connection, opened on the first wait, with one
-// reference-counted subscription per lock (kept for 2s after its last waiter leaves). A failed
-// attempt marks the lock as awaited; the final release of an awaited lock publishes one message,
-// which wakes one waiter per subscribed process (an uncontended release publishes nothing). After a
-// pub/sub reconnect every waiter is woken. Every wait is also bounded by the holder's remaining TTL
-// and by the re-poll interval (default 500ms), so a lost message delays a waiter, never strands it.
+// Every blocking acquisition waits through one engine (internal/wait). An attempt that cannot take
+// the lock queues its owner in the lock's wait queue in Redis (arrival order and liveness deadlines,
+// both from the server's clock), and the final release hands the lock straight to the first live
+// waiter in the release script, waking only that waiter: a message naming it on its Client's own
+// channel for the lock. The message is the hand-over: a watchdog waiter holds the lock without
+// another round trip (its lease is counted from its last heartbeat, the lock being reserved for it
+// until its liveness deadline). A hand-over costs the same few commands however many wait.
 //
-// Fairness. Inside a process, goroutines waiting for one lock queue first come first served and only
-// the head contends in Redis; when a holder unlocks and no other process waits, the release transfers
-// the lock to that head in the same round trip. So a goroutine that unlocks and immediately locks
-// again queues behind the others. Between processes the lock is not FIFO: on each release the head
-// waiter of every process races for it. To keep that race from starving anyone, a waiter that has
-// waited 10ms claims the lock (one claim at a time), and the holder's final release hands the lock to
-// the claimer instead of freeing it: the goroutine that just unlocked cannot take it back. The
-// hand-over is reserved for 2×re-poll+1s; a claimer that died in between stalls the lock that long at
-// most, and one that gives up withdraws its claim.
+// Waiters stay queued through heartbeats of the renewal scheduler (every third of the waiter
+// timeout, WithWaiterTimeout, default 5s). A waiter whose process died is evicted once its deadline
+// passes; if the lock was handed to it just before it died, the lock is reserved for it until that
+// deadline, so a dead waiter stalls the lock at most a waiter timeout. A wait that ends without the
+// lock (its context, WithWait, Close) leaves the queue at once, and releases the lock if it was
+// handed over meanwhile, which hands it on to the next waiter. A lost message, a pub/sub reconnect
+// (which wakes every waiter) or a failover delays a waiter by at most the re-poll interval (default
+// 500ms): every wait also re-polls. The queue's keys are gone when nobody waits (and expire two
+// waiter timeouts after the last waiter's last heartbeat if every waiter's process died).
+//
+// All waits of a Client share one pub/sub connection, opened on the first wait, with one
+// reference-counted subscription per lock (kept for 2s after its last waiter leaves).
+//
+// Fairness. A FairLock is served strictly in the order of arrival at Redis, across processes and
+// goroutines alike; TryLock without a wait never queues. A Lock queues one waiter per process in
+// Redis (the goroutines of one Client queue locally, first come first served, and only the head of
+// that local queue waits in Redis), so processes are served in turn and the goroutines of each in
+// order; when nobody else waits, a release transfers the lock to the next goroutine of its own Client
+// in the same round trip. A free Lock is taken with one SET NX by whoever asks, which lets a newcomer
+// overtake queued waiters only in the moments the lock is free without having been handed over (it
+// expired, or the waiter it was handed to had died): not FIFO, but no starvation.
 //
 // # Re-sent commands
 //
@@ -93,7 +116,7 @@
 //     that is gone, changes nothing, so re-entries and partial unlocks never count twice.
 //   - The final release frees the lock whatever levels are left, so a level whose outcome stayed
 //     unknown (its undo failed too) cannot keep the lock alive.
-//   - Every final release (freed, handed to a claimer, or transferred to a local waiter) is recorded
+//   - Every final release (freed, handed to a queued waiter, or transferred to a local one) is recorded
 //     in a key of the lock's that belongs to the releasing Client, for the go-redis re-send window
 //     (computed from the client's retry, dial, pool and timeout settings; ten minutes when unknown).
 //     A Client releases one owner of a lock at a time (its goroutines take turns for the lock, and the
@@ -119,20 +142,24 @@
 //
 // Every key and channel of a lock is built from the Client's key prefix and the lock's name:
 //
-//	<prefix>{<name>}                    the lock: a string "<owner>|<level ids>|<mark>", absent when
-//	                                    free, so a free lock is taken with one plain SET NX PX
+//	<prefix>{<name>}                    the lock: a string "<owner>|<level ids>|<mark>", followed by
+//	                                    "|f" for a FairLock and "|t<token>" for a FencedLock; absent
+//	                                    when free, so a free Lock is taken with one plain SET NX PX
+//	<prefix>{<name>}:q, :qt             the wait queue: arrival order and liveness deadlines (sorted
+//	                                    sets), absent when nobody waits
+//	<prefix>{<name>}:w:<client id>      the Client's wake-up channel for the lock (pub/sub)
 //	<prefix>{<name>}:rel:<client id>    the last final release by an owner of that Client
 //	                                    ("<owner>=<outcome>"), with the re-send window as TTL
 //	<prefix>{<name>}:fu:<request id>    the outcome of one ForceUnlock call, likewise
-//	<prefix>{<name>}:ch                 the wake-up channel (pub/sub)
+//	<prefix>{<name>}:fence              a FencedLock's token counter: never deleted by this package
 //
 // Keys and channels of distinct objects never collide, whatever the names: object keys end with '}'
 // and auxiliary names do not, and the prefix may not contain braces. All names of one lock share the
 // hash tag "{<name>", so every script touches one Cluster slot; a name that starts with its own tag,
 // such as "{user:7}:cart", still shares the slot of every name starting with that tag. Names must not
-// be empty or start with '}'. A name holding another type of value, or a string this package did not
-// write, gets ErrWrongType and is not modified. The auxiliary keys carry the Client's random id or a
-// request id in their names, so no other data can be there by accident.
+// be empty or start with '}'. A name holding another type of value, a string this package did not
+// write, or a lock of another kind, gets ErrWrongType and is not modified. The release records carry
+// the Client's random id or a request id in their names, so no other data can be there by accident.
 //
 // # What is guaranteed, and what is not
 //
@@ -147,8 +174,8 @@
 //   - A Close, or a crashed process, leaves its locks in Redis until their lease runs out.
 //
 // Protect resources that must never see two writers with a fencing token checked by the resource
-// itself (a monotonically increasing number issued with each acquisition), which a later release of
-// this library adds.
+// itself: a FencedLock issues a strictly increasing token with every acquisition, and FencedSet
+// refuses a write whose token is older than the last one accepted (see FencedLock).
 //
 // # go-redis settings
 //

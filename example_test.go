@@ -123,3 +123,50 @@ func ExampleHold_Context() {
 	// true
 	// true
 }
+
+// A FairLock serves its waiters first come, first served, across processes.
+func ExampleFairLock() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb)
+	defer c.Close()
+
+	ctx := context.Background()
+	mu := c.FairLock("example:fair")
+	h, err := mu.Lock(ctx) // waits its turn in a queue kept in Redis
+	if err != nil {
+		panic(err)
+	}
+	_, err = mu.TryLock(ctx) // one attempt: never queues
+	fmt.Println("second taker obtained:", err == nil)
+	h.Unlock(ctx)
+	// Output: second taker obtained: false
+}
+
+// A FencedLock's token lets the resource refuse a write from a holder that lost the lock without
+// noticing (paused past its lease): FencedSet accepts a write only if its token is not older than the
+// last one accepted.
+func ExampleFencedLock() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb)
+	defer c.Close()
+
+	ctx := context.Background()
+	mu := c.FencedLock("example:fenced")
+	first, _ := mu.Lock(ctx)
+	first.Unlock(ctx) // say the first holder was paused, and lost the lock meanwhile
+	second, _ := mu.Lock(ctx)
+	defer second.Unlock(ctx)
+
+	ok, _ := c.FencedSet(ctx, "example:report", "written by the second holder", second.Token())
+	fmt.Println("newer holder's write accepted:", ok)
+	ok, _ = c.FencedSet(ctx, "example:report", "written late by the first holder", first.Token())
+	fmt.Println("older holder's write accepted:", ok)
+	value, _, _ := c.FencedGet(ctx, "example:report")
+	fmt.Println(value)
+	// Output:
+	// newer holder's write accepted: true
+	// older holder's write accepted: false
+	// written by the second holder
+}
