@@ -250,8 +250,10 @@ func (c *Client) Lock(name string) *Lock { return &Lock{c.newMutex(name, kindPla
 // Stats is a snapshot of a Client's internal activity.
 type Stats struct {
 	Held          int    // holds registered with the renewal scheduler (watchdog and fixed lease)
-	RenewCalls    uint64 // renewal round trips made so far (each renews up to 100 locks)
+	Waiting       int    // acquisitions queued in Redis and kept alive by heartbeats
+	RenewCalls    uint64 // renewal and heartbeat round trips made so far (each for up to 100 entries)
 	Renewed       uint64 // lock renewals made so far
+	Heartbeats    uint64 // waiter heartbeats made so far (each moves one waiter's deadline)
 	Lost          uint64 // holds that ended without an unlock (lost, fixed lease over, or Close)
 	Subscriptions int    // channels the pub/sub hub is subscribed to
 	Reconnects    int    // pub/sub reconnects observed
@@ -262,9 +264,11 @@ func (c *Client) Stats() Stats {
 	if !c.valid() {
 		return Stats{}
 	}
-	calls, renewed, lost := c.sched.Stats()
+	calls, _, _ := c.sched.Stats()
+	held, renewed, lost := c.sched.KindStats(kindLock)
+	waiting, beats, _ := c.sched.KindStats(kindWaiter)
 	subs, reconnects := c.hub.Stats()
-	return Stats{Held: c.sched.Len(), RenewCalls: calls, Renewed: renewed, Lost: lost,
+	return Stats{Held: held, Waiting: waiting, RenewCalls: calls, Renewed: renewed, Heartbeats: beats, Lost: lost,
 		Subscriptions: subs, Reconnects: reconnects}
 }
 

@@ -82,8 +82,11 @@
 // both from the server's clock), and the final release hands the lock straight to the first live
 // waiter in the release script, waking only that waiter: a message naming it on its Client's own
 // channel for the lock. The message is the hand-over: a watchdog waiter holds the lock without
-// another round trip (its lease is counted from its last heartbeat, the lock being reserved for it
-// until its liveness deadline). A hand-over costs the same few commands however many wait.
+// another round trip. The message carries the waiter's ticket (its place in the queue) and how long
+// the lock is reserved for it (until its liveness deadline); the waiter counts that reservation from
+// when it sent the attempt that returned the ticket, which ran before the release did. A message
+// read late, after the waiter was served and queued again, carries an old ticket and is only a
+// prompt to try again. A hand-over costs the same few commands however many wait.
 //
 // Waiters stay queued through heartbeats of the renewal scheduler (every third of the waiter
 // timeout, WithWaiterTimeout, default 5s). A waiter whose process died is evicted once its deadline
@@ -93,7 +96,10 @@
 // handed over meanwhile, which hands it on to the next waiter. A lost message, a pub/sub reconnect
 // (which wakes every waiter) or a failover delays a waiter by at most the re-poll interval (default
 // 500ms): every wait also re-polls. The queue's keys are gone when nobody waits (and expire two
-// waiter timeouts after the last waiter's last heartbeat if every waiter's process died).
+// waiter timeouts, of the longest timeout among its waiters, after the last join or heartbeat if
+// every waiter's process died). Dead waiters are evicted, up to 1024 per script call, whenever a
+// script looks for the head of the queue; should more die at once, the calls that follow evict the
+// rest, and a FairLock stays with the queue meanwhile (never to a newcomer).
 //
 // All waits of a Client share one pub/sub connection, opened on the first wait, with one
 // reference-counted subscription per lock (kept for 2s after its last waiter leaves).
@@ -119,9 +125,10 @@
 //   - Every final release (freed, handed to a queued waiter, or transferred to a local one) is recorded
 //     in a key of the lock's that belongs to the releasing Client, for the go-redis re-send window
 //     (computed from the client's retry, dial, pool and timeout settings; ten minutes when unknown).
-//     A Client releases one owner of a lock at a time (its goroutines take turns for the lock, and the
-//     turn passes only once the release has answered), so the record is overwritten only after the
-//     release it records was answered: a repeat answers what the first run did, even after the lock
+//     A Client sends one final release of a lock at a time (a Lock's or FencedLock's goroutines take
+//     turns for the lock, and the turn passes only once the release has answered; a FairLock's final
+//     releases wait for each other), so the record is overwritten only after the release it records
+//     was answered: a repeat answers what the first run did, even after the lock
 //     changed hands any number of times. A ForceUnlock records its outcome under its request id, so a
 //     repeat does not delete the lock of whoever acquired it since.
 //   - An acquisition whose outcome is unknown (network error, context ended mid-call) is undone on a
@@ -145,21 +152,26 @@
 //	<prefix>{<name>}                    the lock: a string "<owner>|<level ids>|<mark>", followed by
 //	                                    "|f" for a FairLock and "|t<token>" for a FencedLock; absent
 //	                                    when free, so a free Lock is taken with one plain SET NX PX
-//	<prefix>{<name>}:q, :qt             the wait queue: arrival order and liveness deadlines (sorted
-//	                                    sets), absent when nobody waits
-//	<prefix>{<name>}:w:<client id>      the Client's wake-up channel for the lock (pub/sub)
-//	<prefix>{<name>}:rel:<client id>    the last final release by an owner of that Client
+//	<prefix>{<name>}:~q, :~qt           a Lock's wait queue: arrival order and liveness deadlines
+//	                                    (sorted sets), absent when nobody waits; a FairLock's is
+//	                                    :~fq, :~fqt, a FencedLock's :~tq, :~tqt
+//	<prefix>{<name>}:~w:<client id>     the Client's wake-up channel for the lock (pub/sub)
+//	<prefix>{<name>}:~rel:<client id>   the last final release by an owner of that Client
 //	                                    ("<owner>=<outcome>"), with the re-send window as TTL
-//	<prefix>{<name>}:fu:<request id>    the outcome of one ForceUnlock call, likewise
-//	<prefix>{<name>}:fence              a FencedLock's token counter: never deleted by this package
+//	                                    (:~frel:, :~trel: for a FairLock, a FencedLock)
+//	<prefix>{<name>}:~fu:<request id>   the outcome of one ForceUnlock call, likewise
+//	<prefix>{<name>}:~fence             a FencedLock's token counter: never deleted by this package
 //
-// Keys and channels of distinct objects never collide, whatever the names: object keys end with '}'
-// and auxiliary names do not, and the prefix may not contain braces. All names of one lock share the
-// hash tag "{<name>", so every script touches one Cluster slot; a name that starts with its own tag,
-// such as "{user:7}:cart", still shares the slot of every name starting with that tag. Names must not
-// be empty or start with '}'. A name holding another type of value, a string this package did not
-// write, or a lock of another kind, gets ErrWrongType and is not modified. The release records carry
-// the Client's random id or a request id in their names, so no other data can be there by accident.
+// Every name starting with "<prefix>{<name>}:~" belongs to this package: do not store your own data
+// there (WithKeyPrefix puts the package's keys in a namespace of their own). Keys and channels of
+// distinct objects never collide, whatever the names: object keys end with '}' and auxiliary names
+// do not, and the prefix may not contain braces. All names of one lock share the hash tag "{<name>",
+// so every script touches one Cluster slot; a name that starts with its own tag, such as
+// "{user:7}:cart", still shares the slot of every name starting with that tag, which is how data
+// is co-located with a lock. Names must not be empty or start with '}'. A name holding another type
+// of value, a string this package did not write, or a lock of another kind, gets ErrWrongType and is
+// not modified. The kinds of lock share only the lock key: each has its own queue, so a release
+// never hands a waiter a lock of another kind.
 //
 // # What is guaranteed, and what is not
 //

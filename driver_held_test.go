@@ -55,7 +55,7 @@ func (heldDriver) Key(name string) string { return "{" + name + "}" }
 func (heldDriver) Decode(v string) (string, int, bool) { return redisson.DecodeLockValue(v) }
 
 func (heldDriver) Leftover(key string) bool {
-	return strings.Contains(key, "}:rel:") || strings.Contains(key, "}:fu:") || strings.HasSuffix(key, "}:fence")
+	return strings.Contains(key, "}:~") && (strings.Contains(key, "rel:") || strings.Contains(key, "fu:") || strings.HasSuffix(key, "fence"))
 }
 
 type heldHold struct{ *redisson.Hold }

@@ -25,3 +25,24 @@ func DecodeLockKind(s string) (kind string, token int64, ok bool) {
 	v, ok := decodeLockValue(s)
 	return v.kind, v.token, ok
 }
+
+// QueueKeys returns the wait queue keys (arrival order, deadlines) of the lock of kind ("Lock",
+// "FairLock", "FencedLock") called name, without a key prefix.
+func QueueKeys(kind, name string) (q, qt string) {
+	_, aux, _ := objectKeys("", name)
+	return aux(kindMarkers[kind] + sfxQueue), aux(kindMarkers[kind] + sfxDeadlines)
+}
+
+// FenceKey returns the fencing counter key of FencedLock name, without a key prefix.
+func FenceKey(name string) string {
+	_, aux, _ := objectKeys("", name)
+	return aux(sfxFence)
+}
+
+// WakePattern returns the pattern matching the wake-up channels of lock name (no key prefix).
+func WakePattern(name string) string {
+	_, aux, _ := objectKeys("", name)
+	return aux(sfxWake) + "*"
+}
+
+var kindMarkers = map[string]string{"Lock": kindPlain, "FairLock": kindFair, "FencedLock": kindFenced}

@@ -19,11 +19,18 @@ import (
 // fairQueued returns how many waiters are queued in Redis for fair lock name (no key prefix).
 func fairQueued(t *testing.T, admin *redis.Client, name string) int64 {
 	t.Helper()
-	n, err := admin.ZCard(t.Context(), "{"+name+"}:q").Result()
+	q, _ := redisson.QueueKeys("FairLock", name)
+	n, err := admin.ZCard(t.Context(), q).Result()
 	if err != nil {
 		t.Fatalf("ZCARD: %v", err)
 	}
 	return n
+}
+
+// fairKeys returns the lock and queue keys of fair lock name (no key prefix).
+func fairKeys(name string) []string {
+	q, qt := redisson.QueueKeys("FairLock", name)
+	return []string{"{" + name + "}", q, qt}
 }
 
 // faultHelperFairWaiter (child role "fairwaiter"): waits for FairLock name with the waiter timeout
@@ -106,7 +113,7 @@ func TestFairLockOrder(t *testing.T) {
 	if len(got) != waiters || inversions != 0 {
 		t.Fatalf("acquisition order %v: %d inversions; want 0..%d in order", got, inversions, waiters-1)
 	}
-	if n := admin.Exists(ctx, "{"+name+"}", "{"+name+"}:q", "{"+name+"}:qt").Val(); n != 0 {
+	if n := admin.Exists(ctx, fairKeys(name)...).Val(); n != 0 {
 		t.Fatalf("%d lock or queue keys left after everyone unlocked", n)
 	}
 }
@@ -167,7 +174,7 @@ func TestFairLockDeadWaitersEvicted(t *testing.T) {
 		t.Errorf("two dead waiters delayed the next live one by %v; want at most the waiter timeout + 0.5s (%v)", delay, limit)
 	}
 	eventually(t, 5*time.Second, "the lock and queue keys to be gone", func() bool {
-		return admin.Exists(ctx, "{"+name+"}", "{"+name+"}:q", "{"+name+"}:qt").Val() == 0
+		return admin.Exists(ctx, fairKeys(name)...).Val() == 0
 	})
 	for _, k := range admin.Keys(ctx, "*").Val() {
 		if ttl := admin.PTTL(ctx, k).Val(); ttl < 0 {
@@ -249,8 +256,8 @@ func TestFairLockLiveWaiterKeepsItsPlace(t *testing.T) {
 		t.Fatalf("TryLock without a wait = %v, queue %d; want not obtained, and not queued", err, fairQueued(t, admin, name))
 	}
 	// Several waiter timeouts pass while the holder holds; heartbeats keep the first waiter queued.
-	renewed := c.Stats().Renewed
-	eventually(t, 10*time.Second, "several heartbeats", func() bool { return c.Stats().Renewed >= renewed+6 })
+	beats := c.Stats().Heartbeats
+	eventually(t, 10*time.Second, "several heartbeats", func() bool { return c.Stats().Heartbeats >= beats+6 })
 	spawn(&wg, func() {
 		h, err := other.FairLock(name).Lock(ctx)
 		if err != nil {

@@ -31,10 +31,10 @@ import (
 )
 
 // faultChannels returns how many Clients are subscribed to their wake-up channel of the lock called
-// name (no key prefix): each Client has its own, "{<name>}:w:<client id>".
+// name (no key prefix): each Client has its own (see redisson.WakePattern).
 func faultChannels(tb testing.TB, admin *redis.Client, name string) int {
 	tb.Helper()
-	chans, err := admin.PubSubChannels(tb.Context(), "{"+name+"}:w:*").Result()
+	chans, err := admin.PubSubChannels(tb.Context(), redisson.WakePattern(name)).Result()
 	if err != nil {
 		tb.Fatalf("PUBSUB CHANNELS: %v", err)
 	}

@@ -226,7 +226,7 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 	level := strconv.FormatUint(o.seq, 36)
 	o.mu.Unlock()
 
-	n, _, err := l.runAcquire(ctx, o.id, o.leaseMs, level, modeReenter, false)
+	n, _, _, err := l.runAcquire(ctx, o.id, o.leaseMs, level, modeReenter, false)
 	if err != nil && !noEffect(err) {
 		// The outcome is unknown: remove the level if it was added (keeping the TTL). If that fails
 		// too, the level stays in Redis, and goes with the owner's final release, which frees the
@@ -344,6 +344,13 @@ func (o *owner) notHeldReason() error {
 // lock to it in the same round trip.
 func (o *owner) releaseFinal(ctx context.Context, level string) error {
 	l := o.m
+	if !l.gated() {
+		// Without local turns, another owner of this Client may hold the lock as soon as this
+		// release ran (handed over through the Redis queue): its final release must not overwrite
+		// the history entry of this one before this one has answered (see lock_value.lua).
+		_, _, _ = l.c.gates.Enter(context.Background(), l.releaseGate, nil)
+		defer l.c.gates.Leave(l.releaseGate)
+	}
 	next, want := l.nextHeir()
 	heirID, expected := "", ""
 	leaseMs := o.leaseMs

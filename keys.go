@@ -5,12 +5,8 @@ import "strings"
 // Key layout. Every key and channel of an object is built here, from the Client's key prefix and the
 // object's name:
 //
-//	object key        <prefix>{<name>}           the lock string, absent when free
-//	auxiliary names   <prefix>{<name>}:<suffix>  suffixes without '}':
-//	                  {<name>}:ch            wake-up channel (a pub/sub channel, not a key)
-//	                  {<name>}:rel:<client>  the last final release by an owner of that Client, kept
-//	                                         while go-redis may still re-send it
-//	                  {<name>}:fu:<request>  the outcome of a force unlock, kept likewise
+//	object key        <prefix>{<name>}            the lock string, absent when free
+//	auxiliary names   <prefix>{<name>}:~<suffix>  suffixes without '}' (see doc.go, Keys, for each)
 //
 // Why this shape:
 //   - Distinct objects never share a key or channel, whatever their names: an object key ends with
@@ -21,12 +17,30 @@ import "strings"
 //     {hash tag} at its start ("{user:7}:cart") therefore still shares a slot with every other name
 //     starting with the same tag. Names starting with '}' are refused: the empty tag "{}" would make
 //     Redis hash whole keys and split the object across slots.
-//   - Two kinds of object with the same name (a Lock and, later, a FairLock) share the object key on
-//     purpose, so that using a name as two kinds is detected (ErrWrongType) instead of silently
-//     giving two independent locks.
+//   - An application co-locating its own keys with a lock ("{user:7}:cart" next to the lock
+//     "user:7") must not meet the lock's auxiliary keys: they all start with "<prefix>{<name>}:~",
+//     a namespace the package documents as its own, and those shared by the Clients of a lock (the
+//     wait queues) carry the kind of lock in their suffix.
+//   - Two kinds of object with the same name (a Lock and a FairLock) share the object key on purpose,
+//     so that using a name as two kinds is detected (ErrWrongType) instead of silently giving two
+//     independent locks; everything else of theirs is separate, so that a waiter of one kind is never
+//     handed a lock of another.
 
-// objectKeys returns the object key of name and a function building its auxiliary names, or an error
-// matching ErrInvalidArgument if the name cannot be laid out in one slot.
+// Suffixes of auxiliary names, which objectKeys puts after ":"+sfxReserved; per-kind ones start with
+// the kind marker.
+const (
+	sfxReserved  = "~"
+	sfxQueue     = "q"    // wait queue, arrival order (per kind)
+	sfxDeadlines = "qt"   // wait queue, liveness deadlines (per kind)
+	sfxHistory   = "rel:" // + client id: release history (per kind)
+	sfxWake      = "w:"   // + client id: wake-up channel
+	sfxForce     = "fu:"  // + request id: the outcome of a force unlock
+	sfxFence     = "fence"
+)
+
+// objectKeys returns the object key of name and a function building its auxiliary names
+// ("<key>:~<suffix>"), or an error matching ErrInvalidArgument if the name cannot be laid out in one
+// slot.
 func objectKeys(prefix, name string) (key string, aux func(suffix string) string, err error) {
 	switch {
 	case name == "":
@@ -35,7 +49,7 @@ func objectKeys(prefix, name string) (key string, aux func(suffix string) string
 		return "", nil, invalidf("name %q starts with '}'", name)
 	}
 	key = prefix + "{" + name + "}"
-	return key, func(s string) string { return key + ":" + s }, nil
+	return key, func(s string) string { return key + ":" + sfxReserved + s }, nil
 }
 
 // hashTag returns the part of key that Redis Cluster hashes: the text between the first '{' and the

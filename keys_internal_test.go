@@ -11,11 +11,11 @@ func TestObjectKeys(t *testing.T) {
 		key, aux     string
 		wantErr      bool
 	}{
-		{"", "orders:42", "{orders:42}", "{orders:42}:ch", false},
-		{"app:", "orders:42", "app:{orders:42}", "app:{orders:42}:ch", false},
-		{"", "{user:7}:cart", "{{user:7}:cart}", "{{user:7}:cart}:ch", false},
-		{"", "a{b", "{a{b}", "{a{b}:ch", false},
-		{"", "a}b", "{a}b}", "{a}b}:ch", false},
+		{"", "orders:42", "{orders:42}", "{orders:42}:~ch", false},
+		{"app:", "orders:42", "app:{orders:42}", "app:{orders:42}:~ch", false},
+		{"", "{user:7}:cart", "{{user:7}:cart}", "{{user:7}:cart}:~ch", false},
+		{"", "a{b", "{a{b}", "{a{b}:~ch", false},
+		{"", "a}b", "{a}b}", "{a}b}:~ch", false},
 		{"", "}a", "", "", true}, // the empty tag "{}" would make Redis hash whole keys
 		{"", "", "", "", true},
 	}

@@ -64,11 +64,13 @@ type mutex struct {
 	name        string
 	kind        string   // "" Lock, "f" FairLock, "t" FencedLock: the kind marker of the lock string
 	key         string   // lock key
+	forceKey    string   // + request id: where a force unlock records its outcome
 	acquireKeys []string // lock key, queue, queue deadlines, fencing counter (lock_acquire.lua)
 	releaseKeys []string // lock key, this Client's release history, queue, deadlines, fencing counter
 	wakePrefix  string   // waiters are woken on wakePrefix + client id
 	wakeChannel string   // this Client's
 	gateName    string   // this lock's local queue: kind and key
+	releaseGate string   // serialises the final releases of a kind without local turns
 	ctxKey      any      // key under which ContextWithHold marks a context, boxed once
 	err         error    // invalid name
 }
@@ -98,12 +100,16 @@ func (c *Client) newMutex(name, kind string) mutex {
 	if m.err != nil {
 		return m
 	}
-	q, qt, fence := aux("q"), aux("qt"), aux("fence")
+	m.forceKey = aux(sfxForce)
+	q, qt, fence := aux(kind+sfxQueue), aux(kind+sfxDeadlines), aux(sfxFence)
 	m.acquireKeys = []string{m.key, q, qt, fence}
-	m.releaseKeys = []string{m.key, aux("rel:" + c.id), q, qt, fence}
-	m.wakePrefix = aux("w:")
+	m.releaseKeys = []string{m.key, aux(kind + sfxHistory + c.id), q, qt, fence}
+	m.wakePrefix = aux(sfxWake)
 	m.wakeChannel = m.wakePrefix + c.id
 	m.gateName = kind + "|" + m.key
+	if !m.gated() {
+		m.releaseGate = "release|" + m.gateName
+	}
 	m.ctxKey = markKey{c, kind, m.key}
 	return m
 }
@@ -284,7 +290,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		// A free Lock is taken with one SET NX, unless the lock looks contended: then the script,
 		// which queues the waiter, is all that can help.
 		fast := m.kind == kindPlain && !queued && !c.recentlyContended(m.gateName, sent)
-		n, token, err := m.runAcquire(ctx, id, leaseMs, "1", mode, fast)
+		n, token, ticket, err := m.runAcquire(ctx, id, leaseMs, "1", mode, fast)
 		if err != nil {
 			if !noEffect(err) {
 				m.undo(ctx, id, true) // the outcome is unknown
@@ -297,7 +303,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 			if !waiting {
 				return wait.Outcome{}, errors.New("held by another owner")
 			}
-			return wait.Outcome{Queued: true, Retry: -1}, nil // it is woken when handed the lock
+			return wait.Outcome{Queued: true, Ticket: ticket, Retry: -1}, nil // woken when handed the lock
 		}
 		cand := m.makeOwner(ctx, id, lease, token)
 		switch err := m.register(cand, sent); {
@@ -340,26 +346,25 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 }
 
 // takeHanded accepts a hand-over announced by a message naming the waiter (woken): the release has
-// set the lock to the waiter's owner, reserved until the waiter's liveness deadline, which is at least
-// the waiter timeout after woken.Since. A watchdog waiter can take it without a round trip: its
-// deadline is counted from woken.Since, and its first renewal, a third of the reservation in, sets
-// the watchdog lease. It returns nil, nil when too little of the reservation is left to rely on, and
-// the attempt then confirms with the acquire script; ErrClosed after Close.
+// set the lock to the waiter's owner, reserved for the time the message gives, counted from when the
+// release ran, which is after the waiter's attempt that returned the ticket the message carries ran.
+// A watchdog waiter whose latest queued attempt returned that ticket can therefore take the lock
+// without a round trip, counting the reservation from that attempt's send time (woken.Since); its
+// first renewal, a third of the reservation in, sets the watchdog lease. It returns nil, nil when the
+// message is not for the waiter's latest place in the queue (a late message: the waiter was served,
+// then queued again) or too little of the reservation is left to rely on, and the attempt then
+// confirms with the acquire script; ErrClosed after Close.
 func (m *mutex) takeHanded(ctx context.Context, id string, woken wait.Woken) (*owner, error) {
-	named, data, _ := strings.Cut(woken.Message, "|")
-	reserve := m.c.cfg.waiterTimeout
-	if named != id || woken.Since.IsZero() || time.Until(woken.Since.Add(reserve*2/3)) <= 0 {
+	h, ok := parseHandOver(woken.Message)
+	if !ok || h.owner != id || h.ticket != woken.Ticket || woken.Ticket == 0 || woken.Since.IsZero() ||
+		(m.kind == kindFenced) != (h.token > 0) {
 		return nil, nil
 	}
-	var token int64
-	if m.kind == kindFenced {
-		var err error
-		if token, err = strconv.ParseInt(data, 10, 64); err != nil {
-			return nil, nil // not a message this version sent: confirm instead
-		}
+	if time.Until(woken.Since.Add(h.reserve*2/3)) <= 0 {
+		return nil, nil
 	}
-	o := m.makeOwner(ctx, id, 0, token)
-	o.entry.First = reserve
+	o := m.makeOwner(ctx, id, 0, h.token)
+	o.entry.First = h.reserve
 	if err := m.register(o, woken.Since); err != nil {
 		if errors.Is(err, ErrClosed) {
 			m.undo(ctx, id, false)
@@ -368,6 +373,38 @@ func (m *mutex) takeHanded(ctx context.Context, id string, woken wait.Woken) (*o
 		return nil, nil
 	}
 	return o, nil
+}
+
+// handOverMsg is a decoded hand-over message: "<owner>|<ticket>|<reserve ms>[|<token>]" (see
+// lock_hand_over in internal/scripts/lock_value.lua).
+type handOverMsg struct {
+	owner   string
+	ticket  int64
+	reserve time.Duration
+	token   int64 // FencedLock; 0 otherwise
+}
+
+// parseHandOver is the one Go decoder of a hand-over message; ok is false if s is not one.
+func parseHandOver(s string) (h handOverMsg, ok bool) {
+	parts := strings.Split(s, "|")
+	if len(parts) != 3 && len(parts) != 4 {
+		return h, false
+	}
+	h.owner = parts[0]
+	ticket, err1 := strconv.ParseInt(parts[1], 10, 64)
+	reserve, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if h.owner == "" || err1 != nil || err2 != nil || ticket <= 0 || reserve <= 0 {
+		return h, false
+	}
+	h.ticket, h.reserve = ticket, time.Duration(reserve)*time.Millisecond
+	if len(parts) == 4 {
+		token, err := strconv.ParseInt(parts[3], 10, 64)
+		if err != nil || token <= 0 {
+			return h, false
+		}
+		h.token = token
+	}
+	return h, true
 }
 
 // waitEnded explains why a wait ended: the caller's context, the WithWait bound, or Close.
@@ -402,31 +439,27 @@ const (
 // runAcquire makes one attempt to add level for owner (mode: see lock_acquire.lua). With fast, it
 // first sends a plain SET NX PX, which takes a free Lock in one cheap command; when that finds the
 // key, the script decides (held by another, handed over, or a SET whose reply was lost and re-sent).
-// It returns the owner's level count (≥ 1: acquired) or the script's negative answer, and the fencing
-// token (FencedLock). On an error other than WRONGTYPE the outcome is unknown: the caller must undo.
-func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, level, mode string, fast bool) (n, token int64, err error) {
+// It returns the owner's level count (≥ 1: acquired) or the script's negative answer, the fencing
+// token (FencedLock), and the owner's ticket if the attempt queued it. On an error other than
+// WRONGTYPE the outcome is unknown: the caller must undo.
+func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, level, mode string, fast bool) (n, token, ticket int64, err error) {
 	if fast {
 		set, err := m.c.rdb.SetNX(ctx, m.key, encodeLockValue(owner, level), time.Duration(leaseMs)*time.Millisecond).Result()
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if set {
-			return 1, 0, nil
+			return 1, 0, 0, nil
 		}
 	}
-	cmd := scripts.LockAcquire.Run(ctx, m.c.rdb, m.acquireKeys, owner, leaseMs, level, mode, m.kind, m.c.waiterArg)
-	if m.kind != kindFenced {
-		n, err := cmd.Int64()
-		return n, 0, err
-	}
-	pair, err := cmd.Int64Slice()
-	if err == nil && len(pair) != 2 {
+	r, err := scripts.LockAcquire.Run(ctx, m.c.rdb, m.acquireKeys, owner, leaseMs, level, mode, m.kind, m.c.waiterArg).Int64Slice()
+	if err == nil && len(r) != 3 {
 		err = errors.New("redisson: unexpected reply to an acquisition")
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return pair[0], pair[1], nil
+	return r[0], r[1], r[2], nil
 }
 
 // noEffect reports whether err proves that the command changed nothing: a WRONGTYPE reply, by which
@@ -585,7 +618,7 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 	}
 	req := m.c.newID()
 	k := m.releaseKeys
-	keys := []string{m.key, m.key + ":fu:" + req, k[2], k[3], k[4]}
+	keys := []string{m.key, m.forceKey + req, k[2], k[3], k[4]}
 	n, err := scripts.LockForceUnlock.Run(ctx, m.c.rdb, keys, m.c.publish, req, m.c.historyArg, m.wakePrefix, m.kind).Int64()
 	if err != nil {
 		return false, opErr("force unlock", m.name, redisErr(err))

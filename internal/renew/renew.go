@@ -59,7 +59,7 @@ type Renewer func(ctx context.Context, batch []*Entry) ([]bool, error)
 
 // Entry is one hold known to the scheduler. The exported fields are set before Add and not changed after.
 type Entry struct {
-	Kind     int           // what is renewed (a lock, a queued waiter, ...): batches never mix kinds
+	Kind     int           // what is renewed (a lock, a queued waiter, ...), < Kinds: batches never mix kinds
 	Key      string        // Redis key of the lock (or the waiter's queue)
 	Owner    string        // owner id expected to hold Key (or the waiter's id)
 	Group    int           // batches never mix groups (Cluster slot; 0 elsewhere)
@@ -89,8 +89,9 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	entries entryHeap
-	count   int       // active entries
-	wakeAt  time.Time // when the goroutine's timer fires; an Add due earlier must wake it
+	count   int        // active entries
+	byKind  [Kinds]int // active entries per kind
+	wakeAt  time.Time  // when the goroutine's timer fires; an Add due earlier must wake it
 	idle    time.Duration
 	margin  float64
 	closed  bool
@@ -104,9 +105,12 @@ type Scheduler struct {
 	slots   chan struct{}  // Parallel tokens
 
 	nCalls  atomic.Uint64
-	renewed atomic.Uint64
-	lost    atomic.Uint64
+	renewed [Kinds]atomic.Uint64
+	lost    [Kinds]atomic.Uint64
 }
+
+// Kinds bounds Entry.Kind.
+const Kinds = 4
 
 // New starts the scheduler goroutine. While it has nothing to do it still wakes every idle, so that
 // registering an entry due later than that never has to wake it (keep idle below the shortest renewal
@@ -149,6 +153,7 @@ func (s *Scheduler) Add(e *Entry, start time.Time) bool {
 	}
 	e.active = true
 	s.count++
+	s.byKind[e.Kind]++
 	heap.Push(&s.entries, e)
 	early := e.due.Before(s.wakeAt)
 	s.mu.Unlock()
@@ -174,17 +179,10 @@ func (s *Scheduler) Remove(e *Entry) bool {
 func (s *Scheduler) deactivate(e *Entry) {
 	e.active = false
 	s.count--
+	s.byKind[e.Kind]--
 	if e.index >= 0 {
 		heap.Remove(&s.entries, e.index)
 	}
-}
-
-// LastSent returns when the request that set e's lease in force was sent: its acquisition (Add's
-// start) or its last successful renewal.
-func (s *Scheduler) LastSent(e *Entry) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return e.sent
 }
 
 // Active reports whether e is registered: added, and not yet removed, lost or ended.
@@ -201,10 +199,23 @@ func (s *Scheduler) Len() int {
 	return s.count
 }
 
-// Stats reports how many renew calls (round trips) were made, how many locks they renewed, and how
-// many holds were lost or ended.
+// Stats reports how many renew calls (round trips) were made, how many entries they renewed, and
+// how many entries were lost or ended, of every kind.
 func (s *Scheduler) Stats() (calls, renewed, lost uint64) {
-	return s.nCalls.Load(), s.renewed.Load(), s.lost.Load()
+	for k := range Kinds {
+		renewed += s.renewed[k].Load()
+		lost += s.lost[k].Load()
+	}
+	return s.nCalls.Load(), renewed, lost
+}
+
+// KindStats reports, for entries of one kind, how many are active, renewed so far, and lost or
+// ended so far.
+func (s *Scheduler) KindStats(kind int) (active int, renewed, lost uint64) {
+	s.mu.Lock()
+	active = s.byKind[kind]
+	s.mu.Unlock()
+	return active, s.renewed[kind].Load(), s.lost[kind].Load()
 }
 
 // Close stops the goroutine, aborts the renewal calls in flight and waits for all of them, and
@@ -230,6 +241,7 @@ func (s *Scheduler) Close() []*Entry {
 	}
 	s.entries = nil
 	s.count = 0
+	s.byKind = [Kinds]int{}
 	return left
 }
 
@@ -400,7 +412,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 			e.sent = sent
 			e.deadline = s.lapse(e, sent)
 			e.due = sent.Add(period(e))
-			s.renewed.Add(1)
+			s.renewed[e.Kind].Add(1)
 		case err == nil:
 			gone = append(gone, e)
 			s.deactivate(e)
@@ -427,7 +439,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 // tell reports entries already deactivated as lost, outside the lock.
 func (s *Scheduler) tell(entries []*Entry, err error) {
 	for _, e := range entries {
-		s.lost.Add(1)
+		s.lost[e.Kind].Add(1)
 		if e.OnLost != nil {
 			e.OnLost(err)
 		}

@@ -16,12 +16,15 @@
 --          anyone if nobody waits), "t" FencedLock (a fresh holder gets the next fencing token)
 -- ARGV[6]  waiter timeout in milliseconds (mode "w"): the queued owner's liveness deadline
 --
--- returns  n ≥ 1      acquired: the owner now holds n levels (fresh, handed over, or re-entered)
---          -3 - pttl  not acquired (always ≤ -1): held by another owner whose remaining TTL is pttl
---                     ms (-1: no expiry; 0 when queued by mode "w": the waiter is woken); or free
---                     but another waiter comes first (FairLock; pttl -2); or a re-entry by an owner
---                     that holds nothing (pttl -2: -1)
---          For a FencedLock, {that integer, the holder's token} (token 0 when not acquired).
+-- returns  {n, token, ticket}:
+--          n ≥ 1      acquired: the owner now holds n levels (fresh, handed over, or re-entered)
+--          n = -3 - pttl  not acquired (always ≤ -1): held by another owner whose remaining TTL is
+--                     pttl ms (-1: no expiry; 0 when queued by mode "w": the waiter is woken); or
+--                     free but another waiter comes first (FairLock; pttl -2); or a re-entry by an
+--                     owner that holds nothing (pttl -2: -1)
+--          token      FencedLock: the holder's fencing token when acquired; 0 otherwise
+--          ticket     the owner's ticket in the queue if this attempt queued it (see wait_queue.lua;
+--                     a hand-over message names it); 0 otherwise
 --
 -- Safe to run twice: adding a level that is already there changes nothing, and queueing keeps an
 -- existing place, so a re-sent re-entry, attempt or fresh acquisition (including a fast-path SET NX
@@ -32,11 +35,8 @@
 local key, q, qt, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, leaseMs, level, mode, kind, waiterMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 
-local function answer(n, token)
-  if kind == 't' then
-    return { n, tonumber(token or 0) }
-  end
-  return n
+local function answer(n, token, ticket)
+  return { n, tonumber(token or 0), ticket or 0 }
 end
 
 local cur = redis.call('GET', key)
@@ -48,12 +48,13 @@ if not cur then
   if redis.call('EXISTS', q) == 1 then
     if kind == 'f' then
       -- A free fair lock goes to the first live waiter, if any.
-      local head = queue_head(q, qt)
-      if head and head ~= owner then
+      local head, _, _, _, exhausted = queue_head(q, qt)
+      if exhausted or (head and head ~= owner) then
+        local ticket
         if mode == 'w' then
-          queue_join(q, qt, owner, waiterMs)
+          ticket = queue_join(q, qt, owner, waiterMs)
         end
-        return answer(-1)
+        return answer(-1, nil, ticket)
       end
     end
     queue_leave(q, qt, owner) -- if it was queued
@@ -76,11 +77,11 @@ end
 
 if holder ~= owner then
   if mode == 'w' then
-    queue_join(q, qt, owner, waiterMs)
+    local ticket = queue_join(q, qt, owner, waiterMs)
     if mark == '' then
       redis.call('SET', key, lock_encode(holder, levels, 'w', kind, token), 'KEEPTTL')
     end
-    return answer(-3) -- queued: it will be woken, no need for the holder's TTL
+    return answer(-3, nil, ticket) -- queued: it will be woken, no need for the holder's TTL
   end
   return answer(-3 - redis.call('PTTL', key))
 end

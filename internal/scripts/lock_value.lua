@@ -16,11 +16,10 @@
 --   token   FencedLock: the fencing token of this holder's acquisition (see lock_acquire.lua)
 --
 -- A release history key belongs to one client of the lock: it holds "<owner>=<outcome>", the last
--- final release by an owner of that client, with the re-send window as TTL. A client releases one
--- owner of a lock at a time (its goroutines take turns for the lock, and the turn passes only once the
--- release has answered), so its key is overwritten only after the release it records was answered: a
--- re-sent release always finds its own entry, however many releases of other clients came in
--- between. Outcomes:
+-- final release by an owner of that client, with the re-send window as TTL. A client sends one final
+-- release of a lock at a time (the next waits until the previous one has answered), so its key is
+-- overwritten only after the release it records was answered: a re-sent release always finds its own
+-- entry, however many releases of other clients came in between. Outcomes:
 --   r  freed the lock, or handed it to the head of the wait queue
 --   t  transferred the lock to the waiter the releasing client named
 -- A force unlock records "<request id>=<f or n>" (n: nothing to delete) in a key of its own.
@@ -108,10 +107,12 @@ end
 -- lock_hand_over gives the lock at key to the first live waiter of the queue, if any, and reports
 -- whether it did: the lock becomes that waiter's (levels "1", a new fencing token for a FencedLock),
 -- reserved until the waiter's liveness deadline, by when a live waiter has renewed or confirmed it
--- and a dead one stalls nobody any longer; the waiter is woken on its client's channel by a message
--- naming it (with "|<token>" for a FencedLock), which tells it it holds the lock.
+-- and a dead one stalls nobody any longer. The waiter is woken on its client's channel by the message
+-- "<id>|<ticket>|<reserve ms>[|<token>]", which tells it that it holds the lock: for the reservation
+-- (counted from the moment it sent the attempt that returned that ticket, which ran before this) and,
+-- for a FencedLock, with that token.
 local function lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix)
-  local head, reserveMs, more = queue_head(q, qt)
+  local head, ticket, reserveMs, more = queue_head(q, qt)
   if not head then
     return false
   end
@@ -120,11 +121,13 @@ local function lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix)
   if more then
     mark = 'w'
   end
+  local data = string.format('%d|%d', ticket, reserveMs)
   local token
   if kind == 't' then
     token = redis.call('INCR', fence)
+    data = data .. '|' .. token
   end
   redis.call('SET', key, lock_encode(head, '1', mark, kind, token), 'PX', reserveMs)
-  queue_wake(publish, wakePrefix, head, token)
+  queue_wake(publish, wakePrefix, head, data)
   return true
 end

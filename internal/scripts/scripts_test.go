@@ -98,7 +98,11 @@ var ops = []struct {
 
 func acquire(level, mode string) func(context.Context, *redis.Client) (any, error) {
 	return func(ctx context.Context, rdb *redis.Client) (any, error) {
-		v, err := LockAcquire.Run(ctx, rdb, acquireKeys, "A", 60000, level, mode, "", 5000).Int64()
+		r, err := LockAcquire.Run(ctx, rdb, acquireKeys, "A", 60000, level, mode, "", 5000).Int64Slice()
+		var v int64
+		if err == nil {
+			v = r[0]
+		}
 		if v <= -2 { // -3 - PTTL of a lock held by another (PTTL -1 here: no TTL)
 			return "held", err
 		}
@@ -367,21 +371,23 @@ func TestReleaseHistory(t *testing.T) {
 func TestWaitQueue(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := t.Context()
-	acq := func(owner, mode, kind string) int64 {
+	// acqFull returns the script's answer: n, token, ticket.
+	acqFull := func(owner, mode, kind string, timeoutMs int) []int64 {
 		t.Helper()
-		cmd := LockAcquire.Run(ctx, rdb, acquireKeys, owner, 60000, "1", mode, kind, 5000)
-		if kind == "t" {
-			v, err := cmd.Int64Slice()
-			if err != nil {
-				t.Fatalf("acquire %s: %v", owner, err)
-			}
-			return v[1] // the token
-		}
-		v, err := cmd.Int64()
-		if err != nil {
-			t.Fatalf("acquire %s: %v", owner, err)
+		v, err := LockAcquire.Run(ctx, rdb, acquireKeys, owner, 60000, "1", mode, kind, timeoutMs).Int64Slice()
+		if err != nil || len(v) != 3 {
+			t.Fatalf("acquire %s: %v, %v", owner, v, err)
 		}
 		return v
+	}
+	// acq returns the token of a FencedLock, the level count (or refusal) otherwise.
+	acq := func(owner, mode, kind string) int64 {
+		t.Helper()
+		v := acqFull(owner, mode, kind, 5000)
+		if kind == "t" {
+			return v[1]
+		}
+		return v[0]
 	}
 	rel := func(owner, kind string) int64 {
 		t.Helper()
@@ -399,13 +405,16 @@ func TestWaitQueue(t *testing.T) {
 	if got := acq("A", "w", "f"); got != 1 {
 		t.Fatalf("A = %d", got)
 	}
-	acq("B", "w", "f")
+	ticketB := acqFull("B", "w", "f", 5000)[2]
 	acq("C", "w", "f")
-	acq("B", "w", "f") // a repeat keeps B's place
+	if again := acqFull("B", "w", "f", 5000)[2]; again != ticketB || ticketB <= 0 { // a repeat keeps B's place
+		t.Fatalf("B's tickets %d, %d; want one positive ticket", ticketB, again)
+	}
 	if got := acq("D", "f", "f"); got >= 1 || fmt.Sprint(members()) != "[B C]" {
 		t.Fatalf("try by D = %d, queue %v; want refused and [B C]", got, members())
 	}
-	// A's release hands the lock to B (reserved until B's deadline, about 5s), and wakes B only.
+	// A's release hands the lock to B (reserved until B's deadline, about 5s), and wakes B only, with
+	// B's ticket and the reservation.
 	ps := rdb.Subscribe(ctx, wakePrefix+"B")
 	defer ps.Close()
 	if _, err := ps.Receive(ctx); err != nil {
@@ -414,8 +423,13 @@ func TestWaitQueue(t *testing.T) {
 	if got := rel("A", "f"); got != 0 || holder() != "B" {
 		t.Fatalf("A's release = %d, holder %q; want 0 and B", got, holder())
 	}
-	if msg, err := ps.ReceiveMessage(ctx); err != nil || msg.Payload != "B" {
-		t.Fatalf("wake message = %v, %v; want B on B's channel", msg, err)
+	msg, err := ps.ReceiveMessage(ctx)
+	var ticket, reserve int64
+	if err == nil {
+		_, err = fmt.Sscanf(msg.Payload, "B|%d|%d", &ticket, &reserve)
+	}
+	if err != nil || ticket != ticketB || reserve <= 3000 || reserve > 5000 {
+		t.Fatalf("wake message = %v, %v; want B|<B's ticket %d>|<about 5000> on B's channel", msg, err, ticketB)
 	}
 	if ttl := rdb.PTTL(ctx, lockKey).Val(); ttl <= 3*time.Second || ttl > 5*time.Second {
 		t.Fatalf("handed-over lock TTL = %v; want B's remaining waiter timeout (5s)", ttl)
@@ -476,5 +490,50 @@ func TestWaitQueue(t *testing.T) {
 	}
 	if ttl := rdb.PTTL(ctx, queue).Val(); ttl <= 0 || ttl > 200*time.Millisecond {
 		t.Fatalf("queue TTL = %v; want two waiter timeouts (200ms)", ttl)
+	}
+	// A waiter with a longer timeout lengthens the keys' life; a shorter one never shortens it.
+	acqFull("C", "w", "", 60000)
+	acqFull("D", "w", "", 100)
+	if ttl := rdb.PTTL(ctx, deadlines).Val(); ttl < 100*time.Second {
+		t.Fatalf("queue TTL = %v; want two of the longest waiter timeout (2m)", ttl)
+	}
+
+	// A waiter served and queued again has a new ticket.
+	rdb.FlushDB(ctx)
+	acq("A", "w", "")
+	first := acqFull("B", "w", "", 5000)[2]
+	rel("A", "") // hands the lock to B
+	rel("B", "")
+	acq("C", "w", "")
+	if again := acqFull("B", "w", "", 5000)[2]; again == first || again <= 0 {
+		t.Fatalf("B's tickets before and after being served: %d, %d; want two different", first, again)
+	}
+
+	// More dead waiters than one call evicts: a FairLock never goes to a newcomer ahead of the live
+	// waiter behind them; calls evict them bit by bit, until the live waiter is at the head.
+	rdb.FlushDB(ctx)
+	acq("A", "w", "f")
+	now := rdb.Time(ctx).Val()
+	for i := range 1500 {
+		id := fmt.Sprintf("dead%d", i)
+		rdb.ZAdd(ctx, queue, redis.Z{Score: float64(now.UnixMicro() - 10_000_000 + int64(i)), Member: id})
+		rdb.ZAdd(ctx, deadlines, redis.Z{Score: float64(now.UnixMilli() - 1000), Member: id})
+	}
+	acq("B", "w", "f")
+	rel("A", "f") // evicts 1024, finds no live head among them: frees the lock
+	for i := 0; ; i++ {
+		got := acq("N", "f", "f")
+		if got >= 1 {
+			t.Fatalf("newcomer N took the FairLock with %v queued", members())
+		}
+		if fmt.Sprint(members()) == "[B]" {
+			break
+		}
+		if i > 3 {
+			t.Fatalf("dead waiters not evicted: %d left", len(members()))
+		}
+	}
+	if got := acq("B", "w", "f"); got != 1 {
+		t.Fatalf("B, now at the head = %d; want 1", got)
 	}
 }

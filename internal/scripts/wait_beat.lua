@@ -4,7 +4,7 @@
 -- KEYS[1..2n] KEYS[2i-1] the q key of waiter i's queue, KEYS[2i] its qt key (on Cluster all keys of one call are
 --            in one slot)
 -- ARGV[1]     waiter timeout in milliseconds: each live waiter's deadline becomes now + timeout, and
---             its queue's keys live two timeouts more
+--             its queue's keys live at least two timeouts more
 -- ARGV[i+1]   waiter i's id
 --
 -- returns     array of integers, one per waiter: 1 still queued (deadline moved), 0 no longer queued
@@ -20,8 +20,7 @@ for i = 1, #ARGV - 1 do
   local score = redis.pcall('ZSCORE', qt, id)
   if type(score) == 'string' and tonumber(score) > nowMs then
     redis.call('ZADD', qt, 'XX', nowMs + timeoutMs, id)
-    redis.call('PEXPIRE', q, 2 * timeoutMs)
-    redis.call('PEXPIRE', qt, 2 * timeoutMs)
+    queue_keep(q, qt, 2 * timeoutMs)
     out[i] = 1
   else
     out[i] = 0

@@ -1,14 +1,17 @@
 -- wait_queue.lua: the one Lua implementation of an object's wait queue, prepended to every script
 -- that touches it (see scripts.go). The queue is two sorted sets under the object's hash tag, both
 -- absent when nobody waits:
---   q   waiter id -> arrival (server time, µs): the order in which waiters are served
+--   q   waiter id -> arrival (server time, µs): the order in which waiters are served; the arrival
+--       is also the waiter's ticket, telling its queued places apart (a waiter served, then queued
+--       again, has a new one)
 --   qt  waiter id -> liveness deadline (server time, ms): a waiter whose deadline passed is dead
 --       (its process stopped renewing it: see wait_beat.lua) and is evicted
--- A waiter id is an owner id, "<client id>:<sequence>"; the head waiter is woken on its client's
--- channel, "<channel prefix><client id>", with its id as the message. Every time comes from TIME, so
--- clients' clocks do not matter. Both keys expire two waiter timeouts after the last waiter joined
--- alone or was kept alive, so the waiters of processes that all died leave nothing behind; dead
--- waiters ahead of live ones are evicted when they reach the head.
+-- A waiter id is an owner id, "<client id>:<sequence>"; a waiter is woken on its client's channel,
+-- "<channel prefix><client id>", by a message that starts with its id. Every time comes from TIME,
+-- so clients' clocks do not matter. Both keys live at least two waiter timeouts (of the longest
+-- timeout among the waiters that joined or were kept alive since) after the last join or heartbeat,
+-- so the waiters of processes that all died leave nothing behind; dead waiters are evicted when a
+-- script looks for the head.
 
 -- client_of is the client id part of an owner or request id ("<client id>:<sequence>").
 local function client_of(id)
@@ -22,15 +25,25 @@ local function queue_now()
   return s * 1000 + math.floor(us / 1000), s * 1000000 + us
 end
 
--- queue_join queues id (keeping its place if it is queued already) and sets its deadline.
+-- queue_keep makes both keys live at least ttlMs more (never less than they already do).
+local function queue_keep(q, qt, ttlMs)
+  if redis.call('PTTL', q) < ttlMs then
+    redis.call('PEXPIRE', q, ttlMs)
+    redis.call('PEXPIRE', qt, ttlMs)
+  end
+end
+
+-- queue_join queues id (keeping its place if it is queued already), sets its deadline, and returns
+-- its ticket.
 local function queue_join(q, qt, id, timeoutMs)
   local nowMs, nowUs = queue_now()
-  redis.call('ZADD', q, 'NX', nowUs, id)
-  redis.call('ZADD', qt, nowMs + tonumber(timeoutMs), id)
-  if redis.call('ZCARD', q) == 1 then
-    redis.call('PEXPIRE', q, 2 * tonumber(timeoutMs))
-    redis.call('PEXPIRE', qt, 2 * tonumber(timeoutMs))
+  local ticket = nowUs
+  if redis.call('ZADD', q, 'NX', nowUs, id) == 0 then
+    ticket = tonumber(redis.call('ZSCORE', q, id))
   end
+  redis.call('ZADD', qt, nowMs + tonumber(timeoutMs), id)
+  queue_keep(q, qt, 2 * tonumber(timeoutMs))
+  return ticket
 end
 
 -- queue_leave takes id out of the queue, if it is there.
@@ -39,32 +52,41 @@ local function queue_leave(q, qt, id)
   redis.call('ZREM', qt, id)
 end
 
--- queue_head evicts dead waiters from the head (up to 16) and returns the first live one (nil if
--- none), the ms it has left before its deadline, and whether another waiter follows it.
+-- queue_evict takes up to 128 dead waiters (anywhere in the queue) out, and reports whether more
+-- may be left.
+local function queue_evict(q, qt, nowMs)
+  local dead = redis.call('ZRANGEBYSCORE', qt, '-inf', nowMs, 'LIMIT', 0, 128)
+  if #dead == 0 then
+    return false
+  end
+  redis.call('ZREM', q, unpack(dead))
+  redis.call('ZREM', qt, unpack(dead))
+  return #dead == 128
+end
+
+-- queue_head evicts dead waiters and returns the first live one, its ticket, the ms it has left
+-- before its deadline, and whether another waiter follows it. The head is nil if nobody is left; if
+-- more than 1024 dead waiters were still to evict, it is nil and the last result, exhausted, is true:
+-- live waiters may remain, and the next call evicts more.
 local function queue_head(q, qt)
   local nowMs = queue_now()
-  for _ = 1, 16 do
-    local ids = redis.call('ZRANGE', q, 0, 1)
-    local head = ids[1]
-    if not head then
-      return nil, 0, false
+  for _ = 1, 8 do
+    if not queue_evict(q, qt, nowMs) then
+      local head = redis.call('ZRANGE', q, 0, 1, 'WITHSCORES')
+      if not head[1] then
+        return nil, 0, 0, false, false
+      end
+      local deadline = tonumber(redis.call('ZSCORE', qt, head[1]) or '0')
+      if deadline > nowMs then
+        return head[1], tonumber(head[2]), deadline - nowMs, head[3] ~= nil, false
+      end
+      queue_leave(q, qt, head[1]) -- no deadline: a stray entry
     end
-    local deadline = tonumber(redis.call('ZSCORE', qt, head) or '0')
-    if deadline > nowMs then
-      return head, deadline - nowMs, ids[2] ~= nil
-    end
-    queue_leave(q, qt, head)
   end
-  return nil, 0, false
+  return nil, 0, 0, false, true
 end
 
--- queue_wake wakes waiter id: a message naming it on its client's channel, followed by "|" and data
--- if data is given.
+-- queue_wake wakes waiter id: a message "<id>|<data>" on its client's channel.
 local function queue_wake(publish, channelPrefix, id, data)
-  local message = id
-  if data then
-    message = id .. '|' .. data
-  end
-  redis.call(publish, channelPrefix .. client_of(id), message)
+  redis.call(publish, channelPrefix .. client_of(id), id .. '|' .. data)
 end
-

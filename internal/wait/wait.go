@@ -30,6 +30,7 @@ var ErrClosed = errors.New("client closed")
 type Outcome struct {
 	Acquired bool
 	Queued   bool          // the waiter is in the object's queue in Redis: keep it alive
+	Ticket   int64         // with Queued: the waiter's ticket in the queue (0 if the script gave none)
 	Retry    time.Duration // how long the current holder may keep the resource; < 0 unknown
 }
 
@@ -42,9 +43,12 @@ type Woken struct {
 	// Message is the message that named the waiter ("" if it was woken otherwise: first attempt,
 	// timer, reconnect, heartbeat): its id, and after a "|" whatever the release added.
 	Message string
-	// Since is when the last request that moved the waiter's deadline in Redis was sent (its last
-	// queued attempt or heartbeat): the deadline is at least Since plus the waiter timeout.
-	Since time.Time
+	// Ticket is the ticket the waiter's latest queued attempt returned, and Since when that attempt
+	// was sent. A message that carries the same ticket was sent after that attempt ran in Redis: a
+	// lease it announces is counted from no earlier than Since. A message with another ticket may
+	// predate the latest attempt (it was read late) and proves nothing about the present.
+	Ticket int64
+	Since  time.Time
 }
 
 // Engine is a Client's waiting engine.
@@ -91,7 +95,8 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 		}
 	}()
 	var woken Woken
-	var queuedAt time.Time // when the last attempt that found the waiter queued was sent
+	var ticket int64       // the latest queued attempt's ticket
+	var queuedAt time.Time // when it was sent
 	for {
 		select {
 		case <-e.Closed:
@@ -104,7 +109,7 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 			return err
 		}
 		if out.Queued {
-			queuedAt = sent
+			ticket, queuedAt = out.Ticket, sent
 			if !beating || !e.Sched.Active(&w.Beat) {
 				if beating {
 					e.Sched.Remove(&w.Beat)
@@ -143,12 +148,7 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 		select {
 		case <-wake:
 			if msg := sub.Message(); msg != "" {
-				woken = Woken{Message: msg, Since: queuedAt}
-				if beating {
-					if last := e.Sched.LastSent(&w.Beat); last.After(queuedAt) {
-						woken.Since = last
-					}
-				}
+				woken = Woken{Message: msg, Ticket: ticket, Since: queuedAt}
 			}
 		case <-kick:
 		case <-timer.C:
