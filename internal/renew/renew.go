@@ -77,10 +77,11 @@ type Entry struct {
 	deadline time.Time // the lease may be about to lapse from then on
 	sent     time.Time // when the request that set the lease in force was sent
 	failures int
-	lastErr  error // last renewal error, for the loss report
-	index    int   // heap position, -1 when not queued
-	active   bool  // registered and not yet removed or lost
-	renewing bool  // a renewal call for it is in flight
+	lastErr  error  // last renewal error, for the loss report
+	index    int    // heap position, -1 when not queued
+	active   bool   // registered and not yet removed or lost
+	renewing bool   // a renewal call for it is in flight
+	gen      uint64 // registrations so far
 }
 
 // Scheduler runs the renewal goroutine. Create it with New and stop it with Close.
@@ -135,22 +136,25 @@ func New(renew Renewer, idle time.Duration, margin float64) *Scheduler {
 // which errs on the safe side. It does not block on I/O. It returns false, registering nothing, after
 // Close.
 func (s *Scheduler) Add(e *Entry, start time.Time) bool {
-	e.deadline = s.Lapse(e, start)
-	e.due = e.deadline
+	deadline := s.Lapse(e, start)
+	due := deadline
 	if e.Watchdog {
 		first := e.Lease
 		if e.First > 0 {
 			first = e.First
 		}
-		e.due = start.Add(first / 3)
+		due = start.Add(first / 3)
 	}
-	e.sent = start
-	e.failures, e.lastErr, e.renewing = 0, nil, false
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return false
 	}
+	// e may be added again after it ended, while a renewal call of its previous registration is
+	// still out: the new generation tells that call's outcome apart.
+	e.gen++
+	e.deadline, e.due, e.sent = deadline, due, start
+	e.failures, e.lastErr, e.renewing = 0, nil, false
 	e.active = true
 	s.count++
 	s.byKind[e.Kind]++
@@ -381,12 +385,22 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 	sent := time.Now()
 	s.mu.Lock()
 	limit := sent.Add(period(chunk[0]))
+	live := chunk[:0:0]
+	gens := make([]uint64, 0, len(chunk))
 	for _, e := range chunk {
+		if !e.active || !e.renewing {
+			continue // removed, or declared lost at its deadline, while waiting for a slot
+		}
+		live = append(live, e)
+		gens = append(gens, e.gen)
 		if e.deadline.Before(limit) {
 			limit = e.deadline
 		}
 	}
 	s.mu.Unlock()
+	if chunk = live; len(chunk) == 0 {
+		return
+	}
 	ctx, cancel := context.WithDeadline(s.callCtx, limit)
 	alive, err := s.renew(ctx, chunk)
 	cancel()
@@ -402,8 +416,8 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 	var gone []*Entry
 	s.mu.Lock()
 	for i, e := range chunk {
-		if !e.active || !e.renewing {
-			continue // removed, or already declared lost at its deadline
+		if !e.active || !e.renewing || e.gen != gens[i] {
+			continue // removed, or already declared lost at its deadline (and maybe added again)
 		}
 		e.renewing = false
 		switch {

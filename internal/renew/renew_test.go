@@ -376,3 +376,50 @@ func TestHungRenewalDelaysNothingElse(t *testing.T) {
 		}
 	})
 }
+
+// An entry added again after it was declared lost (a waiter's heartbeat entry is, each time the
+// waiter queues again) is not touched by the outcome of a renewal call of its previous registration
+// that comes back late (issue 6 review: that call's "gone" ended the new registration).
+func TestLateOutcomeOfPreviousRegistrationIgnored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan bool) // the answer of each call, sent when the test lets it return
+		stop := make(chan struct{})
+		renewer := func(_ context.Context, batch []*Entry) ([]bool, error) {
+			var alive bool
+			select { // a call that ignores its context, as go-redis may
+			case alive = <-release:
+			case <-stop:
+				return nil, errors.New("stopped")
+			}
+			out := make([]bool, len(batch))
+			for i := range out {
+				out[i] = alive
+			}
+			return out, nil
+		}
+		s := New(renewer, time.Minute, 0)
+		defer s.Close()
+		defer close(stop)
+		losses := 0
+		e := watchdog("k", 3*time.Second, func(error) { losses++ })
+		s.Add(e, time.Now())
+		time.Sleep(3100 * time.Millisecond) // first call at 1s hangs; lost at the 3s deadline
+		synctest.Wait()
+		if losses != 1 || s.Active(e) {
+			t.Fatalf("after its deadline: %d losses, active %v; want lost", losses, s.Active(e))
+		}
+		s.Add(e, time.Now())
+		time.Sleep(1100 * time.Millisecond) // the new registration's first call is out too
+		synctest.Wait()
+		release <- false // the old call answers "gone", about the previous registration
+		synctest.Wait()
+		if losses != 1 || !s.Active(e) {
+			t.Errorf("after the old call's late answer: %d losses, active %v; want the new registration untouched", losses, s.Active(e))
+		}
+		release <- true // the new registration's call
+		synctest.Wait()
+		if !s.Active(e) {
+			t.Errorf("the new registration was not renewed")
+		}
+	})
+}
