@@ -48,7 +48,7 @@ if not cur then
   if redis.call('EXISTS', q) == 1 then
     if kind == 'f' then
       -- A free fair lock goes to the first live waiter, if any.
-      local head, _, _, _, exhausted = queue_head(q, qt)
+      local head, exhausted = queue_head(q, qt)
       if exhausted or (head and head ~= owner) then
         local ticket
         if mode == 'w' then

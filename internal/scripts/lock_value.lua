@@ -12,7 +12,7 @@
 --           It may be empty for a moment (a re-entry in flight while the other levels were unlocked).
 --   mark    ""  nobody is queued for the lock
 --           "w" the wait queue (wait_queue.lua) may hold waiters: the final release hands the lock
---               to its head
+--               to its first live waiter, if any (set by a waiter that queued, and by a hand-over)
 --   token   FencedLock: the fencing token of this holder's acquisition (see lock_acquire.lua)
 --
 -- A release history key belongs to one client of the lock: it holds "<owner>=<outcome>", the last
@@ -112,14 +112,9 @@ end
 -- (counted from the moment it sent the attempt that returned that ticket, which ran before this) and,
 -- for a FencedLock, with that token.
 local function lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix)
-  local head, ticket, reserveMs, more = queue_head(q, qt)
+  local head, ticket, reserveMs = queue_pop(q, qt)
   if not head then
     return false
-  end
-  queue_leave(q, qt, head)
-  local mark = ''
-  if more then
-    mark = 'w'
   end
   local data = string.format('%d|%d', ticket, reserveMs)
   local token
@@ -127,7 +122,9 @@ local function lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix)
     token = redis.call('INCR', fence)
     data = data .. '|' .. token
   end
-  redis.call('SET', key, lock_encode(head, '1', mark, kind, token), 'PX', reserveMs)
+  -- Marked "w" whether or not others wait: the next release looks, which costs it one command when
+  -- nobody does, and saves every hand-over a look.
+  redis.call('SET', key, lock_encode(head, '1', 'w', kind, token), 'PX', reserveMs)
   queue_wake(publish, wakePrefix, head, data)
   return true
 end

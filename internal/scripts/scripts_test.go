@@ -143,8 +143,8 @@ var want = map[string]map[string]string{
 		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =",
 	},
 	"A awaited, C queued": {
-		"try": "1 =", "wait": "1 =", "reenter": "2 A|1,2|w", "partial": "1 =", "final": "0 C|1| pub",
-		"fast": "0 C|1| pub", "heir": "0 C|1| pub", "force": "1 C|1| pub", "renew": "[1] =",
+		"try": "1 =", "wait": "1 =", "reenter": "2 A|1,2|w", "partial": "1 =", "final": "0 C|1|w pub",
+		"fast": "0 C|1|w pub", "heir": "0 C|1|w pub", "force": "1 C|1|w pub", "renew": "[1] =",
 	},
 	"B": {
 		"try": "held =", "wait": "held B|1|w", "reenter": "held =", "partial": "-1 =", "final": "-1 =",

@@ -20,7 +20,7 @@ for i = 1, #ARGV - 1 do
   local score = redis.pcall('ZSCORE', qt, id)
   if type(score) == 'string' and tonumber(score) > nowMs then
     redis.call('ZADD', qt, 'XX', nowMs + timeoutMs, id)
-    queue_keep(q, qt, 2 * timeoutMs)
+    queue_keep(q, qt, timeoutMs)
     out[i] = 1
   else
     out[i] = 0

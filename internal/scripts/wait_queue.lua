@@ -25,11 +25,13 @@ local function queue_now()
   return s * 1000 + math.floor(us / 1000), s * 1000000 + us
 end
 
--- queue_keep makes both keys live at least ttlMs more (never less than they already do).
-local function queue_keep(q, qt, ttlMs)
-  if redis.call('PTTL', q) < ttlMs then
-    redis.call('PEXPIRE', q, ttlMs)
-    redis.call('PEXPIRE', qt, ttlMs)
+-- queue_keep makes both keys outlive a waiter of timeoutMs, checking cheaply: they are extended to twice
+-- that only when they have less than one and a half left (a live waiter renews within a third of its
+-- timeout, so keys kept for one and a half of its timeouts outlive its deadline).
+local function queue_keep(q, qt, timeoutMs)
+  if redis.call('PTTL', q) < 3 * timeoutMs / 2 then
+    redis.call('PEXPIRE', q, 2 * timeoutMs)
+    redis.call('PEXPIRE', qt, 2 * timeoutMs)
   end
 end
 
@@ -37,12 +39,13 @@ end
 -- its ticket.
 local function queue_join(q, qt, id, timeoutMs)
   local nowMs, nowUs = queue_now()
+  timeoutMs = tonumber(timeoutMs)
   local ticket = nowUs
   if redis.call('ZADD', q, 'NX', nowUs, id) == 0 then
     ticket = tonumber(redis.call('ZSCORE', q, id))
   end
-  redis.call('ZADD', qt, nowMs + tonumber(timeoutMs), id)
-  queue_keep(q, qt, 2 * tonumber(timeoutMs))
+  redis.call('ZADD', qt, nowMs + timeoutMs, id)
+  queue_keep(q, qt, timeoutMs)
   return ticket
 end
 
@@ -64,26 +67,48 @@ local function queue_evict(q, qt, nowMs)
   return #dead == 128
 end
 
--- queue_head evicts dead waiters and returns the first live one, its ticket, the ms it has left
--- before its deadline, and whether another waiter follows it. The head is nil if nobody is left; if
--- more than 1024 dead waiters were still to evict, it is nil and the last result, exhausted, is true:
--- live waiters may remain, and the next call evicts more.
+-- queue_head returns the first live waiter without taking it out, evicting dead waiters first if the
+-- head is one. The head is nil if nobody is left; if more than 1024 dead waiters were still to evict,
+-- it is nil and the second result, exhausted, is true: live waiters may remain, and the next call
+-- evicts more.
 local function queue_head(q, qt)
-  local nowMs = queue_now()
-  for _ = 1, 8 do
+  local nowMs
+  for _ = 1, 9 do
+    local head = redis.call('ZRANGE', q, 0, 0)[1]
+    if not head then
+      return nil, false
+    end
+    nowMs = nowMs or queue_now()
+    if tonumber(redis.call('ZSCORE', qt, head) or '0') > nowMs then
+      return head, false
+    end
     if not queue_evict(q, qt, nowMs) then
-      local head = redis.call('ZRANGE', q, 0, 1, 'WITHSCORES')
-      if not head[1] then
-        return nil, 0, 0, false, false
-      end
-      local deadline = tonumber(redis.call('ZSCORE', qt, head[1]) or '0')
-      if deadline > nowMs then
-        return head[1], tonumber(head[2]), deadline - nowMs, head[3] ~= nil, false
-      end
-      queue_leave(q, qt, head[1]) -- no deadline: a stray entry
+      queue_leave(q, qt, head) -- no deadline at all: a stray entry
     end
   end
-  return nil, 0, 0, false, true
+  return nil, true
+end
+
+-- queue_pop takes the first live waiter out of the queue and returns it, its ticket and the ms it
+-- has left before its deadline, evicting the dead waiters ahead of it (nil if none is left, or if
+-- more than 1024 dead waiters were still to evict: see queue_head).
+local function queue_pop(q, qt)
+  local nowMs
+  for _ = 1, 9 do
+    local popped = redis.call('ZPOPMIN', q)
+    local head = popped[1]
+    if not head then
+      return nil
+    end
+    nowMs = nowMs or queue_now()
+    local deadline = tonumber(redis.call('ZSCORE', qt, head) or '0')
+    redis.call('ZREM', qt, head)
+    if deadline > nowMs then
+      return head, tonumber(popped[2]), deadline - nowMs
+    end
+    queue_evict(q, qt, nowMs) -- the head was dead: others may be too
+  end
+  return nil
 end
 
 -- queue_wake wakes waiter id: a message "<id>|<data>" on its client's channel.
