@@ -97,110 +97,12 @@ func TestAttack3KindsMixThroughSharedQueue(t *testing.T) {
 // a3Op marks the contexts of a test's own lock calls.
 type a3Op struct{}
 
-// a3Hook is a go-redis hook that, while holding, holds back every command until released (or its
-// context ends), and counts the held commands whose context is marked with a3Op.
-type a3Hook struct {
-	mu       sync.Mutex
-	hold     chan struct{}
-	marked   int // marked commands held right now
-	inflight int
-}
-
-func (h *a3Hook) holdAll() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.hold == nil {
-		h.hold = make(chan struct{})
-	}
-}
-
-func (h *a3Hook) release() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.hold != nil {
-		close(h.hold)
-		h.hold = nil
-	}
-}
-
-func (h *a3Hook) heldMarked() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.marked
-}
-
-func (h *a3Hook) inFlight() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.inflight
-}
-
-func (h *a3Hook) gate(ctx context.Context) error {
-	marked := ctx.Value(a3Op{}) != nil
-	h.mu.Lock()
-	hold := h.hold
-	if hold != nil && marked {
-		h.marked++
-	}
-	h.mu.Unlock()
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-ctx.Done():
-		}
-		h.mu.Lock()
-		if marked {
-			h.marked--
-		}
-		h.mu.Unlock()
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	h.mu.Lock()
-	h.inflight++
-	h.mu.Unlock()
-	return nil
-}
-
-func (h *a3Hook) done() {
-	h.mu.Lock()
-	h.inflight--
-	h.mu.Unlock()
-}
-
-func (h *a3Hook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *a3Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if err := h.gate(ctx); err != nil {
-			cmd.SetErr(err)
-			return err
-		}
-		defer h.done()
-		return next(ctx, cmd)
-	}
-}
-
-func (h *a3Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if err := h.gate(ctx); err != nil {
-			for _, c := range cmds {
-				c.SetErr(err)
-			}
-			return err
-		}
-		defer h.done()
-		return next(ctx, cmds)
-	}
-}
-
 // a3PubSubProxied returns a go-redis client for srv whose pub/sub connections go through p (so a
 // test can delay wake-up messages) and whose command connections go straight to the server,
-// through an a3Hook.
-func a3PubSubProxied(t *testing.T, srv *redistest.Server, p *redistest.Proxy) (*redis.Client, *a3Hook) {
+// through a cmdHook counting the held commands marked with a3Op.
+func a3PubSubProxied(t *testing.T, srv *redistest.Server, p *redistest.Proxy) (*redis.Client, *cmdHook) {
 	t.Helper()
-	hook := &a3Hook{}
+	hook := &cmdHook{markKey: a3Op{}}
 	rdb := srv.Client(t, func(o *redis.Options) {
 		o.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var nd net.Dialer
@@ -264,7 +166,7 @@ func attack3StaleHandOver(t *testing.T, kind string) {
 	time.Sleep(100 * time.Millisecond) // the subscription confirmed; W asleep
 
 	// Hold every command of W's Client; then read W's liveness deadline, which nothing moves now.
-	hook.holdAll()
+	hook.hold(nil)
 	eventually(t, 2*time.Second, "W's commands in flight to finish", func() bool { return hook.inFlight() == 0 })
 	w := admin.ZRange(ctx, q, 0, 0).Val()[0]
 	deadline, _ := admin.ZScore(ctx, qt, w).Result()

@@ -16,6 +16,8 @@ type cmdHook struct {
 	held     chan struct{}                          // non-nil while commands are held back; closed on release
 	exempt   func(context.Context) bool             // commands that pass while held (nil: none)
 	waiting  int                                    // commands held back right now
+	marked   int                                    // of which with a context marked by markKey
+	markKey  any                                    // context key of marked commands (nil: none)
 	inflight int                                    // commands past the hook and not yet answered
 	first    time.Time                              // when the first command passed
 	scripts  []time.Time                            // start of every script command answered so far
@@ -48,6 +50,13 @@ func (h *cmdHook) heldBack() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.waiting
+}
+
+// heldMarked is how many commands whose context carries markKey are held back right now.
+func (h *cmdHook) heldMarked() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.marked
 }
 
 // setBefore sets a function called before each command goes out (nil: none).
@@ -85,10 +94,14 @@ func (h *cmdHook) claimed() bool {
 
 func (h *cmdHook) enter(ctx context.Context, name string) (time.Time, error) {
 	counted := false
+	marked := h.markKey != nil && ctx.Value(h.markKey) != nil
 	defer func() {
 		if counted {
 			h.mu.Lock()
 			h.waiting--
+			if marked {
+				h.marked--
+			}
 			h.mu.Unlock()
 		}
 	}()
@@ -111,6 +124,9 @@ func (h *cmdHook) enter(ctx context.Context, name string) (time.Time, error) {
 		if !counted {
 			counted = true
 			h.waiting++
+			if marked {
+				h.marked++
+			}
 		}
 		h.mu.Unlock()
 		select {
