@@ -37,8 +37,9 @@ type Client struct {
 	historyArg any
 	waiterArg  any // the waiter timeout in ms, boxed once
 
-	id  string        // random, unguessable: prefix of every owner and request id
-	seq atomic.Uint64 // suffix of every owner and request id
+	id        string        // random, unguessable: prefix of every owner and request id
+	seq       atomic.Uint64 // suffix of every owner and request id
+	lostHolds atomic.Uint64 // holds ended by a loss, a fixed lease or Close (Stats.Lost)
 
 	sched  *renew.Scheduler
 	hub    *pubsub.Hub
@@ -111,6 +112,11 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
+	// A waiter handed the lock holds it, until its first renewal, for what is left of its waiter
+	// timeout: never longer than the watchdog timeout, so that a re-entry or partial unlock (which
+	// set the watchdog lease) cannot shorten the lease behind the scheduler, and a holder that dies
+	// right after the hand-over leaves the lock no longer than the watchdog timeout.
+	cfg.waiterTimeout = min(cfg.waiterTimeout, cfg.watchdog)
 	var idb [12]byte
 	if _, err := rand.Read(idb[:]); err != nil {
 		return nil, fmt.Errorf("redisson: client id: %w", err)
@@ -254,7 +260,7 @@ type Stats struct {
 	RenewCalls    uint64 // renewal and heartbeat round trips made so far (each for up to 100 entries)
 	Renewed       uint64 // lock renewals made so far
 	Heartbeats    uint64 // waiter heartbeats made so far (each moves one waiter's deadline)
-	Lost          uint64 // holds that ended without an unlock (lost, fixed lease over, or Close)
+	Lost          uint64 // holds that ended without a successful unlock (lost, fixed lease over, Close)
 	Subscriptions int    // channels the pub/sub hub is subscribed to
 	Reconnects    int    // pub/sub reconnects observed
 }
@@ -265,11 +271,22 @@ func (c *Client) Stats() Stats {
 		return Stats{}
 	}
 	calls, _, _ := c.sched.Stats()
-	held, renewed, lost := c.sched.KindStats(kindLock)
-	waiting, beats, _ := c.sched.KindStats(kindWaiter)
+	held, renewed := c.sched.KindStats(kindLock)
+	waiting, beats := c.sched.KindStats(kindWaiter)
 	subs, reconnects := c.hub.Stats()
-	return Stats{Held: held, Waiting: waiting, RenewCalls: calls, Renewed: renewed, Heartbeats: beats, Lost: lost,
+	return Stats{Held: held, Waiting: waiting, RenewCalls: calls, Renewed: renewed, Heartbeats: beats, Lost: c.lostHolds.Load(),
 		Subscriptions: subs, Reconnects: reconnects}
+}
+
+// checkCall checks what every call checks once the Client is known valid: its context, then Close.
+func (c *Client) checkCall(ctx context.Context) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	if c.closed() {
+		return ErrClosed
+	}
+	return nil
 }
 
 func (c *Client) closed() bool {
@@ -310,14 +327,15 @@ const (
 
 // renewBatch is the scheduler's Renewer: one script call for a batch of one kind and slot.
 func (c *Client) renewBatch(ctx context.Context, batch []*renew.Entry) ([]bool, error) {
-	keys := make([]string, 0, 2*len(batch))
+	keys := make([]string, 0, len(batch)*max(1, len(batch[0].Keys)))
 	args := make([]any, 1, len(batch)+1)
 	args[0] = batch[0].Lease.Milliseconds()
 	waiters := batch[0].Kind == kindWaiter
 	for _, e := range batch {
-		keys = append(keys, e.Key)
-		if waiters { // Key is the queue's order key; its deadlines key follows (see keys.go)
-			keys = append(keys, e.Key+"t")
+		if e.Keys != nil {
+			keys = append(keys, e.Keys...)
+		} else {
+			keys = append(keys, e.Key)
 		}
 		args = append(args, e.Owner)
 	}

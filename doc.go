@@ -89,15 +89,20 @@
 // prompt to try again. A hand-over costs the same few commands however many wait.
 //
 // Waiters stay queued through heartbeats of the renewal scheduler (every third of the waiter
-// timeout, WithWaiterTimeout, default 5s). A waiter whose process died is evicted once its deadline
-// passes; if the lock was handed to it just before it died, the lock is reserved for it until that
-// deadline, so a dead waiter stalls the lock at most a waiter timeout. A wait that ends without the
-// lock (its context, WithWait, Close) leaves the queue at once, and releases the lock if it was
-// handed over meanwhile, which hands it on to the next waiter. A lost message, a pub/sub reconnect
-// (which wakes every waiter) or a failover delays a waiter by at most the re-poll interval (default
-// 500ms): every wait also re-polls. The queue's keys are gone when nobody waits (and expire two
-// waiter timeouts, of the longest timeout among its waiters, after the last join or heartbeat if
-// every waiter's process died). Dead waiters are evicted, up to 1024 per script call, whenever a
+// timeout, WithWaiterTimeout, default 5s, never more than the watchdog timeout). A waiter whose
+// process died is evicted once its deadline passes; if the lock was handed to it just before it
+// died, the lock is reserved for it until that deadline, so a dead waiter stalls the lock at most a
+// waiter timeout, and the waiter behind it (not told when that reservation ends) finds the lock
+// free at its next heartbeat or re-poll, whichever comes first. A wait that ends without the lock
+// (its context, WithWait, Close) leaves the queue at once, and releases the lock if it was handed
+// over meanwhile, which hands it on to the next waiter. A lost message, a pub/sub reconnect (which wakes every waiter) or a failover delays a
+// waiter by at most the re-poll interval (default 500ms): every wait also re-polls. A lock that
+// ends without a release that hands it over (a fixed lease that runs out, a holder that died, or a
+// Lock that a newcomer took with SET NX while it was free, whose release finds no mark and frees the
+// lock without looking at the queue) is noticed at the waiters' next heartbeat, which tells them to
+// try again, or re-poll, whichever comes first. The queue's keys are gone when nobody waits (and expire two waiter
+// timeouts, of the longest timeout among its waiters, after the last join or heartbeat if every
+// waiter's process died). Dead waiters are evicted, up to about 1,000 per script call, whenever a
 // script looks for the head of the queue; should more die at once, the calls that follow evict the
 // rest, and a FairLock stays with the queue meanwhile (never to a newcomer).
 //

@@ -16,7 +16,8 @@ import (
 // queue, or to anyone if nobody waits; TryLock without a wait never queues. A live waiter keeps its
 // place however long the holder keeps the lock (its Client keeps it alive with heartbeats); one whose
 // process died is evicted after the waiter timeout (WithWaiterTimeout), and stalls the lock at most
-// that long if the lock was handed to it just before. The queue's keys are gone when nobody waits.
+// that long, plus a third of the next waiter's timeout (its heartbeat), if the lock was handed to it
+// just before. The queue's keys are gone when nobody waits.
 //
 // A name is either a Lock, a FairLock or a FencedLock: using it as another kind fails with
 // ErrWrongType.

@@ -92,7 +92,8 @@ func (l *FencedLock) RemainingTTL(ctx context.Context) (time.Duration, error) {
 // accepted there, and reports whether it wrote. A holder paused past its lease, whose lock has since
 // been acquired by another with a newer token, therefore cannot overwrite the newer holder's data. It
 // blocks for one round trip. key is used as given (no key prefix). It returns ErrWrongType if key
-// holds another type of value, ErrInvalidArgument for a negative token or an empty key.
+// holds another type of value, ErrInvalidArgument for a negative token or an empty key, ErrClosed
+// after Close.
 func (c *Client) FencedSet(ctx context.Context, key string, value string, token int64) (bool, error) {
 	switch {
 	case !c.valid():
@@ -102,7 +103,7 @@ func (c *Client) FencedSet(ctx context.Context, key string, value string, token 
 	case token < 0:
 		return false, opErr("fenced set", key, invalidf("negative token %d", token))
 	}
-	if err := checkCtx(ctx); err != nil {
+	if err := c.checkCall(ctx); err != nil {
 		return false, opErr("fenced set", key, err)
 	}
 	n, err := scripts.FencedSet.Run(ctx, c.rdb, []string{key}, value, token).Int64()
@@ -113,12 +114,12 @@ func (c *Client) FencedSet(ctx context.Context, key string, value string, token 
 }
 
 // FencedGet reads a value written by FencedSet and the token that wrote it ("" and 0 if there is
-// none). It blocks for one round trip.
+// none). It blocks for one round trip. It returns ErrClosed after Close.
 func (c *Client) FencedGet(ctx context.Context, key string) (value string, token int64, err error) {
 	if !c.valid() {
 		return "", 0, opErr("fenced get", key, invalidf("nil client or Client not created by New"))
 	}
-	if err := checkCtx(ctx); err != nil {
+	if err := c.checkCall(ctx); err != nil {
 		return "", 0, opErr("fenced get", key, err)
 	}
 	vals, err := c.rdb.HMGet(ctx, key, "value", "token").Result()

@@ -448,6 +448,7 @@ func (o *owner) endLocked(reason error) func() {
 			return
 		}
 		o.cancel(reason)
+		l.c.lostHolds.Add(1)
 		l.c.cfg.logger.Warn("redisson: lock lost", "lock", l.name, "err", reason)
 		l.c.emit(Event{Kind: EventLost, Name: l.name, Err: reason})
 	}

@@ -30,8 +30,9 @@ import (
 // the lock to the head of the Redis queue (waking only that waiter), or, if no other process waits,
 // transfers it to the next goroutine of its own Client. A free lock is taken by whoever asks first
 // (one SET NX), so a newcomer may overtake queued waiters only in the moments the lock is free
-// without having been handed over (it expired, or a waiter the release was handed to had died). Use
-// FairLock for strict first come, first served.
+// without having been handed over (it expired, or a waiter the release was handed to had died); the
+// release of a lock taken that way frees it without a hand-over, and the queued waiters find it free
+// at their next heartbeat (a third of the waiter timeout) or re-poll, whichever comes first. Use FairLock for strict first come, first served.
 type Lock struct{ mutex }
 
 // Locker is what every lock of this package offers: Lock, FairLock and FencedLock. Code that takes
@@ -188,13 +189,7 @@ func (m *mutex) check(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
 	}
-	if err := checkCtx(ctx); err != nil {
-		return err
-	}
-	if m.c.closed() {
-		return ErrClosed
-	}
-	return nil
+	return m.c.checkCall(ctx)
 }
 
 // gated reports whether this kind queues the goroutines of one Client locally (all but FairLock,
@@ -327,7 +322,8 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		return o, nil
 	}
 	w := &wait.Waiter{Channel: m.wakeChannel, ID: id, Beat: renew.Entry{
-		Kind: kindWaiter, Key: m.acquireKeys[1], Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
+		Kind: kindWaiter, Key: m.acquireKeys[1], Keys: m.acquireKeys[:3:3], Owner: id, Group: c.group(m.key),
+		Lease: c.cfg.waiterTimeout, // Keys: lock, queue, deadlines (wait_beat.lua)
 	}}
 	err := c.engine.Wait(waitCtx, w, attempt)
 	if err == nil {
@@ -364,7 +360,9 @@ func (m *mutex) takeHanded(ctx context.Context, id string, woken wait.Woken) (*o
 		return nil, nil
 	}
 	o := m.makeOwner(ctx, id, 0, h.token)
-	o.entry.First = h.reserve
+	// Never more than the watchdog lease: a re-entry or partial unlock sets that lease from its own
+	// send time, which must not end before the deadline the scheduler keeps.
+	o.entry.First = min(h.reserve, m.c.cfg.watchdog)
 	if err := m.register(o, woken.Since); err != nil {
 		if errors.Is(err, ErrClosed) {
 			m.undo(ctx, id, false)

@@ -61,6 +61,7 @@ type Renewer func(ctx context.Context, batch []*Entry) ([]bool, error)
 type Entry struct {
 	Kind     int           // what is renewed (a lock, a queued waiter, ...), < Kinds: batches never mix kinds
 	Key      string        // Redis key of the lock (or the waiter's queue)
+	Keys     []string      // every key the renewal needs, if more than Key (nil: Key alone)
 	Owner    string        // owner id expected to hold Key (or the waiter's id)
 	Group    int           // batches never mix groups (Cluster slot; 0 elsewhere)
 	Lease    time.Duration // lease set on every renewal, or the fixed lease
@@ -107,7 +108,7 @@ type Scheduler struct {
 
 	nCalls  atomic.Uint64
 	renewed [Kinds]atomic.Uint64
-	lost    [Kinds]atomic.Uint64
+	lost    atomic.Uint64
 }
 
 // Kinds bounds Entry.Kind.
@@ -208,18 +209,16 @@ func (s *Scheduler) Len() int {
 func (s *Scheduler) Stats() (calls, renewed, lost uint64) {
 	for k := range Kinds {
 		renewed += s.renewed[k].Load()
-		lost += s.lost[k].Load()
 	}
-	return s.nCalls.Load(), renewed, lost
+	return s.nCalls.Load(), renewed, s.lost.Load()
 }
 
-// KindStats reports, for entries of one kind, how many are active, renewed so far, and lost or
-// ended so far.
-func (s *Scheduler) KindStats(kind int) (active int, renewed, lost uint64) {
+// KindStats reports, for entries of one kind, how many are active and how many renewals were made.
+func (s *Scheduler) KindStats(kind int) (active int, renewed uint64) {
 	s.mu.Lock()
 	active = s.byKind[kind]
 	s.mu.Unlock()
-	return active, s.renewed[kind].Load(), s.lost[kind].Load()
+	return active, s.renewed[kind].Load()
 }
 
 // Close stops the goroutine, aborts the renewal calls in flight and waits for all of them, and
@@ -453,7 +452,7 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 // tell reports entries already deactivated as lost, outside the lock.
 func (s *Scheduler) tell(entries []*Entry, err error) {
 	for _, e := range entries {
-		s.lost[e.Kind].Add(1)
+		s.lost.Add(1)
 		if e.OnLost != nil {
 			e.OnLost(err)
 		}

@@ -59,6 +59,7 @@ local holder, levels, mark, vkind, token
 if cur then
   holder, levels, mark, vkind, token = lock_decode(cur)
   if not holder or vkind ~= kind then
+    queue_leave(q, qt, owner) -- an undo: the owner leaves its own kind's queue all the same
     return wrong_type()
   end
 end

@@ -472,7 +472,8 @@ func TestWaitQueue(t *testing.T) {
 	acq("A", "w", "")
 	acq("B", "w", "")
 	before := rdb.ZScore(ctx, deadlines, "B").Val()
-	beat, err := WaitBeat.Run(ctx, rdb, []string{queue, deadlines, queue, deadlines}, 60000, "B", "Z").Int64Slice()
+	beatKeys := []string{lockKey, queue, deadlines, lockKey, queue, deadlines}
+	beat, err := WaitBeat.Run(ctx, rdb, beatKeys, 60000, "B", "Z").Int64Slice()
 	if err != nil || fmt.Sprint(beat) != "[1 0]" {
 		t.Fatalf("heartbeat = %v, %v; want [1 0]", beat, err)
 	}
@@ -481,6 +482,11 @@ func TestWaitQueue(t *testing.T) {
 	}
 	if ttl := rdb.PTTL(ctx, queue).Val(); ttl < 100*time.Second {
 		t.Fatalf("queue TTL after the heartbeat = %v; want two waiter timeouts (2m)", ttl)
+	}
+	// The lock ended without a release (its lease ran out): the heartbeat tells B to try again.
+	rdb.Del(ctx, lockKey)
+	if beat, err := WaitBeat.Run(ctx, rdb, beatKeys[:3], 60000, "B").Int64Slice(); err != nil || fmt.Sprint(beat) != "[0]" {
+		t.Fatalf("heartbeat of a waiter for a free lock = %v, %v; want [0]", beat, err)
 	}
 	// The queue of waiters that all died expires on its own.
 	rdb.FlushDB(ctx)

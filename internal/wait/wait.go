@@ -7,9 +7,10 @@
 //
 //   - the waiter is kept alive by heartbeats of the Client's renewal scheduler (a renew.Entry of the
 //     primitive's waiter kind): a waiter whose process died is evicted after the waiter timeout;
-//   - it sleeps until a message wakes it, the holder's TTL passes, the re-poll interval passes, or a
-//     heartbeat finds it no longer queued (served or evicted): a lost message, a pub/sub reconnect
-//     (which wakes every waiter) or a failover delays it by at most the re-poll interval;
+//   - it sleeps until a message wakes it, the re-poll interval passes (or the retry time an attempt
+//     that did not queue it gave, if shorter), or a heartbeat finds it no longer queued (served or
+//     evicted): a lost message, a pub/sub reconnect (which wakes every waiter) or a failover delays
+//     it by at most the re-poll interval;
 //   - when the wait ends without success, the primitive undoes: it leaves the queue and gives back
 //     whatever was handed to it meanwhile.
 package wait
