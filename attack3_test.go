@@ -20,12 +20,6 @@ import (
 	"github.com/goredisson/redisson/redistest"
 )
 
-// a3Result is what a Lock call in a goroutine returned.
-type a3Result struct {
-	h   *redisson.Hold
-	err error
-}
-
 // A name is one kind of lock: "using it as another kind fails with ErrWrongType" (FairLock,
 // FencedLock docs; lock_value.lua: "a name used as two kinds is an error, not two locks"). The kind
 // is checked on the lock string only, but the wait queue is shared by every kind of a name, and a
@@ -51,13 +45,8 @@ func TestAttack3KindsMixThroughSharedQueue(t *testing.T) {
 	if _, err := a.Lock(name).Lock(ctx, redisson.WithLease(500*time.Millisecond)); err != nil {
 		t.Fatalf("holder Lock: %v", err)
 	}
-	got := make(chan a3Result, 1)
-	pctx, cancel := context.WithCancel(ctx)
+	got, cancel := lockAsync(ctx, b.Lock(name))
 	defer cancel()
-	go func() {
-		h, err := b.Lock(name).Lock(pctx)
-		got <- a3Result{h, err}
-	}()
 	eventually(t, 5*time.Second, "P queued", func() bool {
 		q, _ := redisson.QueueKeys("Lock", name)
 		return admin.ZCard(ctx, q).Val() == 1
@@ -154,11 +143,7 @@ func attack3StaleHandOver(t *testing.T, kind string) {
 	q, qt := redisson.QueueKeys(kind, name)
 
 	h := mustLock(t, lockOf(hc, kind, name), ctx)
-	got := make(chan a3Result, 1)
-	go func() {
-		h, err := lockOf(wc, kind, name).Lock(context.WithValue(ctx, a3Op{}, true))
-		got <- a3Result{h, err}
-	}()
+	got, _ := lockAsync(context.WithValue(ctx, a3Op{}, true), lockOf(wc, kind, name))
 	eventually(t, 5*time.Second, "W queued and subscribed", func() bool {
 		subs := admin.PubSubNumSub(ctx, redisson.ChannelOf(wc, name)).Val()
 		return admin.ZCard(ctx, q).Val() == 1 && subs[redisson.ChannelOf(wc, name)] == 1
@@ -226,11 +211,7 @@ func TestAttack3FairLockQueueExpiresUnderLiveWaiter(t *testing.T) {
 	h := mustLock(t, hc.FairLock(name), ctx)
 	actx, acancel := context.WithCancel(ctx)
 	defer acancel()
-	aDone := make(chan a3Result, 1)
-	go func() {
-		h, err := ac.FairLock(name).Lock(actx)
-		aDone <- a3Result{h, err}
-	}()
+	aDone, _ := lockAsync(actx, ac.FairLock(name))
 	eventually(t, 5*time.Second, "A queued", func() bool { return admin.ZCard(ctx, q).Val() == 1 })
 	order := make(chan string, 2)
 	var wg sync.WaitGroup
@@ -301,11 +282,7 @@ func TestAttack3FairLockResentReleaseHistoryOverwritten(t *testing.T) {
 	mustUnlock(t, warm)
 
 	l := mustLock(t, c.FairLock(name), ctx)
-	got := make(chan a3Result, 1)
-	go func() {
-		h, err := c.FairLock(name).Lock(ctx)
-		got <- a3Result{h, err}
-	}()
+	got, _ := lockAsync(ctx, c.FairLock(name))
 	q, _ := redisson.QueueKeys("FairLock", name)
 	eventually(t, 5*time.Second, "M queued", func() bool { return admin.ZCard(ctx, q).Val() == 1 })
 	time.Sleep(100 * time.Millisecond)
@@ -441,11 +418,7 @@ func TestAttack3FairLockManyDeadWaitersLetNewcomerOvertake(t *testing.T) {
 	admin.PExpire(ctx, q, 10*time.Second)
 	admin.PExpire(ctx, qt, 10*time.Second)
 
-	got := make(chan a3Result, 1)
-	go func() {
-		h, err := wc.FairLock(name).Lock(ctx)
-		got <- a3Result{h, err}
-	}()
+	got, _ := lockAsync(ctx, wc.FairLock(name))
 	eventually(t, 5*time.Second, "W queued behind the dead waiters", func() bool { return admin.ZCard(ctx, q).Val() == dead+1 })
 	mustUnlock(t, h)
 

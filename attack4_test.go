@@ -7,7 +7,6 @@ package redisson_test
 // in its comment.
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -19,12 +18,6 @@ import (
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
 )
-
-// a4Result is what a Lock call made on another goroutine returned.
-type a4Result struct {
-	h   *redisson.Hold
-	err error
-}
 
 // a4Queued waits until c's wake-up channel of lock name has a subscriber and q holds n waiters.
 func a4Queued(t *testing.T, admin *redis.Client, c *redisson.Client, name, q string, n int64) {
@@ -68,13 +61,8 @@ func TestAttack4NewcomerReleaseStrandsQueuedWaiter(t *testing.T) {
 	if _, err := hc.Lock(name).Lock(ctx, redisson.WithLease(time.Second)); err != nil {
 		t.Fatalf("H Lock: %v", err)
 	}
-	got := make(chan a4Result, 1)
-	wctx, cancel := context.WithCancel(ctx)
+	got, cancel := lockAsync(ctx, wc.Lock(name))
 	defer cancel()
-	go func() {
-		h, err := wc.Lock(name).Lock(wctx)
-		got <- a4Result{h, err}
-	}()
 	a4Queued(t, admin, wc, name, q, 1)
 	eventually(t, 5*time.Second, "H's lease to run out", func() bool { return admin.Exists(ctx, key).Val() == 0 })
 
@@ -126,11 +114,7 @@ func TestAttack4HandedLockOutlivesWatchdogAfterClose(t *testing.T) {
 		redisson.WithWaiterTimeout(10*time.Second), redisson.WithRepollInterval(time.Minute))
 
 	h := mustLock(t, hc.Lock(name), ctx)
-	got := make(chan a4Result, 1)
-	go func() {
-		h, err := wc.Lock(name).Lock(ctx)
-		got <- a4Result{h, err}
-	}()
+	got, _ := lockAsync(ctx, wc.Lock(name))
 	a4Queued(t, admin, wc, name, q, 1)
 	mustUnlock(t, h)
 	r := regressWait(t, got, 5*time.Second, "W's Lock")
@@ -247,11 +231,7 @@ func attack4ReentryAfterHandOver(t *testing.T, kind string, partial bool) {
 	xc := newClient(t, srv.Client(t))
 
 	h := mustLock(t, lockOf(hc, kind, name), ctx)
-	got := make(chan a4Result, 1)
-	go func() {
-		h, err := lockOf(wc, kind, name).Lock(ctx)
-		got <- a4Result{h, err}
-	}()
+	got, _ := lockAsync(ctx, lockOf(wc, kind, name))
 	a4Queued(t, admin, wc, name, q, 1)
 	mustUnlock(t, h)
 	r := regressWait(t, got, 5*time.Second, "W's Lock")
@@ -325,13 +305,8 @@ func TestAttack4DeadWaiterStallsFairLockBeyondWaiterTimeout(t *testing.T) {
 	admin.PExpire(ctx, q, 2*wt)
 	admin.PExpire(ctx, qt, 2*wt)
 
-	got := make(chan a4Result, 1)
-	wctx, cancel := context.WithCancel(ctx)
+	got, cancel := lockAsync(ctx, wc.FairLock(name))
 	defer cancel()
-	go func() {
-		h, err := wc.FairLock(name).Lock(wctx)
-		got <- a4Result{h, err}
-	}()
 	a4Queued(t, admin, wc, name, q, 2)
 	mustUnlock(t, h)
 	released := time.Now()

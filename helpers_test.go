@@ -77,3 +77,21 @@ func lockOf(c *redisson.Client, kind, name string) redisson.Locker {
 	}
 	return c.Lock(name)
 }
+
+// lockResult is what a Lock call made on another goroutine returned.
+type lockResult struct {
+	h   *redisson.Hold
+	err error
+}
+
+// lockAsync calls l.Lock on another goroutine with a context derived from ctx, cancelled by the
+// returned function; the result arrives on the channel.
+func lockAsync(ctx context.Context, l redisson.Locker) (<-chan lockResult, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	got := make(chan lockResult, 1)
+	go func() {
+		h, err := l.Lock(ctx)
+		got <- lockResult{h, err}
+	}()
+	return got, cancel
+}
