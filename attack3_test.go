@@ -153,8 +153,8 @@ func attack3StaleHandOver(t *testing.T, kind string) {
 	// Hold every command of W's Client; then read W's liveness deadline, which nothing moves now.
 	hook.hold(nil)
 	eventually(t, 2*time.Second, "W's commands in flight to finish", func() bool { return hook.inFlight() == 0 })
-	w := admin.ZRange(ctx, q, 0, 0).Val()[0]
-	deadline, _ := admin.ZScore(ctx, qt, w).Result()
+	w, client := queuedWaiter(admin.ZRange(ctx, q, 0, 0).Val()[0])
+	deadline, _ := admin.ZScore(ctx, qt, client).Result()
 	now, _ := admin.Time(ctx).Result()
 	left := time.Duration(int64(deadline)-now.UnixMilli()) * time.Millisecond
 	p.Delay(left + 500*time.Millisecond) // the message arrives half a second after the reservation ends
@@ -412,9 +412,9 @@ func TestAttack3FairLockManyDeadWaitersLetNewcomerOvertake(t *testing.T) {
 	const dead = 40
 	for i := 0; i < dead; i++ {
 		id := fmt.Sprintf("0123456789abcdef01234567:%d", i+1)
-		admin.ZAdd(ctx, q, redis.Z{Score: float64(now.UnixMicro() - 10_000_000 + int64(i)), Member: id})
-		admin.ZAdd(ctx, qt, redis.Z{Score: float64(now.UnixMilli() - 1000), Member: id})
+		admin.ZAdd(ctx, q, redis.Z{Score: float64(now.UnixMicro() - 10_000_000 + int64(i)), Member: queueMember(id, 5*time.Second)})
 	}
+	admin.ZAdd(ctx, qt, redis.Z{Score: float64(now.UnixMilli() - 1000), Member: "0123456789abcdef01234567"})
 	admin.PExpire(ctx, q, 10*time.Second)
 	admin.PExpire(ctx, qt, 10*time.Second)
 

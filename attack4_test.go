@@ -300,8 +300,8 @@ func TestAttack4DeadWaiterStallsFairLockBeyondWaiterTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	const dead = "0123456789abcdef01234567:1"
-	admin.ZAdd(ctx, q, redis.Z{Score: float64(now.UnixMicro() - 1000), Member: dead})
-	admin.ZAdd(ctx, qt, redis.Z{Score: float64(now.UnixMilli() + 1500), Member: dead})
+	admin.ZAdd(ctx, q, redis.Z{Score: float64(now.UnixMicro() - 1000), Member: queueMember(dead, wt)})
+	admin.ZAdd(ctx, qt, redis.Z{Score: float64(now.UnixMilli() + 1500), Member: "0123456789abcdef01234567"})
 	admin.PExpire(ctx, q, 2*wt)
 	admin.PExpire(ctx, qt, 2*wt)
 

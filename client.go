@@ -51,38 +51,75 @@ type Client struct {
 	bgMu      sync.Mutex     // orders background against Close
 	bg        sync.WaitGroup // background goroutines (see background)
 
-	// contended remembers the locks (by gate name) an acquisition of this Client recently found
-	// held: their next fresh acquisition skips the SET NX that would fail anyway (see contend).
-	contendedMu sync.Mutex
-	contended   map[string]time.Time
+	// notes remembers, per lock (by gate name), what this Client's acquisitions learnt of it lately.
+	notesMu sync.Mutex
+	notes   map[string]lockNotes
 }
 
-// contendedFor is how long a lock found held counts as contended; maxContended bounds the memory.
+// lockNotes is what a Client remembers of one lock.
+type lockNotes struct {
+	// contended is when an acquisition last found the lock held: the next fresh acquisitions, for
+	// contendedFor, skip the SET NX that would fail anyway (see contend).
+	contended time.Time
+	// epoch is the queue epoch under which an attempt sent at refreshed refreshed this Client's
+	// liveness deadline in the lock's wait queue (see internal/scripts/wait_queue.lua): while that
+	// is recent, the Client's next attempts under the same epoch need not refresh it again.
+	epoch     int64
+	refreshed time.Time
+}
+
+// contendedFor is how long a lock found held counts as contended; maxNotes bounds the memory.
 const (
 	contendedFor = time.Second
-	maxContended = 4096
+	maxNotes     = 4096
 )
+
+// note updates the notes on the lock of gate name.
+func (c *Client) note(name string, update func(*lockNotes)) {
+	c.notesMu.Lock()
+	defer c.notesMu.Unlock()
+	if c.notes == nil || len(c.notes) >= maxNotes {
+		c.notes = map[string]lockNotes{} // forget: at worst a few SET NX that fail and refreshes
+	}
+	n := c.notes[name]
+	update(&n)
+	c.notes[name] = n
+}
 
 // markContended notes that an acquisition found the lock of gate name held.
 func (c *Client) markContended(name string, now time.Time) {
-	c.contendedMu.Lock()
-	defer c.contendedMu.Unlock()
-	if c.contended == nil || len(c.contended) >= maxContended {
-		c.contended = map[string]time.Time{} // forget: at worst a few SET NX that fail
-	}
-	c.contended[name] = now
+	c.note(name, func(n *lockNotes) { n.contended = now })
 }
 
 // recentlyContended reports whether an acquisition found the lock of gate name held lately.
 func (c *Client) recentlyContended(name string, now time.Time) bool {
-	c.contendedMu.Lock()
-	defer c.contendedMu.Unlock()
-	at, ok := c.contended[name]
-	if ok && now.Sub(at) >= contendedFor {
-		delete(c.contended, name)
-		return false
+	c.notesMu.Lock()
+	defer c.notesMu.Unlock()
+	at := c.notes[name].contended
+	return !at.IsZero() && now.Sub(at) < contendedFor
+}
+
+// noteEpoch notes that an attempt sent at sent refreshed this Client's liveness deadline in the
+// queue of the lock of gate name under epoch.
+func (c *Client) noteEpoch(name string, epoch int64, sent time.Time) {
+	c.note(name, func(n *lockNotes) {
+		if sent.After(n.refreshed) {
+			n.epoch, n.refreshed = epoch, sent
+		}
+	})
+}
+
+// knownEpoch is the script argument naming the epoch of this Client's recent liveness refresh in the
+// queue of the lock of gate name: "" unless it was sent less than a third of the waiter timeout
+// before now, so that the deadline it set has at least two thirds of the timeout left.
+func (c *Client) knownEpoch(name string, now time.Time) string {
+	c.notesMu.Lock()
+	defer c.notesMu.Unlock()
+	n := c.notes[name]
+	if n.epoch == 0 || now.Sub(n.refreshed) >= c.cfg.waiterTimeout/3 {
+		return ""
 	}
-	return ok
+	return strconv.FormatInt(n.epoch, 10)
 }
 
 // New returns a Client over rdb, which may be a plain, failover (Sentinel) or Cluster go-redis client.

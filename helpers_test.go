@@ -2,6 +2,8 @@ package redisson_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,4 +96,16 @@ func lockAsync(ctx context.Context, l redisson.Locker) (<-chan lockResult, conte
 		got <- lockResult{h, err}
 	}()
 	return got, cancel
+}
+
+// queueMember is waiter id's member of a wait queue's order set (see internal/scripts/wait_queue.lua).
+func queueMember(id string, waiterTimeout time.Duration) string {
+	return id + "/" + strconv.FormatInt(waiterTimeout.Milliseconds(), 10)
+}
+
+// queuedWaiter decodes a member of a wait queue's order set: the waiter's id and its client's, under
+// which its liveness deadline is kept.
+func queuedWaiter(member string) (id, client string) {
+	id, _, _ = strings.Cut(member, "/")
+	return id, id[:max(0, strings.LastIndexByte(id, ':'))]
 }

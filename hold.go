@@ -226,7 +226,7 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 	level := strconv.FormatUint(o.seq, 36)
 	o.mu.Unlock()
 
-	n, _, _, err := l.runAcquire(ctx, o.id, o.leaseMs, level, modeReenter, false)
+	n, _, _, err := l.runAcquire(ctx, o.id, o.leaseMs, level, modeReenter, false, time.Time{})
 	if err != nil && !noEffect(err) {
 		// The outcome is unknown: remove the level if it was added (keeping the TTL). If that fails
 		// too, the level stays in Redis, and goes with the owner's final release, which frees the

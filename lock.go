@@ -285,7 +285,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		// A free Lock is taken with one SET NX, unless the lock looks contended: then the script,
 		// which queues the waiter, is all that can help.
 		fast := m.kind == kindPlain && !queued && !c.recentlyContended(m.gateName, sent)
-		n, token, ticket, err := m.runAcquire(ctx, id, leaseMs, "1", mode, fast)
+		n, token, ticket, err := m.runAcquire(ctx, id, leaseMs, "1", mode, fast, sent)
 		if err != nil {
 			if !noEffect(err) {
 				m.undo(ctx, id, true) // the outcome is unknown
@@ -440,7 +440,7 @@ const (
 // It returns the owner's level count (≥ 1: acquired) or the script's negative answer, the fencing
 // token (FencedLock), and the owner's ticket if the attempt queued it. On an error other than
 // WRONGTYPE the outcome is unknown: the caller must undo.
-func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, level, mode string, fast bool) (n, token, ticket int64, err error) {
+func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, level, mode string, fast bool, sent time.Time) (n, token, ticket int64, err error) {
 	if fast {
 		set, err := m.c.rdb.SetNX(ctx, m.key, encodeLockValue(owner, level), time.Duration(leaseMs)*time.Millisecond).Result()
 		if err != nil {
@@ -450,12 +450,19 @@ func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, lev
 			return 1, 0, 0, nil
 		}
 	}
-	r, err := scripts.LockAcquire.Run(ctx, m.c.rdb, m.acquireKeys, owner, leaseMs, level, mode, m.kind, m.c.waiterArg).Int64Slice()
-	if err == nil && len(r) != 3 {
+	known := ""
+	if mode == modeWait {
+		known = m.c.knownEpoch(m.gateName, sent)
+	}
+	r, err := scripts.LockAcquire.Run(ctx, m.c.rdb, m.acquireKeys, owner, leaseMs, level, mode, m.kind, m.c.waiterArg, known).Int64Slice()
+	if err == nil && len(r) != 4 {
 		err = errors.New("redisson: unexpected reply to an acquisition")
 	}
 	if err != nil {
 		return 0, 0, 0, err
+	}
+	if r[3] > 0 {
+		m.c.noteEpoch(m.gateName, r[3], sent)
 	}
 	return r[0], r[1], r[2], nil
 }
@@ -542,7 +549,7 @@ func (m *mutex) release(ctx context.Context, owner, level string, final bool, ex
 		f = "1"
 	}
 	c := m.c
-	args := []any{owner, level, f, expected, leaseMs, historyArg, c.publish, m.wakePrefix, m.kind}
+	args := []any{owner, level, f, expected, leaseMs, historyArg, c.publish, m.wakePrefix, m.kind, c.waiterArg}
 	if heir != "" {
 		args = append(args, heir)
 	}
@@ -695,7 +702,7 @@ func decodeLockValue(s string) (v lockValue, ok bool) {
 		return lockValue{}, false
 	}
 	mark, kind, hasKind := strings.Cut(rest, "|")
-	if mark != "" && mark != "w" {
+	if mark != "" && (mark[0] != 'w' || strings.Trim(mark[1:], "0123456789") != "") {
 		return lockValue{}, false
 	}
 	v.owner = owner

@@ -18,6 +18,7 @@ func TestDecoderAgreesWithLua(t *testing.T) {
 		"A|1||t7", "A|1,2|w|t123456789012", "hello", "", "|", "||", "|1|", "A|1", "A|1||", "A|1|x",
 		"A|1|w|", "A|1|B@", "A|1|@", "A@|1|", "A;|1|", "A=|1|", "A,|1|", "A|1,,2|", "A|1,|", "A|,1|",
 		"A|1-2|", "A|Z|", "A|1||g", "A|1||t", "A|1||tx", "A|1||t1|", "A|1||f|", "A|1||F",
+		"A|1|w1763900000000000", "A|1,2|w17|f", "A|1|w5|t9", "A|1|w12a", "A|1|1", "A|1|ww1",
 	}
 	keys := []string{"{d}", "{d}:~q", "{d}:~qt", "{d}:~fence"}
 	for _, s := range values {
@@ -27,7 +28,7 @@ func TestDecoderAgreesWithLua(t *testing.T) {
 		}
 		// Re-entering as the owner Go decoded, as the kind Go decoded, with a new level, answers
 		// Lua's level count + 1 (and the token Go decoded); a value Lua refuses answers WRONGTYPE.
-		cmd := scripts.LockAcquire.Run(ctx, rdb, keys, v.owner, 0, "new", "r", v.kind, 5000)
+		cmd := scripts.LockAcquire.Run(ctx, rdb, keys, v.owner, 0, "new", "r", v.kind, 5000, "")
 		var n, token int64
 		r, err := cmd.Int64Slice()
 		if err == nil {
@@ -48,7 +49,7 @@ func TestDecoderAgreesWithLua(t *testing.T) {
 			if !ok || kind == v.kind {
 				continue
 			}
-			err := scripts.LockAcquire.Run(ctx, rdb, keys, v.owner, 0, "new", "r", kind, 5000).Err()
+			err := scripts.LockAcquire.Run(ctx, rdb, keys, v.owner, 0, "new", "r", kind, 5000, "").Err()
 			if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 				t.Errorf("%q (kind %q) re-entered as kind %q: %v; want WRONGTYPE", s, v.kind, kind, err)
 			}

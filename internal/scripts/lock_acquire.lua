@@ -14,9 +14,12 @@
 --          (the owner holds the lock and wants one more level)
 -- ARGV[5]  kind: "" Lock, "f" FairLock (a free lock goes only to the head of the queue, or to
 --          anyone if nobody waits), "t" FencedLock (a fresh holder gets the next fencing token)
--- ARGV[6]  waiter timeout in milliseconds (mode "w"): the queued owner's liveness deadline
+-- ARGV[6]  the client's waiter timeout in milliseconds (mode "w": how long its liveness deadline is
+--          moved; see wait_queue.lua)
+-- ARGV[7]  the queue epoch of the client's recent liveness refresh for this lock, "" if none (mode
+--          "w": the client's deadline is refreshed unless the lock carries that epoch)
 --
--- returns  {n, token, ticket}:
+-- returns  {n, token, ticket, epoch}:
 --          n ≥ 1      acquired: the owner now holds n levels (fresh, handed over, or re-entered)
 --          n = -3 - pttl  not acquired (always ≤ -1): held by another owner whose remaining TTL is
 --                     pttl ms (-1: no expiry; 0 when queued by mode "w": the waiter is woken); or
@@ -25,6 +28,8 @@
 --          token      FencedLock: the holder's fencing token when acquired; 0 otherwise
 --          ticket     the owner's ticket in the queue if this attempt queued it (see wait_queue.lua;
 --                     a hand-over message names it); 0 otherwise
+--          epoch      the queue epoch under which the attempt refreshed the client's liveness
+--                     deadline; 0 if it did not
 --
 -- Safe to run twice: adding a level that is already there changes nothing, and queueing keeps an
 -- existing place, so a re-sent re-entry, attempt or fresh acquisition (including a fast-path SET NX
@@ -33,10 +38,17 @@
 -- The first command is a type-checked read; a string in another format, or a lock of another kind, is
 -- refused with WRONGTYPE before any write.
 local key, q, qt, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local owner, leaseMs, level, mode, kind, waiterMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local owner, leaseMs, level, mode, kind = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
+local waiterMs, known = ARGV[6], ARGV[7] or ''
 
-local function answer(n, token, ticket)
-  return { n, tonumber(token or 0), ticket or 0 }
+local function answer(n, token, ticket, epoch)
+  return { n, tonumber(token or 0), ticket or 0, tonumber(epoch or 0) }
+end
+
+-- join queues the owner; epoch is the lock's ("" if none: the join starts one).
+local function join(epoch)
+  local ticket, e, refreshed = queue_join(q, qt, owner, waiterMs, epoch, known)
+  return ticket, e, refreshed and e or nil
 end
 
 local cur = redis.call('GET', key)
@@ -50,16 +62,19 @@ if not cur then
       -- A free fair lock goes to the first live waiter, if any.
       local head, exhausted = queue_head(q, qt)
       if exhausted or (head and head ~= owner) then
-        local ticket
         if mode == 'w' then
-          ticket = queue_join(q, qt, owner, waiterMs)
+          local ticket, _, refreshed = join('')
+          return answer(-1, nil, ticket, refreshed)
         end
-        return answer(-1, nil, ticket)
+        return answer(-1)
       end
     end
-    queue_leave(q, qt, owner) -- if it was queued
+    queue_leave(q, owner, waiterMs) -- if it was queued
     if redis.call('EXISTS', q) == 1 then
-      mark = 'w'
+      local _, nowUs = queue_now() -- the lock was free: its epoch is gone, start a new one
+      mark = string.format('w%d', nowUs)
+    else
+      redis.call('DEL', qt) -- nobody waits: the lock is unmarked, which ends the epoch
     end
   end
   local token
@@ -77,11 +92,11 @@ end
 
 if holder ~= owner then
   if mode == 'w' then
-    local ticket = queue_join(q, qt, owner, waiterMs)
-    if mark == '' then
-      redis.call('SET', key, lock_encode(holder, levels, 'w', kind, token), 'KEEPTTL')
+    local ticket, epoch, refreshed = join(mark_epoch(mark))
+    if mark ~= 'w' .. epoch then
+      redis.call('SET', key, lock_encode(holder, levels, 'w' .. epoch, kind, token), 'KEEPTTL')
     end
-    return answer(-3, nil, ticket) -- queued: it will be woken, no need for the holder's TTL
+    return answer(-3, nil, ticket, refreshed) -- queued: it will be woken, no need for the holder's TTL
   end
   return answer(-3 - redis.call('PTTL', key))
 end

@@ -30,11 +30,11 @@ if not cur then
   history_push(record, req, 'n', historyMs)
   return 0
 end
-local holder, _, _, vkind = lock_decode(cur)
+local holder, _, mark, vkind = lock_decode(cur)
 if not holder or vkind ~= kind then
   return wrong_type()
 end
 redis.call('DEL', key)
-lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix)
+lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix, mark_epoch(mark))
 history_push(record, req, 'f', historyMs)
 return 1

@@ -23,7 +23,9 @@
 -- ARGV[7]  publish command: PUBLISH or SPUBLISH
 -- ARGV[8]  wake channel prefix: a queued waiter is woken on "<prefix><its client id>"
 -- ARGV[9]  kind: "", "f" or "t" (see lock_acquire.lua)
--- ARGV[10] optional: owner id of a waiter in the releasing client: if the final release finds nobody
+-- ARGV[10] the client's waiter timeout in milliseconds (the owner's member of the queue: see
+--          wait_queue.lua)
+-- ARGV[11] optional: owner id of a waiter in the releasing client: if the final release finds nobody
 --          queued, the lock is transferred to it (levels "1", lease ARGV[5]) instead of freed
 --
 -- The final release of a lock marked "w" hands it to the first live waiter of the queue (see
@@ -43,7 +45,7 @@
 local key, history, q, qt, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, level, final, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local leaseMs, historyMs, publish, wakePrefix, kind = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local heir = ARGV[10] or ''
+local waiterMs, heir = ARGV[10], ARGV[11] or ''
 if historyMs == '0' then
   history_push = function() end -- an undo
 end
@@ -59,7 +61,7 @@ local holder, levels, mark, vkind, token
 if cur then
   holder, levels, mark, vkind, token = lock_decode(cur)
   if not holder or vkind ~= kind then
-    queue_leave(q, qt, owner) -- an undo: the owner leaves its own kind's queue all the same
+    queue_leave(q, owner, waiterMs) -- an undo: the owner leaves its own kind's queue all the same
     return wrong_type()
   end
 end
@@ -68,7 +70,7 @@ if holder ~= owner then
   if holder and heir ~= '' and holder == heir then
     return -2 -- the heir cannot have acted on it yet: the releasing client hands it over afterwards
   end
-  queue_leave(q, qt, owner)
+  queue_leave(q, owner, waiterMs)
   local outcome = history_outcome(history, owner)
   if outcome == 'r' then
     return 0
@@ -90,7 +92,7 @@ if final ~= '1' then
   return 1
 end
 
-if mark == 'w' and lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix) then
+if mark ~= '' and lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix, mark_epoch(mark)) then
   history_push(history, owner, 'r', historyMs)
   return 0
 end

@@ -11,8 +11,9 @@
 --           makes adding and removing a level idempotent, so a re-sent command cannot count twice.
 --           It may be empty for a moment (a re-entry in flight while the other levels were unlocked).
 --   mark    ""  nobody is queued for the lock
---           "w" the wait queue (wait_queue.lua) may hold waiters: the final release hands the lock
---               to its first live waiter, if any (set by a waiter that queued, and by a hand-over)
+--           "w<epoch>" the wait queue (wait_queue.lua) may hold waiters: the final release hands
+--               the lock to its first live waiter, if any (set by a waiter that queued, and by a
+--               hand-over); epoch, digits, is the queue's epoch (see wait_queue.lua; "" unknown)
 --   token   FencedLock: the fencing token of this holder's acquisition (see lock_acquire.lua)
 --
 -- A release history key belongs to one client of the lock: it holds "<owner>=<outcome>", the last
@@ -27,8 +28,8 @@
 -- lock_decode returns owner, levels, mark, kind ("", "f" or "t") and token (FencedLock), or nil if v
 -- is not a lock string.
 local function lock_decode(v)
-  local owner, levels, mark, rest = string.match(v, '^([^|,@=;]+)|([0-9a-z,]*)|(w?)(.*)$')
-  if not owner then
+  local owner, levels, mark, rest = string.match(v, '^([^|,@=;]+)|([0-9a-z,]*)|(w?%d*)(.*)$')
+  if not owner or (mark ~= '' and string.sub(mark, 1, 1) ~= 'w') then
     return nil
   end
   if levels ~= '' and (string.find(',' .. levels .. ',', ',,', 1, true)) then
@@ -104,27 +105,42 @@ local function history_push(history, id, outcome, historyMs)
   redis.call('SET', history, id .. '=' .. outcome, 'PX', historyMs)
 end
 
+-- mark_epoch is the queue epoch a lock's mark carries ("" if none).
+local function mark_epoch(mark)
+  return string.sub(mark, 2)
+end
+
 -- lock_hand_over gives the lock at key to the first live waiter of the queue, if any, and reports
--- whether it did: the lock becomes that waiter's (levels "1", a new fencing token for a FencedLock),
--- reserved until the waiter's liveness deadline, by when a live waiter has renewed or confirmed it
--- and a dead one stalls nobody any longer. The waiter is woken on its client's channel by the message
--- "<id>|<ticket>|<reserve ms>[|<token>]", which tells it that it holds the lock: for the reservation
--- (counted from the moment it sent the attempt that returned that ticket, which ran before this) and,
--- for a FencedLock, with that token.
-local function lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix)
-  local head, ticket, reserveMs = queue_pop(q, qt)
+-- whether it did: the lock becomes that waiter's (levels "1", a new fencing token for a FencedLock,
+-- the queue's epoch, or a new one if epoch is ""), reserved for the waiter's timeout at most, by
+-- when a live waiter has renewed or confirmed it and a dead one stalls nobody any longer. The waiter
+-- is woken on its client's channel by the message "<id>|<ticket>|<reserve ms>[|<token>]", which tells
+-- it that it holds the lock: for the reservation (counted from the moment it sent the attempt that
+-- returned that ticket, which ran before this) and, for a FencedLock, with that token. If nobody is
+-- left in the queue, its deadlines go too: the caller frees the lock or leaves it unmarked, which
+-- ends the epoch.
+local function lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix, epoch)
+  local token, incr
+  if kind == 't' then
+    incr = function()
+      token = redis.call('INCR', fence)
+      return token
+    end
+  end
+  local head, reserveMs = queue_serve(q, qt, publish, wakePrefix, incr)
   if not head then
+    local exhausted = reserveMs
+    if not exhausted then
+      redis.call('DEL', qt)
+    end
     return false
   end
-  local data = string.format('%d|%d', ticket, reserveMs)
-  local token
-  if kind == 't' then
-    token = redis.call('INCR', fence)
-    data = data .. '|' .. token
+  if epoch == '' then
+    local _, nowUs = queue_now()
+    epoch = string.format('%d', nowUs)
   end
-  -- Marked "w" whether or not others wait: the next release looks, which costs it one command when
+  -- Marked whether or not others wait: the next release looks, which costs it one command when
   -- nobody does, and saves every hand-over a look.
-  redis.call('SET', key, lock_encode(head, '1', 'w', kind, token), 'PX', reserveMs)
-  queue_wake(publish, wakePrefix, head, data)
+  redis.call('SET', key, lock_encode(head, '1', 'w' .. epoch, kind, token), 'PX', reserveMs)
   return true
 end

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +100,7 @@ var ops = []struct {
 
 func acquire(level, mode string) func(context.Context, *redis.Client) (any, error) {
 	return func(ctx context.Context, rdb *redis.Client) (any, error) {
-		r, err := LockAcquire.Run(ctx, rdb, acquireKeys, "A", 60000, level, mode, "", 5000).Int64Slice()
+		r, err := LockAcquire.Run(ctx, rdb, acquireKeys, "A", 60000, level, mode, "", 5000, "").Int64Slice()
 		var v int64
 		if err == nil {
 			v = r[0]
@@ -112,7 +114,7 @@ func acquire(level, mode string) func(context.Context, *redis.Client) (any, erro
 
 func release(level, final, expected string, heir ...any) func(context.Context, *redis.Client) (any, error) {
 	return func(ctx context.Context, rdb *redis.Client) (any, error) {
-		args := append([]any{"A", level, final, expected, 60000, 60000, "PUBLISH", wakePrefix, ""}, heir...)
+		args := append([]any{"A", level, final, expected, 60000, 60000, "PUBLISH", wakePrefix, "", 5000}, heir...)
 		return LockRelease.Run(ctx, rdb, releaseKeys, args...).Int64()
 	}
 }
@@ -184,7 +186,7 @@ func TestScriptsAgainstEveryShape(t *testing.T) {
 			}
 			setShape(t, rdb, sh.value)
 			if sh.queued {
-				rdb.ZAdd(ctx, queue, redis.Z{Score: 1, Member: "C"})
+				rdb.ZAdd(ctx, queue, redis.Z{Score: 1, Member: "C/5000"})
 				rdb.ZAdd(ctx, deadlines, redis.Z{Score: 1e15, Member: "C"}) // alive for ages
 			}
 			before, published := dump(t, rdb), publishCalls(t, rdb)
@@ -241,6 +243,8 @@ func publishCalls(t *testing.T, rdb *redis.Client) int64 {
 	return n
 }
 
+var epochDigits = regexp.MustCompile(`\|w[0-9]+`)
+
 // dump describes the lock key: its string value, its type, or "" when absent.
 func dump(t *testing.T, rdb *redis.Client) string {
 	t.Helper()
@@ -249,7 +253,7 @@ func dump(t *testing.T, rdb *redis.Client) string {
 	case "none":
 		return ""
 	case "string":
-		return rdb.Get(t.Context(), lockKey).Val()
+		return epochDigits.ReplaceAllString(rdb.Get(t.Context(), lockKey).Val(), "|w") // epochs are times
 	}
 	return typ + ":"
 }
@@ -289,7 +293,7 @@ func TestReleaseHistory(t *testing.T) {
 	hist := func(owner string) string { return "{L}:rel:" + strings.SplitN(owner, ":", 2)[0] }
 	rel := func(owner, level, final string, heir ...any) int64 {
 		t.Helper()
-		args := append([]any{owner, level, final, "", 60000, 5000, "PUBLISH", wakePrefix, ""}, heir...)
+		args := append([]any{owner, level, final, "", 60000, 5000, "PUBLISH", wakePrefix, "", 5000}, heir...)
 		v, err := LockRelease.Run(ctx, rdb, []string{lockKey, hist(owner), queue, deadlines, fence}, args...).Int64()
 		if err != nil {
 			t.Fatalf("release %s/%s: %v", owner, level, err)
@@ -371,11 +375,11 @@ func TestReleaseHistory(t *testing.T) {
 func TestWaitQueue(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	ctx := t.Context()
-	// acqFull returns the script's answer: n, token, ticket.
+	// acqFull returns the script's answer: n, token, ticket, epoch.
 	acqFull := func(owner, mode, kind string, timeoutMs int) []int64 {
 		t.Helper()
-		v, err := LockAcquire.Run(ctx, rdb, acquireKeys, owner, 60000, "1", mode, kind, timeoutMs).Int64Slice()
-		if err != nil || len(v) != 3 {
+		v, err := LockAcquire.Run(ctx, rdb, acquireKeys, owner, 60000, "1", mode, kind, timeoutMs, "").Int64Slice()
+		if err != nil || len(v) != 4 {
 			t.Fatalf("acquire %s: %v, %v", owner, v, err)
 		}
 		return v
@@ -392,13 +396,19 @@ func TestWaitQueue(t *testing.T) {
 	rel := func(owner, kind string) int64 {
 		t.Helper()
 		keys := []string{lockKey, "{L}:rel:" + owner, queue, deadlines, fence}
-		v, err := LockRelease.Run(ctx, rdb, keys, owner, "1", "1", "", 60000, 60000, "PUBLISH", wakePrefix, kind).Int64()
+		v, err := LockRelease.Run(ctx, rdb, keys, owner, "1", "1", "", 60000, 60000, "PUBLISH", wakePrefix, kind, 5000).Int64()
 		if err != nil {
 			t.Fatalf("release %s: %v", owner, err)
 		}
 		return v
 	}
-	members := func() []string { return rdb.ZRange(ctx, queue, 0, -1).Val() }
+	members := func() []string { // waiter ids, in order
+		var ids []string
+		for _, m := range rdb.ZRange(ctx, queue, 0, -1).Val() {
+			ids = append(ids, strings.SplitN(m, "/", 2)[0])
+		}
+		return ids
+	}
 	holder := func() string { return strings.SplitN(rdb.Get(ctx, lockKey).Val(), "|", 2)[0] }
 
 	// FairLock: A holds; B and C queue in that order; a try by D never queues.
@@ -413,7 +423,7 @@ func TestWaitQueue(t *testing.T) {
 	if got := acq("D", "f", "f"); got >= 1 || fmt.Sprint(members()) != "[B C]" {
 		t.Fatalf("try by D = %d, queue %v; want refused and [B C]", got, members())
 	}
-	// A's release hands the lock to B (reserved until B's deadline, about 5s), and wakes B only, with
+	// A's release hands the lock to B (reserved for B's waiter timeout, 5s), and wakes B only, with
 	// B's ticket and the reservation.
 	ps := rdb.Subscribe(ctx, wakePrefix+"B")
 	defer ps.Close()
@@ -441,7 +451,8 @@ func TestWaitQueue(t *testing.T) {
 	if got := rel("C", "f"); got != -1 || len(members()) != 0 {
 		t.Fatalf("C's undo = %d, queue %v; want -1 and empty", got, members())
 	}
-	// E queues, and dies: its deadline passes; B's release finds nobody alive and frees the lock.
+	// E queues, and dies: its deadline passes, and nobody receives its wake-up; B's release finds
+	// nobody alive and frees the lock.
 	acq("E", "w", "f")
 	rdb.ZAdd(ctx, deadlines, redis.Z{Score: 1, Member: "E"}) // E's deadline long passed
 	if got := rel("B", "f"); got != 0 || rdb.Exists(ctx, lockKey, queue, deadlines).Val() != 0 {
@@ -467,10 +478,12 @@ func TestWaitQueue(t *testing.T) {
 		t.Fatalf("C's token = %d; want 3", got)
 	}
 
-	// Heartbeats move a queued waiter's deadline; a waiter no longer queued, or dead, answers 0.
+	// Heartbeats move a queued waiter's client's deadline; a waiter no longer queued answers 0.
 	rdb.FlushDB(ctx)
 	acq("A", "w", "")
-	acq("B", "w", "")
+	acqFull("B", "w", "", 60000)
+	now := rdb.Time(ctx).Val()
+	rdb.ZAdd(ctx, deadlines, redis.Z{Score: float64(now.UnixMilli() + 1000), Member: "B"})
 	before := rdb.ZScore(ctx, deadlines, "B").Val()
 	beatKeys := []string{lockKey, queue, deadlines, lockKey, queue, deadlines}
 	beat, err := WaitBeat.Run(ctx, rdb, beatKeys, 60000, "B", "Z").Int64Slice()
@@ -491,7 +504,7 @@ func TestWaitQueue(t *testing.T) {
 	// The queue of waiters that all died expires on its own.
 	rdb.FlushDB(ctx)
 	acq("A", "w", "")
-	if err := LockAcquire.Run(ctx, rdb, acquireKeys, "B", 60000, "1", "w", "", 100).Err(); err != nil {
+	if err := LockAcquire.Run(ctx, rdb, acquireKeys, "B", 60000, "1", "w", "", 100, "").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if ttl := rdb.PTTL(ctx, queue).Val(); ttl <= 0 || ttl > 200*time.Millisecond {
@@ -519,10 +532,10 @@ func TestWaitQueue(t *testing.T) {
 	// waiter behind them; calls evict them bit by bit, until the live waiter is at the head.
 	rdb.FlushDB(ctx)
 	acq("A", "w", "f")
-	now := rdb.Time(ctx).Val()
-	for i := range 1500 {
+	now = rdb.Time(ctx).Val()
+	for i := range 1500 { // each of its own client: the most expensive to evict
 		id := fmt.Sprintf("dead%d", i)
-		rdb.ZAdd(ctx, queue, redis.Z{Score: float64(now.UnixMicro() - 10_000_000 + int64(i)), Member: id})
+		rdb.ZAdd(ctx, queue, redis.Z{Score: float64(now.UnixMicro() - 10_000_000 + int64(i)), Member: id + "/5000"})
 		rdb.ZAdd(ctx, deadlines, redis.Z{Score: float64(now.UnixMilli() - 1000), Member: id})
 	}
 	acq("B", "w", "f")
@@ -541,5 +554,59 @@ func TestWaitQueue(t *testing.T) {
 	}
 	if got := acq("B", "w", "f"); got != 1 {
 		t.Fatalf("B, now at the head = %d; want 1", got)
+	}
+}
+
+// Liveness refreshes: a join names the epoch of its client's recent refresh and skips refreshing
+// while the lock carries that epoch; the queue emptying deletes the deadlines and ends the epoch, so
+// the next join refreshes whatever its client remembers. A hand-over nobody receives reserves the lock
+// for the waiter's remaining deadline only.
+func TestQueueEpochs(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	join := func(owner, known string) []int64 {
+		t.Helper()
+		v, err := LockAcquire.Run(ctx, rdb, acquireKeys, owner, 60000, "1", "w", "", 5000, known).Int64Slice()
+		if err != nil || len(v) != 4 {
+			t.Fatalf("acquire %s: %v, %v", owner, v, err)
+		}
+		return v
+	}
+	rel := func(owner string) {
+		t.Helper()
+		keys := []string{lockKey, "{L}:rel:" + owner, queue, deadlines, fence}
+		if err := LockRelease.Run(ctx, rdb, keys, owner, "1", "1", "", 60000, 60000, "PUBLISH", wakePrefix, "", 5000).Err(); err != nil {
+			t.Fatalf("release %s: %v", owner, err)
+		}
+	}
+	join("A", "")
+	first := join("c:1", "") // client c queues: refreshed under a new epoch
+	epoch := strconv.FormatInt(first[3], 10)
+	if first[0] >= 1 || first[3] <= 0 || !strings.HasSuffix(rdb.Get(ctx, lockKey).Val(), "|w"+epoch) {
+		t.Fatalf("first join = %v, lock %q; want queued, refreshed, lock marked with the epoch", first, rdb.Get(ctx, lockKey).Val())
+	}
+	rdb.ZAdd(ctx, deadlines, redis.Z{Score: 1e15, Member: "c"}) // so that a refresh shows
+	if again := join("c:2", epoch); again[3] != 0 || rdb.ZScore(ctx, deadlines, "c").Val() != 1e15 {
+		t.Fatalf("join under the known epoch = %v, deadline %v; want no refresh", again, rdb.ZScore(ctx, deadlines, "c").Val())
+	}
+	if again := join("c:3", "123"); again[3] != first[3] || rdb.ZScore(ctx, deadlines, "c").Val() == 1e15 {
+		t.Fatalf("join under another epoch = %v; want a refresh under %s", again, epoch)
+	}
+	// Nobody subscribed for c: A's release hands the lock to c:1 for the rest of c's deadline.
+	now := rdb.Time(ctx).Val()
+	rdb.ZAdd(ctx, deadlines, redis.Z{Score: float64(now.UnixMilli() + 1500), Member: "c"})
+	rel("A")
+	if v, ttl := rdb.Get(ctx, lockKey).Val(), rdb.PTTL(ctx, lockKey).Val(); !strings.HasPrefix(v, "c:1|1|w"+epoch) || ttl > 1500*time.Millisecond || ttl < 1000*time.Millisecond {
+		t.Fatalf("after a hand-over nobody received: %q, TTL %v; want c:1's, for c's remaining 1.5s", v, ttl)
+	}
+	rel("c:1") // to c:2
+	rel("c:2") // to c:3
+	rel("c:3") // nobody left: the deadlines go with the lock
+	if n := rdb.Exists(ctx, lockKey, queue, deadlines).Val(); n != 0 {
+		t.Fatalf("%d keys left after the last release: %v", n, rdb.Keys(ctx, "*").Val())
+	}
+	join("A", "")
+	if again := join("c:4", epoch); again[3] <= first[3] || rdb.ZScore(ctx, deadlines, "c").Val() == 0 {
+		t.Fatalf("join remembering the ended epoch = %v; want a refresh under a new one", again)
 	}
 }

@@ -3,26 +3,32 @@
 --
 -- KEYS[1..3n] for waiter i, KEYS[3i-2] its object key (its lock), KEYS[3i-1] the q key of its
 --             queue, KEYS[3i] its qt key (on Cluster all keys of one call are in one slot)
--- ARGV[1]     waiter timeout in milliseconds: each live waiter's deadline becomes now + timeout, and
---             its queue's keys live at least one and a half timeouts more
+-- ARGV[1]     waiter timeout in milliseconds, of the client whose waiters these are: the client's
+--             deadline in each queue becomes now + timeout, and the queue's keys live at least one
+--             and a half timeouts more
 -- ARGV[i+1]   waiter i's id
 --
--- returns     array of integers, one per waiter: 1 still queued, the object held (deadline moved);
---             0 the waiter should try again: no longer queued (served, evicted, or it left), or the
---             object is free (it ended without a release that would have handed it over: a lease
---             that ran out, a holder that died, a newcomer's release that did not look at the queue)
+-- returns     array of integers, one per waiter: 1 still queued, the object held (the client's
+--             deadline moved); 0 the waiter should try again: no longer queued (served, evicted, or
+--             it left), or the object is free (it ended without a release that would have handed it
+--             over: a lease that ran out, a holder that died, a newcomer's release that did not look
+--             at the queue)
 --
 -- Safe to run twice: setting a deadline again changes nothing but the deadline.
 local nowMs = queue_now()
 local timeoutMs = tonumber(ARGV[1])
-local out = {}
+local out, done = {}, {}
 for i = 1, #ARGV - 1 do
   local key, q, qt, id = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i], ARGV[i + 1]
   -- pcall: a key of another type must not fail the heartbeat of the whole batch.
-  local score = redis.pcall('ZSCORE', qt, id)
-  if type(score) == 'string' and tonumber(score) > nowMs and redis.call('EXISTS', key) == 1 then
-    redis.call('ZADD', qt, 'XX', nowMs + timeoutMs, id)
-    queue_keep(q, qt, timeoutMs)
+  local score = redis.pcall('ZSCORE', q, queue_member(id, timeoutMs))
+  if type(score) == 'string' and redis.call('EXISTS', key) == 1 then
+    local client = client_of(id)
+    if not done[qt .. '\0' .. client] then
+      done[qt .. '\0' .. client] = true
+      redis.call('ZADD', qt, nowMs + timeoutMs, client)
+      queue_keep(qt, q, qt, timeoutMs)
+    end
     out[i] = 1
   else
     out[i] = 0

@@ -1,21 +1,41 @@
 -- wait_queue.lua: the one Lua implementation of an object's wait queue, prepended to every script
--- that touches it (see scripts.go). The queue is two sorted sets under the object's hash tag, both
--- absent when nobody waits:
---   q   waiter id -> arrival (server time, µs): the order in which waiters are served; the arrival
---       is also the waiter's ticket, telling its queued places apart (a waiter served, then queued
---       again, has a new one)
---   qt  waiter id -> liveness deadline (server time, ms): a waiter whose deadline passed is dead
---       (its process stopped renewing it: see wait_beat.lua) and is evicted
+-- that touches it (see scripts.go). The queue is two sorted sets under the object's hash tag:
+--   q   "<waiter id>/<waiter timeout ms>" -> arrival (server time, µs): the order in which waiters
+--       are served; the arrival is also the waiter's ticket, telling its queued places apart (a
+--       waiter served, then queued again, has a new one). Absent when nobody waits.
+--   qt  client id -> liveness deadline (server time, ms): the waiters of a client are alive while its
+--       deadline is in the future. A client moves it with its heartbeats (wait_beat.lua) and with a
+--       join when its last refresh may be getting old (see queue_join); a client whose process died
+--       stops, and its waiters are evicted when they reach the head.
 -- A waiter id is an owner id, "<client id>:<sequence>"; a waiter is woken on its client's channel,
 -- "<channel prefix><client id>", by a message that starts with its id. Every time comes from TIME,
 -- so clients' clocks do not matter. Both keys live at least two waiter timeouts (of the longest
--- timeout among the waiters that joined or were kept alive since) after the last join or heartbeat,
--- so the waiters of processes that all died leave nothing behind; dead waiters are evicted when a
--- script looks for the head.
+-- timeout among the waiters that joined or were kept alive since) after the last join or refresh,
+-- so the queue of processes that all died leaves nothing behind.
+--
+-- Epochs. A client skips refreshing its deadline on a join while its last refresh is recent, which
+-- is only safe while that refresh is still in qt. qt is deleted when the queue empties (so nothing is
+-- left when nobody waits), and a lock that may have waiters carries the queue's epoch in its mark
+-- (lock_value.lua): a server time (µs) taken after qt was last deleted. A join names the epoch of the
+-- client's recent refresh; if the lock carries another, the client refreshes. So: whoever deletes qt
+-- ends the epoch (the lock is freed, or left with no mark), and a new epoch is always a new TIME.
 
 -- client_of is the client id part of an owner or request id ("<client id>:<sequence>").
 local function client_of(id)
   return string.match(id, '^(.+):[^:]*$') or id
+end
+
+-- queue_member is waiter id's member of q; queue_split decodes one (timeout 0: not a waiter's).
+local function queue_member(id, timeoutMs)
+  return id .. '/' .. timeoutMs
+end
+
+local function queue_split(member)
+  local id, timeoutMs = string.match(member, '^(.+)/(%d+)$')
+  if not id then
+    return member, 0
+  end
+  return id, tonumber(timeoutMs)
 end
 
 -- queue_now returns the server time in ms and in µs.
@@ -26,92 +46,122 @@ local function queue_now()
 end
 
 -- queue_keep makes both keys outlive a waiter of timeoutMs, checking cheaply: they are extended to twice
--- that only when they have less than one and a half left (a live waiter renews within a third of its
--- timeout, so keys kept for one and a half of its timeouts outlive its deadline).
-local function queue_keep(q, qt, timeoutMs)
-  if redis.call('PTTL', q) < 3 * timeoutMs / 2 then
+-- that only when the key just written, check, has less than one and a half left (a new key has no
+-- TTL; a live waiter's client refreshes within a third of its timeout, so keys kept for one and a
+-- half of its timeouts outlive its deadline).
+local function queue_keep(check, q, qt, timeoutMs)
+  if redis.call('PTTL', check) < 3 * timeoutMs / 2 then
     redis.call('PEXPIRE', q, 2 * timeoutMs)
     redis.call('PEXPIRE', qt, 2 * timeoutMs)
   end
 end
 
--- queue_join queues id (keeping its place if it is queued already), sets its deadline, and returns
--- its ticket.
-local function queue_join(q, qt, id, timeoutMs)
+-- queue_refresh moves client's deadline to nowMs + timeoutMs and drops the clients whose deadline
+-- passed.
+local function queue_refresh(q, qt, client, nowMs, timeoutMs)
+  redis.call('ZADD', qt, nowMs + timeoutMs, client)
+  redis.call('ZREMRANGEBYSCORE', qt, '-inf', nowMs)
+  queue_keep(qt, q, qt, timeoutMs)
+end
+
+-- queue_join queues id (keeping its place if it is queued already) and returns its ticket, the epoch
+-- (the lock's, epoch, or a new one if that is ""), and whether its client's deadline was refreshed:
+-- it is unless known, the epoch of the client's recent refresh, is the epoch.
+local function queue_join(q, qt, id, timeoutMs, epoch, known)
   local nowMs, nowUs = queue_now()
   timeoutMs = tonumber(timeoutMs)
-  local ticket = nowUs
-  if redis.call('ZADD', q, 'NX', nowUs, id) == 0 then
-    ticket = tonumber(redis.call('ZSCORE', q, id))
+  if epoch == '' then
+    epoch = string.format('%d', nowUs)
   end
-  redis.call('ZADD', qt, nowMs + timeoutMs, id)
-  queue_keep(q, qt, timeoutMs)
-  return ticket
+  local member = queue_member(id, timeoutMs)
+  local ticket = nowUs
+  if redis.call('ZADD', q, 'NX', nowUs, member) == 0 then
+    ticket = tonumber(redis.call('ZSCORE', q, member))
+  else
+    queue_keep(q, q, qt, timeoutMs)
+  end
+  if known == epoch then
+    return ticket, epoch, false
+  end
+  queue_refresh(q, qt, client_of(id), nowMs, timeoutMs)
+  return ticket, epoch, true
 end
 
 -- queue_leave takes id out of the queue, if it is there.
-local function queue_leave(q, qt, id)
-  redis.call('ZREM', q, id)
-  redis.call('ZREM', qt, id)
+local function queue_leave(q, id, timeoutMs)
+  redis.call('ZREM', q, queue_member(id, timeoutMs))
 end
 
--- queue_evict takes up to 128 dead waiters (anywhere in the queue) out, and reports whether more
--- may be left.
-local function queue_evict(q, qt, nowMs)
-  local dead = redis.call('ZRANGEBYSCORE', qt, '-inf', nowMs, 'LIMIT', 0, 128)
-  if #dead == 0 then
-    return false
+-- queue_deadline returns client's liveness deadline (0 if none), asking Redis once per script run.
+local function queue_deadline(qt, client, seen)
+  local d = seen[client]
+  if d == nil then
+    d = tonumber(redis.call('ZSCORE', qt, client) or '0')
+    seen[client] = d
   end
-  redis.call('ZREM', q, unpack(dead))
-  redis.call('ZREM', qt, unpack(dead))
-  return #dead == 128
+  return d
 end
 
--- queue_head returns the first live waiter without taking it out, evicting dead waiters first if the
--- head is one. The head is nil if nobody is left; if more than 1024 dead waiters were still to evict,
--- it is nil and the second result, exhausted, is true: live waiters may remain, and the next call
--- evicts more.
+-- queue_head returns the first live waiter's id without taking it out, evicting the dead waiters
+-- ahead of it. It is nil if nobody is left; if more than 1024 dead waiters were ahead, it is nil and
+-- the second result, exhausted, is true: live waiters may remain, and the next call evicts more.
 local function queue_head(q, qt)
-  local nowMs
-  for _ = 1, 9 do
-    local head = redis.call('ZRANGE', q, 0, 0)[1]
-    if not head then
+  local nowMs, seen = queue_now(), {}
+  for _ = 1, 8 do
+    local heads = redis.call('ZRANGE', q, 0, 127)
+    if #heads == 0 then
       return nil, false
     end
-    nowMs = nowMs or queue_now()
-    if tonumber(redis.call('ZSCORE', qt, head) or '0') > nowMs then
-      return head, false
+    local dead = {}
+    for _, m in ipairs(heads) do
+      local id, timeoutMs = queue_split(m)
+      if timeoutMs > 0 and queue_deadline(qt, client_of(id), seen) > nowMs then
+        if #dead > 0 then
+          redis.call('ZREM', q, unpack(dead))
+        end
+        return id, false
+      end
+      dead[#dead + 1] = m
     end
-    if not queue_evict(q, qt, nowMs) then
-      queue_leave(q, qt, head) -- no deadline at all: a stray entry
-    end
+    redis.call('ZREM', q, unpack(dead))
   end
   return nil, true
 end
 
--- queue_pop takes the first live waiter out of the queue and returns it, its ticket and the ms it
--- has left before its deadline, evicting the dead waiters ahead of it (nil if none is left, or if
--- more than 1024 dead waiters were still to evict: see queue_head).
-local function queue_pop(q, qt)
-  local nowMs
-  for _ = 1, 9 do
+-- queue_serve takes the first live waiter out of the queue and wakes it with the message
+-- "<id>|<ticket>|<reserve ms>[|<extra()>]" on its client's channel (extra, if given, is called once
+-- per waiter woken). It returns the waiter's id and reserve: the time the caller keeps what it gives
+-- the waiter for it, at most its waiter timeout, so a waiter that died stalls nobody longer. It
+-- returns nil if nobody live is left, and then true if more than 1024 dead waiters were ahead
+-- (exhausted: see queue_head).
+--
+-- Liveness, cheaply: a waiter whose client receives the message is taken to be alive (a client
+-- subscribes to its channel while it has waiters). Only when nobody receives it (the process died,
+-- or it is subscribing or resubscribing) is its deadline read: a live waiter keeps what it is given,
+-- for no longer than its deadline, and finds it its own when it tries again once subscribed.
+local function queue_serve(q, qt, publish, wakePrefix, extra)
+  local nowMs, seen = nil, {}
+  for _ = 1, 1024 do
     local popped = redis.call('ZPOPMIN', q)
-    local head = popped[1]
-    if not head then
-      return nil
+    if not popped[1] then
+      return nil, false
     end
-    nowMs = nowMs or queue_now()
-    local deadline = tonumber(redis.call('ZSCORE', qt, head) or '0')
-    redis.call('ZREM', qt, head)
-    if deadline > nowMs then
-      return head, tonumber(popped[2]), deadline - nowMs
+    local id, timeoutMs = queue_split(popped[1])
+    local client = client_of(id)
+    if timeoutMs > 0 and not (nowMs and queue_deadline(qt, client, seen) <= nowMs) then
+      local msg = string.format('%s|%d|%d', id, tonumber(popped[2]), timeoutMs)
+      if extra then
+        msg = msg .. '|' .. extra()
+      end
+      if redis.call(publish, wakePrefix .. client, msg) > 0 then
+        return id, timeoutMs
+      end
+      nowMs = nowMs or queue_now()
+      local left = queue_deadline(qt, client, seen) - nowMs
+      if left > 0 then
+        return id, math.min(left, timeoutMs)
+      end
     end
-    queue_evict(q, qt, nowMs) -- the head was dead: others may be too
   end
-  return nil
-end
-
--- queue_wake wakes waiter id: a message "<id>|<data>" on its client's channel.
-local function queue_wake(publish, channelPrefix, id, data)
-  redis.call(publish, channelPrefix .. client_of(id), id .. '|' .. data)
+  return nil, true
 end
