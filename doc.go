@@ -78,31 +78,38 @@
 // # Waiting
 //
 // Every blocking acquisition waits through one engine (internal/wait). An attempt that cannot take
-// the lock queues its owner in the lock's wait queue in Redis (arrival order and liveness deadlines,
-// both from the server's clock), and the final release hands the lock straight to the first live
+// the lock queues its owner in the lock's wait queue in Redis (in order of arrival, and a liveness
+// deadline per Client, both from the server's clock), and the final release hands the lock straight to the first live
 // waiter in the release script, waking only that waiter: a message naming it on its Client's own
 // channel for the lock. The message is the hand-over: a watchdog waiter holds the lock without
 // another round trip. The message carries the waiter's ticket (its place in the queue) and how long
-// the lock is reserved for it (until its liveness deadline); the waiter counts that reservation from
+// the lock is reserved for it (its waiter timeout at most); the waiter counts that reservation from
 // when it sent the attempt that returned the ticket, which ran before the release did. A message
 // read late, after the waiter was served and queued again, carries an old ticket and is only a
 // prompt to try again. A hand-over costs the same few commands however many wait.
 //
-// Waiters stay queued through heartbeats of the renewal scheduler (every third of the waiter
-// timeout, WithWaiterTimeout, default 5s, never more than the watchdog timeout). A waiter whose
-// process died is evicted once its deadline passes; if the lock was handed to it just before it
-// died, the lock is reserved for it until that deadline, so a dead waiter stalls the lock at most a
-// waiter timeout, and the waiter behind it (not told when that reservation ends) finds the lock
-// free at its next heartbeat or re-poll, whichever comes first. A wait that ends without the lock
+// Waiters stay queued through their Client's liveness deadline in the queue, which heartbeats of the
+// renewal scheduler move (every third of the waiter timeout, WithWaiterTimeout, default 5s, never
+// more than the watchdog timeout), as does a queueing attempt when the Client's last refresh is older
+// than that. A release takes a waiter whose Client receives the wake-up message to be alive (a Client
+// is subscribed while it has waiters), and reads the deadline only when nobody receives it: a waiter
+// whose process died (its connection closed) is skipped once its deadline has passed, and is
+// otherwise reserved the lock until that deadline. So a dead waiter stalls the lock at most a waiter
+// timeout, one in a process stopped or cut off while still subscribed included, and the waiter behind
+// it (not told when that reservation ends) finds the lock free at its next heartbeat or re-poll,
+// whichever comes first; by then the stopped process's other waiters are past their deadline and
+// skipped. A waiter whose wait ended but whose leaving the queue failed (Redis unreachable for the
+// undo and its re-checks, about 5s) counts as alive while its Client keeps other waiters of that
+// lock alive, and stalls the lock the same way if it reaches the head. A wait that ends without the lock
 // (its context, WithWait, Close) leaves the queue at once, and releases the lock if it was handed
 // over meanwhile, which hands it on to the next waiter. A lost message, a pub/sub reconnect (which wakes every waiter) or a failover delays a
 // waiter by at most the re-poll interval (default 500ms): every wait also re-polls. A lock that
 // ends without a release that hands it over (a fixed lease that runs out, a holder that died, or a
 // Lock that a newcomer took with SET NX while it was free, whose release finds no mark and frees the
 // lock without looking at the queue) is noticed at the waiters' next heartbeat, which tells them to
-// try again, or re-poll, whichever comes first. The queue's keys are gone when nobody waits (and expire two waiter
-// timeouts, of the longest timeout among its waiters, after the last join or heartbeat if every
-// waiter's process died). Dead waiters are evicted, up to about 1,000 per script call, whenever a
+// try again, or re-poll, whichever comes first. The queue's keys are gone when the release that finds
+// nobody left in the queue runs (and expire two waiter timeouts, of the longest timeout among its
+// waiters, after the last join or heartbeat if every waiter's process died). Dead waiters are evicted, up to about 1,000 per script call, whenever a
 // script looks for the head of the queue; should more die at once, the calls that follow evict the
 // rest, and a FairLock stays with the queue meanwhile (never to a newcomer).
 //
@@ -157,7 +164,7 @@
 //	<prefix>{<name>}                    the lock: a string "<owner>|<level ids>|<mark>", followed by
 //	                                    "|f" for a FairLock and "|t<token>" for a FencedLock; absent
 //	                                    when free, so a free Lock is taken with one plain SET NX PX
-//	<prefix>{<name>}:~q, :~qt           a Lock's wait queue: arrival order and liveness deadlines
+//	<prefix>{<name>}:~q, :~qt           a Lock's wait queue: arrival order; liveness deadline per Client
 //	                                    (sorted sets), absent when nobody waits; a FairLock's is
 //	                                    :~fq, :~fqt, a FencedLock's :~tq, :~tqt
 //	<prefix>{<name>}:~w:<client id>     the Client's wake-up channel for the lock (pub/sub)

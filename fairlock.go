@@ -17,7 +17,8 @@ import (
 // place however long the holder keeps the lock (its Client keeps it alive with heartbeats); one whose
 // process died is evicted after the waiter timeout (WithWaiterTimeout), and stalls the lock at most
 // that long, plus a third of the next waiter's timeout (its heartbeat), if the lock was handed to it
-// just before. The queue's keys are gone when nobody waits.
+// just before (see the package documentation, Waiting). The queue's keys are gone once the last
+// holder releases with nobody waiting.
 //
 // A name is either a Lock, a FairLock or a FencedLock: using it as another kind fails with
 // ErrWrongType.

@@ -79,8 +79,9 @@ func WithRepollInterval(d time.Duration) Option {
 
 // WithWaiterTimeout sets how long a waiter queued in Redis stays queued without a heartbeat: the
 // Client keeps its waiters alive (every third of it), so a waiter is evicted after this long only
-// when its process died or lost Redis. A release handed to a waiter that died just before reserves
-// the lock for it until its deadline, so this also bounds how long a dead waiter stalls the lock
+// when its process died or lost Redis. A lock handed to a waiter is reserved for it this long at
+// most (until its deadline if its Client is not subscribed), so this also bounds how long a dead
+// waiter stalls the lock
 // (plus a third of the next waiter's timeout: its heartbeat notices when that reservation ends). It
 // must be between 100ms and an hour; a timeout longer than the watchdog timeout (WithWatchdogTimeout)
 // is lowered to it, since the lock handed to a waiter is reserved for that long.
