@@ -3,6 +3,7 @@ package redisson
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goredisson/redisson/internal/scripts"
 	"github.com/goredisson/redisson/redistest"
@@ -54,5 +55,27 @@ func TestDecoderAgreesWithLua(t *testing.T) {
 				t.Errorf("%q (kind %q) re-entered as kind %q: %v; want WRONGTYPE", s, v.kind, kind, err)
 			}
 		}
+	}
+}
+
+// A Client names the epoch of its last liveness refresh for a lock only while that refresh was sent
+// less than a third of the waiter timeout ago, and a late answer to an older refresh never replaces
+// a newer one's.
+func TestKnownEpoch(t *testing.T) {
+	c := &Client{cfg: config{waiterTimeout: 3 * time.Second}}
+	t0 := time.Now()
+	if got := c.knownEpoch("L", t0); got != "" {
+		t.Fatalf("nothing noted: %q; want \"\"", got)
+	}
+	c.noteEpoch("L", 7, t0)
+	c.noteEpoch("L", 5, t0.Add(-time.Millisecond)) // an older refresh answered late
+	if got := c.knownEpoch("L", t0.Add(999*time.Millisecond)); got != "7" {
+		t.Fatalf("within a third of the timeout: %q; want 7", got)
+	}
+	if got := c.knownEpoch("L", t0.Add(time.Second)); got != "" {
+		t.Fatalf("a third of the timeout later: %q; want \"\"", got)
+	}
+	if got := c.knownEpoch("M", t0); got != "" {
+		t.Fatalf("another lock: %q; want \"\"", got)
 	}
 }
