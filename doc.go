@@ -95,10 +95,13 @@
 // is subscribed while it has waiters), and reads the deadline only when nobody receives it: a waiter
 // whose process died (its connection closed) is skipped once its deadline has passed, and is
 // otherwise reserved the lock until that deadline. So a dead waiter stalls the lock at most a waiter
-// timeout, one in a process stopped or cut off while still subscribed included, and the waiter behind
-// it (not told when that reservation ends) finds the lock free at its next heartbeat or re-poll,
-// whichever comes first; by then the stopped process's other waiters are past their deadline and
-// skipped. A waiter whose wait ended but whose leaving the queue failed (Redis unreachable for the
+// timeout, and the waiter behind it (not told when that reservation ends) finds the lock free at its
+// next heartbeat or re-poll, whichever comes first. A process stopped or cut off while its connection
+// stays open (SIGSTOP, a paused container, a partition), or any pattern subscription that matches the
+// wake-up channels (PSUBSCRIBE *), makes a dead waiter look alive to the release: it is handed the
+// lock and stalls it for its waiter timeout; the attempt that then finds the lock free evicts the
+// waiters of every Client whose deadline has passed, so such a process stalls the lock once, not
+// once per waiter. A waiter whose wait ended but whose leaving the queue failed (Redis unreachable for the
 // undo and its re-checks, about 5s) counts as alive while its Client keeps other waiters of that
 // lock alive, and stalls the lock the same way if it reaches the head. A wait that ends without the lock
 // (its context, WithWait, Close) leaves the queue at once, and releases the lock if it was handed

@@ -58,6 +58,7 @@ if not cur then
   end
   local mark = ''
   if redis.call('EXISTS', q) == 1 then
+    queue_purge(q, qt)
     if kind == 'f' then
       -- A free fair lock goes to the first live waiter, if any.
       local head, exhausted = queue_head(q, qt)

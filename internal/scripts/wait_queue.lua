@@ -48,11 +48,16 @@ end
 -- queue_keep makes both keys outlive a waiter of timeoutMs, checking cheaply: they are extended to twice
 -- that only when the key just written, check, has less than one and a half left (a new key has no
 -- TTL; a live waiter's client refreshes within a third of its timeout, so keys kept for one and a
--- half of its timeouts outlive its deadline).
+-- half of its timeouts outlive its deadline). A key's TTL is never shortened: a client with a
+-- shorter timeout must not cut the life of another's deadline, which that client may rely on for a
+-- while without refreshing it (see Epochs).
 local function queue_keep(check, q, qt, timeoutMs)
   if redis.call('PTTL', check) < 3 * timeoutMs / 2 then
-    redis.call('PEXPIRE', q, 2 * timeoutMs)
-    redis.call('PEXPIRE', qt, 2 * timeoutMs)
+    for _, k in ipairs({ q, qt }) do
+      if k == check or redis.call('PTTL', k) < 2 * timeoutMs then
+        redis.call('PEXPIRE', k, 2 * timeoutMs)
+      end
+    end
   end
 end
 
@@ -102,6 +107,24 @@ local function queue_deadline(qt, client, seen)
   return d
 end
 
+-- queue_purge evicts, from the first 1024 waiters of the queue, those whose client's deadline passed
+-- (or is gone). It runs where a lock is found free while waiters queue, which is where a lock handed
+-- to a waiter that could not take it ends (its process stopped or cut off while still subscribed, so
+-- a release took it to be alive; see queue_serve): that process stalls the lock once, not once per
+-- waiter it has queued.
+local function queue_purge(q, qt)
+  local nowMs, seen, gone = queue_now(), {}, {}
+  for _, m in ipairs(redis.call('ZRANGE', q, 0, 1023)) do
+    local id, timeoutMs = queue_split(m)
+    if timeoutMs == 0 or queue_deadline(qt, client_of(id), seen) <= nowMs then
+      gone[#gone + 1] = m
+    end
+  end
+  if #gone > 0 then
+    redis.call('ZREM', q, unpack(gone))
+  end
+end
+
 -- queue_head returns the first live waiter's id without taking it out, evicting the dead waiters
 -- ahead of it. It is nil if nobody is left; if more than 1024 dead waiters were ahead, it is nil and
 -- the second result, exhausted, is true: live waiters may remain, and the next call evicts more.
@@ -138,7 +161,10 @@ end
 -- Liveness, cheaply: a waiter whose client receives the message is taken to be alive (a client
 -- subscribes to its channel while it has waiters). Only when nobody receives it (the process died,
 -- or it is subscribing or resubscribing) is its deadline read: a live waiter keeps what it is given,
--- for no longer than its deadline, and finds it its own when it tries again once subscribed.
+-- for no longer than its deadline, and finds it its own when it tries again once subscribed. A
+-- process stopped or cut off while its connection stays open, or a pattern subscription matching the
+-- channel, makes a waiter that cannot take what it is given look alive: it stalls the lock for its
+-- waiter timeout, after which the lock is found free and queue_purge evicts its client's waiters.
 local function queue_serve(q, qt, publish, wakePrefix, extra)
   local nowMs, seen = nil, {}
   for _ = 1, 1024 do
