@@ -25,6 +25,8 @@ type config struct {
 	args         []string
 	debugCommand bool
 	port         int
+	clusterNode  bool   // a Redis Cluster node: its bus port, port+10000, must be free too
+	sentinelConf string // a Sentinel: its configuration (written to sentinel.conf in its directory)
 }
 
 // Option configures a server started by [Start] or [StartProcess].
@@ -121,12 +123,22 @@ func StartProcess(opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redistest: %w", err)
 	}
+	if cfg.sentinelConf != "" {
+		if err := os.WriteFile(filepath.Join(dir, sentinelConfFile), []byte(cfg.sentinelConf), 0o644); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("redistest: %w", err)
+		}
+	}
 
 	var lastErr error
 	for range startAttempts {
 		port := cfg.port
 		if port == 0 {
-			if port, err = pickPort(); err != nil {
+			var also []int
+			if cfg.clusterNode {
+				also = append(also, clusterBusOffset)
+			}
+			if port, err = pickPort(also...); err != nil {
 				lastErr = err
 				break
 			}
@@ -148,6 +160,13 @@ func StartProcess(opts ...Option) (*Server, error) {
 // newServerProcess builds the process for a standalone server.
 func newServerProcess(bin, dir string, port int, cfg *config) *process {
 	logPath := filepath.Join(dir, logFileName)
+	ports := []int{port}
+	if cfg.sentinelConf != "" {
+		args := append([]string{filepath.Join(dir, sentinelConfFile), "--sentinel",
+			"--port", strconv.Itoa(port), "--bind", loopback, "--dir", dir,
+			"--daemonize", "no", "--logfile", logPath}, cfg.args...)
+		return &process{bin: bin, args: args, dir: dir, logPath: logPath, addr: loopbackAddr(port), ports: ports}
+	}
 	args := []string{
 		"--port", strconv.Itoa(port),
 		"--bind", loopback,
@@ -161,6 +180,11 @@ func newServerProcess(bin, dir string, port int, cfg *config) *process {
 	if cfg.debugCommand {
 		args = append(args, "--enable-debug-command", "local")
 	}
+	if cfg.clusterNode {
+		ports = append(ports, port+clusterBusOffset)
+		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
+			"--cluster-node-timeout", strconv.Itoa(int(clusterNodeTimeout.Milliseconds())))
+	}
 	args = append(args, cfg.args...)
 	return &process{
 		bin:     bin,
@@ -168,7 +192,7 @@ func newServerProcess(bin, dir string, port int, cfg *config) *process {
 		dir:     dir,
 		logPath: logPath,
 		addr:    loopbackAddr(port),
-		ports:   []int{port},
+		ports:   ports,
 	}
 }
 
