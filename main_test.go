@@ -32,6 +32,7 @@ func TestMain(m *testing.M) {
 		exampleAddr = srv.Addr()
 	}
 	code := m.Run()
+	closeShared()
 	if srv != nil {
 		srv.Close()
 	}
