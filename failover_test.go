@@ -1,0 +1,127 @@
+package redisson_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// contendUntil runs workers on Clients over rdbs, each looping: acquire (bounded wait), a short
+// critical section, release, until stop is closed. It records when each acquisition succeeded and
+// counts overlapping holders seen by this process.
+type contention struct {
+	mu       sync.Mutex
+	acquired []time.Time
+	inside   atomic.Int32
+	overlaps atomic.Int32
+	lost     atomic.Int32 // holds that ended by a loss signal
+}
+
+func (c *contention) run(t *testing.T, clients []*redisson.Client, kind, name string, stop <-chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for _, cl := range clients {
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+					h, err := lockOf(cl, kind, name).Lock(ctx)
+					cancel()
+					if err != nil {
+						continue // the fault: try again
+					}
+					if c.inside.Add(1) > 1 {
+						c.overlaps.Add(1)
+					}
+					c.mu.Lock()
+					c.acquired = append(c.acquired, time.Now())
+					c.mu.Unlock()
+					time.Sleep(2 * time.Millisecond) // the critical section
+					c.inside.Add(-1)
+					if context.Cause(h.Context()) != nil && errors.Is(context.Cause(h.Context()), redisson.ErrLockLost) {
+						c.lost.Add(1)
+					}
+					uctx, ucancel := context.WithTimeout(context.Background(), 2*time.Second)
+					_ = h.Unlock(uctx)
+					ucancel()
+				}
+			}()
+		}
+	}
+	return &wg
+}
+
+// firstAfter returns how long after at the first acquisition came, or -1.
+func (c *contention) firstAfter(at time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.acquired {
+		if a.After(at) {
+			return a.Sub(at)
+		}
+	}
+	return -1
+}
+
+// Sentinel: the master is SIGKILLed while 3 Clients × 2 goroutines contend for a lock; the sentinels
+// promote a replica, the Clients' go-redis failover clients follow it, and waiters acquire again
+// within 10 s of the fault. (Exclusion across the failover is not asserted: asynchronous replication
+// may lose the lock, which is what the replica-acknowledged mode is for.)
+func TestSentinelMasterKilledUnderContention(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: slow topology")
+	}
+	s := redistest.StartSentinel(t)
+	var clients []*redisson.Client
+	for range 3 {
+		clients = append(clients, newClient(t, s.Client(t, func(o *redis.FailoverOptions) {
+			o.DialTimeout, o.ReadTimeout, o.WriteTimeout = 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
+		}), redisson.WithWatchdogTimeout(3*time.Second)))
+	}
+	// Every kind at once, on its own name: one fault for all.
+	conts := map[string]*contention{}
+	stop := make(chan struct{})
+	var wgs []*sync.WaitGroup
+	for _, kind := range lockKinds {
+		conts[kind] = &contention{}
+		wgs = append(wgs, conts[kind].run(t, clients, kind, "failover-"+kind, stop))
+	}
+	for kind, c := range conts {
+		eventually(t, 10*time.Second, kind+" acquisitions before the fault", func() bool { return c.firstAfter(time.Time{}) >= 0 })
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := s.Master(ctx).Kill(); err != nil {
+		t.Fatal(err)
+	}
+	fault := time.Now()
+	for kind, c := range conts {
+		eventually(t, 20*time.Second, kind+" acquisitions after the fault", func() bool { return c.firstAfter(fault) >= 0 })
+	}
+	close(stop)
+	for _, wg := range wgs {
+		wg.Wait()
+	}
+	for _, kind := range lockKinds {
+		c := conts[kind]
+		took := c.firstAfter(fault)
+		t.Logf("%s: first acquisition %v after the master was killed; %d holds told of a loss", kind, took.Round(time.Millisecond), c.lost.Load())
+		if took > 10*time.Second {
+			t.Errorf("%s: first acquisition %v after the fault; want within 10s", kind, took)
+		}
+	}
+}
