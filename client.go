@@ -2,6 +2,7 @@ package redisson
 
 import (
 	"context"
+	"errors"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -40,6 +41,8 @@ type Client struct {
 	id        string        // random, unguessable: prefix of every owner and request id
 	seq       atomic.Uint64 // suffix of every owner and request id
 	lostHolds atomic.Uint64 // holds ended by a loss, a fixed lease or Close (Stats.Lost)
+	// slotsReloaded is when (UnixNano) a renewal's connection error last reloaded the Cluster slot map.
+	slotsReloaded atomic.Int64
 
 	sched  *renew.Scheduler
 	hub    *pubsub.Hub
@@ -175,7 +178,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	}
 	c.hub = pubsub.New(rdb, cfg.logger)
 	// Idle wake-ups at half the renewal period: registering a watchdog lock never wakes the goroutine.
-	c.sched = renew.New(c.renewBatch, min(cfg.watchdog, cfg.waiterTimeout)/6, cfg.margin)
+	c.sched = renew.New(c.renewBatches, min(cfg.watchdog, cfg.waiterTimeout)/6, cfg.margin)
 	c.engine = &wait.Engine{Hub: c.hub, Sched: c.sched, Repoll: cfg.repoll, Closed: c.done}
 	return c, nil
 }
@@ -362,12 +365,79 @@ const (
 	kindWaiter        // a queued waiter: wait_beat.lua moves its liveness deadline
 )
 
-// renewBatch is the scheduler's Renewer: one script call for a batch of one kind and slot.
-func (c *Client) renewBatch(ctx context.Context, batch []*renew.Entry) ([]bool, error) {
+// renewBatches is the scheduler's Renewer: one script call per batch (one kind and slot each), the
+// calls for one Redis node pipelined in one round trip, the nodes of a Cluster in parallel, so that a
+// slow node delays only its own batches.
+func (c *Client) renewBatches(ctx context.Context, batches [][]*renew.Entry, report func(int, []bool, error)) int {
+	byNode := map[redis.Cmdable][]int{}
+	var nodes []redis.Cmdable
+	for i, b := range batches {
+		var node redis.Cmdable = c.rdb
+		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
+			n, err := cc.MasterForKey(ctx, b[0].Key)
+			if err != nil {
+				c.renewFailed(len(b), err)
+				report(i, nil, err)
+				continue
+			}
+			node = n
+		}
+		if _, ok := byNode[node]; !ok {
+			nodes = append(nodes, node)
+		}
+		byNode[node] = append(byNode[node], i)
+	}
+	var trips atomic.Int64
+	var wg sync.WaitGroup
+	for _, node := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			trips.Add(int64(c.renewOnNode(ctx, node, batches, byNode[node], report)))
+		}()
+	}
+	wg.Wait()
+	return int(trips.Load())
+}
+
+// renewOnNode sends the batches idx, all for one node, in one pipeline and reports each; a batch
+// whose script the node did not have (NOSCRIPT: a pipelined EVALSHA does not fall back to EVAL) is
+// sent again on its own. It returns the round trips made.
+func (c *Client) renewOnNode(ctx context.Context, node redis.Cmdable, batches [][]*renew.Entry, idx []int, report func(int, []bool, error)) int {
+	pipe := node.Pipeline()
+	cmds := make([]*redis.Cmd, len(idx))
+	for j, i := range idx {
+		script, keys, args := c.renewCall(batches[i])
+		cmds[j] = pipe.EvalSha(ctx, script.Hash(), keys, args...)
+	}
+	_, _ = pipe.Exec(ctx) // errors are per command
+	trips := 1
+	for j, i := range idx {
+		res, err := cmds[j].Int64Slice()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			script, keys, args := c.renewCall(batches[i])
+			res, err = script.Run(ctx, node, keys, args...).Int64Slice()
+			trips++
+		}
+		if err != nil {
+			c.renewFailed(len(batches[i]), err)
+			report(i, nil, err)
+			continue
+		}
+		alive := make([]bool, len(res))
+		for k, v := range res {
+			alive[k] = v == 1
+		}
+		report(i, alive, nil)
+	}
+	return trips
+}
+
+// renewCall is the script call renewing batch: the lock renewal or the waiter heartbeat.
+func (c *Client) renewCall(batch []*renew.Entry) (*redis.Script, []string, []any) {
 	keys := make([]string, 0, len(batch)*max(1, len(batch[0].Keys)))
 	args := make([]any, 1, len(batch)+1)
 	args[0] = batch[0].Lease.Milliseconds()
-	waiters := batch[0].Kind == kindWaiter
 	for _, e := range batch {
 		if e.Keys != nil {
 			keys = append(keys, e.Keys...)
@@ -376,20 +446,24 @@ func (c *Client) renewBatch(ctx context.Context, batch []*renew.Entry) ([]bool, 
 		}
 		args = append(args, e.Owner)
 	}
-	script, what := scripts.LockRenew, "locks"
-	if waiters {
-		script, what = scripts.WaitBeat, "waiters"
+	if batch[0].Kind == kindWaiter {
+		return scripts.WaitBeat, keys, args
 	}
-	res, err := script.Run(ctx, c.rdb, keys, args...).Int64Slice()
-	if err != nil {
-		c.cfg.logger.Warn("redisson: renewal failed", what, len(batch), "err", err)
-		return nil, err
+	return scripts.LockRenew, keys, args
+}
+
+// renewFailed logs a failed renewal call; on a Cluster, a connection error (rather than a Redis
+// reply) also reloads the slot map, at most once a second: go-redis alone keeps dialling a dead master
+// until its periodic reload.
+func (c *Client) renewFailed(entries int, err error) {
+	c.cfg.logger.Warn("redisson: renewal failed", "entries", entries, "err", err)
+	var re redis.Error
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok && !errors.As(err, &re) {
+		now := time.Now().UnixNano()
+		if last := c.slotsReloaded.Load(); now-last >= int64(time.Second) && c.slotsReloaded.CompareAndSwap(last, now) {
+			cc.ReloadState(context.Background())
+		}
 	}
-	alive := make([]bool, len(res))
-	for i, v := range res {
-		alive[i] = v == 1
-	}
-	return alive, nil
 }
 
 // detached returns a context with ctx's values but not its cancellation, bounded by cleanupTimeout:

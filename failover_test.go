@@ -3,6 +3,7 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -175,5 +176,40 @@ func TestClusterFailoverUnderContention(t *testing.T) {
 		if c.overlaps.Load() != 0 || c.lost.Load() != 0 {
 			t.Errorf("%s: %d overlapping holders, %d holds lost across a coordinated failover; want 0 and 0", kind, c.overlaps.Load(), c.lost.Load())
 		}
+	}
+}
+
+// Renewals on a Cluster: 3,000 watchdog locks with random names (nearly one slot each) are renewed in
+// one pipelined round trip per node per round of up to 256 slot batches, not one call per slot.
+func TestClusterRenewalsPipelinedPerNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: slow topology")
+	}
+	cl := sharedCluster(t)
+	const n = 3000
+	watchdog := 1500 * time.Millisecond // renewals every 500ms
+	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(watchdog))
+	ctx := t.Context()
+	var holds []*redisson.Hold
+	for i := range n {
+		holds = append(holds, mustLock(t, c.Lock(fmt.Sprintf("pipe:%d:%d", i, time.Now().UnixNano())), ctx))
+	}
+	before := c.Stats()
+	time.Sleep(3 * watchdog) // nine renewal intervals: renewals are what is measured
+	after := c.Stats()
+	intervals := float64(3*watchdog) / float64(watchdog/3)
+	trips := float64(after.RenewCalls-before.RenewCalls) / intervals
+	renewed := float64(after.Renewed-before.Renewed) / intervals
+	t.Logf("%d locks: %.1f round trips and %.0f renewals per renewal interval", n, trips, renewed)
+	for _, h := range holds {
+		mustUnlock(t, h)
+	}
+	if after.Lost != before.Lost {
+		t.Errorf("%d holds lost", after.Lost-before.Lost)
+	}
+	// Nearly every lock has a slot of its own: one script call per slot would renew about one lock
+	// per round trip; pipelined per node, a round trip renews a round's worth.
+	if perTrip := renewed / trips; perTrip < 20 {
+		t.Errorf("%.1f renewals per round trip (%.1f round trips per interval for %d locks on 3 masters); want at least 20", perTrip, trips, n)
 	}
 }

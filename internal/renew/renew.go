@@ -51,11 +51,34 @@ var ErrLeaseEnded = errors.New("fixed lease ended")
 // succeed before the lease may be about to lapse.
 var ErrLapsing = errors.New("could not renew before the lease may lapse")
 
-// Renewer renews one batch: all entries share a Kind and a Group and there are at most BatchSize of
-// them. It
-// returns one bool per entry (true: renewed, false: the owner no longer holds the key) or an error,
-// in which case the outcome of every entry is unknown. It must return when ctx ends.
-type Renewer func(ctx context.Context, batch []*Entry) ([]bool, error)
+// Renewer renews batches: each holds entries of one Kind and one Group, at most BatchSize of them.
+// It sends them as it likes (the Client pipelines them: one round trip per Redis node) and calls
+// report exactly once per batch, concurrently if it likes, as each completes: one bool per entry
+// (true: renewed, false: the owner no longer holds the key), or an error, in which case the outcome
+// of every entry of that batch is unknown. After every report it returns the number of round trips
+// it made. It must return when ctx ends.
+type Renewer func(ctx context.Context, batches [][]*Entry, report func(i int, alive []bool, err error)) int
+
+// PerBatch adapts a function that renews one batch per call into a Renewer that renews the batches
+// concurrently, a call each.
+func PerBatch(renew func(ctx context.Context, batch []*Entry) ([]bool, error)) Renewer {
+	return func(ctx context.Context, batches [][]*Entry, report func(int, []bool, error)) int {
+		var wg sync.WaitGroup
+		for i, b := range batches {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				alive, err := renew(ctx, b)
+				report(i, alive, err)
+			}()
+		}
+		wg.Wait()
+		return len(batches)
+	}
+}
+
+// RoundBatches is the largest number of batches handed to the Renewer at once.
+const RoundBatches = 256
 
 // Entry is one hold known to the scheduler. The exported fields are set before Add and not changed after.
 type Entry struct {
@@ -347,7 +370,8 @@ func (s *Scheduler) step(now time.Time) time.Duration {
 	return 0
 }
 
-// dispatch groups entries into batches (one kind and group each) and starts a renewal call for each.
+// dispatch groups entries into batches (one kind and group each) and starts renewal rounds of up to
+// RoundBatches batches.
 func (s *Scheduler) dispatch(entries []*Entry) {
 	type group struct{ kind, group int }
 	groups := map[group][]*Entry{}
@@ -359,22 +383,29 @@ func (s *Scheduler) dispatch(entries []*Entry) {
 		}
 		groups[g] = append(groups[g], e)
 	}
+	var chunks [][]*Entry
 	for _, g := range order {
 		for batch := groups[g]; len(batch) > 0; {
 			n := min(len(batch), BatchSize)
-			chunk := batch[:n:n]
+			chunks = append(chunks, batch[:n:n])
 			batch = batch[n:]
-			s.calls.Add(1)
-			go func() {
-				defer s.calls.Done()
-				s.renewChunk(chunk)
-			}()
 		}
+	}
+	for len(chunks) > 0 {
+		n := min(len(chunks), RoundBatches)
+		round := chunks[:n:n]
+		chunks = chunks[n:]
+		s.calls.Add(1)
+		go func() {
+			defer s.calls.Done()
+			s.renewRound(round)
+		}()
 	}
 }
 
-// renewChunk makes one renewal call, when a slot is free, and applies its outcome.
-func (s *Scheduler) renewChunk(chunk []*Entry) {
+// renewRound makes one renewal round, when a slot is free, and applies each batch's outcome as it
+// is reported.
+func (s *Scheduler) renewRound(round [][]*Entry) {
 	select {
 	case s.slots <- struct{}{}:
 		defer func() { <-s.slots }()
@@ -382,35 +413,50 @@ func (s *Scheduler) renewChunk(chunk []*Entry) {
 		return // Close: the entries stay in the heap and are returned by Close
 	}
 	sent := time.Now()
+	var live [][]*Entry
+	var gens [][]uint64
+	var limit time.Time
 	s.mu.Lock()
-	limit := sent.Add(period(chunk[0]))
-	live := chunk[:0:0]
-	gens := make([]uint64, 0, len(chunk))
-	for _, e := range chunk {
-		if !e.active || !e.renewing {
-			continue // removed, or declared lost at its deadline, while waiting for a slot
+	for _, chunk := range round {
+		var l []*Entry
+		var g []uint64
+		for _, e := range chunk {
+			if !e.active || !e.renewing {
+				continue // removed, or declared lost at its deadline, while waiting for a slot
+			}
+			l = append(l, e)
+			g = append(g, e.gen)
+			if p := sent.Add(period(e)); limit.IsZero() || p.Before(limit) {
+				limit = p
+			}
+			if e.deadline.Before(limit) {
+				limit = e.deadline
+			}
 		}
-		live = append(live, e)
-		gens = append(gens, e.gen)
-		if e.deadline.Before(limit) {
-			limit = e.deadline
+		if len(l) > 0 {
+			live, gens = append(live, l), append(gens, g)
 		}
 	}
 	s.mu.Unlock()
-	if chunk = live; len(chunk) == 0 {
+	if len(live) == 0 {
 		return
 	}
 	ctx, cancel := context.WithDeadline(s.callCtx, limit)
-	alive, err := s.renew(ctx, chunk)
-	cancel()
-	s.nCalls.Add(1)
-	if err == nil && len(alive) != len(chunk) {
-		err = fmt.Errorf("renew returned %d results for %d locks", len(alive), len(chunk))
-	}
+	defer cancel()
+	trips := s.renew(ctx, live, func(i int, alive []bool, err error) {
+		if err == nil && len(alive) != len(live[i]) {
+			err = fmt.Errorf("renew returned %d results for %d locks", len(alive), len(live[i]))
+		}
+		s.apply(live[i], gens[i], sent, alive, err)
+	})
+	s.nCalls.Add(uint64(trips))
+}
+
+// apply records the outcome of one batch's renewal, sent at sent.
+func (s *Scheduler) apply(chunk []*Entry, gens []uint64, sent time.Time, alive []bool, err error) {
 	if s.callCtx.Err() != nil {
 		return // Close
 	}
-
 	now := time.Now()
 	var gone []*Entry
 	s.mu.Lock()

@@ -49,7 +49,7 @@ func watchdog(key string, lease time.Duration, lost func(error)) *Entry {
 func TestRenewsEveryThirdOfLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew, time.Minute, 0)
+		s := New(PerBatch(f.renew), time.Minute, 0)
 		defer s.Close()
 		s.Add(watchdog("k", 3*time.Second, func(err error) { t.Errorf("lost: %v", err) }), time.Now())
 
@@ -65,7 +65,7 @@ func TestRenewsEveryThirdOfLease(t *testing.T) {
 func TestBatchesManyLocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew, time.Minute, 0)
+		s := New(PerBatch(f.renew), time.Minute, 0)
 		defer s.Close()
 		const n = 10_000
 		// Acquired over one second, as a burst of acquisitions would be.
@@ -100,14 +100,14 @@ func TestGroupsAreNotMixed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var mixed bool
-		s := New(func(_ context.Context, batch []*Entry) ([]bool, error) {
+		s := New(PerBatch(func(_ context.Context, batch []*Entry) ([]bool, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, e := range batch {
 				mixed = mixed || e.Group != batch[0].Group || e.Kind != batch[0].Kind
 			}
 			return make([]bool, len(batch)), nil // all gone: one pass is enough
-		}, time.Minute, 0)
+		}), time.Minute, 0)
 		defer s.Close()
 		for i := range 10 {
 			e := watchdog(fmt.Sprint("k", i), 3*time.Second, func(error) {})
@@ -129,7 +129,7 @@ func TestGroupsAreNotMixed(t *testing.T) {
 func TestGoneIsLost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{"k": true}}
-		s := New(f.renew, time.Minute, 0)
+		s := New(PerBatch(f.renew), time.Minute, 0)
 		defer s.Close()
 		var got error
 		s.Add(watchdog("k", 3*time.Second, func(err error) { got = err }), time.Now())
@@ -148,7 +148,7 @@ func TestFailuresRetriedUntilLeaseMayHaveLapsed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		down := errors.New("connection refused")
 		f := &fakeRedis{gone: map[string]bool{}, failOn: func() error { return down }}
-		s := New(f.renew, time.Minute, 0)
+		s := New(PerBatch(f.renew), time.Minute, 0)
 		defer s.Close()
 		start := time.Now()
 		var lostAt time.Time
@@ -180,7 +180,7 @@ func TestRecoversAfterTransientFailure(t *testing.T) {
 			}
 			return nil
 		}
-		s := New(f.renew, time.Minute, 0)
+		s := New(PerBatch(f.renew), time.Minute, 0)
 		defer s.Close()
 		s.Add(watchdog("k", 3*time.Second, func(err error) { t.Errorf("lost: %v", err) }), time.Now())
 		time.Sleep(10 * time.Second)
@@ -194,7 +194,7 @@ func TestRecoversAfterTransientFailure(t *testing.T) {
 func TestNoRenewalOrLossAfterRemove(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew, time.Minute, 0)
+		s := New(PerBatch(f.renew), time.Minute, 0)
 		defer s.Close()
 		e := watchdog("k", 3*time.Second, func(err error) { t.Errorf("OnLost after Remove: %v", err) })
 		s.Add(e, time.Now())
@@ -220,7 +220,7 @@ func TestNoRenewalOrLossAfterRemove(t *testing.T) {
 func TestFixedLeaseEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew, time.Minute, 0)
+		s := New(PerBatch(f.renew), time.Minute, 0)
 		defer s.Close()
 		start := time.Now()
 		var endedAt time.Time
@@ -240,7 +240,7 @@ func TestFixedLeaseEnds(t *testing.T) {
 func TestCloseReturnsActiveEntries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}}
-		s := New(f.renew, time.Minute, 0)
+		s := New(PerBatch(f.renew), time.Minute, 0)
 		a := watchdog("a", 3*time.Second, nil)
 		b := watchdog("b", 3*time.Second, nil)
 		s.Add(a, time.Now())
@@ -263,7 +263,7 @@ func TestCloseReturnsActiveEntries(t *testing.T) {
 func TestLossSignalledWithMargin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeRedis{gone: map[string]bool{}, failOn: func() error { return errors.New("timeout") }}
-		s := New(f.renew, time.Minute, 0.25)
+		s := New(PerBatch(f.renew), time.Minute, 0.25)
 		defer s.Close()
 		start := time.Now()
 		var lostAt time.Time
@@ -305,7 +305,7 @@ func TestCloseMidRoundReturnsUnreachedGroups(t *testing.T) {
 			}
 			return ok, nil
 		}
-		s = New(renewer, time.Minute, 0)
+		s = New(PerBatch(renewer), time.Minute, 0)
 		first := watchdog("high", 3*time.Second, nil)
 		first.Group = 5
 		second := watchdog("low", 3*time.Second, nil)
@@ -348,7 +348,7 @@ func TestHungRenewalDelaysNothingElse(t *testing.T) {
 			}
 			return ok, nil
 		}
-		s := New(renewer, time.Minute, 0)
+		s := New(PerBatch(renewer), time.Minute, 0)
 		defer s.Close()
 		start := time.Now()
 		var hungLost, fixedEnded time.Time
@@ -397,7 +397,7 @@ func TestLateOutcomeOfPreviousRegistrationIgnored(t *testing.T) {
 			}
 			return out, nil
 		}
-		s := New(renewer, time.Minute, 0)
+		s := New(PerBatch(renewer), time.Minute, 0)
 		defer s.Close()
 		defer close(stop)
 		losses := 0

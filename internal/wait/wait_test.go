@@ -21,13 +21,13 @@ func TestMain(m *testing.M) { leakcheck.Main(m) }
 func engine(t *testing.T, repoll time.Duration) (*wait.Engine, func(string)) {
 	rdb := redistest.Start(t).Client(t)
 	hub := pubsub.New(rdb, slog.New(slog.DiscardHandler))
-	sched := renew.New(func(_ context.Context, batch []*renew.Entry) ([]bool, error) {
+	sched := renew.New(renew.PerBatch(func(_ context.Context, batch []*renew.Entry) ([]bool, error) {
 		ok := make([]bool, len(batch))
 		for i := range ok {
 			ok[i] = true
 		}
 		return ok, nil
-	}, time.Minute, 0)
+	}), time.Minute, 0)
 	closed := make(chan struct{})
 	t.Cleanup(func() {
 		close(closed)
