@@ -400,35 +400,48 @@ func (c *Client) renewBatches(ctx context.Context, batches [][]*renew.Entry, rep
 	return int(trips.Load())
 }
 
-// renewOnNode sends the batches idx, all for one node, in one pipeline and reports each; a batch
-// whose script the node did not have (NOSCRIPT: a pipelined EVALSHA does not fall back to EVAL) is
-// sent again on its own. It returns the round trips made.
+// renewOnNode sends the batches idx, all for one node, in one pipeline and reports each. Batches
+// whose script the node did not have (NOSCRIPT: a pipelined EVALSHA does not fall back to EVAL) are
+// sent again in one more pipeline once the scripts are loaded there. It returns the round trips made.
 func (c *Client) renewOnNode(ctx context.Context, node redis.Cmdable, batches [][]*renew.Entry, idx []int, report func(int, []bool, error)) int {
-	pipe := node.Pipeline()
-	cmds := make([]*redis.Cmd, len(idx))
-	for j, i := range idx {
-		script, keys, args := c.renewCall(batches[i])
-		cmds[j] = pipe.EvalSha(ctx, script.Hash(), keys, args...)
-	}
-	_, _ = pipe.Exec(ctx) // errors are per command
-	trips := 1
-	for j, i := range idx {
-		res, err := cmds[j].Int64Slice()
-		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+	trips := 0
+	for attempt := 0; len(idx) > 0; attempt++ {
+		pipe := node.Pipeline()
+		cmds := make([]*redis.Cmd, len(idx))
+		for j, i := range idx {
 			script, keys, args := c.renewCall(batches[i])
-			res, err = script.Run(ctx, node, keys, args...).Int64Slice()
+			cmds[j] = pipe.EvalSha(ctx, script.Hash(), keys, args...)
+		}
+		_, _ = pipe.Exec(ctx) // errors are per command
+		trips++
+		var again []int
+		missing := map[*redis.Script]bool{}
+		for j, i := range idx {
+			res, err := cmds[j].Int64Slice()
+			if err != nil && attempt == 0 && redis.HasErrorPrefix(err, "NOSCRIPT") {
+				script, _, _ := c.renewCall(batches[i])
+				missing[script] = true
+				again = append(again, i)
+				continue
+			}
+			if err != nil {
+				c.renewFailed(len(batches[i]), err)
+				report(i, nil, err)
+				continue
+			}
+			alive := make([]bool, len(res))
+			for k, v := range res {
+				alive[k] = v == 1
+			}
+			report(i, alive, nil)
+		}
+		for script := range missing {
+			if err := script.Load(ctx, node).Err(); err != nil {
+				c.cfg.logger.Warn("redisson: loading a renewal script failed", "err", err)
+			}
 			trips++
 		}
-		if err != nil {
-			c.renewFailed(len(batches[i]), err)
-			report(i, nil, err)
-			continue
-		}
-		alive := make([]bool, len(res))
-		for k, v := range res {
-			alive[k] = v == 1
-		}
-		report(i, alive, nil)
+		idx = again
 	}
 	return trips
 }

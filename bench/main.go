@@ -34,26 +34,28 @@ type config struct {
 	holdLocks    int
 	holdWatchdog time.Duration
 	holdPeriods  int
+	holdCluster  bool
 	rounds       int
 	cpuProfile   string
 }
 
 // report is everything one run measured.
 type report struct {
-	Started     time.Time         `json:"started"`
-	GoVersion   string            `json:"go_version"`
-	GOMAXPROCS  int               `json:"gomaxprocs"`
-	Redis       string            `json:"redis_version"`
-	Config      map[string]string `json:"config"`
-	Settings    map[string]string `json:"settings"`
-	Uncontended []*scenarioResult `json:"uncontended"`
-	Contended   []*scenarioResult `json:"contended"`
-	Hold        *holdResult       `json:"hold,omitempty"`
-	HoldError   string            `json:"hold_error,omitempty"`
-	Ratios      []ratio           `json:"ratios"`
-	Failures    []string          `json:"failures,omitempty"`
-	Goroutines  int               `json:"goroutines_left_at_end"` // beyond those at start
-	TotalSecs   float64           `json:"total_seconds"`
+	Started     time.Time          `json:"started"`
+	GoVersion   string             `json:"go_version"`
+	GOMAXPROCS  int                `json:"gomaxprocs"`
+	Redis       string             `json:"redis_version"`
+	Config      map[string]string  `json:"config"`
+	Settings    map[string]string  `json:"settings"`
+	Uncontended []*scenarioResult  `json:"uncontended"`
+	Contended   []*scenarioResult  `json:"contended"`
+	Hold        *holdResult        `json:"hold,omitempty"`
+	ClusterHold *clusterHoldResult `json:"cluster_hold,omitempty"`
+	HoldError   string             `json:"hold_error,omitempty"`
+	Ratios      []ratio            `json:"ratios"`
+	Failures    []string           `json:"failures,omitempty"`
+	Goroutines  int                `json:"goroutines_left_at_end"` // beyond those at start
+	TotalSecs   float64            `json:"total_seconds"`
 }
 
 func main() {
@@ -69,6 +71,7 @@ func main() {
 	flag.IntVar(&cfg.holdLocks, "hold-locks", 10000, "locks held at once in the watchdog test of this library (0: skip)")
 	flag.DurationVar(&cfg.holdWatchdog, "hold-watchdog", 3*time.Second, "watchdog timeout in the hold test (renewal every third)")
 	flag.IntVar(&cfg.holdPeriods, "hold-intervals", 4, "renewal intervals observed in the hold test")
+	flag.BoolVar(&cfg.holdCluster, "hold-cluster", true, "also run the hold test on a redistest Cluster (3 masters + 3 replicas)")
 	flag.IntVar(&cfg.rounds, "rounds", 2, "repeat the scenarios of all implementations this many times (order rotated each round) and pool the results")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
@@ -247,6 +250,18 @@ rounds:
 			rep.HoldError = err.Error()
 			rep.Failures = append(rep.Failures, "redisson hold test: "+err.Error())
 			logf("FAILED hold test: %v", err)
+		}
+	}
+	if cfg.holdLocks > 0 && cfg.holdCluster && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {
+		logf("redisson: hold test on a Cluster, %d locks, watchdog %v", cfg.holdLocks, cfg.holdWatchdog)
+		h, err := clusterHoldTest(ctx, cfg.holdLocks, cfg.holdWatchdog, cfg.holdPeriods, cfg.goroutines)
+		rep.ClusterHold = h
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rep.Failures = append(rep.Failures, "redisson cluster hold test: "+err.Error())
+			logf("FAILED cluster hold test: %v", err)
 		}
 	}
 	if err := stats.FlushAll(ctx).Err(); err != nil && ctx.Err() != nil {

@@ -202,6 +202,24 @@ func printReport(w io.Writer, rep *report) {
 		}
 		fmt.Fprintln(w)
 	}
+	if h := rep.ClusterHold; h != nil {
+		fmt.Fprintf(w, "### redisson on a Cluster (%d masters + replicas): %d locks with random names held with the watchdog (WithWatchdogTimeout(%s))\n\n", h.Masters, h.Locks, h.Watchdog)
+		fmt.Fprintln(w, "| metric | value |")
+		fmt.Fprintln(w, "|---|---:|")
+		rows := [][2]string{
+			{"acquire time (s), errors", fmt.Sprintf("%.2f, %d", h.AcquireSeconds, h.AcquireErrors)},
+			{"renewal intervals observed", fmt.Sprintf("%.2f", h.IntervalsElapsed)},
+			{"renew round trips per interval, all nodes", fmt.Sprintf("%.1f", h.RenewCallsPerPeriod)},
+			{"renew round trips per node per interval", fmt.Sprintf("%.1f", h.PerNodePerPeriod)},
+			{"locks renewed per interval", fmt.Sprintf("%.0f", h.RenewedPerPeriod)},
+			{"lost during window", fmt.Sprint(h.LostDuringWindow)},
+			{"unlock errors", fmt.Sprint(h.UnlockErrors)},
+		}
+		for _, r := range rows {
+			fmt.Fprintf(w, "| %s | %s |\n", r[0], r[1])
+		}
+		fmt.Fprintln(w)
+	}
 	if len(rep.Ratios) > 0 {
 		fmt.Fprintln(w, "### Ratios")
 		fmt.Fprintln(w)
@@ -244,6 +262,10 @@ func printReport(w io.Writer, rep *report) {
 	if h := rep.Hold; h != nil {
 		fmt.Fprintf(w, "RESULT scenario=hold impl=redisson locks=%d watchdog=%s goroutines_added=%d heap_added_bytes=%d heap_per_lock=%.0f renew_calls_per_interval=%.2f renewed_per_interval=%.0f lost=%d acquire_errors=%d unlock_errors=%d\n",
 			h.Locks, h.Watchdog, h.GoroutinesAdded, h.HeapAddedBytes, h.HeapPerLock, h.RenewCallsPerPeriod, h.RenewedPerPeriod, h.LostDuringWindow, h.AcquireErrors, h.UnlockErrors)
+	}
+	if h := rep.ClusterHold; h != nil {
+		fmt.Fprintf(w, "RESULT scenario=hold-cluster impl=redisson locks=%d masters=%d renew_calls_per_interval=%.2f renew_calls_per_node_per_interval=%.2f renewed_per_interval=%.0f lost=%d acquire_errors=%d unlock_errors=%d\n",
+			h.Locks, h.Masters, h.RenewCallsPerPeriod, h.PerNodePerPeriod, h.RenewedPerPeriod, h.LostDuringWindow, h.AcquireErrors, h.UnlockErrors)
 	}
 	for _, r := range rep.Ratios {
 		fmt.Fprintf(w, "RATIO name=%q value=%.3f\n", r.Name, r.Value)
