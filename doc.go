@@ -107,10 +107,11 @@
 // (its context, WithWait, Close) leaves the queue at once, and releases the lock if it was handed
 // over meanwhile, which hands it on to the next waiter. A lost message, a pub/sub reconnect (which wakes every waiter) or a failover delays a
 // waiter by at most the re-poll interval (default 500ms): every wait also re-polls. A lock that
-// ends without a release that hands it over (a fixed lease that runs out, a holder that died, or a
-// Lock that a newcomer took with SET NX while it was free, whose release finds no mark and frees the
-// lock without looking at the queue) is noticed at the waiters' next heartbeat, which tells them to
-// try again, or re-poll, whichever comes first. The queue's keys are gone when the release that finds
+// ends without a release that hands it over (a fixed lease that runs out, a holder that died) is
+// noticed at the waiters' next heartbeat, which tells them to try again, or re-poll, whichever comes
+// first. A Lock that a newcomer took with SET NX while it was free carries no queue mark, so its
+// release would not look at the queue: the waiters' next heartbeat marks it, and its next final
+// release hands it over. The queue's keys are gone when the release that finds
 // nobody left in the queue runs (and expire two waiter timeouts, of the longest timeout among its
 // waiters, after the last join or heartbeat if every waiter's process died). Dead waiters are evicted, up to about 1,000 per script call, whenever a
 // script looks for the head of the queue; should more die at once, the calls that follow evict the

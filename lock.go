@@ -30,9 +30,11 @@ import (
 // the lock to the head of the Redis queue (waking only that waiter), or, if no other process waits,
 // transfers it to the next goroutine of its own Client. A free lock is taken by whoever asks first
 // (one SET NX), so a newcomer may overtake queued waiters only in the moments the lock is free
-// without having been handed over (it expired, or a waiter the release was handed to had died); the
-// release of a lock taken that way frees it without a hand-over, and the queued waiters find it free
-// at their next heartbeat (a third of the waiter timeout) or re-poll, whichever comes first. Use FairLock for strict first come, first served.
+// without having been handed over (it expired, or a waiter the release was handed to had died). A
+// lock taken that way carries no queue mark, so its release would not look at the queue: the queued
+// waiters' next heartbeat (a third of the waiter timeout) marks it, and its next final release hands
+// it to the head of the queue, even if the newcomer's process has goroutines waiting for it too. Use
+// FairLock for strict first come, first served.
 type Lock struct{ mutex }
 
 // Locker is what every lock of this package offers: Lock, FairLock and FencedLock. Code that takes

@@ -48,7 +48,7 @@ var (
 	// LockRenew extends many watchdog locks at once. See lock_renew.lua.
 	LockRenew = redis.NewScript(lockPrelude + lockRenewSrc)
 	// WaitBeat keeps many queued waiters alive at once. See wait_beat.lua.
-	WaitBeat = redis.NewScript(waitQueueSrc + waitBeatSrc)
+	WaitBeat = redis.NewScript(lockPrelude + waitBeatSrc)
 	// FencedSet writes a value only with a token not older than the last accepted. See fenced_set.lua.
 	FencedSet = redis.NewScript(fencedSetSrc)
 )

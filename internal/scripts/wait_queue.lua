@@ -45,18 +45,17 @@ local function queue_now()
   return s * 1000 + math.floor(us / 1000), s * 1000000 + us
 end
 
--- queue_keep makes both keys outlive a waiter of timeoutMs, checking cheaply: they are extended to twice
--- that only when the key just written, check, has less than one and a half left (a new key has no
--- TTL; a live waiter's client refreshes within a third of its timeout, so keys kept for one and a
--- half of its timeouts outlive its deadline). A key's TTL is never shortened: a client with a
--- shorter timeout must not cut the life of another's deadline, which that client may rely on for a
--- while without refreshing it (see Epochs).
-local function queue_keep(check, q, qt, timeoutMs)
-  if redis.call('PTTL', check) < 3 * timeoutMs / 2 then
-    for _, k in ipairs({ q, qt }) do
-      if k == check or redis.call('PTTL', k) < 2 * timeoutMs then
-        redis.call('PEXPIRE', k, 2 * timeoutMs)
-      end
+-- queue_keep makes each of keys outlive a waiter of timeoutMs, checking cheaply: a key is extended
+-- to twice that only when it has less than one and a half left (a new key has no TTL; a live
+-- waiter's client refreshes within a third of its timeout, so keys kept for one and a half of its
+-- timeouts outlive its deadline). A TTL is only ever lengthened: a client with a shorter timeout must
+-- not cut the life of another's deadline, which that client may rely on for a while without
+-- refreshing it (see Epochs). Each key is checked on its own: q and qt are created and emptied at
+-- different times, so their TTLs differ.
+local function queue_keep(keys, timeoutMs)
+  for _, k in ipairs(keys) do
+    if redis.call('PTTL', k) < 3 * timeoutMs / 2 then
+      redis.call('PEXPIRE', k, 2 * timeoutMs)
     end
   end
 end
@@ -66,7 +65,7 @@ end
 local function queue_refresh(q, qt, client, nowMs, timeoutMs)
   redis.call('ZADD', qt, nowMs + timeoutMs, client)
   redis.call('ZREMRANGEBYSCORE', qt, '-inf', nowMs)
-  queue_keep(qt, q, qt, timeoutMs)
+  queue_keep({ q, qt }, timeoutMs)
 end
 
 -- queue_join queues id (keeping its place if it is queued already) and returns its ticket, the epoch
@@ -83,7 +82,7 @@ local function queue_join(q, qt, id, timeoutMs, epoch, known)
   if redis.call('ZADD', q, 'NX', nowUs, member) == 0 then
     ticket = tonumber(redis.call('ZSCORE', q, member))
   else
-    queue_keep(q, q, qt, timeoutMs)
+    queue_keep({ q }, timeoutMs) -- q may be new; qt is kept by the refreshes
   end
   if known == epoch then
     return ticket, epoch, false
