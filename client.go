@@ -297,7 +297,7 @@ func (c *Client) Lock(name string) *Lock { return &Lock{c.newMutex(name, kindPla
 type Stats struct {
 	Held          int    // holds registered with the renewal scheduler (watchdog and fixed lease)
 	Waiting       int    // acquisitions queued in Redis and kept alive by heartbeats
-	RenewCalls    uint64 // renewal and heartbeat round trips made so far (each for up to 100 entries)
+	RenewCalls    uint64 // renewal and heartbeat round trips made so far (one per node per round: up to 256 script calls of up to 100 entries each)
 	Renewed       uint64 // lock renewals made so far
 	Heartbeats    uint64 // waiter heartbeats made so far (each moves one waiter's deadline)
 	Lost          uint64 // holds that ended without a successful unlock (lost, fixed lease over, Close)

@@ -49,7 +49,9 @@
 // # Watchdog
 //
 // One goroutine per Client renews every watchdog lock every third of the watchdog timeout (default
-// 30s, so every 10s), up to 100 locks per script call. It is registered before the acquisition returns
+// 30s, so every 10s), up to 100 locks (of one Cluster slot) per script call, the calls due together
+// pipelined in one round trip per Redis node, the nodes of a Cluster in parallel (a slow node delays
+// only its own locks' renewals). It is registered before the acquisition returns
 // and stopped by the final unlock; its script checks the owner, so it never extends a lock that has
 // changed hands. If Redis says the lock is gone, or renewals keep failing until the lease may be
 // about to lapse, the hold's context is cancelled with a cause matching ErrLockLost. A fixed-lease
