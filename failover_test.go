@@ -152,14 +152,11 @@ func TestClusterFailoverUnderContention(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	admin := cl.Client(t)
-	slot := admin.ClusterKeySlot(ctx, "{cf}").Val()
-	var owner string
-	for _, s := range admin.ClusterSlots(ctx).Val() {
-		if int64(s.Start) <= slot && slot <= int64(s.End) {
-			owner = s.Nodes[0].Addr
-		}
+	node, err := admin.MasterForKey(ctx, "{cf}")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := cl.Failover(ctx, owner); err != nil {
+	if _, err := cl.Failover(ctx, node.Options().Addr); err != nil {
 		t.Fatal(err)
 	}
 	fault := time.Now()

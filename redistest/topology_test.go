@@ -25,13 +25,11 @@ func TestCluster(t *testing.T) {
 	if err != nil || len(masters) != 3 {
 		t.Fatalf("masters = %v, %v; want 3", masters, err)
 	}
-	slot := rdb.ClusterKeySlot(ctx, "k7").Val()
-	var owner string
-	for _, s := range rdb.ClusterSlots(ctx).Val() {
-		if int64(s.Start) <= slot && slot <= int64(s.End) {
-			owner = s.Nodes[0].Addr
-		}
+	node, err := rdb.MasterForKey(ctx, "k7")
+	if err != nil {
+		t.Fatal(err)
 	}
+	owner := node.Options().Addr
 	promoted, err := c.Failover(ctx, owner)
 	if err != nil {
 		t.Fatal(err)
