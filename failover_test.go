@@ -78,6 +78,34 @@ func (c *contention) firstAfter(at time.Time) time.Duration {
 	return -1
 }
 
+// throughFault contends for one name per lock kind (prefix + kind) on clients, runs fault once every
+// kind has been acquired, waits until every kind is acquired again after it, stops the contention,
+// and returns each kind's record and the time of the fault.
+func throughFault(t *testing.T, clients []*redisson.Client, prefix string, fault func(ctx context.Context)) (map[string]*contention, time.Time) {
+	conts := map[string]*contention{}
+	stop := make(chan struct{})
+	var wgs []*sync.WaitGroup
+	for _, kind := range lockKinds {
+		conts[kind] = &contention{}
+		wgs = append(wgs, conts[kind].run(t, clients, kind, prefix+kind, stop))
+	}
+	for kind, c := range conts {
+		eventually(t, 10*time.Second, kind+" acquisitions before the fault", func() bool { return c.firstAfter(time.Time{}) >= 0 })
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	fault(ctx)
+	at := time.Now()
+	for kind, c := range conts {
+		eventually(t, 20*time.Second, kind+" acquisitions after the fault", func() bool { return c.firstAfter(at) >= 0 })
+	}
+	close(stop)
+	for _, wg := range wgs {
+		wg.Wait()
+	}
+	return conts, at
+}
+
 // Sentinel: the master is SIGKILLed while 3 Clients × 2 goroutines contend for a lock; the sentinels
 // promote a replica, the Clients' go-redis failover clients follow it, and waiters acquire again
 // within 10 s of the fault. (Exclusion across the failover is not asserted: asynchronous replication
@@ -94,29 +122,11 @@ func TestSentinelMasterKilledUnderContention(t *testing.T) {
 		}), redisson.WithWatchdogTimeout(3*time.Second)))
 	}
 	// Every kind at once, on its own name: one fault for all.
-	conts := map[string]*contention{}
-	stop := make(chan struct{})
-	var wgs []*sync.WaitGroup
-	for _, kind := range lockKinds {
-		conts[kind] = &contention{}
-		wgs = append(wgs, conts[kind].run(t, clients, kind, "failover-"+kind, stop))
-	}
-	for kind, c := range conts {
-		eventually(t, 10*time.Second, kind+" acquisitions before the fault", func() bool { return c.firstAfter(time.Time{}) >= 0 })
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	if err := s.Master(ctx).Kill(); err != nil {
-		t.Fatal(err)
-	}
-	fault := time.Now()
-	for kind, c := range conts {
-		eventually(t, 20*time.Second, kind+" acquisitions after the fault", func() bool { return c.firstAfter(fault) >= 0 })
-	}
-	close(stop)
-	for _, wg := range wgs {
-		wg.Wait()
-	}
+	conts, fault := throughFault(t, clients, "failover-", func(ctx context.Context) {
+		if err := s.Master(ctx).Kill(); err != nil {
+			t.Fatal(err)
+		}
+	})
 	for _, kind := range lockKinds {
 		c := conts[kind]
 		took := c.firstAfter(fault)
@@ -139,34 +149,16 @@ func TestClusterFailoverUnderContention(t *testing.T) {
 	for range 3 {
 		clients = append(clients, newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second)))
 	}
-	conts := map[string]*contention{}
-	stop := make(chan struct{})
-	var wgs []*sync.WaitGroup
-	for _, kind := range lockKinds {
-		conts[kind] = &contention{}
-		wgs = append(wgs, conts[kind].run(t, clients, kind, "{cf}"+kind, stop)) // one slot for all
-	}
-	for kind, c := range conts {
-		eventually(t, 10*time.Second, kind+" acquisitions before the fault", func() bool { return c.firstAfter(time.Time{}) >= 0 })
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
 	admin := cl.Client(t)
-	node, err := admin.MasterForKey(ctx, "{cf}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cl.Failover(ctx, node.Options().Addr); err != nil {
-		t.Fatal(err)
-	}
-	fault := time.Now()
-	for kind, c := range conts {
-		eventually(t, 20*time.Second, kind+" acquisitions after the failover", func() bool { return c.firstAfter(fault) >= 0 })
-	}
-	close(stop)
-	for _, wg := range wgs {
-		wg.Wait()
-	}
+	conts, fault := throughFault(t, clients, "{cf}", func(ctx context.Context) { // one slot for all
+		node, err := admin.MasterForKey(ctx, "{cf}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.Failover(ctx, node.Options().Addr); err != nil {
+			t.Fatal(err)
+		}
+	})
 	for _, kind := range lockKinds {
 		c := conts[kind]
 		t.Logf("%s: first acquisition %v after the failover", kind, c.firstAfter(fault).Round(time.Millisecond))

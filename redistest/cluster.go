@@ -34,8 +34,7 @@ type Cluster struct {
 	// masters and the others their replicas, but failovers change roles (see Masters).
 	Nodes []*Server
 
-	closeOnce sync.Once
-	closeErr  error
+	closer
 }
 
 // StartCluster starts a Redis Cluster for the test (see [StartClusterProcess]) and registers a
@@ -45,25 +44,8 @@ type Cluster struct {
 func StartCluster(tb testing.TB) *Cluster {
 	tb.Helper()
 	c, err := StartClusterProcess()
-	if err != nil {
-		if errors.Is(err, ErrNoBinary) || errors.Is(err, ErrNoCLI) {
-			if os.Getenv("REDISTEST_REQUIRE") == "1" {
-				tb.Fatalf("%v (REDISTEST_REQUIRE=1)", err)
-			}
-			tb.Skip(err)
-		}
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if tb.Failed() {
-			for _, n := range c.Nodes {
-				tb.Logf("redistest: log of cluster node %s:\n%s", n.Addr(), n.proc.logTail(0))
-			}
-		}
-		if err := c.Close(); err != nil {
-			tb.Errorf("redistest: %v", err)
-		}
-	})
+	mustStart(tb, err)
+	closeAtEnd(tb, c.Close, c.Nodes...)
 	return c
 }
 
@@ -326,13 +308,22 @@ func (c *Cluster) Failover(ctx context.Context, master string) (string, error) {
 }
 
 // Close closes every node (see [Server.Close]). It is idempotent.
-func (c *Cluster) Close() error {
-	c.closeOnce.Do(func() {
+func (c *Cluster) Close() error { return c.closeAll(c.Nodes) }
+
+// closer closes a set of servers once.
+type closer struct {
+	once sync.Once
+	err  error
+}
+
+// closeAll closes every server the first time it is called, and returns that outcome every time.
+func (c *closer) closeAll(servers []*Server) error {
+	c.once.Do(func() {
 		var errs []error
-		for _, n := range c.Nodes {
+		for _, n := range servers {
 			errs = append(errs, n.Close())
 		}
-		c.closeErr = errors.Join(errs...)
+		c.err = errors.Join(errs...)
 	})
-	return c.closeErr
+	return c.err
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,8 +29,7 @@ type Sentinel struct {
 	// Sentinels are the three sentinel processes.
 	Sentinels []*Server
 
-	closeOnce sync.Once
-	closeErr  error
+	closer
 }
 
 // StartSentinel starts a Sentinel set-up for the test (see [StartSentinelProcess]) and registers a
@@ -41,25 +38,8 @@ type Sentinel struct {
 func StartSentinel(tb testing.TB) *Sentinel {
 	tb.Helper()
 	s, err := StartSentinelProcess()
-	if err != nil {
-		if errors.Is(err, ErrNoBinary) {
-			if os.Getenv("REDISTEST_REQUIRE") == "1" {
-				tb.Fatalf("%v (REDISTEST_REQUIRE=1)", err)
-			}
-			tb.Skip(err)
-		}
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if tb.Failed() {
-			for _, n := range append(append([]*Server(nil), s.Data...), s.Sentinels...) {
-				tb.Logf("redistest: log of %s:\n%s", n.Addr(), n.proc.logTail(0))
-			}
-		}
-		if err := s.Close(); err != nil {
-			tb.Errorf("redistest: %v", err)
-		}
-	})
+	mustStart(tb, err)
+	closeAtEnd(tb, s.Close, append(append([]*Server(nil), s.Data...), s.Sentinels...)...)
 	return s
 }
 
@@ -268,12 +248,5 @@ func (s *Sentinel) Failover(ctx context.Context) (*Server, error) {
 
 // Close closes every sentinel and data node (see [Server.Close]). It is idempotent.
 func (s *Sentinel) Close() error {
-	s.closeOnce.Do(func() {
-		var errs []error
-		for _, n := range append(append([]*Server(nil), s.Sentinels...), s.Data...) {
-			errs = append(errs, n.Close())
-		}
-		s.closeErr = errors.Join(errs...)
-	})
-	return s.closeErr
+	return s.closeAll(append(append([]*Server(nil), s.Sentinels...), s.Data...))
 }

@@ -80,24 +80,40 @@ type Server struct {
 func Start(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
 	s, err := StartProcess(opts...)
-	if err != nil {
-		if errors.Is(err, ErrNoBinary) {
-			if os.Getenv("REDISTEST_REQUIRE") == "1" {
-				tb.Fatalf("%v (REDISTEST_REQUIRE=1)", err)
-			}
-			tb.Skip(err)
-		}
-		tb.Fatal(err)
+	mustStart(tb, err)
+	closeAtEnd(tb, s.Close, s)
+	return s
+}
+
+// mustStart ends the test if a start failed: a skip when a binary is missing (a failure under
+// REDISTEST_REQUIRE=1), a failure otherwise.
+func mustStart(tb testing.TB, err error) {
+	tb.Helper()
+	if err == nil {
+		return
 	}
+	if errors.Is(err, ErrNoBinary) || errors.Is(err, ErrNoCLI) {
+		if os.Getenv("REDISTEST_REQUIRE") == "1" {
+			tb.Fatalf("%v (REDISTEST_REQUIRE=1)", err)
+		}
+		tb.Skip(err)
+	}
+	tb.Fatal(err)
+}
+
+// closeAtEnd registers a tb.Cleanup that logs the tail of each server's log if the test failed, then
+// calls closeFn.
+func closeAtEnd(tb testing.TB, closeFn func() error, servers ...*Server) {
 	tb.Cleanup(func() {
 		if tb.Failed() {
-			tb.Logf("redistest: log of redis-server on %s (%s):\n%s", s.Addr(), s.LogFile(), s.proc.logTail(0))
+			for _, s := range servers {
+				tb.Logf("redistest: log of redis-server on %s (%s):\n%s", s.Addr(), s.LogFile(), s.proc.logTail(0))
+			}
 		}
-		if err := s.Close(); err != nil {
+		if err := closeFn(); err != nil {
 			tb.Errorf("redistest: %v", err)
 		}
 	})
-	return s
 }
 
 // StartProcess is like [Start] for programs without a testing.TB, such as
