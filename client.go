@@ -179,6 +179,9 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	c.hub = pubsub.New(rdb, cfg.logger)
 	// Idle wake-ups at half the renewal period: registering a watchdog lock never wakes the goroutine.
 	c.sched = renew.New(c.renewBatches, min(cfg.watchdog, cfg.waiterTimeout)/6, cfg.margin)
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		c.sched.SplitBy(func(e *renew.Entry) string { return clusterNode(cc, e.Key) })
+	}
 	c.engine = &wait.Engine{Hub: c.hub, Sched: c.sched, Repoll: cfg.repoll, Closed: c.done}
 	return c, nil
 }
@@ -400,9 +403,24 @@ func (c *Client) renewBatches(ctx context.Context, batches [][]*renew.Entry, rep
 	return int(trips.Load())
 }
 
+// clusterNode is the address of the master serving key, as the client's slot map has it ("" if
+// unknown).
+func clusterNode(cc *redis.ClusterClient, key string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	n, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return ""
+	}
+	return n.Options().Addr
+}
+
 // renewOnNode sends the batches idx, all for one node, in one pipeline and reports each. Batches
 // whose script the node did not have (NOSCRIPT: a pipelined EVALSHA does not fall back to EVAL) are
-// sent again in one more pipeline once the scripts are loaded there. It returns the round trips made.
+// sent again in one more pipeline once the scripts are loaded there; batches whose slot has moved
+// (MOVED, ASK: a failover or a migration the slot map does not know yet) are sent again through the
+// Cluster client, which follows the redirection, and the slot map is reloaded. It returns the round
+// trips made.
 func (c *Client) renewOnNode(ctx context.Context, node redis.Cmdable, batches [][]*renew.Entry, idx []int, report func(int, []bool, error)) int {
 	trips := 0
 	for attempt := 0; len(idx) > 0; attempt++ {
@@ -415,25 +433,24 @@ func (c *Client) renewOnNode(ctx context.Context, node redis.Cmdable, batches []
 		_, _ = pipe.Exec(ctx) // errors are per command
 		trips++
 		var again []int
-		missing := map[*redis.Script]bool{}
+		missing, moved := map[*redis.Script]bool{}, false
 		for j, i := range idx {
 			res, err := cmds[j].Int64Slice()
-			if err != nil && attempt == 0 && redis.HasErrorPrefix(err, "NOSCRIPT") {
-				script, _, _ := c.renewCall(batches[i])
-				missing[script] = true
-				again = append(again, i)
-				continue
+			if err != nil && attempt == 0 {
+				if redis.HasErrorPrefix(err, "NOSCRIPT") {
+					script, _, _ := c.renewCall(batches[i])
+					missing[script] = true
+					again = append(again, i)
+					continue
+				}
+				if cc, ok := c.rdb.(*redis.ClusterClient); ok && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")) {
+					c.reloadSlots(cc)
+					moved = true
+					again = append(again, i)
+					continue
+				}
 			}
-			if err != nil {
-				c.renewFailed(len(batches[i]), err)
-				report(i, nil, err)
-				continue
-			}
-			alive := make([]bool, len(res))
-			for k, v := range res {
-				alive[k] = v == 1
-			}
-			report(i, alive, nil)
+			c.reportRenewal(i, len(batches[i]), res, err, report)
 		}
 		for script := range missing {
 			if err := script.Load(ctx, node).Err(); err != nil {
@@ -441,9 +458,26 @@ func (c *Client) renewOnNode(ctx context.Context, node redis.Cmdable, batches []
 			}
 			trips++
 		}
+		if moved {
+			node = c.rdb // the Cluster client follows the redirections
+		}
 		idx = again
 	}
 	return trips
+}
+
+// reportRenewal reports one batch's outcome: a renewal script's reply, or err.
+func (c *Client) reportRenewal(i, entries int, res []int64, err error, report func(int, []bool, error)) {
+	if err != nil {
+		c.renewFailed(entries, err)
+		report(i, nil, err)
+		return
+	}
+	alive := make([]bool, len(res))
+	for k, v := range res {
+		alive[k] = v == 1
+	}
+	report(i, alive, nil)
 }
 
 // renewCall is the script call renewing batch: the lock renewal or the waiter heartbeat.
@@ -472,10 +506,15 @@ func (c *Client) renewFailed(entries int, err error) {
 	c.cfg.logger.Warn("redisson: renewal failed", "entries", entries, "err", err)
 	var re redis.Error
 	if cc, ok := c.rdb.(*redis.ClusterClient); ok && !errors.As(err, &re) {
-		now := time.Now().UnixNano()
-		if last := c.slotsReloaded.Load(); now-last >= int64(time.Second) && c.slotsReloaded.CompareAndSwap(last, now) {
-			cc.ReloadState(context.Background())
-		}
+		c.reloadSlots(cc)
+	}
+}
+
+// reloadSlots asks go-redis to reload the Cluster slot map, at most once a second.
+func (c *Client) reloadSlots(cc *redis.ClusterClient) {
+	now := time.Now().UnixNano()
+	if last := c.slotsReloaded.Load(); now-last >= int64(time.Second) && c.slotsReloaded.CompareAndSwap(last, now) {
+		cc.ReloadState(context.Background())
 	}
 }
 

@@ -150,7 +150,8 @@ func TestClusterFailoverUnderContention(t *testing.T) {
 		clients = append(clients, newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second)))
 	}
 	admin := cl.Client(t)
-	conts, fault := throughFault(t, clients, "{cf}", func(ctx context.Context) { // one slot for all
+	// Names "cf}<kind>": every key is "{cf}<kind>}..." and hashes "cf", one slot for all kinds.
+	conts, fault := throughFault(t, clients, "cf}", func(ctx context.Context) {
 		node, err := admin.MasterForKey(ctx, "{cf}")
 		if err != nil {
 			t.Fatal(err)

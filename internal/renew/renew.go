@@ -80,6 +80,15 @@ func PerBatch(renew func(ctx context.Context, batch []*Entry) ([]bool, error)) R
 // RoundBatches is the largest number of batches handed to the Renewer at once.
 const RoundBatches = 256
 
+// SplitBy makes rounds never mix entries that nodeOf tells apart (the Redis node that serves an
+// entry's key, on a Cluster), and gives each node its own Parallel rounds in flight: a slow or hung
+// node then delays the renewals of its own entries only. Call it before the first Add.
+func (s *Scheduler) SplitBy(nodeOf func(*Entry) string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nodeOf = nodeOf
+}
+
 // Entry is one hold known to the scheduler. The exported fields are set before Add and not changed after.
 type Entry struct {
 	Kind     int           // what is renewed (a lock, a queued waiter, ...), < Kinds: batches never mix kinds
@@ -127,7 +136,8 @@ type Scheduler struct {
 	callCtx context.Context // parent of every renewal call; cancelled by Close
 	abort   context.CancelFunc
 	calls   sync.WaitGroup // renewal goroutines
-	slots   chan struct{}  // Parallel tokens
+	slots   map[string]chan struct{} // Parallel tokens per node (see SplitBy); guarded by mu
+	nodeOf  func(*Entry) string      // see SplitBy
 
 	nCalls  atomic.Uint64
 	renewed [Kinds]atomic.Uint64
@@ -149,7 +159,7 @@ func New(renew Renewer, idle time.Duration, margin float64) *Scheduler {
 		wake:   make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
-		slots:  make(chan struct{}, Parallel),
+		slots:  map[string]chan struct{}{},
 	}
 	s.callCtx, s.abort = context.WithCancel(context.Background())
 	go s.run()
@@ -383,32 +393,60 @@ func (s *Scheduler) dispatch(entries []*Entry) {
 		}
 		groups[g] = append(groups[g], e)
 	}
-	var chunks [][]*Entry
+	s.mu.Lock()
+	nodeOf := s.nodeOf
+	s.mu.Unlock()
+	byNode := map[string][][]*Entry{}
+	var nodes []string
 	for _, g := range order {
+		node := ""
+		if nodeOf != nil {
+			node = nodeOf(groups[g][0]) // a group is one slot: one node
+		}
+		if _, ok := byNode[node]; !ok {
+			nodes = append(nodes, node)
+		}
 		for batch := groups[g]; len(batch) > 0; {
 			n := min(len(batch), BatchSize)
-			chunks = append(chunks, batch[:n:n])
+			byNode[node] = append(byNode[node], batch[:n:n])
 			batch = batch[n:]
 		}
 	}
-	for len(chunks) > 0 {
-		n := min(len(chunks), RoundBatches)
-		round := chunks[:n:n]
-		chunks = chunks[n:]
-		s.calls.Add(1)
-		go func() {
-			defer s.calls.Done()
-			s.renewRound(round)
-		}()
+	for _, node := range nodes {
+		for chunks := byNode[node]; len(chunks) > 0; {
+			n := min(len(chunks), RoundBatches)
+			round := chunks[:n:n]
+			chunks = chunks[n:]
+			s.calls.Add(1)
+			go func() {
+				defer s.calls.Done()
+				s.renewRound(node, round)
+			}()
+		}
 	}
 }
 
-// renewRound makes one renewal round, when a slot is free, and applies each batch's outcome as it
-// is reported.
-func (s *Scheduler) renewRound(round [][]*Entry) {
+// slotsOf returns node's round tokens.
+func (s *Scheduler) slotsOf(node string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.slots[node]
+	if ch == nil {
+		ch = make(chan struct{}, Parallel)
+		s.slots[node] = ch
+	}
+	return ch
+}
+
+// renewRound makes one renewal round for node, when one of its slots is free, and applies each
+// batch's outcome as it is reported. The round may take as long as the entry allowed the most time
+// (its period, or its deadline if sooner): an entry whose own limit passes meanwhile is declared lost
+// by the deadline check and its late outcome ignored, and the others are not cut short by it.
+func (s *Scheduler) renewRound(node string, round [][]*Entry) {
+	slots := s.slotsOf(node)
 	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
 	case <-s.callCtx.Done():
 		return // Close: the entries stay in the heap and are returned by Close
 	}
@@ -426,11 +464,12 @@ func (s *Scheduler) renewRound(round [][]*Entry) {
 			}
 			l = append(l, e)
 			g = append(g, e.gen)
-			if p := sent.Add(period(e)); limit.IsZero() || p.Before(limit) {
-				limit = p
+			own := sent.Add(period(e))
+			if e.deadline.Before(own) {
+				own = e.deadline
 			}
-			if e.deadline.Before(limit) {
-				limit = e.deadline
+			if own.After(limit) {
+				limit = own
 			}
 		}
 		if len(l) > 0 {
