@@ -135,7 +135,7 @@ type Scheduler struct {
 	done    chan struct{}
 	callCtx context.Context // parent of every renewal call; cancelled by Close
 	abort   context.CancelFunc
-	calls   sync.WaitGroup // renewal goroutines
+	calls   sync.WaitGroup           // renewal goroutines
 	slots   map[string]chan struct{} // Parallel tokens per node (see SplitBy); guarded by mu
 	nodeOf  func(*Entry) string      // see SplitBy
 
