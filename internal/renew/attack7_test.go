@@ -65,7 +65,7 @@ func a7Nodes(slow time.Duration) Renewer {
 // not starve or mis-time either kind; a healthy (if slower) node's locks must not be declared lost
 // because another batch of the round has a shorter period.
 func TestAttack7MixedRoundWaiterPeriodStarvesLocks(t *testing.T) {
-	run := func(t *testing.T, withWaiter bool) (lost error, renewed uint64) {
+	run := func(t *testing.T, withWaiter bool) (renewed uint64, lost error) {
 		synctest.Test(t, func(t *testing.T) {
 			s := New(a7Nodes(200*time.Millisecond), 50*time.Millisecond, 0.1)
 			defer s.Close()
@@ -85,13 +85,13 @@ func TestAttack7MixedRoundWaiterPeriodStarvesLocks(t *testing.T) {
 			}
 			_, renewed = s.KindStats(0)
 		})
-		return lost, renewed
+		return renewed, lost
 	}
 	// Control: the lock alone on node B is renewed every period.
-	if lost, renewed := run(t, false); lost != nil || renewed < 8 {
+	if renewed, lost := run(t, false); lost != nil || renewed < 8 {
 		t.Fatalf("control (no waiter): lost=%v renewed=%d; want nil and ≥ 8", lost, renewed)
 	}
-	lost, renewed := run(t, true)
+	renewed, lost := run(t, true)
 	if lost != nil || renewed < 8 {
 		t.Fatalf("lock on a node answering in 200ms, next to a queued waiter (heartbeat every 100ms) on another node: "+
 			"lost=%v, %d renewals in 10s; want not lost and ≥ 8 renewals (its own period is 1s)", lost, renewed)
