@@ -19,9 +19,16 @@ import (
 func a7SlotMaster(t *testing.T, ctx context.Context, admin *redis.ClusterClient, key string) (string, int64) {
 	t.Helper()
 	slot := admin.ClusterKeySlot(ctx, key).Val()
-	for _, s := range admin.ClusterSlots(ctx).Val() {
-		if int64(s.Start) <= slot && slot <= int64(s.End) {
-			return s.Nodes[0].Addr, slot
+	for _, sh := range admin.ClusterShards(ctx).Val() {
+		for _, r := range sh.Slots {
+			if int64(r.Start) > slot || slot > int64(r.End) {
+				continue
+			}
+			for _, n := range sh.Nodes {
+				if n.Role == "master" && n.Health == "online" {
+					return fmt.Sprintf("%s:%d", n.IP, n.Port), slot
+				}
+			}
 		}
 	}
 	t.Fatalf("no master for slot %d", slot)
