@@ -78,6 +78,17 @@ func countKeys(ctx context.Context, rdb *redis.Client, pattern string) (int64, e
 	return n, iter.Err()
 }
 
+// renewWindow reads c's stats before and after a window of d (or ctx's end: an error), with the times.
+func renewWindow(ctx context.Context, c *redisson.Client, d time.Duration) (s0, s1 redisson.Stats, w0, w1 time.Time, err error) {
+	s0, w0 = c.Stats(), time.Now()
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return s0, s1, w0, w1, ctx.Err()
+	}
+	return s0, c.Stats(), w0, time.Now(), nil
+}
+
 // forEach runs fn(i) for i in [0, n) on workers goroutines and returns the errors counted and the first.
 func forEach(n, workers int, fn func(i int) error) (int64, error) {
 	var next, errs atomic.Int64
@@ -171,13 +182,10 @@ func holdTest(ctx context.Context, addr string, stats *redis.Client, n int, watc
 	}
 
 	// Renewal window: longer than the lease, so the keys only survive if renewed.
-	s0, w0 := c.Stats(), time.Now()
-	select {
-	case <-time.After(time.Duration(intervals) * period):
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	s0, s1, w0, w1, err := renewWindow(ctx, c, time.Duration(intervals)*period)
+	if err != nil {
+		return nil, err
 	}
-	s1, w1 := c.Stats(), time.Now()
 	res.WindowSeconds = w1.Sub(w0).Seconds()
 	res.IntervalsElapsed = float64(w1.Sub(w0)) / float64(period)
 	res.RenewCalls = s1.RenewCalls - s0.RenewCalls

@@ -57,13 +57,10 @@ func clusterHoldTest(ctx context.Context, n int, watchdog time.Duration, interva
 	})
 	res.AcquireSeconds = time.Since(t0).Seconds()
 	period := watchdog / 3
-	s0, w0 := c.Stats(), time.Now()
-	select {
-	case <-time.After(time.Duration(intervals) * period):
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	s0, s1, w0, w1, err := renewWindow(ctx, c, time.Duration(intervals)*period)
+	if err != nil {
+		return nil, err
 	}
-	s1, w1 := c.Stats(), time.Now()
 	res.IntervalsElapsed = float64(w1.Sub(w0)) / float64(period)
 	res.RenewCallsPerPeriod = float64(s1.RenewCalls-s0.RenewCalls) / res.IntervalsElapsed
 	res.PerNodePerPeriod = res.RenewCallsPerPeriod / float64(len(masters))

@@ -178,10 +178,7 @@ func printReport(w io.Writer, rep *report) {
 		fmt.Fprintln(w)
 	}
 	if h := rep.Hold; h != nil {
-		fmt.Fprintf(w, "### redisson: %d locks held with the watchdog (WithWatchdogTimeout(%s), renewal every %s)\n\n", h.Locks, h.Watchdog, h.RenewPeriod)
-		fmt.Fprintln(w, "| metric | value |")
-		fmt.Fprintln(w, "|---|---:|")
-		rows := [][2]string{
+		metricTable(w, fmt.Sprintf("redisson: %d locks held with the watchdog (WithWatchdogTimeout(%s), renewal every %s)", h.Locks, h.Watchdog, h.RenewPeriod), [][2]string{
 			{"acquire time (s), errors", fmt.Sprintf("%.2f, %d", h.AcquireSeconds, h.AcquireErrors)},
 			{"goroutines added while holding", fmt.Sprint(h.GoroutinesAdded)},
 			{"heap added while holding (MiB)", fmt.Sprintf("%.2f", float64(h.HeapAddedBytes)/(1<<20))},
@@ -196,17 +193,10 @@ func printReport(w io.Writer, rep *report) {
 			{"unlock time (s), errors", fmt.Sprintf("%.2f, %d", h.UnlockSeconds, h.UnlockErrors)},
 			{"Stats().Held / lock keys after unlock", fmt.Sprintf("%d / %d", h.HeldAfterUnlock, h.LockKeysAfterUnlock)},
 			{"goroutines after unlock - base", fmt.Sprint(h.GoroutinesAfterAll)},
-		}
-		for _, r := range rows {
-			fmt.Fprintf(w, "| %s | %s |\n", r[0], r[1])
-		}
-		fmt.Fprintln(w)
+		})
 	}
 	if h := rep.ClusterHold; h != nil {
-		fmt.Fprintf(w, "### redisson on a Cluster (%d masters + replicas): %d locks with random names held with the watchdog (WithWatchdogTimeout(%s))\n\n", h.Masters, h.Locks, h.Watchdog)
-		fmt.Fprintln(w, "| metric | value |")
-		fmt.Fprintln(w, "|---|---:|")
-		rows := [][2]string{
+		metricTable(w, fmt.Sprintf("redisson on a Cluster (%d masters + replicas): %d locks with random names held with the watchdog (WithWatchdogTimeout(%s))", h.Masters, h.Locks, h.Watchdog), [][2]string{
 			{"acquire time (s), errors", fmt.Sprintf("%.2f, %d", h.AcquireSeconds, h.AcquireErrors)},
 			{"renewal intervals observed", fmt.Sprintf("%.2f", h.IntervalsElapsed)},
 			{"renew round trips per interval, all nodes", fmt.Sprintf("%.1f", h.RenewCallsPerPeriod)},
@@ -214,11 +204,7 @@ func printReport(w io.Writer, rep *report) {
 			{"locks renewed per interval", fmt.Sprintf("%.0f", h.RenewedPerPeriod)},
 			{"lost during window", fmt.Sprint(h.LostDuringWindow)},
 			{"unlock errors", fmt.Sprint(h.UnlockErrors)},
-		}
-		for _, r := range rows {
-			fmt.Fprintf(w, "| %s | %s |\n", r[0], r[1])
-		}
-		fmt.Fprintln(w)
+		})
 	}
 	if len(rep.Ratios) > 0 {
 		fmt.Fprintln(w, "### Ratios")
@@ -276,4 +262,15 @@ func atoi(s string) int {
 	var n int
 	fmt.Sscan(s, &n)
 	return n
+}
+
+// metricTable prints a "metric | value" table under a heading.
+func metricTable(w io.Writer, title string, rows [][2]string) {
+	fmt.Fprintf(w, "### %s\n\n", title)
+	fmt.Fprintln(w, "| metric | value |")
+	fmt.Fprintln(w, "|---|---:|")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %s |\n", r[0], r[1])
+	}
+	fmt.Fprintln(w)
 }
