@@ -203,3 +203,46 @@ func TestClusterRenewalsPipelinedPerNode(t *testing.T) {
 		t.Errorf("%.1f renewals per round trip (%.1f round trips per interval for %d locks on 3 masters); want at least 20", perTrip, trips, n)
 	}
 }
+
+// Sentinel: a lock that did not reach the replicas before the master died is gone after the
+// failover. Its holder is told (the next renewal finds it gone: ErrLockLost), and another Client can
+// take it: the double grant that asynchronous replication allows, reproduced (replication cut with
+// in-process proxies, so the harness is known to be sensitive to it).
+func TestSentinelLockLostInFailoverIsSignalled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: slow topology")
+	}
+	s := redistest.StartSentinel(t)
+	fast := func(o *redis.FailoverOptions) {
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
+	}
+	a := newClient(t, s.Client(t, fast), redisson.WithWatchdogTimeout(3*time.Second))
+	b := newClient(t, s.Client(t, fast))
+	ctx := t.Context()
+	for _, l := range s.Links {
+		l.Blackhole(true) // the replicas receive nothing from now on
+	}
+	h := mustLock(t, a.Lock("lost-in-failover"), ctx)
+	if err := s.Master(ctx).Kill(); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := s.WaitMaster(wctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.Context().Done():
+		if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) {
+			t.Fatalf("the holder's context ended with %v; want ErrLockLost", cause)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the holder of a lock the failover lost was not told within 10s")
+	}
+	t.Logf("holder told: %v", context.Cause(h.Context()))
+	bh, err := b.Lock("lost-in-failover").TryLock(ctx, redisson.WithWait(10*time.Second))
+	if err != nil {
+		t.Fatalf("another Client could not take the lock the failover lost: %v", err)
+	}
+	mustUnlock(t, bh)
+}

@@ -28,6 +28,11 @@ type Sentinel struct {
 	Data []*Server
 	// Sentinels are the three sentinel processes.
 	Sentinels []*Server
+	// Links are the replication links of Data[1] and Data[2] to the first master, each through an
+	// in-process proxy: Blackhole or CloseConns on one cuts that replica off (a SIGSTOPped replica
+	// would still receive its master's writes on resume). After a failover the sentinels point the
+	// replicas at the new master directly.
+	Links []*Proxy
 
 	closer
 }
@@ -58,7 +63,13 @@ func StartSentinelProcess() (*Sentinel, error) {
 	}
 	s.Data = append(s.Data, master)
 	for range 2 {
-		r, err := StartProcess(WithArgs("--replicaof", loopback, fmt.Sprint(master.Port())))
+		link, err := StartProxy(master.Addr())
+		if err != nil {
+			return fail(err)
+		}
+		s.Links = append(s.Links, link)
+		_, port, _ := strings.Cut(link.Addr(), ":")
+		r, err := StartProcess(WithArgs("--replicaof", loopback, port))
 		if err != nil {
 			return fail(err)
 		}
@@ -213,11 +224,26 @@ func (s *Sentinel) agreed(ctx context.Context, not string) (*Server, string) {
 		rdb := redis.NewClient(&redis.Options{Addr: d.Addr(), MaxRetries: -1})
 		repl, err := rdb.Info(ctx, "replication").Result()
 		rdb.Close()
-		if err != nil || !strings.Contains(repl, "master_port:"+fmt.Sprint(master.Port())) || !strings.Contains(repl, "master_link_status:up") {
+		if err != nil || !s.replicates(repl, master) || !strings.Contains(repl, "master_link_status:up") {
 			return nil, d.Addr() + ": replica not in sync with " + master.Addr()
 		}
 	}
 	return master, ""
+}
+
+// replicates reports whether a replica's INFO replication shows it replicating master, directly or
+// through one of the Links.
+func (s *Sentinel) replicates(info string, master *Server) bool {
+	if strings.Contains(info, fmt.Sprintf("master_port:%d\r", master.Port())) {
+		return true
+	}
+	for _, l := range s.Links {
+		_, port, _ := strings.Cut(l.Addr(), ":")
+		if l.target == master.Addr() && strings.Contains(info, "master_port:"+port+"\r") {
+			return true
+		}
+	}
+	return false
 }
 
 // Failover asks a sentinel for a failover (SENTINEL FAILOVER: no agreement needed, the master need
@@ -248,5 +274,9 @@ func (s *Sentinel) Failover(ctx context.Context) (*Server, error) {
 
 // Close closes every sentinel and data node (see [Server.Close]). It is idempotent.
 func (s *Sentinel) Close() error {
-	return s.closeAll(append(append([]*Server(nil), s.Sentinels...), s.Data...))
+	err := s.closeAll(append(append([]*Server(nil), s.Sentinels...), s.Data...))
+	for _, l := range s.Links {
+		err = errors.Join(err, l.Close())
+	}
+	return err
 }
