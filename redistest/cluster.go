@@ -132,6 +132,7 @@ type nodeInfo struct {
 	id, addr, master string // master: the master's id for a replica, "" for a master
 	isMaster, failed bool
 	slots            int
+	ranges           [][2]int // the slots it serves
 }
 
 // clusterNodes asks the node at addr for CLUSTER NODES.
@@ -161,8 +162,10 @@ func clusterNodes(ctx context.Context, addr string) ([]nodeInfo, error) {
 			var lo, hi int
 			if k, _ := fmt.Sscanf(r, "%d-%d", &lo, &hi); k == 2 {
 				n.slots += hi - lo + 1
+				n.ranges = append(n.ranges, [2]int{lo, hi})
 			} else if k == 1 {
 				n.slots++
+				n.ranges = append(n.ranges, [2]int{lo, lo})
 			}
 		}
 		nodes = append(nodes, n)
@@ -305,6 +308,69 @@ func (c *Cluster) Failover(ctx context.Context, master string) (string, error) {
 		case <-time.After(50 * time.Millisecond): // polling the nodes' view
 		}
 	}
+}
+
+// MigrateSlot moves slot to the master at to as `redis-cli --cluster reshard` does: CLUSTER SETSLOT
+// IMPORTING on the destination and MIGRATING on the source, MIGRATE of every key in the slot (TTLs
+// kept), then CLUSTER SETSLOT NODE on every master. Clients see ASK while keys move and MOVED after.
+// It blocks until done or ctx ends.
+func (c *Cluster) MigrateSlot(ctx context.Context, slot int, to string) error {
+	masters, err := c.Masters(ctx)
+	if err != nil {
+		return err
+	}
+	nodes, err := clusterNodes(ctx, to)
+	if err != nil {
+		return fmt.Errorf("redistest: migrate: %w", err)
+	}
+	var from, fromID, toID string
+	for _, n := range nodes {
+		if n.addr == to {
+			toID = n.id
+		}
+		for _, r := range n.ranges {
+			if n.isMaster && !n.failed && r[0] <= slot && slot <= r[1] {
+				from, fromID = n.addr, n.id
+			}
+		}
+	}
+	if from == "" || toID == "" || from == to {
+		return fmt.Errorf("redistest: migrate slot %d from %q to %q: no such move", slot, from, to)
+	}
+	src := redis.NewClient(&redis.Options{Addr: from, MaxRetries: -1})
+	defer src.Close()
+	dst := redis.NewClient(&redis.Options{Addr: to, MaxRetries: -1})
+	defer dst.Close()
+	if err := dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromID).Err(); err != nil {
+		return fmt.Errorf("redistest: migrate: %w", err)
+	}
+	if err := src.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", toID).Err(); err != nil {
+		return fmt.Errorf("redistest: migrate: %w", err)
+	}
+	host, port, _ := strings.Cut(to, ":")
+	for {
+		keys, err := src.Do(ctx, "CLUSTER", "GETKEYSINSLOT", slot, 1000).StringSlice()
+		if err != nil {
+			return fmt.Errorf("redistest: migrate: %w", err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		for _, k := range keys {
+			if err := src.Migrate(ctx, host, port, k, 0, 5*time.Second).Err(); err != nil && !errors.Is(err, redis.Nil) {
+				return fmt.Errorf("redistest: migrate %q: %w", k, err)
+			}
+		}
+	}
+	for _, m := range masters {
+		rdb := redis.NewClient(&redis.Options{Addr: m, MaxRetries: -1})
+		err := rdb.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", toID).Err()
+		rdb.Close()
+		if err != nil {
+			return fmt.Errorf("redistest: migrate: %w", err)
+		}
+	}
+	return c.WaitReady(ctx)
 }
 
 // Close closes every node (see [Server.Close]). It is idempotent.
