@@ -200,7 +200,9 @@
 //   - A process paused longer than the loss margin (GC, SIGSTOP, swapped out) may resume believing it
 //     holds a lock that expired and was taken by another; the loss signal arrives after the fact.
 //   - Redis replication is asynchronous: after a failover the new master may not have the lock, and a
-//     second owner can acquire it.
+//     second owner can acquire it. The first owner's next renewal finds the lock gone and reports
+//     ErrLockLost (tested with a Sentinel set-up whose replication was cut), after the fact. A
+//     coordinated failover (CLUSTER FAILOVER, SENTINEL FAILOVER) or a slot migration loses nothing.
 //   - A Close, or a crashed process, leaves its locks in Redis until their lease runs out.
 //
 // Protect resources that must never see two writers with a fencing token checked by the resource
