@@ -404,7 +404,9 @@ func (c *Client) renewBatches(ctx context.Context, batches [][]*renew.Entry, rep
 }
 
 // clusterNode is the address of the master serving key, as the client's slot map has it ("" if
-// unknown).
+// unknown). It runs on the scheduler goroutine and does not wait on the network: the slot map is
+// cached once the client has served a command, which it has for every key it renews (go-redis
+// refreshes a stale map in the background).
 func clusterNode(cc *redis.ClusterClient, key string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
