@@ -255,6 +255,31 @@ func lockConformance(kind string) []conformanceCase {
 				t.Fatalf("unlock after the loss: %v; want not held", err)
 			}
 		}},
+		{"bounded and cancelled waits", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			ctx := t.Context()
+			a, b, c := newC(), newC(), newC()
+			h := mustLock(t, lockOf(a, kind, name), ctx)
+			if _, err := lockOf(b, kind, name).TryLock(ctx, redisson.WithWait(200*time.Millisecond)); !errors.Is(err, redisson.ErrNotObtained) {
+				t.Fatalf("TryLock with a 200ms wait on a held lock: %v; want ErrNotObtained", err)
+			}
+			// B waits and gives up; C, queued behind it, is handed the lock at A's release.
+			bctx, cancelB := context.WithCancel(ctx)
+			bgot, _ := lockAsync(bctx, lockOf(b, kind, name))
+			eventually(t, 10*time.Second, "B to wait", func() bool { return b.Stats().Waiting == 1 })
+			cgot, cancelC := lockAsync(ctx, lockOf(c, kind, name))
+			defer cancelC()
+			eventually(t, 10*time.Second, "C to wait", func() bool { return c.Stats().Waiting == 1 })
+			cancelB()
+			if r := regressWait(t, bgot, 10*time.Second, "B's cancelled wait"); !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("B's cancelled wait: %v; want context.Canceled", r.err)
+			}
+			mustUnlock(t, h)
+			r := regressWait(t, cgot, 10*time.Second, "C to be handed the lock")
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			mustUnlock(t, r.h)
+		}},
 		{"bad input", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
 			ctx := t.Context()
 			c := newC()
