@@ -137,6 +137,27 @@ func TestSentinelMasterKilledUnderContention(t *testing.T) {
 	}
 }
 
+// clusterContenders starts a Cluster for the test and returns it, 3 Clients over it (watchdog 3s) and
+// an admin client.
+func clusterContenders(t *testing.T) (*redistest.Cluster, []*redisson.Client, *redis.ClusterClient) {
+	cl := redistest.StartCluster(t)
+	var clients []*redisson.Client
+	for range 3 {
+		clients = append(clients, newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second)))
+	}
+	return cl, clients, cl.Client(t)
+}
+
+// noOverlapNorLoss fails the test if any kind saw overlapping holders or a hold told of a loss
+// across the fault (what).
+func noOverlapNorLoss(t *testing.T, conts map[string]*contention, what string) {
+	for _, kind := range lockKinds {
+		if c := conts[kind]; c.overlaps.Load() != 0 || c.lost.Load() != 0 {
+			t.Errorf("%s: %d overlapping holders, %d holds lost across %s; want 0 and 0", kind, c.overlaps.Load(), c.lost.Load(), what)
+		}
+	}
+}
+
 // Cluster: a coordinated failover (CLUSTER FAILOVER) of the shard holding the locks while 3 Clients ×
 // 2 goroutines contend for each kind: no overlap of holders, no hold told of a loss (a coordinated
 // failover loses no write), and every kind keeps being acquired after it.
@@ -144,12 +165,7 @@ func TestClusterFailoverUnderContention(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
-	cl := redistest.StartCluster(t)
-	var clients []*redisson.Client
-	for range 3 {
-		clients = append(clients, newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second)))
-	}
-	admin := cl.Client(t)
+	cl, clients, admin := clusterContenders(t)
 	// Names "cf}<kind>": every key is "{cf}<kind>}..." and hashes "cf", one slot for all kinds.
 	conts, fault := throughFault(t, clients, "cf}", func(ctx context.Context) {
 		node, err := admin.MasterForKey(ctx, "{cf}")
@@ -161,12 +177,9 @@ func TestClusterFailoverUnderContention(t *testing.T) {
 		}
 	})
 	for _, kind := range lockKinds {
-		c := conts[kind]
-		t.Logf("%s: first acquisition %v after the failover", kind, c.firstAfter(fault).Round(time.Millisecond))
-		if c.overlaps.Load() != 0 || c.lost.Load() != 0 {
-			t.Errorf("%s: %d overlapping holders, %d holds lost across a coordinated failover; want 0 and 0", kind, c.overlaps.Load(), c.lost.Load())
-		}
+		t.Logf("%s: first acquisition %v after the failover", kind, conts[kind].firstAfter(fault).Round(time.Millisecond))
 	}
+	noOverlapNorLoss(t, conts, "a coordinated failover")
 }
 
 // Renewals on a Cluster: 3,000 watchdog locks with random names (nearly one slot each) are renewed in
@@ -254,12 +267,7 @@ func TestClusterSlotMigrationUnderContention(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
-	cl := redistest.StartCluster(t)
-	var clients []*redisson.Client
-	for range 3 {
-		clients = append(clients, newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second)))
-	}
-	admin := cl.Client(t)
+	cl, clients, admin := clusterContenders(t)
 	// Names "mg}<kind>": every key hashes "mg", one slot for all kinds.
 	conts, _ := throughFault(t, clients, "mg}", func(ctx context.Context) {
 		slot := admin.ClusterKeySlot(ctx, "{mg}").Val()
@@ -280,9 +288,5 @@ func TestClusterSlotMigrationUnderContention(t *testing.T) {
 			}
 		}
 	})
-	for _, kind := range lockKinds {
-		if c := conts[kind]; c.overlaps.Load() != 0 || c.lost.Load() != 0 {
-			t.Errorf("%s: %d overlapping holders, %d holds lost across a slot migration; want 0 and 0", kind, c.overlaps.Load(), c.lost.Load())
-		}
-	}
+	noOverlapNorLoss(t, conts, "a slot migration")
 }

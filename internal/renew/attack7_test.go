@@ -16,19 +16,30 @@ import (
 // does: Group 2 (node B) answers after slow (or fails with ctx's error when ctx ends first), Group 1
 // (node A) answers at once. Every entry is alive.
 func a7Nodes(slow time.Duration) Renewer {
+	return a7Renewer(func(group int) int { return group }, map[int]time.Duration{2: slow})
+}
+
+// a7Renewer is a Renewer over fake nodes (nodeOf maps a batch's Group to its node), pipelined per
+// node as the Client does: a node answers after its delay in delays (none: at once; < 0: never, it
+// fails with ctx's error when ctx ends), every entry alive.
+func a7Renewer(nodeOf func(group int) int, delays map[int]time.Duration) Renewer {
 	return func(ctx context.Context, batches [][]*Entry, report func(int, []bool, error)) int {
 		byNode := map[int][]int{}
 		for i, b := range batches {
-			byNode[b[0].Group] = append(byNode[b[0].Group], i)
+			byNode[nodeOf(b[0].Group)] = append(byNode[nodeOf(b[0].Group)], i)
 		}
 		var wg sync.WaitGroup
-		for group, idx := range byNode {
+		for node, idx := range byNode {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if group == 2 {
+				if d, ok := delays[node]; ok {
+					var after <-chan time.Time // nil: hung
+					if d >= 0 {
+						after = time.After(d)
+					}
 					select {
-					case <-time.After(slow):
+					case <-after:
 					case <-ctx.Done():
 						for _, i := range idx {
 							report(i, nil, ctx.Err())
@@ -115,35 +126,7 @@ func TestAttack7MixedRoundWaiterPeriodStarvesLocks(t *testing.T) {
 // node's locks must not be declared lost because another node is hung.
 func TestAttack7HungNodeHoldsSlotsHealthyNodesLocksLost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		renewer := func(ctx context.Context, batches [][]*Entry, report func(int, []bool, error)) int {
-			byNode := map[int][]int{}
-			for i, b := range batches {
-				byNode[b[0].Group%3] = append(byNode[b[0].Group%3], i)
-			}
-			var wg sync.WaitGroup
-			for node, idx := range byNode {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if node == 0 { // hung
-						<-ctx.Done()
-						for _, i := range idx {
-							report(i, nil, ctx.Err())
-						}
-						return
-					}
-					for _, i := range idx {
-						alive := make([]bool, len(batches[i]))
-						for k := range alive {
-							alive[k] = true
-						}
-						report(i, alive, nil)
-					}
-				}()
-			}
-			wg.Wait()
-			return len(byNode)
-		}
+		renewer := a7Renewer(func(group int) int { return group % 3 }, map[int]time.Duration{0: -1}) // node 0 hung
 		s := New(renewer, 500*time.Millisecond, 0.1)
 		defer s.Close()
 		s.SplitBy(func(e *Entry) string { return fmt.Sprint(e.Group % 3) }) // as the Client does on a Cluster
