@@ -31,6 +31,15 @@ var (
 	// object, or application data). Nothing was changed.
 	ErrWrongType = errors.New("redisson: key holds a value of another type")
 
+	// ErrNotReplicated: in the replica-acknowledged mode (WithReplicaAcks), fewer replicas than
+	// required acknowledged a mutation in time. An acquisition that fails so was undone; a hold lost
+	// so was not renewed on enough replicas.
+	ErrNotReplicated = errors.New("redisson: not acknowledged by enough replicas")
+
+	// ErrNoWait: the replica-acknowledged mode is on but the master refuses the WAIT command, so no
+	// acknowledgement can be had (see WithReplicaAcks and Client.CheckReplicas).
+	ErrNoWait = errors.New("redisson: server has no WAIT command")
+
 	// ErrInvalidArgument: bad input (empty or malformed name, out-of-range duration, nil client,
 	// context or handle). Nothing was sent to Redis.
 	ErrInvalidArgument = errors.New("redisson: invalid argument")

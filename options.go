@@ -33,8 +33,11 @@ type config struct {
 	waiterTimeout time.Duration
 	margin        float64
 	prefix        string
-	logger        *slog.Logger
-	hook          func(Event)
+	// acks and ackTimeout: the replica-acknowledged mode (WithReplicaAcks); ackTimeout 0 = off.
+	acks       int
+	ackTimeout time.Duration
+	logger     *slog.Logger
+	hook       func(Event)
 }
 
 func defaultConfig() config {
@@ -111,6 +114,45 @@ func WithLossMargin(fraction float64) Option {
 			return invalidf("loss margin %v is outside [0, 0.5]", fraction)
 		}
 		c.margin = fraction
+		return nil
+	}
+}
+
+// Bounds of WithReplicaAcks.
+const (
+	maxReplicaAcks = 64
+	maxAckTimeout  = time.Minute
+)
+
+// WithReplicaAcks turns on the replica-acknowledged mode: every lock acquisition, re-entry, renewal,
+// release and forced unlock is pipelined with WAIT on the same connection, so that it counts as done
+// only once replicas of the master that holds the key have acknowledged it, waiting at most timeout
+// for them.
+//
+// replicas is how many acknowledgements are required; 0 means the default: 1 when the master has
+// replicas, none (the mode stays off for that master, which is logged once) when it has none.
+// An acquisition or re-entry that too few replicas acknowledge is undone (released) and fails with an
+// error matching ErrNotObtained and ErrNotReplicated; a renewal that too few acknowledge counts as
+// failed, so the hold is declared lost, with ErrNotReplicated, when its last acknowledged renewal is
+// about to lapse. A release or forced unlock is applied on the master whatever the replicas say.
+//
+// A master without the WAIT command (renamed away, or a proxy that refuses it) is detected on the
+// first mutation: the Client logs it once, reports it in Stats, and carries on without
+// acknowledgements rather than failing every call; Client.CheckReplicas reports it as an error.
+//
+// The mode narrows, and does not close, what a failover can lose: see the package documentation.
+// replicas must be in [0, 64] and timeout in (0, 1m].
+//
+// default: off
+func WithReplicaAcks(replicas int, timeout time.Duration) Option {
+	return func(c *config) error {
+		if replicas < 0 || replicas > maxReplicaAcks {
+			return invalidf("replica acknowledgements %d are outside [0, %d]", replicas, maxReplicaAcks)
+		}
+		if timeout <= 0 || timeout > maxAckTimeout {
+			return invalidf("replica acknowledgement timeout %v is outside (0, %v]", timeout, maxAckTimeout)
+		}
+		c.acks, c.ackTimeout = replicas, timeout
 		return nil
 	}
 }
