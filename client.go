@@ -44,6 +44,7 @@ type Client struct {
 	// slotsReloaded is when (UnixNano) a renewal's connection error last reloaded the Cluster slot map.
 	slotsReloaded atomic.Int64
 
+	acks   acks // the replica-acknowledged mode (replicas.go)
 	sched  *renew.Scheduler
 	hub    *pubsub.Hub
 	gates  *lockGates
@@ -170,11 +171,16 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		waiterArg:  cfg.waiterTimeout.Milliseconds(),
 		gates:      gate.New[*heir, *owner](),
 		done:       make(chan struct{}),
+		acks:       acks{need: cfg.acks, timeout: cfg.ackTimeout},
 	}
 	_, c.cluster = rdb.(*redis.ClusterClient)
 	if timeoutsOff(rdb) {
 		cfg.logger.Warn("redisson: go-redis ContextTimeoutEnabled is false; context deadlines will not " +
 			"bound network waits. Set ContextTimeoutEnabled: true in the go-redis options.")
+	}
+	if rt := readTimeout(rdb); cfg.ackTimeout > 0 && rt > 0 && cfg.ackTimeout >= rt {
+		cfg.logger.Warn("redisson: the replica acknowledgement timeout is not shorter than the go-redis ReadTimeout; "+
+			"a WAIT that takes it all fails as a network error", "ackTimeout", cfg.ackTimeout, "readTimeout", rt)
 	}
 	c.hub = pubsub.New(rdb, cfg.logger)
 	// Idle wake-ups at half the renewal period: registering a watchdog lock never wakes the goroutine.
@@ -190,6 +196,17 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 func isNilPointer(rdb redis.UniversalClient) bool {
 	v := reflect.ValueOf(rdb)
 	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// readTimeout is the go-redis ReadTimeout of rdb (0: unknown or none).
+func readTimeout(rdb redis.UniversalClient) time.Duration {
+	switch r := rdb.(type) {
+	case *redis.Client:
+		return r.Options().ReadTimeout
+	case *redis.ClusterClient:
+		return r.Options().ReadTimeout
+	}
+	return 0
 }
 
 // timeoutsOff reports whether rdb is known to ignore context deadlines on its sockets.
@@ -306,6 +323,8 @@ type Stats struct {
 	Lost          uint64 // holds that ended without a successful unlock (lost, fixed lease over, Close)
 	Subscriptions int    // channels the pub/sub hub is subscribed to
 	Reconnects    int    // pub/sub reconnects observed
+	AckFailures   uint64 // replica-acknowledged mode: mutations too few replicas acknowledged in time
+	NoWait        bool   // replica-acknowledged mode: a master refused WAIT, so acknowledgements are off
 }
 
 // Stats returns counters of the client's work. It does not block on I/O.
@@ -318,7 +337,7 @@ func (c *Client) Stats() Stats {
 	waiting, beats := c.sched.KindStats(kindWaiter)
 	subs, reconnects := c.hub.Stats()
 	return Stats{Held: held, Waiting: waiting, RenewCalls: calls, Renewed: renewed, Heartbeats: beats, Lost: c.lostHolds.Load(),
-		Subscriptions: subs, Reconnects: reconnects}
+		Subscriptions: subs, Reconnects: reconnects, AckFailures: c.acks.failures.Load(), NoWait: c.acks.noWait.Load()}
 }
 
 // checkCall checks what every call checks once the Client is known valid: its context, then Close.
@@ -373,20 +392,18 @@ const (
 // slow node delays only its own batches.
 func (c *Client) renewBatches(ctx context.Context, batches [][]*renew.Entry, report func(int, []bool, error)) int {
 	byNode := map[redis.Cmdable][]int{}
+	addrs := map[redis.Cmdable]string{}
 	var nodes []redis.Cmdable
 	for i, b := range batches {
-		var node redis.Cmdable = c.rdb
-		if cc, ok := c.rdb.(*redis.ClusterClient); ok {
-			n, err := cc.MasterForKey(ctx, b[0].Key)
-			if err != nil {
-				c.renewFailed(len(b), err)
-				report(i, nil, err)
-				continue
-			}
-			node = n
+		node, addr, err := c.node(ctx, b[0].Key)
+		if err != nil {
+			c.renewFailed(len(b), err)
+			report(i, nil, err)
+			continue
 		}
 		if _, ok := byNode[node]; !ok {
 			nodes = append(nodes, node)
+			addrs[node] = addr
 		}
 		byNode[node] = append(byNode[node], i)
 	}
@@ -396,7 +413,7 @@ func (c *Client) renewBatches(ctx context.Context, batches [][]*renew.Entry, rep
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			trips.Add(int64(c.renewOnNode(ctx, node, batches, byNode[node], report)))
+			trips.Add(int64(c.renewOnNode(ctx, node, addrs[node], batches, byNode[node], report)))
 		}()
 	}
 	wg.Wait()
@@ -417,13 +434,15 @@ func clusterNode(cc *redis.ClusterClient, key string) string {
 	return n.Options().Addr
 }
 
-// renewOnNode sends the batches idx, all for one node, in one pipeline and reports each. Batches
-// whose script the node did not have (NOSCRIPT: a pipelined EVALSHA does not fall back to EVAL) are
-// sent again in one more pipeline once the scripts are loaded there; batches whose slot has moved
-// (MOVED, ASK: a failover or a migration the slot map does not know yet) are sent again through the
-// Cluster client, which follows the redirection, and the slot map is reloaded. It returns the round
-// trips made.
-func (c *Client) renewOnNode(ctx context.Context, node redis.Cmdable, batches [][]*renew.Entry, idx []int, report func(int, []bool, error)) int {
+// renewOnNode sends the batches idx, all for the node at addr, in one pipeline and reports each.
+// Batches whose script the node did not have (NOSCRIPT: a pipelined EVALSHA does not fall back to
+// EVAL) are sent again in one more pipeline once the scripts are loaded there; batches whose slot has
+// moved (MOVED, ASK: a failover or a migration the slot map does not know yet) are sent again through
+// the Cluster client, which follows the redirection, and the slot map is reloaded. In the
+// replica-acknowledged mode the pipeline ends with WAIT, and lock renewals that too few replicas
+// acknowledged (or that went through a redirection, where WAIT cannot follow them) are reported
+// failed. It returns the round trips made.
+func (c *Client) renewOnNode(ctx context.Context, node redis.Cmdable, addr string, batches [][]*renew.Entry, idx []int, report func(int, []bool, error)) int {
 	trips := 0
 	for attempt := 0; len(idx) > 0; attempt++ {
 		pipe := node.Pipeline()
@@ -432,8 +451,21 @@ func (c *Client) renewOnNode(ctx context.Context, node redis.Cmdable, batches []
 			script, keys, args := c.renewCall(batches[i])
 			cmds[j] = pipe.EvalSha(ctx, script.Hash(), keys, args...)
 		}
+		var ackErr error
+		var wait *redis.Cmd
+		need := 0
+		if c.acks.on() {
+			if c.cluster && node == c.rdb {
+				ackErr = fmt.Errorf("%w: renewed through a redirection", ErrNotReplicated)
+			} else if need = c.needed(ctx, node, addr); need > 0 {
+				wait = pipe.Do(ctx, "WAIT", need, c.acks.timeout.Milliseconds())
+			}
+		}
 		_, _ = pipe.Exec(ctx) // errors are per command
 		trips++
+		if wait != nil {
+			ackErr = c.ackResult(wait, need)
+		}
 		var again []int
 		missing, moved := map[*redis.Script]bool{}, false
 		for j, i := range idx {
@@ -452,6 +484,9 @@ func (c *Client) renewOnNode(ctx context.Context, node redis.Cmdable, batches []
 					continue
 				}
 			}
+			if err == nil && ackErr != nil && batches[i][0].Kind == kindLock {
+				err = ackErr
+			}
 			c.reportRenewal(i, len(batches[i]), res, err, report)
 		}
 		for script := range missing {
@@ -461,7 +496,7 @@ func (c *Client) renewOnNode(ctx context.Context, node redis.Cmdable, batches []
 			trips++
 		}
 		if moved {
-			node = c.rdb // the Cluster client follows the redirections
+			node, addr = c.rdb, "" // the Cluster client follows the redirections
 		}
 		idx = again
 	}

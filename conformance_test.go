@@ -3,6 +3,7 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,8 @@ type topology struct {
 	// rdb returns a new go-redis client (closed when the test ends) over the topology; a standalone
 	// topology starts its server on the first call of each test.
 	rdb func(t *testing.T) redis.UniversalClient
+	// opts come before the case's own options in every Client of the topology.
+	opts []redisson.Option
 }
 
 // shared holds the Cluster and the Sentinel set-up, started once per test binary on first use and
@@ -91,6 +94,13 @@ var topologies = []topology{
 	{name: "sentinel", slow: true, rdb: func(t *testing.T) redis.UniversalClient {
 		return sharedSentinel(t).Client(t)
 	}},
+	// The replica-acknowledged mode, on the topologies that have replicas.
+	{name: "cluster-acked", slow: true, rdb: func(t *testing.T) redis.UniversalClient {
+		return sharedCluster(t).Client(t)
+	}, opts: []redisson.Option{redisson.WithReplicaAcks(1, time.Second)}},
+	{name: "sentinel-acked", slow: true, rdb: func(t *testing.T) redis.UniversalClient {
+		return sharedSentinel(t).Client(t)
+	}, opts: []redisson.Option{redisson.WithReplicaAcks(1, time.Second)}},
 }
 
 // standaloneFor returns the test's own standalone server, started on first use.
@@ -132,7 +142,7 @@ func TestConformance(t *testing.T) {
 				for _, cc := range s.cases {
 					t.Run(s.primitive+"/"+cc.name, func(t *testing.T) {
 						newC := func(opts ...redisson.Option) *redisson.Client {
-							return newClient(t, top.rdb(t), opts...)
+							return newClient(t, top.rdb(t), append(slices.Clip(top.opts), opts...)...)
 						}
 						name := "conf:" + strings.ReplaceAll(t.Name(), "/", ":")
 						cc.run(t, newC, name)

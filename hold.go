@@ -226,13 +226,18 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 	level := strconv.FormatUint(o.seq, 36)
 	o.mu.Unlock()
 
-	n, _, _, err := l.runAcquire(ctx, o.id, o.leaseMs, level, modeReenter, false, time.Time{})
+	n, _, _, ackErr, err := l.runAcquire(ctx, o.id, o.leaseMs, level, modeReenter, false, time.Time{})
+	if ackErr != nil {
+		// Added on the master only: take the level back and fail, as if it had not been added.
+		err = ackErr
+		n = 0
+	}
 	if err != nil && !noEffect(err) {
 		// The outcome is unknown: remove the level if it was added (keeping the TTL). If that fails
 		// too, the level stays in Redis, and goes with the owner's final release, which frees the
 		// lock whatever levels are left.
 		uctx, cancel := detached(ctx)
-		_, _ = l.runRelease(uctx, o.id, level, false, "", 0, "")
+		_, _, _ = l.runRelease(uctx, o.id, level, false, "", 0, "")
 		cancel()
 	}
 
@@ -296,7 +301,7 @@ func (o *owner) release(ctx context.Context, level string) error {
 
 	l := o.m
 	rctx, cancel := detached(ctx)
-	res, err := l.runRelease(rctx, o.id, level, false, "", o.leaseMs, "")
+	res, _, err := l.runRelease(rctx, o.id, level, false, "", o.leaseMs, "")
 	cancel()
 	o.mu.Lock()
 	o.inflight--
@@ -362,7 +367,7 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 	}
 	rctx, cancel := detached(ctx)
 	sent := time.Now()
-	res, err := l.runRelease(rctx, o.id, level, true, expected, leaseMs, heirID)
+	res, ackErr, err := l.runRelease(rctx, o.id, level, true, expected, leaseMs, heirID)
 	cancel()
 
 	o.mu.Lock()
@@ -390,9 +395,15 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 	after()
 	// The final release decides what becomes of this process's turn for the lock, even if a loss
 	// ended the owner while it was in flight: it goes with the lock to the heir, or to the next waiter.
-	if transferred {
+	switch {
+	case transferred && ackErr != nil:
+		// Transferred on the master only (replica-acknowledged mode): take it back; the heir, first
+		// in line, contends for the lock as any waiter.
+		l.undo(want.ctx, want.owner, false)
+		l.leaveTurn()
+	case transferred:
 		l.handOver(next, want, sent)
-	} else {
+	default:
 		l.leaveTurn()
 	}
 	return ret

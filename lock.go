@@ -277,7 +277,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	var o *owner
 	queued := false
 	attempt := func(ctx context.Context, woken wait.Woken) (wait.Outcome, error) {
-		if lease == 0 && woken.Message != "" {
+		if lease == 0 && woken.Message != "" && !c.acks.on() {
 			if cand, err := m.takeHanded(ctx, id, woken); err != nil || cand != nil {
 				o = cand
 				return wait.Outcome{Acquired: err == nil}, err
@@ -287,12 +287,16 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		// A free Lock is taken with one SET NX, unless the lock looks contended: then the script,
 		// which queues the waiter, is all that can help.
 		fast := m.kind == kindPlain && !queued && !c.recentlyContended(m.gateName, sent)
-		n, token, ticket, err := m.runAcquire(ctx, id, leaseMs, "1", mode, fast, sent)
+		n, token, ticket, ackErr, err := m.runAcquire(ctx, id, leaseMs, "1", mode, fast, sent)
 		if err != nil {
 			if !noEffect(err) {
 				m.undo(ctx, id, true) // the outcome is unknown
 			}
 			return wait.Outcome{}, redisErr(err)
+		}
+		if ackErr != nil {
+			m.undo(ctx, id, false) // granted on the master only: a failover could grant it again
+			return wait.Outcome{}, ackErr
 		}
 		if n < 1 {
 			c.markContended(m.gateName, sent)
@@ -441,32 +445,47 @@ const (
 // key, the script decides (held by another, handed over, or a SET whose reply was lost and re-sent).
 // It returns the owner's level count (≥ 1: acquired) or the script's negative answer, the fencing
 // token (FencedLock), and the owner's ticket if the attempt queued it. On an error other than
-// WRONGTYPE the outcome is unknown: the caller must undo.
-func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, level, mode string, fast bool, sent time.Time) (n, token, ticket int64, err error) {
+// WRONGTYPE the outcome is unknown: the caller must undo. ackErr (replica-acknowledged mode) is set
+// when the level was added but too few replicas acknowledged it: the caller must undo it and fail.
+func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, level, mode string, fast bool, sent time.Time) (n, token, ticket int64, ackErr, err error) {
+	c := m.c
 	if fast {
-		set, err := m.c.rdb.SetNX(ctx, m.key, encodeLockValue(owner, level), time.Duration(leaseMs)*time.Millisecond).Result()
+		var set bool
+		if c.acks.on() {
+			var cmd redis.Cmder
+			cmd, ackErr = c.acked(ctx, m.key, nil, func(p redis.Pipeliner) redis.Cmder {
+				return p.SetNX(ctx, m.key, encodeLockValue(owner, level), time.Duration(leaseMs)*time.Millisecond)
+			})
+			set, err = cmd.(*redis.BoolCmd).Result()
+		} else {
+			set, err = c.rdb.SetNX(ctx, m.key, encodeLockValue(owner, level), time.Duration(leaseMs)*time.Millisecond).Result()
+		}
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, nil, err
 		}
 		if set {
-			return 1, 0, 0, nil
+			return 1, 0, 0, ackErr, nil
 		}
 	}
 	known := ""
 	if mode == modeWait {
-		known = m.c.knownEpoch(m.gateName, sent)
+		known = c.knownEpoch(m.gateName, sent)
 	}
-	r, err := scripts.LockAcquire.Run(ctx, m.c.rdb, m.acquireKeys, owner, leaseMs, level, mode, m.kind, m.c.waiterArg, known).Int64Slice()
+	cmd, ackErr := c.eval(ctx, scripts.LockAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.kind, c.waiterArg, known)
+	r, err := cmd.Int64Slice()
 	if err == nil && len(r) != 4 {
 		err = errors.New("redisson: unexpected reply to an acquisition")
 	}
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, nil, err
 	}
 	if r[3] > 0 {
-		m.c.noteEpoch(m.gateName, r[3], sent)
+		c.noteEpoch(m.gateName, r[3], sent)
 	}
-	return r[0], r[1], r[2], nil
+	if r[0] < 1 {
+		ackErr = nil // nothing was granted; a queued waiter needs no replica
+	}
+	return r[0], r[1], r[2], ackErr, nil
 }
 
 // noEffect reports whether err proves that the command changed nothing: a WRONGTYPE reply, by which
@@ -533,19 +552,22 @@ const (
 
 // runRelease runs the release script for level of owner (see lock_release.lua): final frees the lock
 // whatever levels are left; expected enables the fast path; heir, if not "", is transferred the lock
-// (with lease leaseMs) when the final release finds nobody queued.
-func (m *mutex) runRelease(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string) (int64, error) {
-	return m.release(ctx, owner, level, final, expected, leaseMs, heir, m.c.historyArg)
+// (with lease leaseMs) when the final release finds nobody queued. In the replica-acknowledged mode,
+// ackErr tells that too few replicas acknowledged the release (see acked): a transfer to the heir
+// then must not be relied on.
+func (m *mutex) runRelease(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string) (res int64, ackErr, err error) {
+	return m.release(ctx, owner, level, final, expected, leaseMs, heir, m.c.historyArg, true)
 }
 
 // runUndo releases whatever owner id holds and takes it out of the wait queue, writing no release
 // history: an undo may run while another owner of this Client is releasing the lock, whose history
-// entry it must not overwrite.
+// entry it must not overwrite. It waits for no replica.
 func (m *mutex) runUndo(ctx context.Context, id string) (int64, error) {
-	return m.release(ctx, id, "1", true, "", m.c.cfg.watchdog.Milliseconds(), "", int64(0))
+	n, _, err := m.release(ctx, id, "1", true, "", m.c.cfg.watchdog.Milliseconds(), "", int64(0), false)
+	return n, err
 }
 
-func (m *mutex) release(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string, historyArg any) (int64, error) {
+func (m *mutex) release(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string, historyArg any, acked bool) (int64, error, error) {
 	f := "0"
 	if final {
 		f = "1"
@@ -555,7 +577,13 @@ func (m *mutex) release(ctx context.Context, owner, level string, final bool, ex
 	if heir != "" {
 		args = append(args, heir)
 	}
-	return scripts.LockRelease.Run(ctx, c.rdb, m.releaseKeys, args...).Int64()
+	if !acked {
+		n, err := scripts.LockRelease.Run(ctx, c.rdb, m.releaseKeys, args...).Int64()
+		return n, nil, err
+	}
+	cmd, ackErr := c.eval(ctx, scripts.LockRelease, m.releaseKeys, args...)
+	n, err := cmd.Int64()
+	return n, ackErr, err
 }
 
 // heir is what a goroutine queued for the lock in this process wants; a releasing holder may transfer
@@ -626,7 +654,8 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 	req := m.c.newID()
 	k := m.releaseKeys
 	keys := []string{m.key, m.forceKey + req, k[2], k[3], k[4]}
-	n, err := scripts.LockForceUnlock.Run(ctx, m.c.rdb, keys, m.c.publish, req, m.c.historyArg, m.wakePrefix, m.kind).Int64()
+	cmd, _ := m.c.eval(ctx, scripts.LockForceUnlock, keys, m.c.publish, req, m.c.historyArg, m.wakePrefix, m.kind)
+	n, err := cmd.Int64()
 	if err != nil {
 		return false, opErr("force unlock", m.name, redisErr(err))
 	}

@@ -1,0 +1,171 @@
+package redisson_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// replicatedPair starts a master and one replica following it directly, synced.
+func replicatedPair(t *testing.T, masterArgs ...string) (master, replica *redistest.Server) {
+	t.Helper()
+	master = redistest.Start(t, redistest.WithArgs(append([]string{"--repl-diskless-sync-delay", "0"}, masterArgs...)...))
+	host, port, _ := strings.Cut(master.Addr(), ":")
+	replica = redistest.Start(t, redistest.WithArgs("--replicaof", host, port))
+	rc := replica.Client(t)
+	eventually(t, 10*time.Second, "the replica synced", func() bool {
+		info, err := rc.Info(t.Context(), "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	})
+	return master, replica
+}
+
+// The mode acquires, re-enters, renews and releases with one replica acknowledging every mutation,
+// and a Client on the replica sees the lock.
+func TestReplicaAcksHoldAndRenew(t *testing.T) {
+	master, replica := replicatedPair(t)
+	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(1, time.Second),
+		redisson.WithWatchdogTimeout(300*time.Millisecond))
+	onReplica := newClient(t, replica.Client(t))
+	ctx := t.Context()
+	if err := c.CheckReplicas(ctx); err != nil {
+		t.Fatalf("CheckReplicas: %v", err)
+	}
+	for _, kind := range lockKinds {
+		t.Run(kind, func(t *testing.T) {
+			l := lockOf(c, kind, "acked-"+kind)
+			h := mustLock(t, l, ctx)
+			if locked, err := lockOf(onReplica, kind, "acked-"+kind).IsLocked(ctx); err != nil || !locked {
+				t.Fatalf("the replica does not have the acknowledged lock: %v %v", locked, err)
+			}
+			h2, err := h.Reenter(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := c.Stats().Renewed
+			eventually(t, 5*time.Second, "three renewals", func() bool { return c.Stats().Renewed >= before+3 })
+			if h.Context().Err() != nil {
+				t.Fatalf("hold ended: %v", context.Cause(h.Context()))
+			}
+			mustUnlock(t, h2)
+			mustUnlock(t, h)
+		})
+	}
+	if s := c.Stats(); s.AckFailures != 0 || s.NoWait {
+		t.Fatalf("stats %+v: want no acknowledgement failures", s)
+	}
+}
+
+// Too few replicas: the acquisition fails with ErrNotReplicated and leaves nothing on the master,
+// with and without a wait; CheckReplicas says so too.
+func TestReplicaAcksTooFewUndoes(t *testing.T) {
+	master, _ := replicatedPair(t)
+	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(2, 100*time.Millisecond))
+	other := newClient(t, master.Client(t))
+	ctx := t.Context()
+	if err := c.CheckReplicas(ctx); !errors.Is(err, redisson.ErrNotReplicated) {
+		t.Fatalf("CheckReplicas with 1 of 2 replicas: %v; want ErrNotReplicated", err)
+	}
+	for _, kind := range lockKinds {
+		for _, wait := range []time.Duration{0, time.Second} {
+			name := "too-few-" + kind
+			_, err := lockOf(c, kind, name).TryLock(ctx, redisson.WithWait(wait))
+			if !errors.Is(err, redisson.ErrNotObtained) || !errors.Is(err, redisson.ErrNotReplicated) {
+				t.Fatalf("%s wait %v: %v; want ErrNotObtained and ErrNotReplicated", kind, wait, err)
+			}
+			if locked, err := lockOf(other, kind, name).IsLocked(ctx); err != nil || locked {
+				t.Fatalf("%s: an unacknowledged acquisition was left on the master (%v, %v)", kind, locked, err)
+			}
+		}
+	}
+	if s := c.Stats(); s.AckFailures < 6 {
+		t.Fatalf("AckFailures %d; want at least 6", s.AckFailures)
+	}
+}
+
+// A replica that stops acknowledging: a re-entry fails and is taken back, and the hold is declared
+// lost, with ErrNotReplicated, before its last acknowledged lease may lapse.
+func TestReplicaAcksStalledReplicaLosesHold(t *testing.T) {
+	master, replica := replicatedPair(t)
+	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(1, 100*time.Millisecond),
+		redisson.WithWatchdogTimeout(time.Second))
+	ctx := t.Context()
+	h := mustLock(t, c.Lock("stalled"), ctx)
+	if err := replica.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = replica.Resume() })
+	if _, err := h.Reenter(ctx); !errors.Is(err, redisson.ErrNotReplicated) {
+		t.Fatalf("re-entry with a stalled replica: %v; want ErrNotReplicated", err)
+	}
+	if n, err := h.HoldCount(ctx); err != nil || n != 1 {
+		t.Fatalf("hold count after a failed re-entry: %d, %v; want 1", n, err)
+	}
+	select {
+	case <-h.Context().Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the hold was not declared lost while no renewal was acknowledged")
+	}
+	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) || !errors.Is(cause, redisson.ErrNotReplicated) {
+		t.Fatalf("loss cause %v; want ErrLockLost and ErrNotReplicated", cause)
+	}
+	// The loss frees the lock on the master (the undo waits for no replica).
+	other := newClient(t, master.Client(t))
+	eventually(t, 5*time.Second, "the lost lock freed", func() bool {
+		locked, err := other.Lock("stalled").IsLocked(ctx)
+		return err == nil && !locked
+	})
+}
+
+// A server without WAIT: detected on the first mutation, reported by Stats and CheckReplicas, and
+// the locks keep working.
+func TestReplicaAcksServerWithoutWait(t *testing.T) {
+	master, _ := replicatedPair(t, "--rename-command", "WAIT", "")
+	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(1, 100*time.Millisecond))
+	ctx := t.Context()
+	if err := c.CheckReplicas(ctx); !errors.Is(err, redisson.ErrNoWait) {
+		t.Fatalf("CheckReplicas: %v; want ErrNoWait", err)
+	}
+	for i := 0; i < 3; i++ {
+		mustUnlock(t, mustLock(t, c.Lock("no-wait"), ctx))
+	}
+	if s := c.Stats(); !s.NoWait || s.AckFailures != 0 {
+		t.Fatalf("stats %+v: want NoWait and no failures", s)
+	}
+}
+
+// The default count (0): a master without replicas needs none, so locks work, unacknowledged;
+// CheckReplicas reports the missing replica.
+func TestReplicaAcksDefaultWithoutReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Client(t), redisson.WithReplicaAcks(0, 100*time.Millisecond))
+	ctx := t.Context()
+	mustUnlock(t, mustLock(t, c.Lock("alone"), ctx))
+	if s := c.Stats(); s.AckFailures != 0 {
+		t.Fatalf("AckFailures %d; want 0", s.AckFailures)
+	}
+	if err := c.CheckReplicas(ctx); !errors.Is(err, redisson.ErrNotReplicated) {
+		t.Fatalf("CheckReplicas without replicas: %v; want ErrNotReplicated", err)
+	}
+}
+
+// Bad arguments of the option.
+func TestReplicaAcksBadInput(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	for _, o := range []redisson.Option{
+		redisson.WithReplicaAcks(-1, time.Second),
+		redisson.WithReplicaAcks(65, time.Second),
+		redisson.WithReplicaAcks(1, 0),
+		redisson.WithReplicaAcks(1, 2*time.Minute),
+	} {
+		if _, err := redisson.New(rdb, o); !errors.Is(err, redisson.ErrInvalidArgument) {
+			t.Fatalf("New: %v; want ErrInvalidArgument", err)
+		}
+	}
+}
