@@ -32,7 +32,7 @@ type Client struct {
 	rdb     redis.UniversalClient
 	cfg     config
 	cluster bool
-	publish any // "PUBLISH", or "SPUBLISH" once the hub shards subscriptions on Cluster
+	publish any // "PUBLISH", or on a Cluster "SPUBLISH" (the hub subscribes per shard)
 	// historyArg is how long (ms) a lock's release history keeps a final release: as long as go-redis
 	// may re-send it (see resendWindow).
 	historyArg any
@@ -182,7 +182,12 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		cfg.logger.Warn("redisson: the replica acknowledgement timeout is not shorter than the go-redis ReadTimeout; "+
 			"a WAIT that takes it all fails as a network error", "ackTimeout", cfg.ackTimeout, "readTimeout", rt)
 	}
-	c.hub = pubsub.New(rdb, cfg.logger)
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		c.hub = pubsub.NewSharded(shardRouter{cc, c}, cfg.logger)
+		c.publish = "SPUBLISH"
+	} else {
+		c.hub = pubsub.New(rdb, cfg.logger)
+	}
 	// Idle wake-ups at half the renewal period: registering a watchdog lock never wakes the goroutine.
 	c.sched = renew.New(c.renewBatches, min(cfg.watchdog, cfg.waiterTimeout)/6, cfg.margin)
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
@@ -546,6 +551,22 @@ func (c *Client) renewFailed(entries int, err error) {
 		c.reloadSlots(cc)
 	}
 }
+
+// shardRouter routes the sharded hub's channels with the Cluster client's slot map.
+type shardRouter struct {
+	cc *redis.ClusterClient
+	c  *Client
+}
+
+func (r shardRouter) Master(ctx context.Context, channel string) (*redis.Options, error) {
+	n, err := r.cc.MasterForKey(ctx, channel)
+	if err != nil {
+		return nil, err
+	}
+	return n.Options(), nil
+}
+
+func (r shardRouter) Reload() { r.c.reloadSlots(r.cc) }
 
 // reloadSlots asks go-redis to reload the Cluster slot map, at most once a second.
 func (c *Client) reloadSlots(cc *redis.ClusterClient) {

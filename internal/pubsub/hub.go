@@ -1,5 +1,6 @@
 // Package pubsub is the one wake-up hub of a Client: every wait on every lock of the Client shares a
-// single pub/sub connection, with one reference-counted subscription per channel.
+// single pub/sub connection (on a Cluster, one per master: see NewSharded), with one
+// reference-counted subscription per channel.
 //
 // Messages are signals, not data: a waiter receives on a buffered channel of size one and, when woken,
 // re-runs its acquire script, so coalescing several signals into one is harmless. A message decides
@@ -37,10 +38,26 @@ type Subscriber interface {
 
 var _ Subscriber = (redis.UniversalClient)(nil)
 
-// Hub multiplexes waits over one pub/sub connection. Create it with New; stop it with Close.
+// transport carries the hub's subscriptions: SUBSCRIBE on one go-redis PubSub (classic), or
+// SSUBSCRIBE on one connection per Cluster master (sharded). It reports what it receives with
+// Hub.handle.
+type transport interface {
+	// subscribe sends the subscription of name, blocking for the network write, bounded by ctx. A
+	// subscription that could not be sent is retried by the transport when it reconnects.
+	subscribe(ctx context.Context, name string) error
+	// unsubscribe sends the unsubscription of names.
+	unsubscribe(ctx context.Context, names []string) error
+	// close closes the connections and waits for the transport's goroutines.
+	close()
+	// conns is the number of open connections.
+	conns() int
+}
+
+// Hub multiplexes waits over one pub/sub connection (or one per master). Create it with New or
+// NewSharded; stop it with Close.
 type Hub struct {
-	rdb Subscriber
-	log *slog.Logger
+	open func(h *Hub) transport // creates the transport on the first Subscribe
+	log  *slog.Logger
 
 	// io serialises the hub's SUBSCRIBE and UNSUBSCRIBE commands, so that an unsubscription of an
 	// idle channel and a new subscription of the same name reach the server in the order decided. It
@@ -49,12 +66,12 @@ type Hub struct {
 	io sync.Mutex
 
 	mu       sync.Mutex
-	ps       *redis.PubSub // created on first Subscribe
+	tr       transport // created on first Subscribe
 	channels map[string]*channel
 	closed   bool
 
 	stop chan struct{}
-	done chan struct{} // closed when the receive goroutine has exited (or was never started)
+	done chan struct{} // closed when the sweep goroutine has exited (or was never started)
 
 	reconnects int // resubscriptions observed, for tests and stats
 }
@@ -100,10 +117,14 @@ const (
 	WakeOne = "0" // one waiter of the channel
 )
 
-// New returns a hub; it opens no connection until the first Subscribe.
+// New returns a hub that subscribes with SUBSCRIBE on one go-redis PubSub of rdb; it opens no
+// connection until the first Subscribe.
 func New(rdb Subscriber, log *slog.Logger) *Hub {
-	h := &Hub{rdb: rdb, log: log, channels: map[string]*channel{}, stop: make(chan struct{}), done: make(chan struct{})}
-	return h
+	return newHub(func(h *Hub) transport { return newClassic(h, rdb) }, log)
+}
+
+func newHub(open func(*Hub) transport, log *slog.Logger) *Hub {
+	return &Hub{open: open, log: log, channels: map[string]*channel{}, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // Subscribe registers a waiter on the channel name, subscribing on the server if no waiter of this
@@ -123,11 +144,9 @@ func (h *Hub) Subscribe(ctx context.Context, name, id string) (*Waiter, error) {
 	if isNew {
 		ch = &channel{ready: make(chan struct{})}
 		h.channels[name] = ch
-		if h.ps == nil {
-			// No I/O: go-redis connects on the first command.
-			h.ps = h.rdb.Subscribe(context.WithoutCancel(ctx))
-			msgs := h.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
-			go h.receive(msgs)
+		if h.tr == nil {
+			h.tr = h.open(h) // no I/O: the transport connects on its first subscription
+			go h.sweeper()
 		}
 	}
 	ch.idle = time.Time{}
@@ -138,12 +157,12 @@ func (h *Hub) Subscribe(ctx context.Context, name, id string) (*Waiter, error) {
 		w.message = m.text
 		signal(w) // its message came just before it registered
 	}
-	ps := h.ps
+	tr := h.tr
 	h.mu.Unlock()
 
 	if isNew {
 		h.io.Lock()
-		err := ps.Subscribe(ctx, name)
+		err := tr.subscribe(ctx, name)
 		h.io.Unlock()
 		if err != nil {
 			h.log.Warn("redisson: subscribe failed; waiting on timers until the connection recovers",
@@ -195,8 +214,19 @@ func (h *Hub) Stats() (channels, reconnects int) {
 	return len(h.channels), h.reconnects
 }
 
-// Close unsubscribes everything, closes the connection, stops the receive goroutine and waits for
-// it. Waiters still registered are woken; later Subscribe calls return ErrClosed.
+// Conns reports the open pub/sub connections: at most one, or one per Cluster master (NewSharded).
+func (h *Hub) Conns() int {
+	h.mu.Lock()
+	tr := h.tr
+	h.mu.Unlock()
+	if tr == nil {
+		return 0
+	}
+	return tr.conns()
+}
+
+// Close closes the connections, stops the hub's goroutines and waits for them. Waiters still
+// registered are woken; later Subscribe calls return ErrClosed.
 func (h *Hub) Close() {
 	h.mu.Lock()
 	if h.closed {
@@ -205,37 +235,30 @@ func (h *Hub) Close() {
 		return
 	}
 	h.closed = true
-	ps := h.ps
+	tr := h.tr
 	for _, ch := range h.channels {
 		wakeAll(ch)
 	}
 	h.mu.Unlock()
 	close(h.stop)
-	if ps == nil {
+	if tr == nil {
 		close(h.done)
 		return
 	}
-	_ = ps.Close()
-	<-h.done
+	<-h.done // the sweeper, which may be sending an UNSUBSCRIBE
+	tr.close()
 }
 
-func (h *Hub) receive(msgs <-chan any) {
+// sweeper unsubscribes idle channels (see sweep) until Close.
+func (h *Hub) sweeper() {
 	defer close(h.done)
-	sweep := time.NewTicker(Linger / 2)
-	defer sweep.Stop()
+	t := time.NewTicker(Linger / 2)
+	defer t.Stop()
 	for {
 		select {
-		case m, ok := <-msgs:
-			if !ok {
-				return
-			}
-			h.handle(m)
-		case now := <-sweep.C:
+		case now := <-t.C:
 			h.sweep(now)
 		case <-h.stop:
-			// Drain until go-redis closes the channel, so its goroutine never blocks on a send.
-			for range msgs {
-			}
 			return
 		}
 	}
@@ -250,7 +273,7 @@ func (h *Hub) handle(m any) {
 			deliver(ch, m.Payload, time.Now())
 		}
 	case *redis.Subscription:
-		if m.Kind != "subscribe" {
+		if m.Kind != "subscribe" && m.Kind != "ssubscribe" {
 			return
 		}
 		ch := h.channels[m.Channel]
@@ -285,14 +308,14 @@ func (h *Hub) sweep(now time.Time) {
 			delete(h.channels, name)
 		}
 	}
-	ps := h.ps
+	tr := h.tr
 	h.mu.Unlock()
-	if len(names) == 0 || ps == nil {
+	if len(names) == 0 || tr == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := ps.Unsubscribe(ctx, names...); err != nil {
+	if err := tr.unsubscribe(ctx, names); err != nil {
 		h.log.Debug("redisson: unsubscribe failed", "channels", len(names), "err", err)
 	}
 }
@@ -324,6 +347,17 @@ func deliver(ch *channel, message string, now time.Time) {
 	wakeOne(ch)
 }
 
+// wake signals every waiter of the named channels: a transport may have lost their messages.
+func (h *Hub) wake(names []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, name := range names {
+		if ch := h.channels[name]; ch != nil {
+			wakeAll(ch)
+		}
+	}
+}
+
 // Wake signals the waiter as a message naming it would.
 func (w *Waiter) Wake() { signal(w) }
 
@@ -350,3 +384,35 @@ func signal(w *Waiter) {
 	default:
 	}
 }
+
+// classic is the transport of New: one go-redis PubSub, which reconnects and resubscribes on its
+// own; a resubscription's confirmation tells the hub that messages may have been lost.
+type classic struct {
+	ps   *redis.PubSub
+	done chan struct{} // closed when the receive goroutine has exited
+}
+
+func newClassic(h *Hub, rdb Subscriber) *classic {
+	t := &classic{ps: rdb.Subscribe(context.Background()), done: make(chan struct{})}
+	msgs := t.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+	go func() {
+		defer close(t.done)
+		for m := range msgs { // until Close closes the PubSub
+			h.handle(m)
+		}
+	}()
+	return t
+}
+
+func (t *classic) subscribe(ctx context.Context, name string) error { return t.ps.Subscribe(ctx, name) }
+
+func (t *classic) unsubscribe(ctx context.Context, names []string) error {
+	return t.ps.Unsubscribe(ctx, names...)
+}
+
+func (t *classic) close() {
+	_ = t.ps.Close()
+	<-t.done
+}
+
+func (t *classic) conns() int { return 1 }

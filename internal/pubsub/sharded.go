@@ -1,0 +1,490 @@
+package pubsub
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Router tells the sharded transport where a channel's slot is served.
+type Router interface {
+	// Master returns the options of the go-redis client of the master serving channel's slot, as
+	// the slot map has it; the transport dials Addr with Dialer and authenticates as they say.
+	Master(ctx context.Context, channel string) (*redis.Options, error)
+	// Reload asks for the slot map to be read again (after a lost connection or a moved slot). It
+	// must not block on the network.
+	Reload()
+}
+
+// Timing of the sharded transport.
+const (
+	// pingEvery is how often each connection is pinged; a connection silent for 3 of them is
+	// taken for dead (a paused or partitioned node sends no FIN).
+	pingEvery = time.Second
+	// retryEvery is how soon subscriptions that could not be (re)sent are tried again.
+	retryEvery = 200 * time.Millisecond
+)
+
+// NewSharded returns a hub for Redis Cluster that subscribes with SSUBSCRIBE, each channel on the
+// master serving its slot, over one connection per master (publishers use SPUBLISH, which reaches
+// only the subscribers of the channel's shard, instead of PUBLISH, which every node of the Cluster
+// broadcasts). A channel whose connection breaks, or whose slot moves (the server then ends the
+// subscription with an SUNSUBSCRIBE of its own: a migration, a failover), is subscribed again where
+// the slot map now puts it, and the confirmation wakes all its waiters, since messages may have
+// been lost meanwhile. It opens no connection until the first Subscribe.
+//
+// The connections are the hub's own, not go-redis's: a go-redis PubSub resubscribes all its shard
+// channels in one SSUBSCRIBE after a reconnect, which a Cluster refuses (CROSSSLOT) as soon as they
+// span several slots.
+func NewSharded(r Router, log *slog.Logger) *Hub {
+	return newHub(func(h *Hub) transport { return newSharded(h, r) }, log)
+}
+
+// sharded is the transport of NewSharded.
+type sharded struct {
+	h *Hub
+	r Router
+
+	mu      sync.Mutex
+	shards  map[string]*shard // open connections, by address
+	where   map[string]*shard // every channel wanted and sent, and where it was sent
+	pending map[string]bool   // channels wanted but not sent: (re)subscribed by the fixer
+	closed  bool
+
+	// sendMu orders the SSUBSCRIBE and SUNSUBSCRIBE of a channel as decided: a subscription sent by
+	// the fixer never overtakes the unsubscription that follows it.
+	sendMu sync.Mutex
+
+	kick chan struct{} // wakes the fixer
+	stop chan struct{}
+	wg   sync.WaitGroup // the fixer and every shard's reader
+}
+
+// shard is one connection to one master.
+type shard struct {
+	addr string
+	nc   net.Conn
+	opt  *redis.Options
+
+	wmu sync.Mutex // serialises writes
+	bw  *bufio.Writer
+
+	// Guarded by sharded.mu.
+	channels map[string]bool // subscribed (or being subscribed) here
+	dead     bool
+}
+
+func newSharded(h *Hub, r Router) *sharded {
+	t := &sharded{h: h, r: r, shards: map[string]*shard{}, where: map[string]*shard{}, pending: map[string]bool{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	t.wg.Add(1)
+	go t.fixer()
+	return t
+}
+
+func (t *sharded) subscribe(ctx context.Context, name string) error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return ErrClosed
+	}
+	t.pending[name] = true
+	t.mu.Unlock()
+	return t.send(ctx, name)
+}
+
+// send subscribes the pending channel name on the master of its slot, dialling it if needed. On
+// failure the channel stays pending and the fixer tries again.
+func (t *sharded) send(ctx context.Context, name string) error {
+	t.sendMu.Lock()
+	defer t.sendMu.Unlock()
+	opt, err := t.r.Master(ctx, name)
+	if err != nil {
+		t.retry()
+		return fmt.Errorf("route shard channel: %w", err)
+	}
+	sh, err := t.shardFor(ctx, opt)
+	if err != nil {
+		t.r.Reload()
+		t.retry()
+		return err
+	}
+	t.mu.Lock()
+	if !t.pending[name] || sh.dead || t.closed { // unsubscribed meanwhile, or the shard died: the fixer decides
+		t.mu.Unlock()
+		return nil
+	}
+	delete(t.pending, name)
+	t.where[name] = sh
+	sh.channels[name] = true
+	t.mu.Unlock()
+	if err := sh.write(ctx, "SSUBSCRIBE", name); err != nil {
+		t.fail(sh, err)
+		return err
+	}
+	return nil
+}
+
+// shardFor returns the open connection to opt.Addr, dialling and authenticating a new one if there
+// is none.
+func (t *sharded) shardFor(ctx context.Context, opt *redis.Options) (*shard, error) {
+	t.mu.Lock()
+	if sh := t.shards[opt.Addr]; sh != nil {
+		t.mu.Unlock()
+		return sh, nil
+	}
+	t.mu.Unlock()
+	sh, err := dialShard(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	if other := t.shards[opt.Addr]; other != nil || t.closed { // dialled concurrently, or closed
+		t.mu.Unlock()
+		_ = sh.nc.Close()
+		if other == nil {
+			return nil, ErrClosed
+		}
+		return other, nil
+	}
+	t.shards[opt.Addr] = sh
+	t.wg.Add(1)
+	t.mu.Unlock()
+	go t.read(sh)
+	return sh, nil
+}
+
+// dialShard opens and authenticates a connection as the go-redis options say.
+func dialShard(ctx context.Context, opt *redis.Options) (*shard, error) {
+	dial := opt.Dialer
+	if dial == nil {
+		d := &net.Dialer{Timeout: opt.DialTimeout}
+		dial = d.DialContext
+	}
+	if opt.DialTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opt.DialTimeout)
+		defer cancel()
+	}
+	nc, err := dial(ctx, opt.Network, opt.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial shard %s: %w", opt.Addr, err)
+	}
+	sh := &shard{addr: opt.Addr, nc: nc, opt: opt, bw: bufio.NewWriter(nc), channels: map[string]bool{}}
+	user, pass := opt.Username, opt.Password
+	if opt.CredentialsProvider != nil {
+		user, pass = opt.CredentialsProvider()
+	}
+	if pass != "" {
+		args := []string{"AUTH", pass}
+		if user != "" {
+			args = []string{"AUTH", user, pass}
+		}
+		if err := authenticate(ctx, sh, args); err != nil {
+			_ = nc.Close()
+			return nil, fmt.Errorf("authenticate to shard %s: %w", opt.Addr, err)
+		}
+	}
+	return sh, nil
+}
+
+// authenticate sends AUTH and reads its reply, before the reader starts.
+func authenticate(ctx context.Context, sh *shard, args []string) error {
+	if err := sh.write(ctx, args...); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = sh.nc.SetReadDeadline(deadline)
+	v, err := readReply(bufio.NewReaderSize(sh.nc, 64))
+	if err != nil {
+		return err
+	}
+	if e, ok := v.(replyError); ok {
+		return e
+	}
+	return nil
+}
+
+// write sends one command, bounded by ctx and the write timeout.
+func (sh *shard) write(ctx context.Context, args ...string) error {
+	sh.wmu.Lock()
+	defer sh.wmu.Unlock()
+	deadline := time.Now().Add(max(sh.opt.WriteTimeout, time.Second))
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = sh.nc.SetWriteDeadline(deadline)
+	fmt.Fprintf(sh.bw, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(sh.bw, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return sh.bw.Flush()
+}
+
+func (t *sharded) unsubscribe(ctx context.Context, names []string) error {
+	var errs []error
+	t.sendMu.Lock()
+	defer t.sendMu.Unlock()
+	for _, name := range names {
+		t.mu.Lock()
+		delete(t.pending, name)
+		sh := t.where[name]
+		delete(t.where, name)
+		if sh != nil {
+			delete(sh.channels, name)
+		}
+		t.mu.Unlock()
+		if sh == nil {
+			continue
+		}
+		// One channel per command: a Cluster refuses one SUNSUBSCRIBE over several slots.
+		if err := sh.write(ctx, "SUNSUBSCRIBE", name); err != nil {
+			t.fail(sh, err)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// read receives what the shard's connection delivers until it fails.
+func (t *sharded) read(sh *shard) {
+	defer t.wg.Done()
+	br := bufio.NewReader(sh.nc)
+	for {
+		_ = sh.nc.SetReadDeadline(time.Now().Add(3 * pingEvery))
+		v, err := readReply(br)
+		if err != nil {
+			t.fail(sh, err)
+			return
+		}
+		t.got(sh, v)
+	}
+}
+
+// got handles one reply of a shard's connection.
+func (t *sharded) got(sh *shard, v any) {
+	switch v := v.(type) {
+	case replyError:
+		// A refused SSUBSCRIBE (MOVED: the slot is no longer here). Which channel is not said: send
+		// every channel of this connection again, wherever the reloaded slot map puts it.
+		t.h.log.Debug("redisson: shard subscription refused", "shard", sh.addr, "err", v)
+		t.r.Reload()
+		t.requeue(sh, false)
+	case []any:
+		if len(v) < 2 {
+			return
+		}
+		kind, _ := v[0].(string)
+		ch, _ := v[1].(string)
+		switch kind {
+		case "smessage":
+			if len(v) == 3 {
+				payload, _ := v[2].(string)
+				t.h.handle(&redis.Message{Channel: ch, Payload: payload})
+			}
+		case "ssubscribe":
+			t.h.handle(&redis.Subscription{Kind: "ssubscribe", Channel: ch})
+		case "sunsubscribe":
+			// Not asked for if the channel is still wanted here: the server dropped the subscription
+			// because the slot left this node (migrated, or the node became a replica).
+			t.mu.Lock()
+			moved := t.where[ch] == sh && sh.channels[ch]
+			if moved {
+				delete(sh.channels, ch)
+				delete(t.where, ch)
+				t.pending[ch] = true
+			}
+			t.mu.Unlock()
+			if moved {
+				t.r.Reload()
+				t.retry()
+			}
+		}
+	}
+}
+
+// fail closes a broken shard connection: its channels are subscribed again by the fixer, and their
+// waiters woken now, since messages may have been lost.
+func (t *sharded) fail(sh *shard, err error) {
+	t.mu.Lock()
+	if sh.dead {
+		t.mu.Unlock()
+		return
+	}
+	sh.dead = true
+	if t.shards[sh.addr] == sh {
+		delete(t.shards, sh.addr)
+	}
+	closed := t.closed
+	t.mu.Unlock()
+	_ = sh.nc.Close()
+	if closed {
+		return
+	}
+	t.h.log.Warn("redisson: shard pub/sub connection lost; resubscribing", "shard", sh.addr, "err", err)
+	t.r.Reload()
+	t.requeue(sh, true)
+}
+
+// requeue makes the channels of sh pending again, wakes their waiters if wake, and kicks the fixer.
+func (t *sharded) requeue(sh *shard, wake bool) {
+	t.mu.Lock()
+	var names []string
+	for ch := range sh.channels {
+		if t.where[ch] == sh {
+			delete(t.where, ch)
+			t.pending[ch] = true
+			names = append(names, ch)
+		}
+	}
+	clear(sh.channels)
+	t.mu.Unlock()
+	if wake {
+		t.h.wake(names)
+	}
+	t.retry()
+}
+
+// retry wakes the fixer.
+func (t *sharded) retry() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// fixer sends pending subscriptions (retrying every retryEvery while some fail) and pings every
+// connection every pingEvery, until close.
+func (t *sharded) fixer() {
+	defer t.wg.Done()
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	again := time.NewTimer(retryEvery)
+	defer again.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-ping.C:
+			t.mu.Lock()
+			shards := make([]*shard, 0, len(t.shards))
+			for _, sh := range t.shards {
+				shards = append(shards, sh)
+			}
+			t.mu.Unlock()
+			for _, sh := range shards {
+				if err := sh.write(context.Background(), "PING"); err != nil {
+					t.fail(sh, err)
+				}
+			}
+			continue
+		case <-t.kick:
+		case <-again.C:
+		}
+		t.mu.Lock()
+		var names []string
+		for ch := range t.pending {
+			names = append(names, ch)
+		}
+		t.mu.Unlock()
+		failed := false
+		for _, ch := range names {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			if t.send(ctx, ch) != nil {
+				failed = true
+			}
+			cancel()
+		}
+		if failed {
+			again.Reset(retryEvery)
+		}
+	}
+}
+
+func (t *sharded) close() {
+	t.mu.Lock()
+	t.closed = true
+	shards := t.shards
+	t.shards = map[string]*shard{}
+	t.mu.Unlock()
+	close(t.stop)
+	for _, sh := range shards {
+		t.mu.Lock()
+		sh.dead = true
+		t.mu.Unlock()
+		_ = sh.nc.Close()
+	}
+	t.wg.Wait()
+}
+
+func (t *sharded) conns() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.shards)
+}
+
+// replyError is an error reply.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+// readReply reads one RESP2 reply: a string (simple or bulk; "" for a null bulk), an int64, a
+// replyError, or a []any of those.
+func readReply(br *bufio.Reader) (any, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	if len(line) < 3 || line[len(line)-2] != '\r' {
+		return nil, fmt.Errorf("pubsub: malformed reply %q", line)
+	}
+	body := line[1 : len(line)-2]
+	switch line[0] {
+	case '+':
+		return body, nil
+	case '-':
+		return replyError(body), nil
+	case ':':
+		return strconv.ParseInt(body, 10, 64)
+	case '$':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < -1 || n > 512<<20 {
+			return nil, fmt.Errorf("pubsub: malformed bulk length %q", body)
+		}
+		if n < 0 {
+			return "", nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return nil, err
+		}
+		return string(buf[:n]), nil
+	case '*':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < -1 || n > 1<<20 {
+			return nil, fmt.Errorf("pubsub: malformed array length %q", body)
+		}
+		items := make([]any, 0, max(n, 0))
+		for range n {
+			v, err := readReply(br)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, v)
+		}
+		return items, nil
+	}
+	return nil, fmt.Errorf("pubsub: unknown reply type %q", line[0])
+}
