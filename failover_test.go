@@ -290,3 +290,54 @@ func TestClusterSlotMigrationUnderContention(t *testing.T) {
 	})
 	noOverlapNorLoss(t, conts, "a slot migration")
 }
+
+// Cluster: waiters are woken by sharded pub/sub. With re-polls and heartbeats an hour apart, a waiter
+// of another Client acquires soon after the release only if a message woke it; meanwhile its
+// subscription is a shard channel (SSUBSCRIBE), and no node has a classic channel (PUBLISH, which a
+// Cluster broadcasts to every node).
+func TestClusterWaitersWokenByShardedPubSub(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: slow topology")
+	}
+	cl := sharedCluster(t)
+	slow := []redisson.Option{redisson.WithRepollInterval(time.Hour), redisson.WithWatchdogTimeout(time.Hour),
+		redisson.WithWaiterTimeout(time.Hour)}
+	a := newClient(t, cl.Client(t), slow...)
+	b := newClient(t, cl.Client(t), slow...)
+	ctx := t.Context()
+	masters, err := cl.Masters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	channels := func(kind string) (n int) {
+		for _, m := range masters {
+			v, err := cl.Node(m).Client(t).Do(ctx, "PUBSUB", kind).StringSlice()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(v)
+		}
+		return n
+	}
+	for _, kind := range lockKinds {
+		name := fmt.Sprintf("spub-%s-%d", kind, time.Now().UnixNano())
+		h := mustLock(t, lockOf(a, kind, name), ctx)
+		res, cancel := lockAsync(ctx, lockOf(b, kind, name))
+		eventually(t, 10*time.Second, "the waiter subscribed", func() bool { return channels("SHARDCHANNELS") > 0 })
+		eventually(t, 10*time.Second, "the waiter queued", func() bool { return b.Stats().Waiting > 0 })
+		if n := channels("CHANNELS"); n != 0 {
+			t.Errorf("%s: %d classic pub/sub channels on the masters; want 0 (sharded only)", kind, n)
+		}
+		mustUnlock(t, h)
+		select {
+		case r := <-res:
+			if r.err != nil {
+				t.Fatalf("%s: the waiter failed: %v", kind, r.err)
+			}
+			mustUnlock(t, r.h)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the waiter was not woken within 10s of the release (re-polls are an hour apart)", kind)
+		}
+		cancel()
+	}
+}
