@@ -26,7 +26,8 @@ import (
 const cleanupTimeout = 5 * time.Second
 
 // Client owns what all objects created from it share: the go-redis client, one renewal scheduler
-// goroutine, one pub/sub hub (one connection, opened on the first wait) and the local wait queues.
+// goroutine, one pub/sub hub (one connection, or one per master on a Cluster, opened on the first
+// wait) and the local wait queues.
 // Create it with New and stop it with Close. A Client is safe for concurrent use.
 type Client struct {
 	rdb     redis.UniversalClient

@@ -203,11 +203,25 @@
 //     second owner can acquire it. The first owner's next renewal finds the lock gone and reports
 //     ErrLockLost (tested with a Sentinel set-up whose replication was cut), after the fact. A
 //     coordinated failover (CLUSTER FAILOVER, SENTINEL FAILOVER) or a slot migration loses nothing.
+//     The replica-acknowledged mode (WithReplicaAcks) closes most of this gap: an acquisition is
+//     reported only once the required replicas acknowledged it (WAIT on the same connection), and a
+//     hold whose renewals they stop acknowledging is declared lost before its acknowledged lease may
+//     lapse. WAIT is not consensus: the promoted replica may be one that did not acknowledge (require
+//     enough acknowledgements that any promotion has the write), and an acknowledged write is in the
+//     replica's memory, not on its disk.
 //   - A Close, or a crashed process, leaves its locks in Redis until their lease runs out.
 //
 // Protect resources that must never see two writers with a fencing token checked by the resource
 // itself: a FencedLock issues a strictly increasing token with every acquisition, and FencedSet
 // refuses a write whose token is older than the last one accepted (see FencedLock).
+//
+// # Topologies
+//
+// Everything works on a standalone server, a Sentinel-managed master (redis.NewFailoverClient) and a
+// Redis Cluster (redis.NewClusterClient). On a Cluster every key and channel of an object is in one
+// slot; wake-ups use sharded pub/sub (SPUBLISH, and SSUBSCRIBE over one connection per master, moved
+// with the slot after a migration or failover), so a wake-up reaches only the shard of its lock;
+// renewals are pipelined per master, the masters in parallel.
 //
 // # go-redis settings
 //
