@@ -3,6 +3,7 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 )
 
 // replicatedPair starts a master and one replica following it directly, synced.
-func replicatedPair(t *testing.T, masterArgs ...string) (master, replica *redistest.Server) {
+func replicatedPair(t testing.TB, masterArgs ...string) (master, replica *redistest.Server) {
 	t.Helper()
 	master = redistest.Start(t, redistest.WithArgs(append([]string{"--repl-diskless-sync-delay", "0"}, masterArgs...)...))
 	host, port, _ := strings.Cut(master.Addr(), ":")
@@ -167,5 +168,34 @@ func TestReplicaAcksBadInput(t *testing.T) {
 		if _, err := redisson.New(rdb, o); !errors.Is(err, redisson.ErrInvalidArgument) {
 			t.Fatalf("New: %v; want ErrInvalidArgument", err)
 		}
+	}
+}
+
+// BenchmarkReplicaAcks measures what the mode costs: an uncontended lock+unlock on a master with one
+// replica (both on this machine), without and with one acknowledgement required.
+func BenchmarkReplicaAcks(b *testing.B) {
+	master, _ := replicatedPair(b)
+	for _, bc := range []struct {
+		name string
+		opts []redisson.Option
+	}{{"off", nil}, {"acks=1", []redisson.Option{redisson.WithReplicaAcks(1, time.Second)}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := newClient(b, master.Client(b), bc.opts...)
+			ctx := context.Background()
+			b.RunParallel(func(pb *testing.PB) {
+				l := c.Lock(fmt.Sprint("bench:acks:", benchKeys.Add(1)))
+				for pb.Next() {
+					h, err := l.Lock(ctx)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if err := h.Unlock(ctx); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
