@@ -177,7 +177,7 @@ func (r *Replicated) Promote(ctx context.Context) error {
 	defer r.mu.Unlock()
 	rep := admin(r.Replica)
 	defer rep.Close()
-	if err := rep.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+	if err := rep.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
 		return fmt.Errorf("redistest: promote %s: %w", r.Replica.Addr(), err)
 	}
 	return nil
@@ -200,13 +200,13 @@ func (r *Replicated) Rejoin(ctx context.Context) error {
 		// Detached first: the bytes the black hole swallowed leave a gap in the stream, so the old
 		// replication connection must not carry anything once the black hole is off, and the
 		// replica must not open a new one before.
-		if err := rep.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+		if err := rep.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
 			return fmt.Errorf("redistest: rejoin: detach %s: %w", r.Replica.Addr(), err)
 		}
 		r.Link.CloseConns()
 		r.cut.Store(false)
 		r.Link.Blackhole(false)
-		if err := rep.SlaveOf(ctx, loopback, strconv.Itoa(r.linkPort())).Err(); err != nil {
+		if err := rep.ReplicaOf(ctx, loopback, strconv.Itoa(r.linkPort())).Err(); err != nil {
 			return fmt.Errorf("redistest: rejoin: REPLICAOF on %s: %w", r.Replica.Addr(), err)
 		}
 	}
