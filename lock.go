@@ -295,7 +295,9 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 			return wait.Outcome{}, redisErr(err)
 		}
 		if ackErr != nil {
-			m.undo(ctx, id, false) // granted on the master only: a failover could grant it again
+			// Granted on the master only: a failover could grant it again. A copy of the request
+			// may still be travelling (a WAIT that failed on the network): undo again later too.
+			m.undo(ctx, id, true)
 			return wait.Outcome{}, ackErr
 		}
 		if n < 1 {

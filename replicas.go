@@ -74,8 +74,8 @@ func (c *Client) needed(ctx context.Context, node redis.Cmdable, addr string) in
 	n, err := connectedReplicas(ctx, node)
 	if err != nil {
 		// Unknown: require one, the safe side (a master without replicas then fails every
-		// acquisition until INFO answers again).
-		return 1
+		// acquisition until INFO answers again), and ask again after replicaCheckEvery.
+		n = 1
 	}
 	a.mu.Lock()
 	if a.masters == nil {
@@ -83,7 +83,7 @@ func (c *Client) needed(ctx context.Context, node redis.Cmdable, addr string) in
 	}
 	a.masters[addr] = masterReplicas{replicas: n, checked: time.Now()}
 	a.mu.Unlock()
-	if n == 0 && (!ok || m.replicas > 0) {
+	if err == nil && n == 0 && (!ok || m.replicas > 0) {
 		c.cfg.logger.Warn("redisson: replica-acknowledged mode: the master has no replicas; its mutations are not acknowledged",
 			"master", addr)
 	}

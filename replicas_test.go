@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,24 +11,11 @@ import (
 	"github.com/goredisson/redisson/redistest"
 )
 
-// replicatedPair starts a master and one replica following it directly, synced.
-func replicatedPair(t testing.TB, masterArgs ...string) (master, replica *redistest.Server) {
-	t.Helper()
-	master = redistest.Start(t, redistest.WithArgs(append([]string{"--repl-diskless-sync-delay", "0"}, masterArgs...)...))
-	host, port, _ := strings.Cut(master.Addr(), ":")
-	replica = redistest.Start(t, redistest.WithArgs("--replicaof", host, port))
-	rc := replica.Client(t)
-	eventually(t, 10*time.Second, "the replica synced", func() bool {
-		info, err := rc.Info(t.Context(), "replication").Result()
-		return err == nil && strings.Contains(info, "master_link_status:up")
-	})
-	return master, replica
-}
-
 // The mode acquires, re-enters, renews and releases with one replica acknowledging every mutation,
 // and a Client on the replica sees the lock.
 func TestReplicaAcksHoldAndRenew(t *testing.T) {
-	master, replica := replicatedPair(t)
+	r := redistest.StartReplicated(t)
+	master, replica := r.Master, r.Replica
 	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(1, time.Second),
 		redisson.WithWatchdogTimeout(300*time.Millisecond))
 	onReplica := newClient(t, replica.Client(t))
@@ -65,7 +51,7 @@ func TestReplicaAcksHoldAndRenew(t *testing.T) {
 // Too few replicas: the acquisition fails with ErrNotReplicated and leaves nothing on the master,
 // with and without a wait; CheckReplicas says so too.
 func TestReplicaAcksTooFewUndoes(t *testing.T) {
-	master, _ := replicatedPair(t)
+	master := redistest.StartReplicated(t).Master
 	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(2, 100*time.Millisecond))
 	other := newClient(t, master.Client(t))
 	ctx := t.Context()
@@ -92,7 +78,8 @@ func TestReplicaAcksTooFewUndoes(t *testing.T) {
 // A replica that stops acknowledging: a re-entry fails and is taken back, and the hold is declared
 // lost, with ErrNotReplicated, before its last acknowledged lease may lapse.
 func TestReplicaAcksStalledReplicaLosesHold(t *testing.T) {
-	master, replica := replicatedPair(t)
+	r := redistest.StartReplicated(t)
+	master, replica := r.Master, r.Replica
 	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(1, 100*time.Millisecond),
 		redisson.WithWatchdogTimeout(time.Second))
 	ctx := t.Context()
@@ -126,7 +113,7 @@ func TestReplicaAcksStalledReplicaLosesHold(t *testing.T) {
 // A server without WAIT: detected on the first mutation, reported by Stats and CheckReplicas, and
 // the locks keep working.
 func TestReplicaAcksServerWithoutWait(t *testing.T) {
-	master, _ := replicatedPair(t, "--rename-command", "WAIT", "")
+	master := redistest.Start(t, redistest.WithArgs("--rename-command", "WAIT", ""))
 	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(1, 100*time.Millisecond))
 	ctx := t.Context()
 	if err := c.CheckReplicas(ctx); !errors.Is(err, redisson.ErrNoWait) {
@@ -174,7 +161,7 @@ func TestReplicaAcksBadInput(t *testing.T) {
 // BenchmarkReplicaAcks measures what the mode costs: an uncontended lock+unlock on a master with one
 // replica (both on this machine), without and with one acknowledgement required.
 func BenchmarkReplicaAcks(b *testing.B) {
-	master, _ := replicatedPair(b)
+	master := redistest.StartReplicated(b).Master
 	for _, bc := range []struct {
 		name string
 		opts []redisson.Option
