@@ -34,9 +34,11 @@ func engine(t *testing.T, repoll time.Duration) (*wait.Engine, func(string)) {
 		sched.Close()
 		hub.Close()
 	})
+	// The publisher may still await PUBLISH's reply when the waiter, woken, has ended the test: a
+	// context of its own, and t.Error (it runs on another goroutine).
 	publish := func(msg string) {
-		if err := rdb.Publish(t.Context(), "wake", msg).Err(); err != nil {
-			t.Fatal(err)
+		if err := rdb.Publish(context.Background(), "wake", msg).Err(); err != nil {
+			t.Error(err)
 		}
 	}
 	return &wait.Engine{Hub: hub, Sched: sched, Repoll: repoll, Closed: closed}, publish
@@ -50,8 +52,16 @@ func TestWakeByName(t *testing.T) {
 	var mu sync.Mutex
 	var attempts []wait.Woken
 	queued := make(chan struct{}, 4)
+	published := make(chan struct{})
+	defer func() {
+		select { // the publisher is done (or, if the wait failed early, never started)
+		case <-published:
+		case <-time.After(10 * time.Second):
+		}
+	}()
 	err := func() error {
 		go func() {
+			defer close(published)
 			<-queued
 			<-queued // the attempt after the subscription is confirmed
 			publish("someone-else")
