@@ -29,20 +29,7 @@ func BenchmarkUncontended(b *testing.B) {
 		}
 		defer c.Close()
 		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			l := c.Lock(fmt.Sprint("bench:r:", benchKeys.Add(1)))
-			for pb.Next() {
-				h, err := l.Lock(ctx)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				if err := h.Unlock(ctx); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
+		lockUnlockParallel(b, c, "bench:r:")
 	})
 	b.Run("floor", func(b *testing.B) {
 		floorRelease.Load(ctx, rdb)
@@ -61,5 +48,25 @@ func BenchmarkUncontended(b *testing.B) {
 				}
 			}
 		})
+	})
+}
+
+// lockUnlockParallel runs lock+unlock cycles of c in parallel, each goroutine on a Lock of its own
+// (names under prefix).
+func lockUnlockParallel(b *testing.B, c *redisson.Client, prefix string) {
+	ctx := context.Background()
+	b.RunParallel(func(pb *testing.PB) {
+		l := c.Lock(fmt.Sprint(prefix, benchKeys.Add(1)))
+		for pb.Next() {
+			h, err := l.Lock(ctx)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if err := h.Unlock(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
 	})
 }

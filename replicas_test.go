@@ -3,7 +3,6 @@ package redisson_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -167,22 +166,7 @@ func BenchmarkReplicaAcks(b *testing.B) {
 		opts []redisson.Option
 	}{{"off", nil}, {"acks=1", []redisson.Option{redisson.WithReplicaAcks(1, time.Second)}}} {
 		b.Run(bc.name, func(b *testing.B) {
-			c := newClient(b, master.Client(b), bc.opts...)
-			ctx := context.Background()
-			b.RunParallel(func(pb *testing.PB) {
-				l := c.Lock(fmt.Sprint("bench:acks:", benchKeys.Add(1)))
-				for pb.Next() {
-					h, err := l.Lock(ctx)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					if err := h.Unlock(ctx); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
+			lockUnlockParallel(b, newClient(b, master.Client(b), bc.opts...), "bench:acks:")
 		})
 	}
 }
