@@ -66,7 +66,7 @@ type sharded struct {
 
 	kick chan struct{} // wakes the fixer
 	stop chan struct{}
-	wg   sync.WaitGroup // the fixer and every shard's reader
+	wg   sync.WaitGroup // the fixer, the pinger and every shard's reader
 }
 
 // shard is one connection to one master.
@@ -86,8 +86,9 @@ type shard struct {
 func newSharded(h *Hub, r Router) *sharded {
 	t := &sharded{h: h, r: r, shards: map[string]*shard{}, where: map[string]*shard{}, pending: map[string]bool{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{})}
-	t.wg.Add(1)
+	t.wg.Add(2)
 	go t.fixer()
+	go t.pinger()
 	return t
 }
 
@@ -365,31 +366,15 @@ func (t *sharded) retry() {
 	}
 }
 
-// fixer sends pending subscriptions (retrying every retryEvery while some fail) and pings every
-// connection every pingEvery, until close.
+// fixer sends pending subscriptions, retrying every retryEvery while some fail, until close.
 func (t *sharded) fixer() {
 	defer t.wg.Done()
-	ping := time.NewTicker(pingEvery)
-	defer ping.Stop()
 	again := time.NewTimer(retryEvery)
 	defer again.Stop()
 	for {
 		select {
 		case <-t.stop:
 			return
-		case <-ping.C:
-			t.mu.Lock()
-			shards := make([]*shard, 0, len(t.shards))
-			for _, sh := range t.shards {
-				shards = append(shards, sh)
-			}
-			t.mu.Unlock()
-			for _, sh := range shards {
-				if err := sh.write(context.Background(), "PING"); err != nil {
-					t.fail(sh, err)
-				}
-			}
-			continue
 		case <-t.kick:
 		case <-again.C:
 		}
@@ -409,6 +394,33 @@ func (t *sharded) fixer() {
 		}
 		if failed {
 			again.Reset(retryEvery)
+		}
+	}
+}
+
+// pinger pings every connection every pingEvery, until close, so that a silent connection can be
+// told from an idle one. It is a goroutine of its own: a subscription stuck dialling a dead node
+// must not starve the connections that work.
+func (t *sharded) pinger() {
+	defer t.wg.Done()
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-ping.C:
+		}
+		t.mu.Lock()
+		shards := make([]*shard, 0, len(t.shards))
+		for _, sh := range t.shards {
+			shards = append(shards, sh)
+		}
+		t.mu.Unlock()
+		for _, sh := range shards {
+			if err := sh.write(context.Background(), "PING"); err != nil {
+				t.fail(sh, err)
+			}
 		}
 	}
 }
