@@ -8,8 +8,8 @@ package redisson_test
 import (
 	"context"
 	"errors"
-	_ "fmt"
-	_ "strconv"
+	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -157,5 +157,182 @@ func TestAttack8AckedTransferResentStaleWait(t *testing.T) {
 	defer func() { _ = hb.Unlock(context.Background()) }()
 	if r.h.Context().Err() == nil {
 		t.Errorf("two owners: B holds %q on the promoted replica while G2's hold is live", name)
+	}
+}
+
+// a8Migration is a slot migration left half done: the destination IMPORTING, the source MIGRATING,
+// as during a long `redis-cli --cluster reshard`.
+type a8Migration struct {
+	cl                 *redistest.Cluster
+	slot               int
+	src, dst           string
+	srcID, dstID       string
+	srcNode, dstNode   *redis.Client
+	finished, migrated bool
+}
+
+// a8StartMigration puts key's slot in migration from its master to another master.
+func a8StartMigration(t *testing.T, ctx context.Context, cl *redistest.Cluster, admin *redis.ClusterClient, key string) *a8Migration {
+	t.Helper()
+	src, slot := a7SlotMaster(t, ctx, admin, key)
+	masters, err := cl.Masters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &a8Migration{cl: cl, slot: int(slot), src: src}
+	for _, a := range masters {
+		if a != src {
+			m.dst = a
+			break
+		}
+	}
+	m.srcNode = cl.Node(m.src).Client(t)
+	m.dstNode = cl.Node(m.dst).Client(t)
+	m.srcID = m.srcNode.Do(ctx, "CLUSTER", "MYID").Val().(string)
+	m.dstID = m.dstNode.Do(ctx, "CLUSTER", "MYID").Val().(string)
+	if err := m.dstNode.Do(ctx, "CLUSTER", "SETSLOT", m.slot, "IMPORTING", m.srcID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.srcNode.Do(ctx, "CLUSTER", "SETSLOT", m.slot, "MIGRATING", m.dstID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.finish(t, context.Background()) })
+	return m
+}
+
+// moveKeys MIGRATEs every key of the slot still on the source to the destination (TTLs kept).
+func (m *a8Migration) moveKeys(t *testing.T, ctx context.Context) int {
+	t.Helper()
+	host, port, _ := strings.Cut(m.dst, ":")
+	keys, err := m.srcNode.Do(ctx, "CLUSTER", "GETKEYSINSLOT", m.slot, 1000).StringSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if err := m.srcNode.Migrate(ctx, host, port, k, 0, 5*time.Second).Err(); err != nil && !errors.Is(err, redis.Nil) {
+			t.Fatalf("MIGRATE %s: %v", k, err)
+		}
+	}
+	return len(keys)
+}
+
+// finish moves what is left and gives the slot to the destination on every master.
+func (m *a8Migration) finish(t *testing.T, ctx context.Context) {
+	if m.finished {
+		return
+	}
+	m.finished = true
+	m.moveKeys(t, ctx)
+	masters, err := m.cl.Masters(ctx)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for _, a := range masters {
+		rdb := redis.NewClient(&redis.Options{Addr: a, MaxRetries: -1})
+		if err := rdb.Do(ctx, "CLUSTER", "SETSLOT", m.slot, "NODE", m.dstID).Err(); err != nil {
+			t.Errorf("SETSLOT NODE on %s: %v", a, err)
+		}
+		rdb.Close()
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_ = m.cl.WaitReady(wctx)
+}
+
+// DEFECT (replica-acknowledged mode on Cluster: acquisitions fail while a slot migrates).
+//
+// Scenario: a Cluster (each master with a replica); Client A in the replica-acknowledged mode
+// (WithReplicaAcks(1, 1s)). The slot of free lock L is being migrated (CLUSTER SETSLOT IMPORTING /
+// MIGRATING, as `redis-cli --cluster reshard` leaves it while it moves the slot's keys). The source
+// answers a command on a key it does not have with -ASK: the key is to be created on the
+// destination. A plain Client (no mode) follows ASK and takes L. Client A's acked pipeline goes to
+// the node client of MasterForKey, which does not follow ASK: acked() reloads the slot map (which
+// still says "source") and re-sends to the source four times, then returns the ASK error.
+//
+// Expected: the migration is transparent (doc.go: "a slot migration loses nothing"; acked(): "a
+// MOVED or ASK reply ... sends the pipeline again"): TryLock and Lock take the free lock, as
+// without the mode.
+//
+// Actual: TryLock and even Lock (no wait bound) fail within a second with "ASK <slot> <dest>",
+// for as long as the migration lasts. Fails every run.
+func TestAttack8AckedClusterAcquireDuringMigrationFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: slow topology")
+	}
+	const name = "a8ask"
+	cl := redistest.StartCluster(t)
+	admin := cl.Client(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+	defer cancel()
+	plain := newClient(t, cl.Client(t))
+	a := newClient(t, cl.Client(t), redisson.WithReplicaAcks(1, time.Second))
+	if err := a.CheckReplicas(ctx); err != nil {
+		t.Fatalf("CheckReplicas: %v", err)
+	}
+	// Warm up both Clients (slot map, scripts) on another slot.
+	mustUnlock(t, mustLock(t, plain.Lock("a8ask-warm"), ctx))
+	mustUnlock(t, mustLock(t, a.Lock("a8ask-warm"), ctx))
+
+	m := a8StartMigration(t, ctx, cl, admin, "{"+name+"}")
+	t.Logf("slot %d migrating from %s to %s", m.slot, m.src, m.dst)
+
+	// Without the mode: ASK is followed, a free lock of the slot is taken on the destination (another
+	// name of the same slot: see TestAttack8ClusterUnlockDuringMigrationTryAgain for its unlock).
+	other := a8SameSlotName(name)
+	if _, err := plain.Lock(other).TryLock(ctx); err != nil {
+		t.Fatalf("precondition: a plain Client's TryLock of %q during the migration: %v", other, err)
+	}
+
+	var failures []string
+	h, err := a.Lock(name).TryLock(ctx)
+	if err != nil {
+		failures = append(failures, fmt.Sprintf("TryLock: %v", err))
+	} else {
+		mustUnlock(t, h)
+	}
+	lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer lcancel()
+	start := time.Now()
+	h, err = a.Lock(name).Lock(lctx)
+	if err != nil {
+		failures = append(failures, fmt.Sprintf("Lock (no wait bound) after %v: %v", time.Since(start).Round(time.Millisecond), err))
+	} else {
+		mustUnlock(t, h)
+	}
+	if len(failures) > 0 {
+		t.Errorf("the replica-acknowledged Client cannot take a free lock while its slot migrates (a plain Client can):\n  %s",
+			strings.Join(failures, "\n  "))
+	}
+}
+
+// a8Slot is the Cluster hash slot of key (CRC16/XMODEM of the key, or of its {tag}, mod 16384).
+func a8Slot(key string) int {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for k := 0; k < len(key); k++ {
+		crc ^= uint16(key[k]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % 16384
+}
+
+// a8SameSlotName returns another lock name whose key ("{name}") is in the slot of name's.
+func a8SameSlotName(name string) string {
+	want := a8Slot(name)
+	for i := 0; ; i++ {
+		if n := name + "-" + strconv.Itoa(i); a8Slot(n) == want {
+			return n
+		}
 	}
 }
