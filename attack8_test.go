@@ -336,3 +336,60 @@ func a8SameSlotName(name string) string {
 		}
 	}
 }
+
+// DEFECT (Cluster, any mode: a slot migration makes releases and contended acquisitions fail).
+//
+// Scenario: a plain Client (no replica mode) holds lock L on a Cluster. L's slot starts migrating to
+// another master (CLUSTER SETSLOT IMPORTING / MIGRATING); L's key has not been moved yet. Every
+// script of a lock names all the lock's keys (lock, release history, queue, deadlines, fencing
+// counter), most of which do not exist. A node refuses a multi-key command on a migrating
+// (or importing) slot when only some of its keys are there: -TRYAGAIN. go-redis retries TRYAGAIN a
+// few times within milliseconds, then returns it.
+//
+// Expected: a slot migration is transparent (doc.go: "a slot migration loses nothing"): the holder's
+// Unlock frees L, and a Lock by another Client waits for L and gets it.
+//
+// Actual: Unlock fails with "TRYAGAIN Multiple keys request during rehashing of slot"; the hold is
+// ended as lost ("unlock failed, left to expire") and L stays held by nobody for the rest of its lease
+// (30s by default); another Client's Lock (no wait bound) fails at once with the same error instead
+// of waiting. Fails every run.
+func TestAttack8ClusterUnlockDuringMigrationTryAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: slow topology")
+	}
+	const name = "a8try"
+	cl := redistest.StartCluster(t)
+	admin := cl.Client(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+	defer cancel()
+	a := newClient(t, cl.Client(t))
+	b := newClient(t, cl.Client(t))
+	h := mustLock(t, a.Lock(name), ctx)
+	m := a8StartMigration(t, ctx, cl, admin, "{"+name+"}")
+	t.Logf("slot %d migrating from %s to %s; lock key still on the source", m.slot, m.src, m.dst)
+
+	var failures []string
+	lctx, lcancel := context.WithTimeout(ctx, 3*time.Second)
+	defer lcancel()
+	waited := make(chan error, 1)
+	go func() {
+		hb, err := b.Lock(name).Lock(lctx)
+		if err == nil {
+			_ = hb.Unlock(context.Background())
+		}
+		waited <- err
+	}()
+	if err := h.Unlock(ctx); err != nil {
+		failures = append(failures, fmt.Sprintf("holder's Unlock: %v (hold context cause: %v)", err, context.Cause(h.Context())))
+	}
+	if err := <-waited; err != nil {
+		failures = append(failures, fmt.Sprintf("another Client's Lock (no wait bound): %v", err))
+	}
+	if locked, err := a.Lock(name).IsLocked(ctx); err == nil && locked {
+		ttl, _ := a.Lock(name).RemainingTTL(ctx)
+		failures = append(failures, fmt.Sprintf("the lock is still held, by nobody, for %v more", ttl.Round(time.Millisecond)))
+	}
+	if len(failures) > 0 {
+		t.Errorf("while the lock's slot migrates:\n  %s", strings.Join(failures, "\n  "))
+	}
+}
