@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/scripts"
 	"github.com/goredisson/redisson/redistest"
 )
 
@@ -391,5 +392,115 @@ func TestAttack8ClusterUnlockDuringMigrationTryAgain(t *testing.T) {
 	}
 	if len(failures) > 0 {
 		t.Errorf("while the lock's slot migrates:\n  %s", strings.Join(failures, "\n  "))
+	}
+}
+
+// a8LoadScripts loads every script of the library on every master, as a Cluster whose masters have
+// all served locks has them.
+func a8LoadScripts(t *testing.T, ctx context.Context, admin *redis.ClusterClient) {
+	t.Helper()
+	err := admin.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		for _, s := range scripts.All {
+			if err := s.Load(ctx, n).Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("loading the scripts: %v", err)
+	}
+}
+
+// a8MigrationWindow holds lock name with c, starts the migration of its slot, moves its keys to the
+// destination and leaves the slot MIGRATING for 5s (as while a reshard moves a large slot's other
+// keys), then finishes the migration. It returns the hold's loss cause, nil if it was kept.
+func a8MigrationWindow(t *testing.T, ctx context.Context, cl *redistest.Cluster, admin *redis.ClusterClient,
+	c *redisson.Client, name string) error {
+	t.Helper()
+	h := mustLock(t, c.Lock(name), ctx)
+	m := a8StartMigration(t, ctx, cl, admin, "{"+name+"}")
+	n := m.moveKeys(t, ctx)
+	t.Logf("slot %d migrating from %s to %s; %d keys moved", m.slot, m.src, m.dst, n)
+	var lost error
+	select {
+	case <-h.Context().Done():
+		lost = context.Cause(h.Context())
+	case <-time.After(5 * time.Second):
+	}
+	m.finish(t, ctx)
+	if lost == nil {
+		mustUnlock(t, h)
+	}
+	return lost
+}
+
+// DEFECT (per-node renewal rounds: a renewal redirected by ASK to a node without the script).
+//
+// Scenario: a plain Client (no replica mode; watchdog 3s) holds lock L on a Cluster. L's slot is
+// being migrated to another master that has not run the library's scripts (a master added to
+// scale out, or promoted by a failover: its script cache is empty); L's key has been moved
+// (MIGRATE), and the slot stays MIGRATING for 5s while the rest of the slot moves. Each renewal
+// round sends EVALSHA lock_renew to the source, which answers -ASK; renewOnNode re-sends the batch
+// through the ClusterClient, which follows ASK to the destination, which answers NOSCRIPT. The
+// NOSCRIPT handling (SCRIPT LOAD and re-send) runs only on the first attempt, so the renewal is
+// reported failed, in every round.
+//
+// Expected: the renewal reaches L on the destination (load the script there and re-send, as for a
+// NOSCRIPT on the first attempt); the hold is kept through the migration (doc.go: "a slot
+// migration loses nothing").
+//
+// Actual: every renewal fails with NOSCRIPT while the slot migrates, and the hold is declared lost
+// ("could not renew before the lease may lapse: NOSCRIPT") 2.7s after its last renewal, then freed.
+// Fails every run.
+func TestAttack8ClusterAskRenewalNoScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: slow topology")
+	}
+	cl := redistest.StartCluster(t)
+	admin := cl.Client(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+	defer cancel()
+	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
+	if lost := a8MigrationWindow(t, ctx, cl, admin, c, "a8nos"); lost != nil {
+		t.Errorf("the hold was declared lost while its slot migrated (its lock was alive on the destination throughout): %v; stats %+v",
+			lost, c.Stats())
+	}
+}
+
+// DEFECT (replica-acknowledged mode on Cluster: a migrating slot's holds are declared lost).
+//
+// Scenario: as TestAttack8ClusterAskRenewalNoScript, but with every script loaded on every master
+// (so NOSCRIPT plays no part) and Client A in the replica-acknowledged mode (WithReplicaAcks(1, 1s),
+// watchdog 3s). Renewals sent to the source get -ASK; renewOnNode re-sends them through the
+// ClusterClient, which follows ASK and renews L on the destination; but in the mode a renewal that
+// went through a redirection counts as failed ("renewed through a redirection").
+//
+// Expected: the migration is transparent (doc.go: "a slot migration loses nothing"): L, renewed on
+// the destination every round, is kept. (The destination's own WAIT can vouch for it: ASKING +
+// EVALSHA + WAIT pipelined on the destination's node client.)
+//
+// Actual: every renewal of L fails while the slot migrates, and the hold is declared lost
+// (ErrLockLost, ErrNotReplicated: "renewed through a redirection") after 2.7s although the lock was
+// renewed, then freed by the loss's undo. A plain Client's hold passes the same window (see the
+// PASSING check at the end). Fails every run.
+func TestAttack8AckedClusterMigrationLosesHold(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: slow topology")
+	}
+	cl := redistest.StartCluster(t)
+	admin := cl.Client(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
+	defer cancel()
+	a8LoadScripts(t, ctx, admin)
+	a := newClient(t, cl.Client(t), redisson.WithReplicaAcks(1, time.Second), redisson.WithWatchdogTimeout(3*time.Second))
+	lost := a8MigrationWindow(t, ctx, cl, admin, a, "a8mig")
+	if lost != nil {
+		t.Errorf("the acked hold was declared lost while its slot migrated (it was renewed on the destination): %v; stats %+v",
+			lost, a.Stats())
+	}
+	plain := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
+	if lost := a8MigrationWindow(t, ctx, cl, admin, plain, "a8mig2"); lost != nil {
+		t.Errorf("a plain Client's hold was lost in the same window (scripts loaded everywhere): %v", lost)
 	}
 }
