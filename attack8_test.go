@@ -44,6 +44,13 @@ func a8ReplicatedViaProxy(t *testing.T) a8Pair {
 		return err == nil && err2 == nil && strings.Contains(info, "master_link_status:up") &&
 			strings.Contains(minfo, "connected_slaves:1")
 	})
+	// Just after a (diskless) sync the master streams writes only once the replica's first ACK has
+	// come (up to a second): wait until a write is acknowledged.
+	eventually(t, 10*time.Second, "the replica acknowledging writes", func() bool {
+		mc.Set(t.Context(), "a8-sync", "1", 0)
+		n, err := mc.Do(t.Context(), "WAIT", 1, 100).Int64()
+		return err == nil && n == 1
+	})
 	return a8Pair{master: master, replica: replica, repl: repl}
 }
 
@@ -94,7 +101,7 @@ func TestAttack8AckedTransferResentStaleWait(t *testing.T) {
 	const name = "a8-transfer"
 	p := a8ReplicatedViaProxy(t)
 	cli := redistest.NewProxy(t, p.master.Addr())
-	rdbA, _ := regressProxied(t, p.master, cli, func(o *redis.Options) {
+	rdbA, dialA := regressProxied(t, p.master, cli, func(o *redis.Options) {
 		o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
 	})
 	a := newClient(t, rdbA, redisson.WithReplicaAcks(1, 300*time.Millisecond),
@@ -119,11 +126,16 @@ func TestAttack8AckedTransferResentStaleWait(t *testing.T) {
 	eventually(t, 5*time.Second, "G2 to queue behind G1 in Client A", func() bool { return regressParked() >= 1 })
 
 	p.repl.Blackhole(true) // the replica gets nothing more
-	cli.DropReplies(1)     // the reply of G1's final release is lost; go-redis re-sends the pipeline
+	regressOneConn(t, rdbA)
+	dials := dialA.dialed()
+	cli.DropReplies(1) // the reply of G1's final release is lost; go-redis re-sends the pipeline
 	if err := g1.Unlock(ctx); err != nil {
 		t.Logf("G1 Unlock: %v", err)
 	}
 	cli.DropReplies(0)
+	if dialA.dialed() == dials {
+		t.Fatal("precondition: the release was not re-sent on a new connection")
+	}
 	var r res
 	select {
 	case r = <-got:
@@ -502,5 +514,63 @@ func TestAttack8AckedClusterMigrationLosesHold(t *testing.T) {
 	plain := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
 	if lost := a8MigrationWindow(t, ctx, cl, admin, plain, "a8mig2"); lost != nil {
 		t.Errorf("a plain Client's hold was lost in the same window (scripts loaded everywhere): %v", lost)
+	}
+}
+
+// PASSING (kept as a regression test): an acquisition in the replica-acknowledged mode whose reply
+// is lost while replication is cut, for every kind.
+//
+// Scenario: Client A (WithReplicaAcks(1, 300ms)) reaches the master through a proxy; the replica
+// follows through another. Replication is cut (Blackhole) and the reply of A's acquisition pipeline
+// (SET NX or lock_acquire.lua, then WAIT) is lost (DropReplies(1)): go-redis re-sends the pipeline
+// on another connection, where the SET NX fails (the key is there) and the script finds the owner
+// holding the lock it has just been granted.
+//
+// Expected: the acquisition fails (ErrNotObtained), nothing is left on the master once the undo has
+// run, and after promoting the replica another Client takes the lock while A holds nothing.
+//
+// Observed: held up, for all three kinds (5 runs).
+func TestAttack8AckedAcquireLostReplyCutReplication(t *testing.T) {
+	for _, kind := range lockKinds {
+		t.Run(kind, func(t *testing.T) {
+			name := "a8-lost-" + kind
+			p := a8ReplicatedViaProxy(t)
+			cli := redistest.NewProxy(t, p.master.Addr())
+			rdbA, dialA := regressProxied(t, p.master, cli, func(o *redis.Options) {
+				o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+			})
+			a := newClient(t, rdbA, redisson.WithReplicaAcks(1, 300*time.Millisecond))
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			attackWarmUp(t, a)
+			mustUnlock(t, mustLock(t, lockOf(a, kind, "a8-warm-"+kind), ctx))
+
+			p.repl.Blackhole(true)
+			regressOneConn(t, rdbA)
+			dials := dialA.dialed()
+			cli.DropReplies(1)
+			h, err := lockOf(a, kind, name).TryLock(ctx)
+			cli.DropReplies(0)
+			if dialA.dialed() == dials {
+				t.Fatal("precondition: the acquisition was not re-sent on a new connection")
+			}
+			if err == nil {
+				defer func() { _ = h.Unlock(context.Background()) }()
+				t.Fatalf("TryLock succeeded with replication cut: a lock no replica has")
+			}
+			if !errors.Is(err, redisson.ErrNotObtained) {
+				t.Fatalf("TryLock: %v; want ErrNotObtained", err)
+			}
+			t.Logf("TryLock: %v", err)
+			key := redisson.LockKeyOf(a, name)
+			mc := p.master.Client(t)
+			eventually(t, 6*time.Second, "the unacknowledged acquisition undone on the master", func() bool {
+				return a8Owner(t, mc, key) == ""
+			})
+			a8Promote(t, p)
+			b := newClient(t, p.replica.Client(t))
+			hb := mustLock(t, lockOf(b, kind, name), ctx)
+			mustUnlock(t, hb)
+		})
 	}
 }
