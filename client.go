@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/goredisson/redisson/internal/pubsub"
 	"github.com/goredisson/redisson/internal/renew"
 	"github.com/goredisson/redisson/internal/scripts"
+	"github.com/goredisson/redisson/internal/slot"
 	"github.com/goredisson/redisson/internal/wait"
 )
 
@@ -382,7 +384,7 @@ func (c *Client) emit(e Event) {
 
 func (c *Client) group(key string) int {
 	if c.cluster {
-		return keySlot(key)
+		return slot.Of(key)
 	}
 	return 0
 }
@@ -419,7 +421,7 @@ func (c *Client) renewBatches(ctx context.Context, batches [][]*renew.Entry, rep
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			trips.Add(int64(c.renewOnNode(ctx, node, addrs[node], batches, byNode[node], report)))
+			trips.Add(int64(c.renewOnNode(ctx, route{node: node, addr: addrs[node]}, batches, byNode[node], report)))
 		}()
 	}
 	wg.Wait()
@@ -440,71 +442,78 @@ func clusterNode(cc *redis.ClusterClient, key string) string {
 	return n.Options().Addr
 }
 
-// renewOnNode sends the batches idx, all for the node at addr, in one pipeline and reports each.
-// Batches whose script the node did not have (NOSCRIPT: a pipelined EVALSHA does not fall back to
-// EVAL) are sent again in one more pipeline once the scripts are loaded there; batches whose slot has
-// moved (MOVED, ASK: a failover or a migration the slot map does not know yet) are sent again through
-// the Cluster client, which follows the redirection, and the slot map is reloaded. In the
-// replica-acknowledged mode the pipeline ends with WAIT, and lock renewals that too few replicas
-// acknowledged (or that went through a redirection, where WAIT cannot follow them) are reported
-// failed. It returns the round trips made.
-func (c *Client) renewOnNode(ctx context.Context, node redis.Cmdable, addr string, batches [][]*renew.Entry, idx []int, report func(int, []bool, error)) int {
+// renewOnNode sends the batches idx, all for the node of r, in one pipeline and reports each. A
+// batch whose script the node did not have (NOSCRIPT: a pipelined EVALSHA does not fall back to EVAL)
+// is sent again once the script is loaded there; a batch whose slot has moved (MOVED, ASK: a failover
+// or a migration the slot map does not know yet) is sent again to the node the reply names, after
+// ASKING for ASK, and MOVED reloads the slot map. Those re-sends are pipelined per node too, a few
+// rounds at most; what is still unanswered then is reported failed, to be renewed in the next round.
+// In the replica-acknowledged mode each pipeline ends with WAIT, and lock renewals that too few
+// replicas acknowledged are reported failed. It returns the round trips made.
+func (c *Client) renewOnNode(ctx context.Context, r route, batches [][]*renew.Entry, idx []int, report func(int, []bool, error)) int {
 	trips := 0
-	for attempt := 0; len(idx) > 0; attempt++ {
-		pipe := node.Pipeline()
-		cmds := make([]*redis.Cmd, len(idx))
-		for j, i := range idx {
-			script, keys, args := c.renewCall(batches[i])
-			cmds[j] = pipe.EvalSha(ctx, script.Hash(), keys, args...)
+	todo := map[route][]int{r: idx}
+	loaded := map[string]bool{} // node address + script hash
+	for round := 0; len(todo) > 0; round++ {
+		next := map[route][]int{}
+		for r, idx := range todo {
+			trips += c.renewSend(ctx, r, batches, idx, report, round < maxRedirects, loaded, next)
 		}
-		var ackErr error
-		var wait *redis.Cmd
-		need := 0
-		if c.acks.on() {
-			if c.cluster && node == c.rdb {
-				ackErr = fmt.Errorf("%w: renewed through a redirection", ErrNotReplicated)
-			} else if need = c.needed(ctx, node, addr); need > 0 {
-				wait = pipe.Do(ctx, "WAIT", need, c.acks.timeout.Milliseconds())
-			}
+		todo = next
+	}
+	return trips
+}
+
+// renewSend sends one pipeline of renewals for the node of r (see renewOnNode). Batches to send again
+// go into again (if retry), by route; the others are reported. It returns the round trips made.
+func (c *Client) renewSend(ctx context.Context, r route, batches [][]*renew.Entry, idx []int, report func(int, []bool, error),
+	retry bool, loaded map[string]bool, again map[route][]int) int {
+	pipe := r.node.Pipeline()
+	cmds := make([]*redis.Cmd, len(idx))
+	for j, i := range idx {
+		if r.ask {
+			pipe.Do(ctx, "ASKING")
 		}
-		_, _ = pipe.Exec(ctx) // errors are per command
-		trips++
-		if wait != nil {
-			ackErr = c.ackResult(wait, need)
+		script, keys, args := c.renewCall(batches[i])
+		cmds[j] = pipe.EvalSha(ctx, script.Hash(), keys, args...)
+	}
+	var wait *redis.Cmd
+	need := 0
+	if c.acks.on() {
+		if need = c.needed(ctx, r.node, r.addr); need > 0 {
+			wait = pipe.Do(ctx, "WAIT", need, c.acks.timeout.Milliseconds())
 		}
-		var again []int
-		missing, moved := map[*redis.Script]bool{}, false
-		for j, i := range idx {
-			res, err := cmds[j].Int64Slice()
-			if err != nil && attempt == 0 {
-				if redis.HasErrorPrefix(err, "NOSCRIPT") {
-					script, _, _ := c.renewCall(batches[i])
-					missing[script] = true
-					again = append(again, i)
-					continue
+	}
+	_, _ = pipe.Exec(ctx) // errors are per command
+	trips := 1
+	var ackErr error
+	if wait != nil {
+		ackErr = c.ackResult(wait, need)
+	}
+	for j, i := range idx {
+		res, err := cmds[j].Int64Slice()
+		if err != nil && retry {
+			if redis.HasErrorPrefix(err, "NOSCRIPT") {
+				script, _, _ := c.renewCall(batches[i])
+				if k := r.addr + script.Hash(); !loaded[k] {
+					loaded[k] = true
+					if lerr := script.Load(ctx, r.node).Err(); lerr != nil {
+						c.cfg.logger.Warn("redisson: loading a renewal script failed", "node", r.addr, "err", lerr)
+					}
+					trips++
 				}
-				if cc, ok := c.rdb.(*redis.ClusterClient); ok && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")) {
-					c.reloadSlots(cc)
-					moved = true
-					again = append(again, i)
-					continue
-				}
+				again[r] = append(again[r], i)
+				continue
 			}
-			if err == nil && ackErr != nil && batches[i][0].Kind == kindLock {
-				err = ackErr
+			if next, redirect := c.redirected(ctx, err); redirect && next.node != nil {
+				again[next] = append(again[next], i)
+				continue
 			}
-			c.reportRenewal(i, len(batches[i]), res, err, report)
 		}
-		for script := range missing {
-			if err := script.Load(ctx, node).Err(); err != nil {
-				c.cfg.logger.Warn("redisson: loading a renewal script failed", "err", err)
-			}
-			trips++
+		if err == nil && ackErr != nil && batches[i][0].Kind == kindLock {
+			err = ackErr
 		}
-		if moved {
-			node, addr = c.rdb, "" // the Cluster client follows the redirections
-		}
-		idx = again
+		c.reportRenewal(i, len(batches[i]), res, err, report)
 	}
 	return trips
 }
@@ -551,6 +560,80 @@ func (c *Client) renewFailed(entries int, err error) {
 	if cc, ok := c.rdb.(*redis.ClusterClient); ok && !errors.As(err, &re) {
 		c.reloadSlots(cc)
 	}
+}
+
+// run runs script on the master of its keys, as Script.Run does (EVALSHA, then EVAL on NOSCRIPT;
+// go-redis follows MOVED and ASK), and sends it again after a pause while the Cluster answers
+// TRYAGAIN: a script names all the keys of an object, and while their slot migrates, a script that
+// finds some of them moved and others not (or absent) is refused, without running, until the
+// migration ends.
+func (c *Client) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	for attempt := 0; ; attempt++ {
+		cmd := script.Run(ctx, c.rdb, keys, args...)
+		if !redis.HasErrorPrefix(cmd.Err(), "TRYAGAIN") || !retryPause(ctx, attempt) {
+			return cmd
+		}
+	}
+}
+
+// retryPause waits before the attempt+1st re-send of a command refused with TRYAGAIN: 10ms doubling
+// to 320ms, about 10s in all. It returns false, at once, when there is to be no re-send: ctx ended or
+// the attempts ran out.
+func retryPause(ctx context.Context, attempt int) bool {
+	if attempt >= 36 {
+		return false
+	}
+	t := time.NewTimer(time.Duration(10<<min(attempt, 5)) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// maxRedirects bounds the MOVED and ASK replies followed for one command.
+const maxRedirects = 5
+
+// route is where a command for one Cluster slot is sent: the node, its address, and whether it must
+// be preceded by ASKING (the slot is being imported there).
+type route struct {
+	node redis.Cmdable
+	addr string
+	ask  bool
+}
+
+// redirected returns where a MOVED or ASK reply err sends the command: the client of the node it
+// names (MOVED also reloads the slot map). redirect is false if err is no redirection; r.node is nil
+// if err names a node the slot map does not know (the map is then reloaded: route by it again).
+func (c *Client) redirected(ctx context.Context, err error) (r route, redirect bool) {
+	cc, isCluster := c.rdb.(*redis.ClusterClient)
+	if !isCluster || err == nil {
+		return route{}, false
+	}
+	f := strings.Fields(err.Error())
+	if len(f) != 3 || (f[0] != "MOVED" && f[0] != "ASK") {
+		return route{}, false
+	}
+	if f[0] == "MOVED" {
+		c.reloadSlots(cc)
+	}
+	var node *redis.Client
+	var mu sync.Mutex
+	_ = cc.ForEachShard(ctx, func(_ context.Context, n *redis.Client) error {
+		if n.Options().Addr == f[2] {
+			mu.Lock()
+			node = n
+			mu.Unlock()
+		}
+		return nil
+	})
+	if node == nil {
+		cc.ReloadState(ctx)
+		return route{}, true
+	}
+	return route{node: node, addr: f[2], ask: f[0] == "ASK"}, true
 }
 
 // shardRouter routes the sharded hub's channels with the Cluster client's slot map.

@@ -106,7 +106,7 @@ func (c *Client) FencedSet(ctx context.Context, key string, value string, token 
 	if err := c.checkCall(ctx); err != nil {
 		return false, opErr("fenced set", key, err)
 	}
-	n, err := scripts.FencedSet.Run(ctx, c.rdb, []string{key}, value, token).Int64()
+	n, err := c.run(ctx, scripts.FencedSet, []string{key}, value, token).Int64()
 	if err != nil {
 		return false, opErr("fenced set", key, redisErr(err))
 	}

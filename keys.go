@@ -1,7 +1,5 @@
 package redisson
 
-import "strings"
-
 // Key layout. Every key and channel of an object is built here, from the Client's key prefix and the
 // object's name:
 //
@@ -52,33 +50,3 @@ func objectKeys(prefix, name string) (key string, aux func(suffix string) string
 	return key, func(s string) string { return key + ":" + sfxReserved + s }, nil
 }
 
-// hashTag returns the part of key that Redis Cluster hashes: the text between the first '{' and the
-// next '}' when non-empty, else the whole key (ok is false then).
-func hashTag(key string) (string, bool) {
-	i := strings.IndexByte(key, '{')
-	if i < 0 {
-		return key, false
-	}
-	j := strings.IndexByte(key[i+1:], '}')
-	if j <= 0 {
-		return key, false
-	}
-	return key[i+1 : i+1+j], true
-}
-
-// keySlot is the Redis Cluster slot of key (CRC16/XMODEM of its hash tag, mod 16384).
-func keySlot(key string) int {
-	tag, _ := hashTag(key)
-	var crc uint16
-	for i := 0; i < len(tag); i++ {
-		crc ^= uint16(tag[i]) << 8
-		for b := 0; b < 8; b++ {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc) % 16384
-}

@@ -3,6 +3,8 @@ package redisson
 import (
 	"errors"
 	"testing"
+
+	"github.com/goredisson/redisson/internal/slot"
 )
 
 func TestObjectKeys(t *testing.T) {
@@ -32,9 +34,9 @@ func TestObjectKeys(t *testing.T) {
 			continue
 		}
 		// Every key of one object hashes to one Cluster slot.
-		if keySlot(key) != keySlot(aux("ch")) || keySlot(key) != keySlot(aux("rel")) {
+		if slot.Of(key) != slot.Of(aux("ch")) || slot.Of(key) != slot.Of(aux("rel")) {
 			t.Errorf("%q, %q and %q are in slots %d, %d, %d", key, aux("ch"), aux("rel"),
-				keySlot(key), keySlot(aux("ch")), keySlot(aux("rel")))
+				slot.Of(key), slot.Of(aux("ch")), slot.Of(aux("rel")))
 		}
 	}
 }
@@ -75,30 +77,13 @@ func TestObjectKeysNeverCollide(t *testing.T) {
 					t.Fatalf("%q is built for both %s and %s", k, prev, who)
 				}
 				seen[k] = who
-				if keySlot(k) != keySlot(key) {
-					t.Fatalf("%q (%s) is in slot %d, its object key %q in %d", k, who, keySlot(k), key, keySlot(key))
+				if slot.Of(k) != slot.Of(key) {
+					t.Fatalf("%q (%s) is in slot %d, its object key %q in %d", k, who, slot.Of(k), key, slot.Of(key))
 				}
 			}
 		}
 	}
 	if len(seen) < 10000 {
 		t.Fatalf("only %d names checked", len(seen))
-	}
-}
-
-// Slots as CLUSTER KEYSLOT reports them.
-func TestKeySlot(t *testing.T) {
-	for key, want := range map[string]int{
-		"foo":             12182,
-		"bar":             5061,
-		"{foo}.following": 12182, // only the tag is hashed
-	} {
-		if got := keySlot(key); got != want {
-			t.Errorf("keySlot(%q) = %d; want %d", key, got, want)
-		}
-	}
-	// An empty tag does not count: the whole key is hashed.
-	if tag, ok := hashTag("{}foo"); ok || tag != "{}foo" {
-		t.Errorf("hashTag(\"{}foo\") = %q, %v; want the whole key, false", tag, ok)
 	}
 }

@@ -580,7 +580,7 @@ func (m *mutex) release(ctx context.Context, owner, level string, final bool, ex
 		args = append(args, heir)
 	}
 	if !acked {
-		n, err := scripts.LockRelease.Run(ctx, c.rdb, m.releaseKeys, args...).Int64()
+		n, err := c.run(ctx, scripts.LockRelease, m.releaseKeys, args...).Int64()
 		return n, nil, err
 	}
 	cmd, ackErr := c.eval(ctx, scripts.LockRelease, m.releaseKeys, args...)

@@ -111,52 +111,63 @@ func isUnknownCommand(err error) bool {
 	return errors.As(err, &re) && strings.Contains(err.Error(), "unknown command")
 }
 
-// acked sends the command built by send, followed by WAIT when the mode is on, in one pipeline on one
-// connection to the master of key. script, if not nil, is the script send runs with EVALSHA: it is
-// loaded and the pipeline sent once more if the master did not have it. On a Cluster, a MOVED or ASK
-// reply (a failover or a migration that the slot map does not know yet) reloads the slot map and
-// sends the pipeline again, a few times at most within ctx.
+// acked sends the command built by send, followed by WAIT, in one pipeline on one connection to
+// the master of key. script, if not nil, is the script send runs with EVALSHA: it is loaded and the
+// pipeline sent once more if the node did not have it. On a Cluster, a MOVED or ASK reply (a failover
+// or a migration that the slot map does not know yet) sends the pipeline to the node it names
+// (after ASKING, for ASK), so that WAIT still follows the write; TRYAGAIN (a multi-key script while
+// its slot migrates) is sent again after a pause (see retryPause).
 //
 // Call it only with the mode on (acks.on). It returns the command, whose error the caller handles as
-// for a lone command, and ackErr: nil if the master refused WAIT (see noWait), or enough replicas acknowledged; else an
-// error matching ErrNotReplicated (a WAIT failing for another reason counts as too few: nothing is
-// known about the replicas).
+// for a lone command, and ackErr: nil if the master refused WAIT (see noWait) or enough replicas
+// acknowledged; else an error matching ErrNotReplicated (a WAIT failing for another reason counts as
+// too few: nothing is known about the replicas).
 func (c *Client) acked(ctx context.Context, key string, script *redis.Script, send func(redis.Pipeliner) redis.Cmder) (cmd redis.Cmder, ackErr error) {
-	a := &c.acks
-	loaded := false
-	for attempt := 0; ; attempt++ {
-		node, addr, err := c.node(ctx, key)
-		if err != nil {
-			p := c.rdb.Pipeline() // fails the same way; gives the caller a command with the error
-			cmd = send(p)
-			_, _ = p.Exec(ctx)
-			return cmd, nil
+	var r route
+	loaded := map[string]bool{}
+	redirects, tries := 0, 0
+	for {
+		if r.node == nil {
+			node, addr, err := c.node(ctx, key)
+			if err != nil {
+				p := c.rdb.Pipeline() // fails the same way; gives the caller a command with the error
+				cmd = send(p)
+				_, _ = p.Exec(ctx)
+				return cmd, nil
+			}
+			r = route{node: node, addr: addr}
 		}
-		need := c.needed(ctx, node, addr)
-		p := node.Pipeline()
+		need := c.needed(ctx, r.node, r.addr)
+		p := r.node.Pipeline()
+		if r.ask {
+			p.Do(ctx, "ASKING")
+		}
 		cmd = send(p)
 		var wait *redis.Cmd
 		if need > 0 {
-			wait = p.Do(ctx, "WAIT", need, a.timeout.Milliseconds())
+			wait = p.Do(ctx, "WAIT", need, c.acks.timeout.Milliseconds())
 		}
 		_, _ = p.Exec(ctx)
-		err = cmd.Err()
-		if script != nil && !loaded && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			loaded = true
-			if lerr := script.Load(ctx, node).Err(); lerr == nil {
+		err := cmd.Err()
+		if script != nil && !loaded[r.addr] && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			loaded[r.addr] = true
+			if lerr := script.Load(ctx, r.node).Err(); lerr == nil {
 				continue
 			}
 		}
-		if cc, ok := c.rdb.(*redis.ClusterClient); ok && attempt < 4 &&
-			(redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK") || redis.HasErrorPrefix(err, "TRYAGAIN")) {
-			cc.ReloadState(ctx)
-			t := time.NewTimer(time.Duration(50<<attempt) * time.Millisecond)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+		if next, redirect := c.redirected(ctx, err); redirect && redirects < maxRedirects {
+			redirects++
+			if next.node == nil && !retryPause(ctx, redirects) {
 				return cmd, nil
-			case <-t.C:
 			}
+			r = next
+			continue
+		}
+		if redis.HasErrorPrefix(err, "TRYAGAIN") && retryPause(ctx, tries) {
+			// The migration is under way: its end, not the redirections, bounds the re-sends.
+			tries++
+			redirects = 0
+			r = route{}
 			continue
 		}
 		if err != nil || wait == nil {
@@ -193,7 +204,7 @@ func (c *Client) ackResult(wait *redis.Cmd, need int) error {
 // eval runs script, through acked when the mode is on, and returns its reply and ackErr (see acked).
 func (c *Client) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
 	if !c.acks.on() {
-		return script.Run(ctx, c.rdb, keys, args...), nil
+		return c.run(ctx, script, keys, args...), nil
 	}
 	cmd, ackErr := c.acked(ctx, keys[0], script, func(p redis.Pipeliner) redis.Cmder {
 		return p.EvalSha(ctx, script.Hash(), keys, args...)
