@@ -476,7 +476,9 @@ func a8MigrationWindow(t *testing.T, ctx context.Context, cl *redistest.Cluster,
 	return lost
 }
 
-// DEFECT (per-node renewal rounds: a renewal redirected by ASK to a node without the script).
+// FIXED (per-node renewal rounds: a renewal redirected by ASK to a node without the script). Now a
+// redirected batch goes to the node the reply names (ASKING first), and NOSCRIPT loads the script on
+// whichever node answers it, once per renewal round.
 //
 // Scenario: a plain Client (no replica mode; watchdog 3s) holds lock L on a Cluster. L's slot is
 // being migrated to another master that has not run the library's scripts (a master added to
@@ -509,7 +511,8 @@ func TestAttack8ClusterAskRenewalNoScript(t *testing.T) {
 	}
 }
 
-// DEFECT (replica-acknowledged mode on Cluster: a migrating slot's holds are declared lost).
+// FIXED (replica-acknowledged mode on Cluster: a migrating slot's holds were declared lost). Now a
+// redirected renewal is sent, with its WAIT, to the node the reply names, so it is acknowledged there.
 //
 // Scenario: as TestAttack8ClusterAskRenewalNoScript, but with every script loaded on every master
 // (so NOSCRIPT plays no part) and Client A in the replica-acknowledged mode (WithReplicaAcks(1, 1s),

@@ -81,7 +81,8 @@ func a8SSubCalls(t *testing.T, rdb *redis.Client) string {
 	return ""
 }
 
-// DEFECT (sharded hub: one refused SSUBSCRIBE re-sends every channel of the connection, in a loop,
+// FIXED (a refusal now re-sends only the unconfirmed channels of the slot the MOVED names, to the
+// address it names, after retryEvery). Was: DEFECT (sharded hub: one refused SSUBSCRIBE re-sends every channel of the connection, in a loop,
 // waking every waiter each time; an idle channel caught pending by the sweep leaks).
 //
 // Scenario: a sharded hub has 8 channels on master S, each with a waiter whose subscription is

@@ -9,10 +9,13 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/slot"
 )
 
 // Router tells the sharded transport where a channel's slot is served.
@@ -54,10 +57,13 @@ type sharded struct {
 	h *Hub
 	r Router
 
-	mu      sync.Mutex
-	shards  map[string]*shard // open connections, by address
-	where   map[string]*shard // every channel wanted and sent, and where it was sent
-	pending map[string]bool   // channels wanted but not sent: (re)subscribed by the fixer
+	mu     sync.Mutex
+	shards map[string]*shard // open connections, by address
+	where  map[string]*shard // every channel wanted and sent, and where it was sent
+	// pending are the channels wanted but not sent, with when the fixer may send them (a refused
+	// channel waits retryEvery, so that a stale slot map cannot make a storm of refusals).
+	pending map[string]time.Time
+	hint    map[string]string // where a refusal (MOVED) said a pending channel's slot is served
 	closed  bool
 
 	// sendMu orders the SSUBSCRIBE and SUNSUBSCRIBE of a channel as decided: a subscription sent by
@@ -79,13 +85,14 @@ type shard struct {
 	bw  *bufio.Writer
 
 	// Guarded by sharded.mu.
-	channels map[string]bool // subscribed (or being subscribed) here
-	dead     bool
+	channels  map[string]bool // subscribed (or being subscribed) here
+	confirmed map[string]bool // the server confirmed the subscription here
+	dead      bool
 }
 
 func newSharded(h *Hub, r Router) *sharded {
-	t := &sharded{h: h, r: r, shards: map[string]*shard{}, where: map[string]*shard{}, pending: map[string]bool{},
-		kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	t := &sharded{h: h, r: r, shards: map[string]*shard{}, where: map[string]*shard{}, pending: map[string]time.Time{},
+		hint: map[string]string{}, kick: make(chan struct{}, 1), stop: make(chan struct{})}
 	t.wg.Add(2)
 	go t.fixer()
 	go t.pinger()
@@ -98,7 +105,7 @@ func (t *sharded) subscribe(ctx context.Context, name string) error {
 		t.mu.Unlock()
 		return ErrClosed
 	}
-	t.pending[name] = true
+	t.pending[name] = time.Time{}
 	t.mu.Unlock()
 	return t.send(ctx, name)
 }
@@ -113,6 +120,13 @@ func (t *sharded) send(ctx context.Context, name string) error {
 		t.retry()
 		return fmt.Errorf("route shard channel: %w", err)
 	}
+	t.mu.Lock()
+	if addr := t.hint[name]; addr != "" && addr != opt.Addr {
+		o := *opt // the same Cluster's options (dialer, credentials), another node
+		o.Addr = addr
+		opt = &o
+	}
+	t.mu.Unlock()
 	sh, err := t.shardFor(ctx, opt)
 	if err != nil {
 		t.r.Reload()
@@ -120,11 +134,12 @@ func (t *sharded) send(ctx context.Context, name string) error {
 		return err
 	}
 	t.mu.Lock()
-	if !t.pending[name] || sh.dead || t.closed { // unsubscribed meanwhile, or the shard died: the fixer decides
+	if _, ok := t.pending[name]; !ok || sh.dead || t.closed { // unsubscribed meanwhile, or the shard died: the fixer decides
 		t.mu.Unlock()
 		return nil
 	}
 	delete(t.pending, name)
+	delete(t.hint, name)
 	t.where[name] = sh
 	sh.channels[name] = true
 	t.mu.Unlock()
@@ -180,7 +195,7 @@ func dialShard(ctx context.Context, opt *redis.Options) (*shard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial shard %s: %w", opt.Addr, err)
 	}
-	sh := &shard{addr: opt.Addr, nc: nc, opt: opt, bw: bufio.NewWriter(nc), channels: map[string]bool{}}
+	sh := &shard{addr: opt.Addr, nc: nc, opt: opt, bw: bufio.NewWriter(nc), channels: map[string]bool{}, confirmed: map[string]bool{}}
 	user, pass := opt.Username, opt.Password
 	if opt.CredentialsProvider != nil {
 		user, pass = opt.CredentialsProvider()
@@ -241,10 +256,12 @@ func (t *sharded) unsubscribe(ctx context.Context, names []string) error {
 	for _, name := range names {
 		t.mu.Lock()
 		delete(t.pending, name)
+		delete(t.hint, name)
 		sh := t.where[name]
 		delete(t.where, name)
 		if sh != nil {
 			delete(sh.channels, name)
+			delete(sh.confirmed, name)
 		}
 		t.mu.Unlock()
 		if sh == nil {
@@ -278,11 +295,12 @@ func (t *sharded) read(sh *shard) {
 func (t *sharded) got(sh *shard, v any) {
 	switch v := v.(type) {
 	case replyError:
-		// A refused SSUBSCRIBE (MOVED: the slot is no longer here). Which channel is not said: send
-		// every channel of this connection again, wherever the reloaded slot map puts it.
+		// A refused SSUBSCRIBE: "MOVED <slot> <address>", the slot is no longer served here (the slot
+		// map was stale). Which channel is not said: every channel of that slot not confirmed here is
+		// sent again, to the address named, after a pause. Confirmed channels lost nothing.
 		t.h.log.Debug("redisson: shard subscription refused", "shard", sh.addr, "err", v)
 		t.r.Reload()
-		t.requeue(sh, false)
+		t.refused(sh, string(v))
 	case []any:
 		if len(v) < 2 {
 			return
@@ -296,6 +314,11 @@ func (t *sharded) got(sh *shard, v any) {
 				t.h.handle(&redis.Message{Channel: ch, Payload: payload})
 			}
 		case "ssubscribe":
+			t.mu.Lock()
+			if t.where[ch] == sh {
+				sh.confirmed[ch] = true
+			}
+			t.mu.Unlock()
 			t.h.handle(&redis.Subscription{Kind: "ssubscribe", Channel: ch})
 		case "sunsubscribe":
 			// Not asked for if the channel is still wanted here: the server dropped the subscription
@@ -304,8 +327,9 @@ func (t *sharded) got(sh *shard, v any) {
 			moved := t.where[ch] == sh && sh.channels[ch]
 			if moved {
 				delete(sh.channels, ch)
+				delete(sh.confirmed, ch)
 				delete(t.where, ch)
-				t.pending[ch] = true
+				t.pending[ch] = time.Time{}
 			}
 			t.mu.Unlock()
 			if moved {
@@ -346,15 +370,41 @@ func (t *sharded) requeue(sh *shard, wake bool) {
 	for ch := range sh.channels {
 		if t.where[ch] == sh {
 			delete(t.where, ch)
-			t.pending[ch] = true
+			t.pending[ch] = time.Time{}
 			names = append(names, ch)
 		}
 	}
 	clear(sh.channels)
+	clear(sh.confirmed)
 	t.mu.Unlock()
 	if wake {
 		t.h.wake(names)
 	}
+	t.retry()
+}
+
+// refused handles an error reply on sh: for a MOVED, the channels of its slot not confirmed on sh
+// are made pending, to be sent after retryEvery to the node it names.
+func (t *sharded) refused(sh *shard, reply string) {
+	f := strings.Fields(reply)
+	if len(f) != 3 || f[0] != "MOVED" {
+		return
+	}
+	moved, err := strconv.Atoi(f[1])
+	if err != nil {
+		return
+	}
+	later := time.Now().Add(retryEvery)
+	t.mu.Lock()
+	for ch := range sh.channels {
+		if t.where[ch] == sh && !sh.confirmed[ch] && slot.Of(ch) == moved {
+			delete(sh.channels, ch)
+			delete(t.where, ch)
+			t.pending[ch] = later
+			t.hint[ch] = f[2]
+		}
+	}
+	t.mu.Unlock()
 	t.retry()
 }
 
@@ -380,20 +430,24 @@ func (t *sharded) fixer() {
 		}
 		t.mu.Lock()
 		var names []string
-		for ch := range t.pending {
+		now, wait := time.Now(), time.Duration(0)
+		for ch, notBefore := range t.pending {
+			if d := notBefore.Sub(now); d > 0 {
+				wait = max(wait, d)
+				continue
+			}
 			names = append(names, ch)
 		}
 		t.mu.Unlock()
-		failed := false
 		for _, ch := range names {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			if t.send(ctx, ch) != nil {
-				failed = true
+				wait = max(wait, retryEvery)
 			}
 			cancel()
 		}
-		if failed {
-			again.Reset(retryEvery)
+		if wait > 0 {
+			again.Reset(wait)
 		}
 	}
 }
