@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -563,20 +564,38 @@ func (c *Client) renewFailed(entries int, err error) {
 }
 
 // run runs script on the master of its keys, as Script.Run does (EVALSHA, then EVAL on NOSCRIPT;
-// go-redis follows MOVED and ASK), and sends it again after a pause while the Cluster answers
-// TRYAGAIN: a script names all the keys of an object, and while their slot migrates, a script that
-// finds some of them moved and others not (or absent) is refused, without running, until the
-// migration ends.
+// go-redis follows MOVED and ASK), and sends it again after a pause while it is refused without
+// running (see refused).
 func (c *Client) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	for attempt := 0; ; attempt++ {
 		cmd := script.Run(ctx, c.rdb, keys, args...)
-		if !redis.HasErrorPrefix(cmd.Err(), "TRYAGAIN") || !retryPause(ctx, attempt) {
+		if !c.refused(cmd.Err()) || !retryPause(ctx, attempt) {
 			return cmd
 		}
 	}
 }
 
-// retryPause waits before the attempt+1st re-send of a command refused with TRYAGAIN: 10ms doubling
+// refused reports whether err proves that a command did not run and may succeed if sent again
+// shortly: TRYAGAIN (a script names all the keys of an object, and while their slot migrates, one
+// that finds some of them moved and others not, or absent, is refused until the migration ends),
+// CLUSTERDOWN (a failover under way), or, on a Cluster, a connection refused (a master that died,
+// which the slot map still names: the map is reloaded).
+func (c *Client) refused(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case redis.HasErrorPrefix(err, "TRYAGAIN"), redis.HasErrorPrefix(err, "CLUSTERDOWN"):
+		return true
+	}
+	cc, ok := c.rdb.(*redis.ClusterClient)
+	if ok && errors.Is(err, syscall.ECONNREFUSED) {
+		c.reloadSlots(cc)
+		return true
+	}
+	return false
+}
+
+// retryPause waits before the attempt+1st re-send of a refused command (see refused): 10ms doubling
 // to 320ms, about 10s in all. It returns false, at once, when there is to be no re-send: ctx ended or
 // the attempts ran out.
 func retryPause(ctx context.Context, attempt int) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -339,5 +340,61 @@ func TestClusterWaitersWokenByShardedPubSub(t *testing.T) {
 			t.Fatalf("%s: the waiter was not woken within 10s of the release (re-polls are an hour apart)", kind)
 		}
 		cancel()
+	}
+}
+
+// Cluster: the master serving a held lock is killed (SIGKILL) and the cluster promotes its replica.
+// A waiter of another Client keeps waiting through the failover (refused connections to the dead
+// master are retried once the slot map is reloaded, not returned) and gets the lock; the holder's
+// Unlock after the failover reaches the new master (or reports the lock lost, if the write did not
+// reach the replica in time).
+func TestClusterMasterKilledWaiterKeepsWaiting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: slow topology")
+	}
+	cl := redistest.StartCluster(t)
+	admin := cl.Client(t)
+	a := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(6*time.Second))
+	b := newClient(t, cl.Client(t))
+	ctx := t.Context()
+	h := mustLock(t, a.Lock("killed"), ctx)
+	aEnded := make(chan time.Time, 1)
+	go func() {
+		<-h.Context().Done()
+		aEnded <- time.Now()
+	}()
+	wctx, cancel := context.WithTimeout(ctx, 40*time.Second)
+	defer cancel()
+	res, stop := lockAsync(wctx, b.Lock("killed"))
+	defer stop()
+	eventually(t, 10*time.Second, "the waiter queued", func() bool { return b.Stats().Waiting > 0 })
+	master, err := admin.MasterForKey(ctx, "{killed}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := master.Options().Addr
+	if err := cl.Node(killed).Kill(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "a replica promoted", func() bool {
+		m, err := cl.Masters(ctx)
+		return err == nil && len(m) == 3 && !slices.Contains(m, killed)
+	})
+	err = h.Unlock(ctx)
+	if err != nil && !errors.Is(err, redisson.ErrLockLost) {
+		t.Fatalf("the holder's Unlock after the failover: %v; want nil, or ErrLockLost if the failover lost the lock", err)
+	}
+	t.Logf("holder's Unlock after the failover: %v", err)
+	select {
+	case r := <-res:
+		if r.err != nil {
+			t.Fatalf("the waiter's Lock failed through the failover: %v", r.err)
+		}
+		got := time.Now()
+		ended := <-aEnded // the holder's context ends before or with its Unlock, which came first
+		t.Logf("holder's hold ended (%v) %v before the waiter got the lock", context.Cause(h.Context()), got.Sub(ended).Round(time.Millisecond))
+		mustUnlock(t, r.h)
+	case <-wctx.Done():
+		t.Fatal("the waiter did not get the lock within 40s")
 	}
 }

@@ -460,7 +460,12 @@ func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, lev
 			})
 			set, err = cmd.(*redis.BoolCmd).Result()
 		} else {
-			set, err = c.rdb.SetNX(ctx, m.key, encodeLockValue(owner, level), time.Duration(leaseMs)*time.Millisecond).Result()
+			for attempt := 0; ; attempt++ {
+				set, err = c.rdb.SetNX(ctx, m.key, encodeLockValue(owner, level), time.Duration(leaseMs)*time.Millisecond).Result()
+				if !c.refused(err) || !retryPause(ctx, attempt) {
+					break
+				}
+			}
 		}
 		if err != nil {
 			return 0, 0, 0, nil, err

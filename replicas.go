@@ -163,8 +163,8 @@ func (c *Client) acked(ctx context.Context, key string, script *redis.Script, se
 			r = next
 			continue
 		}
-		if redis.HasErrorPrefix(err, "TRYAGAIN") && retryPause(ctx, tries) {
-			// The migration is under way: its end, not the redirections, bounds the re-sends.
+		if c.refused(err) && retryPause(ctx, tries) {
+			// A migration or a failover is under way: its end, not the redirections, bounds the re-sends.
 			tries++
 			redirects = 0
 			r = route{}
