@@ -176,12 +176,12 @@ func TestAttack8AckedTransferResentStaleWait(t *testing.T) {
 // a8Migration is a slot migration left half done: the destination IMPORTING, the source MIGRATING,
 // as during a long `redis-cli --cluster reshard`.
 type a8Migration struct {
-	cl                 *redistest.Cluster
-	slot               int
-	src, dst           string
-	srcID, dstID       string
-	srcNode, dstNode   *redis.Client
-	finished, migrated bool
+	cl               *redistest.Cluster
+	slot             int
+	src, dst         string
+	srcID, dstID     string
+	srcNode, dstNode *redis.Client
+	finished         bool
 }
 
 // a8StartMigration puts key's slot in migration from its master to another master.

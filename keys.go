@@ -49,4 +49,3 @@ func objectKeys(prefix, name string) (key string, aux func(suffix string) string
 	key = prefix + "{" + name + "}"
 	return key, func(s string) string { return key + ":" + sfxReserved + s }, nil
 }
-
