@@ -184,6 +184,21 @@ type a8Migration struct {
 	finished         bool
 }
 
+// finishAfter finishes the migration d from now, on another goroutine, unless ctx ends first. Call
+// the function it returns to wait for that goroutine.
+func (m *a8Migration) finishAfter(t *testing.T, ctx context.Context, d time.Duration) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-time.After(d):
+			m.finish(t, ctx)
+		case <-ctx.Done():
+		}
+	}()
+	return func() { <-done }
+}
+
 // a8StartMigration puts key's slot in migration from its master to another master.
 func a8StartMigration(t *testing.T, ctx context.Context, cl *redistest.Cluster, admin *redis.ClusterClient, key string) *a8Migration {
 	t.Helper()
@@ -301,17 +316,7 @@ func TestAttack8AckedClusterAcquireDuringMigrationFails(t *testing.T) {
 		t.Fatalf("precondition: a plain Client's TryLock of %q during the migration: %v", other, err)
 	}
 
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		select {
-		case <-time.After(2 * time.Second): // a migration that takes 2s
-		case <-ctx.Done():
-			return
-		}
-		m.finish(t, ctx)
-	}()
-	defer func() { <-finished }()
+	defer m.finishAfter(t, ctx, 2*time.Second)() // a migration that takes 2s
 	var failures []string
 	h, err := a.Lock(name).TryLock(ctx)
 	if err != nil {
@@ -399,17 +404,7 @@ func TestAttack8ClusterUnlockDuringMigrationTryAgain(t *testing.T) {
 	m := a8StartMigration(t, ctx, cl, admin, "{"+name+"}")
 	t.Logf("slot %d migrating from %s to %s; lock key still on the source", m.slot, m.src, m.dst)
 
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		select {
-		case <-time.After(2 * time.Second): // a migration that takes 2s
-		case <-ctx.Done():
-			return
-		}
-		m.finish(t, ctx)
-	}()
-	defer func() { <-finished }()
+	defer m.finishAfter(t, ctx, 2*time.Second)() // a migration that takes 2s
 	var failures []string
 	lctx, lcancel := context.WithTimeout(ctx, 8*time.Second)
 	defer lcancel()
