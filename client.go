@@ -45,6 +45,7 @@ type Client struct {
 	id        string        // random, unguessable: prefix of every owner and request id
 	seq       atomic.Uint64 // suffix of every owner and request id
 	lostHolds atomic.Uint64 // holds ended by a loss, a fixed lease or Close (Stats.Lost)
+	spinning  atomic.Int64  // SpinLock acquisitions polling (in Stats.Waiting)
 	// slotsReloaded is when (UnixNano) a renewal's connection error last reloaded the Cluster slot map.
 	slotsReloaded atomic.Int64
 
@@ -325,7 +326,7 @@ func (c *Client) Lock(name string) *Lock { return &Lock{c.newMutex(name, kindPla
 // Stats is a snapshot of a Client's internal activity.
 type Stats struct {
 	Held          int    // holds registered with the renewal scheduler (watchdog and fixed lease)
-	Waiting       int    // acquisitions queued in Redis and kept alive by heartbeats
+	Waiting       int    // acquisitions waiting: queued in Redis and kept alive by heartbeats, or polling a SpinLock
 	RenewCalls    uint64 // renewal and heartbeat round trips made so far (one per node per round: up to 256 script calls of up to 100 entries each)
 	Renewed       uint64 // lock renewals made so far
 	Heartbeats    uint64 // waiter heartbeats made so far (each moves one waiter's deadline)
@@ -345,7 +346,7 @@ func (c *Client) Stats() Stats {
 	held, renewed := c.sched.KindStats(kindLock)
 	waiting, beats := c.sched.KindStats(kindWaiter)
 	subs, reconnects := c.hub.Stats()
-	return Stats{Held: held, Waiting: waiting, RenewCalls: calls, Renewed: renewed, Heartbeats: beats, Lost: c.lostHolds.Load(),
+	return Stats{Held: held, Waiting: waiting + int(c.spinning.Load()), RenewCalls: calls, Renewed: renewed, Heartbeats: beats, Lost: c.lostHolds.Load(),
 		Subscriptions: subs, Reconnects: reconnects, AckFailures: c.acks.failures.Load(), NoWait: c.acks.noWait.Load()}
 }
 

@@ -76,6 +76,8 @@ func lockOf(c *redisson.Client, kind, name string) redisson.Locker {
 		return c.FairLock(name)
 	case "FencedLock":
 		return c.FencedLock(name)
+	case "SpinLock":
+		return c.SpinLock(name)
 	}
 	return c.Lock(name)
 }

@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +59,7 @@ var (
 	_ Locker = (*Lock)(nil)
 	_ Locker = (*FairLock)(nil)
 	_ Locker = (*FencedLock)(nil)
+	_ Locker = (*SpinLock)(nil)
 )
 
 // mutex is what Lock, FairLock and FencedLock share: a reentrant lock string in Redis (see
@@ -65,7 +67,7 @@ var (
 type mutex struct {
 	c           *Client
 	name        string
-	kind        string   // "" Lock, "f" FairLock, "t" FencedLock: the kind marker of the lock string
+	kind        string   // "" Lock, "f" FairLock, "t" FencedLock, "s" SpinLock: the kind marker of the lock string
 	key         string   // lock key
 	forceKey    string   // + request id: where a force unlock records its outcome
 	acquireKeys []string // lock key, queue, queue deadlines, fencing counter (lock_acquire.lua)
@@ -83,6 +85,7 @@ const (
 	kindPlain  = ""
 	kindFair   = "f"
 	kindFenced = "t"
+	kindSpin   = "s"
 )
 
 // markKey is the context key of ContextWithHold: one per Client, kind and lock key.
@@ -329,6 +332,9 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		}
 		return o, nil
 	}
+	if m.kind == kindSpin {
+		return m.spin(ctx, waitCtx, id, lease)
+	}
 	w := &wait.Waiter{Channel: m.wakeChannel, ID: id, Beat: renew.Entry{
 		Kind: kindWaiter, Key: m.acquireKeys[1], Keys: m.acquireKeys[:3:3], Owner: id, Group: c.group(m.key),
 		Lease: c.cfg.waiterTimeout, // Keys: lock, queue, deadlines (wait_beat.lua)
@@ -347,6 +353,52 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		return nil, m.waitEnded(ctx, err)
 	}
 	return nil, err
+}
+
+// spin acquires a SpinLock for owner id by polling: attempts that never queue, with growing pauses in
+// between (see SpinLock), until one succeeds or the wait ends.
+func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duration) (*owner, error) {
+	c := m.c
+	leaseMs := m.leaseMs(lease)
+	pause := c.cfg.spinMin
+	c.spinning.Add(1)
+	defer c.spinning.Add(-1)
+	for {
+		sent := time.Now()
+		n, token, _, ackErr, err := m.runAcquire(waitCtx, id, leaseMs, "1", modeTry, false, sent)
+		switch {
+		case err != nil:
+			if !noEffect(err) {
+				m.undo(ctx, id, true) // the outcome is unknown
+			}
+			return nil, m.waitEnded(ctx, redisErr(err))
+		case ackErr != nil:
+			m.undo(ctx, id, true)
+			return nil, ackErr
+		case n >= 1:
+			o := m.makeOwner(ctx, id, lease, token)
+			err := m.register(o, sent)
+			if err == nil {
+				return o, nil
+			}
+			m.undo(ctx, id, false)
+			if errors.Is(err, ErrClosed) {
+				return nil, err
+			}
+			continue // answered too late to vouch for the lease: try again at once
+		}
+		t := time.NewTimer(pause + rand.N(pause/2+1))
+		select {
+		case <-waitCtx.Done():
+			t.Stop()
+			return nil, m.waitEnded(ctx, waitCtx.Err())
+		case <-c.done:
+			t.Stop()
+			return nil, ErrClosed
+		case <-t.C:
+		}
+		pause = min(2*pause, c.cfg.spinMax)
+	}
 }
 
 // takeHanded accepts a hand-over announced by a message naming the waiter (woken): the release has
@@ -746,8 +798,8 @@ func decodeLockValue(s string) (v lockValue, ok bool) {
 	v.owner = owner
 	switch {
 	case !hasKind:
-	case kind == kindFair:
-		v.kind = kindFair
+	case kind == kindFair || kind == kindSpin:
+		v.kind = kind
 	case strings.HasPrefix(kind, kindFenced) && len(kind) > 1 && strings.Trim(kind[1:], "0123456789") == "":
 		token, err := strconv.ParseInt(kind[1:], 10, 64)
 		if err != nil {

@@ -20,6 +20,7 @@ func TestDecoderAgreesWithLua(t *testing.T) {
 		"A|1|w|", "A|1|B@", "A|1|@", "A@|1|", "A;|1|", "A=|1|", "A,|1|", "A|1,,2|", "A|1,|", "A|,1|",
 		"A|1-2|", "A|Z|", "A|1||g", "A|1||t", "A|1||tx", "A|1||t1|", "A|1||f|", "A|1||F",
 		"A|1|w1763900000000000", "A|1,2|w17|f", "A|1|w5|t9", "A|1|w12a", "A|1|1", "A|1|ww1",
+		"A|1||s", "A|1,2|w3|s", "A|1||s|", "A|1||S", "A|1||st",
 	}
 	keys := []string{"{d}", "{d}:~q", "{d}:~qt", "{d}:~fence"}
 	for _, s := range values {
@@ -46,7 +47,7 @@ func TestDecoderAgreesWithLua(t *testing.T) {
 			t.Errorf("%q: Go decodes %+v; Lua, re-entered by that owner, answers %d levels, token %d", s, v, n, token)
 		}
 		// Every other kind refuses it.
-		for _, kind := range []string{kindPlain, kindFair, kindFenced} {
+		for _, kind := range []string{kindPlain, kindFair, kindFenced, kindSpin} {
 			if !ok || kind == v.kind {
 				continue
 			}

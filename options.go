@@ -13,6 +13,8 @@ const (
 	DefaultRepollInterval  = 500 * time.Millisecond
 	DefaultLossMargin      = 0.1
 	DefaultWaiterTimeout   = 5 * time.Second
+	DefaultSpinBackoff     = time.Millisecond
+	DefaultSpinBackoffMax  = 128 * time.Millisecond
 )
 
 // Bounds of the durations accepted by the options: the minimum watchdog timeout keeps the renewal
@@ -36,8 +38,10 @@ type config struct {
 	// acks and ackTimeout: the replica-acknowledged mode (WithReplicaAcks); ackTimeout 0 = off.
 	acks       int
 	ackTimeout time.Duration
-	logger     *slog.Logger
-	hook       func(Event)
+	// spinMin and spinMax: the pauses of a SpinLock's waiters (WithSpinBackoff).
+	spinMin, spinMax time.Duration
+	logger           *slog.Logger
+	hook             func(Event)
 }
 
 func defaultConfig() config {
@@ -46,6 +50,8 @@ func defaultConfig() config {
 		repoll:        DefaultRepollInterval,
 		margin:        DefaultLossMargin,
 		waiterTimeout: DefaultWaiterTimeout,
+		spinMin:       DefaultSpinBackoff,
+		spinMax:       DefaultSpinBackoffMax,
 		logger:        slog.New(slog.DiscardHandler),
 	}
 }
@@ -153,6 +159,21 @@ func WithReplicaAcks(replicas int, timeout time.Duration) Option {
 			return invalidf("replica acknowledgement timeout %v is outside (0, %v]", timeout, maxAckTimeout)
 		}
 		c.acks, c.ackTimeout = replicas, timeout
+		return nil
+	}
+}
+
+// WithSpinBackoff sets the pauses of SpinLock waiters between attempts: the first pause is initial,
+// each following one twice the last, up to max, each plus a random jitter of up to half of it.
+// initial must be positive, max at least initial, both at most an hour.
+//
+// default: 1ms, 128ms
+func WithSpinBackoff(initial, max time.Duration) Option {
+	return func(c *config) error {
+		if initial <= 0 || max < initial || max > maxRepoll {
+			return invalidf("spin backoff %v..%v is not within (0, %v] in order", initial, max, maxRepoll)
+		}
+		c.spinMin, c.spinMax = initial, max
 		return nil
 	}
 }

@@ -3,7 +3,8 @@
 -- single decoder.
 --
 -- The lock key, absent when free, holds "<owner>|<levels>|<mark>" for a Lock, the same followed by
--- "|f" for a FairLock and by "|t<token>" for a FencedLock; a script given one kind refuses the others
+-- "|f" for a FairLock, "|s" for a SpinLock and "|t<token>" for a FencedLock; a script given one kind
+-- refuses the others
 -- with WRONGTYPE, so a name used as two kinds is an error, not two locks:
 --   owner   the holder's owner id: "<client id>:<sequence>", never reused; never contains | , @ = ;
 --   levels  the owner's hold levels, comma-separated level ids ([0-9a-z]+, unique per owner): one
@@ -25,7 +26,7 @@
 --   t  transferred the lock to the waiter the releasing client named
 -- A force unlock records "<request id>=<f or n>" (n: nothing to delete) in a key of its own.
 
--- lock_decode returns owner, levels, mark, kind ("", "f" or "t") and token (FencedLock), or nil if v
+-- lock_decode returns owner, levels, mark, kind ("", "f", "s" or "t") and token (FencedLock), or nil if v
 -- is not a lock string.
 local function lock_decode(v)
   local owner, levels, mark, rest = string.match(v, '^([^|,@=;]+)|([0-9a-z,]*)|(w?%d*)(.*)$')
@@ -37,8 +38,8 @@ local function lock_decode(v)
   end
   if rest == '' then
     return owner, levels, mark, '', nil
-  elseif rest == '|f' then
-    return owner, levels, mark, 'f', nil
+  elseif rest == '|f' or rest == '|s' then
+    return owner, levels, mark, string.sub(rest, 2), nil
   end
   local token = string.match(rest, '^|t(%d+)$')
   if not token then
@@ -49,8 +50,8 @@ end
 
 local function lock_encode(owner, levels, mark, kind, token)
   local v = owner .. '|' .. levels .. '|' .. mark
-  if kind == 'f' then
-    return v .. '|f'
+  if kind == 'f' or kind == 's' then
+    return v .. '|' .. kind
   elseif kind == 't' then
     return v .. '|t' .. token
   end

@@ -67,6 +67,7 @@ var shapes = []struct {
 	{"B awaited", "B|1|w", false},
 	{"fair lock of A", "A|1||f", false},
 	{"fenced lock of A", "A|1||t5", false},
+	{"spin lock of A", "A|1||s", false},
 	{"plain string", "hello", false},
 	{"old claim mark", "A|1|B@", false},
 	{"bad mark", "A|1|x", false},
@@ -162,7 +163,7 @@ var want = map[string]map[string]string{
 // WRONGTYPE, and renew answers "not held" (or renews a lock of A's of another kind: renewals check
 // the owner only).
 var foreign = map[string]string{
-	"fair lock of A": "[1] =", "fenced lock of A": "[1] =", "plain string": "[0] =", "old claim mark": "[0] =",
+	"fair lock of A": "[1] =", "fenced lock of A": "[1] =", "spin lock of A": "[1] =", "plain string": "[0] =", "old claim mark": "[0] =",
 	"bad mark": "[0] =", "empty level id": "[0] =", "no owner": "[0] =", "extra field": "[0] =",
 	"hash": "[0] =", "list": "[0] =",
 }
