@@ -45,7 +45,7 @@ type Client struct {
 	id        string        // random, unguessable: prefix of every owner and request id
 	seq       atomic.Uint64 // suffix of every owner and request id
 	lostHolds atomic.Uint64 // holds ended by a loss, a fixed lease or Close (Stats.Lost)
-	spinning  atomic.Int64  // SpinLock acquisitions polling (in Stats.Waiting)
+	spinning  atomic.Int64  // SpinLock and RedLock acquisitions polling (in Stats.Waiting)
 	// slotsReloaded is when (UnixNano) a renewal's connection error last reloaded the Cluster slot map.
 	slotsReloaded atomic.Int64
 
@@ -326,7 +326,7 @@ func (c *Client) Lock(name string) *Lock { return &Lock{c.newMutex(name, kindPla
 // Stats is a snapshot of a Client's internal activity.
 type Stats struct {
 	Held          int    // holds registered with the renewal scheduler (watchdog and fixed lease)
-	Waiting       int    // acquisitions waiting: queued in Redis and kept alive by heartbeats, or polling a SpinLock
+	Waiting       int    // acquisitions waiting: queued in Redis and kept alive by heartbeats, or polling (SpinLock, RedLock)
 	RenewCalls    uint64 // renewal and heartbeat round trips made so far (one per node per round: up to 256 script calls of up to 100 entries each)
 	Renewed       uint64 // lock renewals made so far
 	Heartbeats    uint64 // waiter heartbeats made so far (each moves one waiter's deadline)

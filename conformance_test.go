@@ -130,7 +130,7 @@ func TestConformance(t *testing.T) {
 		cases     []conformanceCase
 	}
 	var suites []suite
-	for _, kind := range append(slices.Clip(lockKinds), "SpinLock") {
+	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "MultiLock", "RedLock") {
 		suites = append(suites, suite{kind, lockConformance(kind)}) // the lock family
 	}
 	for _, top := range topologies {
@@ -299,11 +299,14 @@ func lockConformance(kind string) []conformanceCase {
 			if _, err := lockOf(c, kind, name).Lock(ctx, redisson.WithLease(-time.Second)); !errors.Is(err, redisson.ErrInvalidArgument) {
 				t.Fatalf("negative lease: %v; want ErrInvalidArgument", err)
 			}
-			other := "Lock"
-			if kind == "Lock" {
+			other, target := "Lock", name
+			switch kind {
+			case "Lock":
 				other = "FairLock"
+			case "MultiLock", "RedLock": // their first part is a Lock
+				other, target = "FairLock", partName(name, map[string]string{"MultiLock": "a", "RedLock": "1"}[kind])
 			}
-			h := mustLock(t, lockOf(c, other, name), ctx)
+			h := mustLock(t, lockOf(c, other, target), ctx)
 			if _, err := lockOf(c, kind, name).TryLock(ctx); !errors.Is(err, redisson.ErrWrongType) {
 				t.Fatalf("a %s on a name held as a %s: %v; want ErrWrongType", kind, other, err)
 			}

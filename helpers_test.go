@@ -78,8 +78,20 @@ func lockOf(c *redisson.Client, kind, name string) redisson.Locker {
 		return c.FencedLock(name)
 	case "SpinLock":
 		return c.SpinLock(name)
+	case "MultiLock": // parts of two kinds
+		return redisson.NewMultiLock(c.Lock(partName(name, "a")), c.FairLock(partName(name, "b")))
+	case "RedLock": // three parts, on one server here: the algorithm, not the independence
+		return redisson.NewRedLock(c.Lock(partName(name, "1")), c.Lock(partName(name, "2")), c.Lock(partName(name, "3")))
 	}
 	return c.Lock(name)
+}
+
+// partName names a part of a group lock called name ("" stays "": a bad name).
+func partName(name, part string) string {
+	if name == "" {
+		return ""
+	}
+	return name + "-" + part
 }
 
 // lockResult is what a Lock call made on another goroutine returned.

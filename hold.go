@@ -24,8 +24,9 @@ import (
 // sync.Mutex does), and exactly one Unlock of it succeeds. A nil *Hold is invalid: its methods
 // return ErrInvalidArgument.
 type Hold struct {
-	o        *owner
-	level    string // this level's id in Redis
+	o        *owner      // a lock of this package: the owner of the level
+	g        *groupLevel // or a MultiLock or RedLock: the parts' levels (multilock.go)
+	level    string      // this level's id in Redis
 	unlocked atomic.Bool
 }
 
@@ -73,6 +74,9 @@ func (h *Hold) Unlock(ctx context.Context) error {
 	if !h.unlocked.CompareAndSwap(false, true) {
 		return opErr("unlock", h.Name(), ErrNotHeld, errors.New("this hold was already unlocked"))
 	}
+	if h.g != nil {
+		return h.g.unlock(ctx)
+	}
 	return h.o.release(ctx, h.level)
 }
 
@@ -89,6 +93,9 @@ func (h *Hold) Reenter(ctx context.Context) (*Hold, error) {
 	if h.unlocked.Load() {
 		return nil, opErr("reenter", h.Name(), ErrNotObtained, ErrNotHeld, errors.New("this hold was unlocked"))
 	}
+	if h.g != nil {
+		return h.g.reenter(ctx)
+	}
 	return h.o.reenter(ctx)
 }
 
@@ -102,7 +109,12 @@ func (h *Hold) Reenter(ctx context.Context) (*Hold, error) {
 // It does not carry the ownership: locking again with it (or a context derived from it) waits like
 // any other acquisition. Re-enter with Reenter, or mark a context with ContextWithHold.
 func (h *Hold) Context() context.Context {
-	if h == nil || h.o == nil {
+	switch {
+	case h == nil:
+		return canceledContext
+	case h.g != nil:
+		return h.g.owner.ctx
+	case h.o == nil:
 		return canceledContext
 	}
 	return h.o.ctx
@@ -110,19 +122,35 @@ func (h *Hold) Context() context.Context {
 
 // Name returns the name of the held lock ("" for an invalid Hold).
 func (h *Hold) Name() string {
-	if h == nil || h.o == nil {
+	switch {
+	case h == nil:
+		return ""
+	case h.g != nil:
+		return h.g.owner.name
+	case h.o == nil:
 		return ""
 	}
 	return h.o.m.name
 }
 
 // Token returns the fencing token of a FencedLock's acquisition (the same for every level of one
-// owner), or 0 for the other kinds of lock. It does no I/O. See FencedLock.
+// owner), or 0 for the other kinds of lock and for a MultiLock or RedLock (see Parts for the tokens
+// of their parts). It does no I/O. See FencedLock.
 func (h *Hold) Token() int64 {
 	if h == nil || h.o == nil {
 		return 0
 	}
 	return h.o.token
+}
+
+// Parts returns, for a MultiLock's or RedLock's hold, the holds of its parts, in the order of the
+// locks given to NewMultiLock or NewRedLock, nil for a part a RedLock did not acquire; nil for any
+// other hold. Use them to read the parts' tokens or contexts; unlock the group's hold, not the parts.
+func (h *Hold) Parts() []*Hold {
+	if h == nil || h.g == nil {
+		return nil
+	}
+	return append([]*Hold(nil), h.g.parts...)
 }
 
 // HoldCount returns how many levels the owner holds according to Redis: the levels taken and not
@@ -131,6 +159,9 @@ func (h *Hold) Token() int64 {
 func (h *Hold) HoldCount(ctx context.Context) (int, error) {
 	if err := h.check(ctx); err != nil {
 		return 0, opErr("hold count", h.Name(), err)
+	}
+	if h.g != nil {
+		return h.g.holdCount(ctx)
 	}
 	if h.o.m.c.closed() {
 		return 0, opErr("hold count", h.Name(), ErrClosed)
@@ -143,7 +174,7 @@ func (h *Hold) HoldCount(ctx context.Context) (int, error) {
 }
 
 func (h *Hold) check(ctx context.Context) error {
-	if h == nil || h.o == nil {
+	if h == nil || (h.o == nil && h.g == nil) {
 		return invalidf("nil or zero Hold")
 	}
 	return checkCtx(ctx)
@@ -162,7 +193,8 @@ func (h *Hold) check(ctx context.Context) error {
 //
 // The mark stands for h's owner, not for h itself: it re-enters as long as the owner holds the lock
 // (any of its levels). Every context derived from the result carries the mark too: hand it only to
-// code that acts as the owner. A nil h returns ctx unchanged.
+// code that acts as the owner. A nil h, or a MultiLock's or RedLock's (re-enter those with Reenter),
+// returns ctx unchanged.
 func ContextWithHold(ctx context.Context, h *Hold) context.Context {
 	if h == nil || h.o == nil || ctx == nil {
 		return ctx

@@ -210,14 +210,9 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	if err := m.check(ctx); err != nil {
 		return nil, opErr(op, m.name, ErrNotObtained, err)
 	}
-	var ac acquireConfig
-	for _, o := range opts {
-		if o == nil {
-			return nil, opErr(op, m.name, ErrNotObtained, invalidf("nil acquire option"))
-		}
-		if err := o(&ac); err != nil {
-			return nil, opErr(op, m.name, ErrNotObtained, err)
-		}
+	ac, err := parseAcquire(opts)
+	if err != nil {
+		return nil, opErr(op, m.name, ErrNotObtained, err)
 	}
 	if o, _ := ctx.Value(m.ctxKey).(*owner); o != nil {
 		return o.reenter(ctx)
@@ -263,6 +258,34 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	}
 	m.c.emit(Event{Kind: EventAcquired, Name: m.name, Wait: time.Since(start)})
 	return &Hold{o: o, level: "1"}, nil
+}
+
+// parseAcquire applies opts.
+func parseAcquire(opts []AcquireOption) (acquireConfig, error) {
+	var ac acquireConfig
+	for _, o := range opts {
+		if o == nil {
+			return ac, invalidf("nil acquire option")
+		}
+		if err := o(&ac); err != nil {
+			return ac, err
+		}
+	}
+	return ac, nil
+}
+
+// identity is what makes two handles the same lock: the Client and the key (see NewMultiLock).
+func (m *mutex) identity() any { return [2]any{m.c, m.key} }
+
+// client is the lock's Client (see group.acquire).
+func (m *mutex) client() *Client { return m.c }
+
+// watchdogLease is the lease of an acquisition without WithLease (see NewRedLock).
+func (m *mutex) watchdogLease() time.Duration {
+	if !m.c.valid() {
+		return DefaultWatchdogTimeout
+	}
+	return m.c.cfg.watchdog
 }
 
 // contend acquires the lock for owner id: one attempt, or, if wait, attempts through the waiting

@@ -1,0 +1,656 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MultiLock holds several locks as one, the equivalent of Redisson's RedissonMultiLock: all of them
+// or none. The parts may be of any kind of this package (Lock, FairLock, FencedLock, SpinLock) and
+// come from different Clients, hence different Redis servers. Create one with NewMultiLock; it is a
+// list of handles, does no I/O, and is safe to share.
+//
+// Acquisition takes the parts in the order given, each waiting its turn (a round waits up to 1.5s
+// per part); when a part cannot be had within the round, the parts taken are released and a new round
+// starts after a short random pause, until the wait ends. So two MultiLocks over the same locks in
+// different orders cannot deadlock, they only retry. Options (WithLease, WithWait) apply to every
+// part; with WithLease each part's lease runs from its own acquisition, so the group's ends with the
+// first part's.
+//
+// The returned Hold stands for all parts: Unlock releases every part (concurrently), Reenter
+// re-enters every part, Context is cancelled, with a cause matching ErrLockLost, as soon as any part
+// is lost, and Parts gives the parts' holds (their fencing tokens). Re-entry through ContextWithHold
+// is not supported: use Hold.Reenter. A lock must not appear twice (NewMultiLock refuses the same
+// Client and name twice; two Clients over the same server cannot be told apart and would wait for
+// each other until the wait ends).
+type MultiLock struct{ group }
+
+// RedLock holds a majority of N independent locks, the Redlock algorithm: N odd, at least 3, each
+// part a lock on its own Redis master (through its own Client). Create one with NewRedLock.
+//
+// An attempt tries every part at once (one attempt each, bounded by a tenth of the lease, at most 1s)
+// and succeeds if no part refused as misused (ErrWrongType, ErrInvalidArgument: the attempt fails at
+// once), at least N/2+1 were acquired and the validity left, lease − elapsed − drift (drift
+// = lease/100 + 2ms), is positive; otherwise it releases what it took, everywhere, and a waiting
+// acquisition tries again after a random pause. The lease is the WithLease value, or, for the
+// watchdog, the smallest watchdog timeout of the parts' Clients: the watchdog of each part's Client
+// renews it, and the hold is lost (Context cancelled, cause matching ErrLockLost) when fewer than a
+// majority of parts are still held. Unlock releases every part held.
+//
+// What Redlock does not guarantee: it assumes bounded clock drift and bounded process pauses. A
+// holder paused (GC, SIGSTOP) past its lease, or a server whose clock jumps forward, lets a second
+// owner in, and a restarted server that lost its data (no fsync) can grant a part again. The loss
+// signal comes after the fact. For a resource that must never see two writers, protect it with a
+// fencing token checked by the resource itself (FencedLock, and Parts for a group's tokens).
+type RedLock struct{ group }
+
+// group is what MultiLock and RedLock share.
+type group struct {
+	name   string
+	locks  []Locker
+	quorum int  // parts to acquire and keep held: all (MultiLock), a majority (RedLock)
+	red    bool // RedLock: parallel single attempts with a validity check
+	err    error
+}
+
+var (
+	_ Locker = (*MultiLock)(nil)
+	_ Locker = (*RedLock)(nil)
+)
+
+// groupPart is what a group knows of the locks of this package, beyond Locker.
+type groupPart interface {
+	identity() any
+	watchdogLease() time.Duration
+	client() *Client
+}
+
+// NewMultiLock returns a MultiLock over locks (at least one). It does no I/O. Nil locks, or the same
+// lock (same Client and name) twice, are reported by the first call on the result
+// (ErrInvalidArgument).
+func NewMultiLock(locks ...Locker) *MultiLock {
+	return &MultiLock{newGroup("multi", locks, len(locks), false)}
+}
+
+// NewRedLock returns a RedLock over locks: an odd number, at least 3, each on its own Redis master.
+// It does no I/O. Bad input is reported by the first call on the result (ErrInvalidArgument).
+func NewRedLock(locks ...Locker) *RedLock {
+	g := newGroup("redlock", locks, len(locks)/2+1, true)
+	if g.err == nil && (len(locks) < 3 || len(locks)%2 == 0) {
+		g.err = invalidf("a RedLock needs an odd number of locks, at least 3; got %d", len(locks))
+	}
+	return &RedLock{g}
+}
+
+func newGroup(kind string, locks []Locker, quorum int, red bool) group {
+	g := group{locks: slices.Clone(locks), quorum: quorum, red: red}
+	names := make([]string, len(locks))
+	seen := map[any]bool{}
+	for i, l := range locks {
+		if isNilLocker(l) {
+			g.err = invalidf("lock %d is nil", i)
+			break
+		}
+		names[i] = l.Name()
+		if p, ok := l.(groupPart); ok {
+			if id := p.identity(); seen[id] {
+				g.err = invalidf("lock %q appears twice", names[i])
+			} else {
+				seen[id] = true
+			}
+		}
+	}
+	if len(locks) == 0 && g.err == nil {
+		g.err = invalidf("no locks")
+	}
+	g.name = kind + "(" + strings.Join(names, ",") + ")"
+	return g
+}
+
+// isNilLocker reports whether l is nil or a nil pointer of a kind of this package.
+func isNilLocker(l Locker) bool {
+	switch v := l.(type) {
+	case nil:
+		return true
+	case *Lock:
+		return v == nil
+	case *FairLock:
+		return v == nil
+	case *FencedLock:
+		return v == nil
+	case *SpinLock:
+		return v == nil
+	case *MultiLock:
+		return v == nil
+	case *RedLock:
+		return v == nil
+	}
+	return false
+}
+
+// Name returns "multi(<names>)" ("" for a nil handle).
+func (l *MultiLock) Name() string {
+	if l == nil {
+		return ""
+	}
+	return l.name
+}
+
+// Lock acquires every part, waiting until it succeeds, ctx ends, the optional WithWait bound passes,
+// or a part's Client is closed (see MultiLock). It blocks. On failure nothing is held and the error
+// matches ErrNotObtained (and ctx.Err() when ctx ended the wait).
+func (l *MultiLock) Lock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	return l.groupOf().lock(ctx, opts...)
+}
+
+// TryLock makes one attempt on each part, or, with WithWait, keeps trying for up to that long;
+// otherwise it behaves as Lock.
+func (l *MultiLock) TryLock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	return l.groupOf().tryLock(ctx, opts...)
+}
+
+// ForceUnlock force-unlocks every part (concurrently) and reports whether any had a lock to delete.
+// It blocks for the slowest part's round trip; the parts' errors are joined.
+func (l *MultiLock) ForceUnlock(ctx context.Context) (bool, error) {
+	return l.groupOf().forceUnlock(ctx)
+}
+
+// IsLocked reports whether any part is held, asking every part concurrently. It fails only if no
+// part answered that it is held and some could not answer.
+func (l *MultiLock) IsLocked(ctx context.Context) (bool, error) { return l.groupOf().isLocked(ctx) }
+
+// RemainingTTL returns the shortest remaining TTL of the parts (0 if one is not held), asking every
+// part concurrently.
+func (l *MultiLock) RemainingTTL(ctx context.Context) (time.Duration, error) {
+	return l.groupOf().remainingTTL(ctx)
+}
+
+func (l *MultiLock) groupOf() *group {
+	if l == nil {
+		return &group{err: errNilHandle}
+	}
+	return &l.group
+}
+
+// Name returns "redlock(<names>)" ("" for a nil handle).
+func (l *RedLock) Name() string {
+	if l == nil {
+		return ""
+	}
+	return l.name
+}
+
+// Lock acquires a majority of the parts, trying again after random pauses until it succeeds, ctx
+// ends, the optional WithWait bound passes, or a part's Client is closed (see RedLock). It blocks. On
+// failure nothing is held and the error matches ErrNotObtained (and ctx.Err() when ctx ended the
+// wait).
+func (l *RedLock) Lock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	return l.groupOf().lock(ctx, opts...)
+}
+
+// TryLock makes one attempt (one on each part, at once), or, with WithWait, keeps trying for up to
+// that long; otherwise it behaves as Lock.
+func (l *RedLock) TryLock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	return l.groupOf().tryLock(ctx, opts...)
+}
+
+// ForceUnlock force-unlocks every part (concurrently) and reports whether any had a lock to delete.
+// It blocks for the slowest part's round trip; the parts' errors are joined.
+func (l *RedLock) ForceUnlock(ctx context.Context) (bool, error) { return l.groupOf().forceUnlock(ctx) }
+
+// IsLocked reports whether a majority cannot be acquired now: more than N − (N/2+1) parts are held.
+// It asks every part concurrently and fails only if the parts that answered cannot decide.
+func (l *RedLock) IsLocked(ctx context.Context) (bool, error) { return l.groupOf().isLocked(ctx) }
+
+// RemainingTTL returns the (N/2+1)-th longest remaining TTL of the parts: how long a majority stays
+// held unless renewed (0 if no majority is held). It asks every part concurrently.
+func (l *RedLock) RemainingTTL(ctx context.Context) (time.Duration, error) {
+	return l.groupOf().remainingTTL(ctx)
+}
+
+func (l *RedLock) groupOf() *group {
+	if l == nil {
+		return &group{err: errNilHandle}
+	}
+	return &l.group
+}
+
+func (g *group) lock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	return g.acquire(ctx, opts, true)
+}
+
+func (g *group) tryLock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	return g.acquire(ctx, opts, false)
+}
+
+func (g *group) forceUnlock(ctx context.Context) (bool, error) {
+	if err := g.check(ctx); err != nil {
+		return false, opErr("force unlock", g.name, err)
+	}
+	res := eachPart(g.locks, func(l Locker) (bool, error) { return l.ForceUnlock(ctx) })
+	deleted := false
+	var errs []error
+	for _, r := range res {
+		deleted = deleted || r.v
+		if r.err != nil {
+			errs = append(errs, r.err)
+		}
+	}
+	if len(errs) > 0 {
+		return deleted, opErr("force unlock", g.name, errs...)
+	}
+	return deleted, nil
+}
+
+// isLocked reports whether an acquisition would find the group taken: more than N − quorum parts
+// held.
+func (g *group) isLocked(ctx context.Context) (bool, error) {
+	if err := g.check(ctx); err != nil {
+		return false, opErr("is locked", g.name, err)
+	}
+	res := eachPart(g.locks, func(l Locker) (bool, error) { return l.IsLocked(ctx) })
+	locked, failed := 0, 0
+	var errs []error
+	for _, r := range res {
+		switch {
+		case r.err != nil:
+			failed++
+			errs = append(errs, r.err)
+		case r.v:
+			locked++
+		}
+	}
+	spare := len(g.locks) - g.quorum // parts that may be held by others while the group is free
+	switch {
+	case locked > spare:
+		return true, nil
+	case locked+failed <= spare:
+		return false, nil
+	}
+	return false, opErr("is locked", g.name, errs...)
+}
+
+// remainingTTL is the quorum-th longest remaining TTL of the parts.
+func (g *group) remainingTTL(ctx context.Context) (time.Duration, error) {
+	if err := g.check(ctx); err != nil {
+		return 0, opErr("remaining ttl", g.name, err)
+	}
+	res := eachPart(g.locks, func(l Locker) (time.Duration, error) { return l.RemainingTTL(ctx) })
+	var ttls []time.Duration
+	var errs []error
+	for _, r := range res {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		ttls = append(ttls, r.v)
+	}
+	if len(ttls) < g.quorum {
+		return 0, opErr("remaining ttl", g.name, errs...)
+	}
+	slices.SortFunc(ttls, func(a, b time.Duration) int { return int(b - a) }) // longest first
+	return ttls[g.quorum-1], nil
+}
+
+func (g *group) check(ctx context.Context) error {
+	if g.err != nil {
+		return g.err
+	}
+	return checkCtx(ctx)
+}
+
+// result is one part's answer.
+type result[T any] struct {
+	v   T
+	err error
+}
+
+// eachPart calls f for every item (a lock, a part's hold) concurrently and returns the answers in
+// order.
+func eachPart[E, T any](items []E, f func(E) (T, error)) []result[T] {
+	res := make([]result[T], len(items))
+	var wg sync.WaitGroup
+	for i, l := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i].v, res[i].err = f(l)
+		}()
+	}
+	wg.Wait()
+	return res
+}
+
+// Round bounds of a group acquisition.
+const (
+	multiRoundPerPart = 1500 * time.Millisecond // a MultiLock round waits up to this long per part
+	groupPauseMax     = 100 * time.Millisecond  // pauses between rounds are random, up to this long
+)
+
+func (g *group) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*Hold, error) {
+	op := "lock"
+	if !wait {
+		op = "try lock"
+	}
+	if err := g.check(ctx); err != nil {
+		return nil, opErr(op, g.name, ErrNotObtained, err)
+	}
+	ac, err := parseAcquire(opts)
+	if err != nil {
+		return nil, opErr(op, g.name, ErrNotObtained, err)
+	}
+	waitCtx := ctx
+	if ac.waitSet {
+		wait = ac.wait > 0
+		if wait {
+			var cancel context.CancelFunc
+			waitCtx, cancel = context.WithTimeout(ctx, ac.wait)
+			defer cancel()
+		}
+	}
+	if wait && g.red {
+		// A RedLock's waiter queues nowhere: count it as its Clients' waiter while it waits.
+		seen := map[*Client]bool{}
+		for _, l := range g.locks {
+			if p, ok := l.(groupPart); ok && p.client().valid() && !seen[p.client()] {
+				seen[p.client()] = true
+				p.client().spinning.Add(1)
+				defer p.client().spinning.Add(-1)
+			}
+		}
+	}
+	var partOpts []AcquireOption
+	if ac.lease > 0 {
+		partOpts = append(partOpts, WithLease(ac.lease))
+	}
+	for round := 0; ; round++ {
+		var parts []*Hold
+		if g.red {
+			parts, err = g.redRound(ctx, ac.lease, partOpts)
+		} else {
+			parts, err = g.multiRound(ctx, waitCtx, wait, partOpts)
+		}
+		if err == nil {
+			return g.hold(ctx, parts), nil
+		}
+		if !wait || waitCtx.Err() != nil || errors.Is(err, ErrWrongType) || errors.Is(err, ErrInvalidArgument) {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, opErr(op, g.name, ErrNotObtained, cerr, err)
+			}
+			return nil, opErr(op, g.name, ErrNotObtained, err)
+		}
+		t := time.NewTimer(rand.N(groupPauseMax) + time.Millisecond)
+		select {
+		case <-waitCtx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// multiRound takes every part in order, each waiting up to the round's share of the wait; on the
+// first failure it releases what it took.
+func (g *group) multiRound(ctx, waitCtx context.Context, wait bool, partOpts []AcquireOption) ([]*Hold, error) {
+	parts := make([]*Hold, 0, len(g.locks))
+	end := time.Now().Add(multiRoundPerPart * time.Duration(len(g.locks)))
+	for _, l := range g.locks {
+		opts := partOpts
+		if wait {
+			d := time.Until(end)
+			if dl, ok := waitCtx.Deadline(); ok {
+				d = min(d, time.Until(dl))
+			}
+			opts = append(slices.Clip(partOpts), WithWait(max(d, time.Millisecond)))
+		} else {
+			opts = append(slices.Clip(partOpts), WithWait(0))
+		}
+		h, err := l.TryLock(waitCtx, opts...)
+		if err != nil {
+			releaseParts(ctx, parts)
+			return nil, fmt.Errorf("part %q: %w", l.Name(), err)
+		}
+		parts = append(parts, h)
+	}
+	return parts, nil
+}
+
+// redRound makes one attempt on every part at once and keeps it if a majority was acquired with
+// validity left; otherwise it releases what it took.
+func (g *group) redRound(ctx context.Context, lease time.Duration, partOpts []AcquireOption) ([]*Hold, error) {
+	if lease == 0 {
+		lease = DefaultWatchdogTimeout
+		for i, l := range g.locks {
+			if p, ok := l.(groupPart); ok && (i == 0 || p.watchdogLease() < lease) {
+				lease = p.watchdogLease()
+			}
+		}
+	}
+	start := time.Now()
+	actx, cancel := context.WithTimeout(ctx, min(max(lease/10, 10*time.Millisecond), time.Second))
+	opts := append(slices.Clip(partOpts), WithWait(0))
+	res := eachPart(g.locks, func(l Locker) (*Hold, error) { return l.TryLock(actx, opts...) })
+	cancel()
+	parts := make([]*Hold, len(g.locks))
+	held, misused := 0, false
+	var errs []error
+	for i, r := range res {
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("part %q: %w", g.locks[i].Name(), r.err))
+			misused = misused || errors.Is(r.err, ErrWrongType) || errors.Is(r.err, ErrInvalidArgument)
+			continue
+		}
+		parts[i] = r.v
+		held++
+	}
+	if misused { // a part used as another kind, or a bad one: no majority makes that right
+		releaseParts(ctx, parts)
+		return nil, errors.Join(errs...)
+	}
+	validity := lease - time.Since(start) - (lease/100 + 2*time.Millisecond)
+	if held >= g.quorum && validity > 0 {
+		return parts, nil
+	}
+	releaseParts(ctx, parts)
+	if held >= g.quorum {
+		return nil, fmt.Errorf("a majority was acquired too late: no validity left of the %v lease", lease)
+	}
+	return nil, fmt.Errorf("%d of %d parts acquired, %d needed: %w", held, len(g.locks), g.quorum, errors.Join(errs...))
+}
+
+// releaseParts unlocks the parts taken (nil entries skipped), concurrently, on a detached context.
+func releaseParts(ctx context.Context, parts []*Hold) {
+	uctx, cancel := detached(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, h := range parts {
+		if h == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = h.Unlock(uctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// groupOwner is one acquisition of a group, shared by the levels it is re-entered with.
+type groupOwner struct {
+	name   string
+	quorum int
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu     sync.Mutex
+	alive  int  // parts held and not lost
+	levels int  // levels not unlocked
+	ended  bool // released, or lost
+	stops  []func() bool
+}
+
+// groupLevel is one level of a group's hold: a level of each part held.
+type groupLevel struct {
+	owner *groupOwner
+	parts []*Hold
+}
+
+// hold makes the group's hold of parts just acquired: its context, with the values of the
+// acquisition's, ends when too few parts remain.
+func (g *group) hold(ctx context.Context, parts []*Hold) *Hold {
+	o := &groupOwner{name: g.name, quorum: g.quorum, levels: 1}
+	o.ctx, o.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	o.mu.Lock()
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		o.alive++
+		o.stops = append(o.stops, context.AfterFunc(p.Context(), func() { o.partEnded(p) }))
+	}
+	o.mu.Unlock()
+	return &Hold{g: &groupLevel{owner: o, parts: parts}}
+}
+
+// partEnded counts a part's hold that ended; a loss that leaves fewer than the quorum loses the group.
+func (o *groupOwner) partEnded(p *Hold) {
+	cause := context.Cause(p.Context())
+	if !errors.Is(cause, ErrLockLost) {
+		return // released by the group's final unlock
+	}
+	o.mu.Lock()
+	o.alive--
+	lost := !o.ended && o.alive < o.quorum
+	if lost {
+		o.ended = true
+	}
+	o.mu.Unlock()
+	if lost {
+		o.cancel(because(ErrLockLost, fmt.Errorf("part %q: %w", p.Name(), cause)))
+	}
+}
+
+// unlock releases the level: every part's level, concurrently. The final level ends the group's hold.
+func (l *groupLevel) unlock(ctx context.Context) error {
+	o := l.owner
+	o.mu.Lock()
+	o.levels--
+	final := o.levels == 0
+	wasLost := o.ended
+	if final && !o.ended {
+		o.ended = true
+		for _, stop := range o.stops {
+			stop()
+		}
+	}
+	o.mu.Unlock()
+	var errs []error
+	res := make([]error, len(l.parts))
+	var wg sync.WaitGroup
+	for i, p := range l.parts {
+		if p == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i] = p.Unlock(ctx)
+		}()
+	}
+	wg.Wait()
+	for i, err := range res {
+		if err == nil {
+			continue
+		}
+		// A RedLock keeps its hold through the loss of a minority of parts: their unlock has nothing
+		// to release. Any other failure is the caller's to know.
+		if !wasLost && errors.Is(err, ErrLockLost) && o.quorum < len(l.parts) {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("part %q: %w", l.parts[i].Name(), err))
+	}
+	if final && !wasLost {
+		o.cancel(context.Canceled)
+	}
+	if wasLost {
+		errs = append([]error{ErrNotHeld, context.Cause(o.ctx)}, errs...)
+	}
+	if len(errs) > 0 {
+		return opErr("unlock", o.name, errs...)
+	}
+	return nil
+}
+
+// reenter re-enters every part of the level (all, or for a RedLock at least the quorum); on failure
+// it releases the re-entries made.
+func (l *groupLevel) reenter(ctx context.Context) (*Hold, error) {
+	o := l.owner
+	o.mu.Lock()
+	if o.ended {
+		err := context.Cause(o.ctx)
+		o.mu.Unlock()
+		return nil, opErr("reenter", o.name, ErrNotObtained, ErrNotHeld, err)
+	}
+	o.levels++ // counted now, so that no final unlock ends the owner meanwhile
+	o.mu.Unlock()
+	res := eachPart(l.parts, func(p *Hold) (*Hold, error) {
+		if p == nil {
+			return nil, nil
+		}
+		return p.Reenter(ctx)
+	})
+	parts := make([]*Hold, len(l.parts))
+	held := 0
+	var errs []error
+	for i, r := range res {
+		if l.parts[i] == nil {
+			continue
+		}
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("part %q: %w", l.parts[i].Name(), r.err))
+			continue
+		}
+		parts[i] = r.v
+		held++
+	}
+	if held >= o.quorum {
+		return &Hold{g: &groupLevel{owner: o, parts: parts}}, nil
+	}
+	undo := &groupLevel{owner: o, parts: parts}
+	_ = undo.unlock(ctx) // gives back the level counted above
+	return nil, opErr("reenter", o.name, append([]error{ErrNotObtained}, errs...)...)
+}
+
+// holdCount is the number of levels held on enough parts: the smallest count (MultiLock), or the
+// quorum-th largest (RedLock).
+func (l *groupLevel) holdCount(ctx context.Context) (int, error) {
+	res := eachPart(l.parts, func(p *Hold) (int, error) {
+		if p == nil {
+			return 0, nil
+		}
+		return p.HoldCount(ctx)
+	})
+	var counts []int
+	var errs []error
+	for i, r := range res {
+		if l.parts[i] == nil {
+			continue
+		}
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		counts = append(counts, r.v)
+	}
+	if len(counts) < l.owner.quorum {
+		return 0, opErr("hold count", l.owner.name, errs...)
+	}
+	slices.SortFunc(counts, func(a, b int) int { return b - a })
+	return counts[l.owner.quorum-1], nil
+}
