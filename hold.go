@@ -395,7 +395,7 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 		heirID = want.owner
 		leaseMs = l.leaseMs(want.lease)
 	} else {
-		expected = encodeLockValue(o.id, level)
+		expected = encodeLockValue(o.id, level, l.kind)
 	}
 	rctx, cancel := detached(ctx)
 	sent := time.Now()

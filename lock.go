@@ -312,7 +312,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		sent := time.Now()
 		// A free Lock is taken with one SET NX, unless the lock looks contended: then the script,
 		// which queues the waiter, is all that can help.
-		fast := m.kind == kindPlain && !queued && !c.recentlyContended(m.gateName, sent)
+		fast := (m.kind == kindPlain || m.kind == kindSpin) && !queued && !c.recentlyContended(m.gateName, sent)
 		n, token, ticket, ackErr, err := m.runAcquire(ctx, id, leaseMs, "1", mode, fast, sent)
 		if err != nil {
 			if !noEffect(err) {
@@ -386,9 +386,10 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 	pause := c.cfg.spinMin
 	c.spinning.Add(1)
 	defer c.spinning.Add(-1)
-	for {
+	for attempt := 0; ; attempt++ {
 		sent := time.Now()
-		n, token, _, ackErr, err := m.runAcquire(waitCtx, id, leaseMs, "1", modeTry, false, sent)
+		// The first attempt takes a free lock with one SET NX; later ones find it held: the script.
+		n, token, _, ackErr, err := m.runAcquire(waitCtx, id, leaseMs, "1", modeTry, attempt == 0, sent)
 		switch {
 		case err != nil:
 			if !noEffect(err) {
@@ -531,12 +532,12 @@ func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, lev
 		if c.acks.on() {
 			var cmd redis.Cmder
 			cmd, ackErr = c.acked(ctx, m.key, nil, func(p redis.Pipeliner) redis.Cmder {
-				return p.SetNX(ctx, m.key, encodeLockValue(owner, level), time.Duration(leaseMs)*time.Millisecond)
+				return p.SetNX(ctx, m.key, encodeLockValue(owner, level, m.kind), time.Duration(leaseMs)*time.Millisecond)
 			})
 			set, err = cmd.(*redis.BoolCmd).Result()
 		} else {
 			for attempt := 0; ; attempt++ {
-				set, err = c.rdb.SetNX(ctx, m.key, encodeLockValue(owner, level), time.Duration(leaseMs)*time.Millisecond).Result()
+				set, err = c.rdb.SetNX(ctx, m.key, encodeLockValue(owner, level, m.kind), time.Duration(leaseMs)*time.Millisecond).Result()
 				if !c.refused(err) || !retryPause(ctx, attempt) {
 					break
 				}
@@ -802,9 +803,18 @@ type lockValue struct {
 	token  int64
 }
 
-// encodeLockValue is the lock string of a Lock (kind "") held by owner with the one level id: the
-// format is defined, and decoded on the server, by internal/scripts/lock_value.lua.
-func encodeLockValue(owner, level string) string { return owner + "|" + level + "|" }
+// encodeLockValue is the lock string of a Lock (kind "") or SpinLock held by owner with the one
+// level id, unmarked ("" for the other kinds, whose strings carry more): the format is defined, and
+// decoded on the server, by internal/scripts/lock_value.lua.
+func encodeLockValue(owner, level, kind string) string {
+	switch kind {
+	case kindPlain:
+		return owner + "|" + level + "|"
+	case kindSpin:
+		return owner + "|" + level + "||" + kindSpin
+	}
+	return ""
+}
 
 // decodeLockValue is the one Go decoder of the lock string "<owner>|<levels>|<mark>[|f|t<token>]"
 // (see internal/scripts/lock_value.lua); ok is false if s is not a lock string.

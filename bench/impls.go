@@ -67,7 +67,13 @@ func allImpls() []impl {
 			name:       "redisson-fair",
 			settings:   "as redisson, with c.FairLock(name): every acquisition queues in Redis, first come first served",
 			scriptCmds: []string{"get", "pttl", "pexpire", "del", "publish", "time", "zadd", "zrem", "zrange", "zrangebyscore", "zscore", "exists"},
-			open:       openRedissonFair,
+			open:       openRedissonKind("fair"),
+		},
+		{
+			name:       "redisson-spin",
+			settings:   "as redisson, with c.SpinLock(name): waiters poll with backoff 1ms doubling to 128ms plus jitter, no pub/sub",
+			scriptCmds: []string{"get", "pttl", "pexpire", "del", "publish"},
+			open:       openRedissonKind("spin"),
 		},
 		{
 			name:          "mutex",
@@ -121,7 +127,7 @@ func newToken() string {
 type redissonLocker struct {
 	rdb  *redis.Client
 	c    *redisson.Client
-	fair bool
+	kind string // "" Lock, "fair" FairLock, "spin" SpinLock
 }
 
 func openRedisson(addr string, _ *config) (locker, error) {
@@ -135,8 +141,11 @@ func openRedisson(addr string, _ *config) (locker, error) {
 }
 
 func (r *redissonLocker) handle(key string) handle {
-	if r.fair {
+	switch r.kind {
+	case "fair":
 		return &redissonHandle{l: r.c.FairLock(key)}
+	case "spin":
+		return &redissonHandle{l: r.c.SpinLock(key)}
 	}
 	return &redissonHandle{l: r.c.Lock(key)}
 }
@@ -145,14 +154,16 @@ func (r *redissonLocker) close() error {
 	return errors.Join(r.c.Close(), r.rdb.Close())
 }
 
-// openRedissonFair is openRedisson, handing out FairLocks.
-func openRedissonFair(addr string, cfg *config) (locker, error) {
-	lk, err := openRedisson(addr, cfg)
-	if err != nil {
-		return nil, err
+// openRedissonKind is openRedisson, handing out locks of kind (see redissonLocker).
+func openRedissonKind(kind string) func(string, *config) (locker, error) {
+	return func(addr string, cfg *config) (locker, error) {
+		lk, err := openRedisson(addr, cfg)
+		if err != nil {
+			return nil, err
+		}
+		lk.(*redissonLocker).kind = kind
+		return lk, nil
 	}
-	lk.(*redissonLocker).fair = true
-	return lk, nil
 }
 
 // ---- the ceiling: an in-process sync.Mutex ----
