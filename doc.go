@@ -73,9 +73,14 @@
 //	Lock        reentrant mutex (Redisson's RLock); not FIFO, no starvation
 //	FairLock    reentrant mutex served first come, first served (RFairLock)
 //	FencedLock  Lock whose every acquisition carries a fencing token (RFencedLock); see FencedSet
+//	SpinLock    Lock whose waiters poll with backoff instead of pub/sub (RSpinLock)
+//	MultiLock   all of several locks, from one or more Clients, or none (RedissonMultiLock)
+//	RedLock     a majority of N independent masters, the Redlock algorithm (RedissonRedLock)
 //
-// All three return a *Hold and share ownership, re-entry, leases, the watchdog and the loss signal; all
-// satisfy Locker. A name is one kind: using it as another fails with ErrWrongType.
+// All return a *Hold and share ownership, re-entry, leases, the watchdog and the loss signal; all
+// satisfy Locker. A name is one kind: using it as another fails with ErrWrongType. The Hold of a
+// MultiLock or RedLock stands for its parts (Hold.Parts): its Unlock and Reenter act on every part,
+// and its context ends when too few parts remain held.
 //
 // # Waiting
 //
