@@ -170,3 +170,43 @@ func ExampleFencedLock() {
 	// older holder's write accepted: false
 	// written by the second holder
 }
+
+// A MultiLock holds several locks as one: all or none, released together.
+func ExampleNewMultiLock() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb)
+	defer c.Close()
+
+	ctx := context.Background()
+	from, to := c.Lock("example:account:1"), c.Lock("example:account:2")
+	h, err := redisson.NewMultiLock(from, to).Lock(ctx)
+	if err != nil {
+		panic(err)
+	}
+	a, _ := from.IsLocked(ctx)
+	b, _ := to.IsLocked(ctx)
+	fmt.Println("both held:", a && b, "parts:", len(h.Parts()))
+	h.Unlock(ctx) // releases every part
+	a, _ = from.IsLocked(ctx)
+	fmt.Println("released:", !a)
+	// Output:
+	// both held: true parts: 2
+	// released: true
+}
+
+// A SpinLock waits by polling with backoff: for deployments without pub/sub.
+func ExampleClient_SpinLock() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb, redisson.WithSpinBackoff(time.Millisecond, 50*time.Millisecond))
+	defer c.Close()
+
+	ctx := context.Background()
+	mu := c.SpinLock("example:batch")
+	h, _ := mu.Lock(ctx)
+	_, err := mu.TryLock(ctx, redisson.WithWait(20*time.Millisecond)) // polls for 20ms, then gives up
+	fmt.Println("second acquisition:", errors.Is(err, redisson.ErrNotObtained))
+	h.Unlock(ctx)
+	// Output: second acquisition: true
+}
