@@ -130,7 +130,7 @@ func TestConformance(t *testing.T) {
 		cases     []conformanceCase
 	}
 	var suites []suite
-	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "MultiLock", "RedLock") {
+	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "ReadWriteLock", "MultiLock", "RedLock") {
 		suites = append(suites, suite{kind, lockConformance(kind)}) // the lock family
 	}
 	for _, top := range topologies {

@@ -78,6 +78,8 @@ func lockOf(c *redisson.Client, kind, name string) redisson.Locker {
 		return c.FencedLock(name)
 	case "SpinLock":
 		return c.SpinLock(name)
+	case "ReadWriteLock": // its write side
+		return c.ReadWriteLock(name)
 	case "MultiLock": // parts of two kinds
 		return redisson.NewMultiLock(c.Lock(partName(name, "a")), c.FairLock(partName(name, "b")))
 	case "RedLock": // three parts, on one server here: the algorithm, not the independence

@@ -166,11 +166,7 @@ func (h *Hold) HoldCount(ctx context.Context) (int, error) {
 	if h.o.m.c.closed() {
 		return 0, opErr("hold count", h.Name(), ErrClosed)
 	}
-	v, err := h.o.m.read(ctx)
-	if err != nil || v.owner != h.o.id {
-		return 0, err
-	}
-	return v.levels, nil
+	return h.o.m.levelsOf(ctx, h.o.id)
 }
 
 func (h *Hold) check(ctx context.Context) error {
@@ -233,6 +229,12 @@ func (l *mutex) makeOwner(parent context.Context, id string, lease time.Duration
 	o := &owner{m: l, id: id, levels: 1, seq: 1, token: token}
 	o.ctx, o.cancel = context.WithCancelCause(context.WithoutCancel(parent))
 	o.entry = renew.Entry{Kind: kindLock, Key: l.key, Owner: id, Group: c.group(l.key), OnLost: o.lost}
+	switch l.kind {
+	case kindRead:
+		o.entry.Kind = kindRWRead
+	case kindWrite:
+		o.entry.Kind = kindRWWrite
+	}
 	if lease > 0 {
 		o.entry.Lease = lease
 	} else {
@@ -381,7 +383,7 @@ func (o *owner) notHeldReason() error {
 // lock to it in the same round trip.
 func (o *owner) releaseFinal(ctx context.Context, level string) error {
 	l := o.m
-	if !l.gated() {
+	if l.releaseGate != "" {
 		// Without local turns, another owner of this Client may hold the lock as soon as this
 		// release ran (handed over through the Redis queue): its final release must not overwrite
 		// the history entry of this one before this one has answered (see lock_value.lua).

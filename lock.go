@@ -77,6 +77,7 @@ type mutex struct {
 	gateName    string   // this lock's local queue: kind and key
 	releaseGate string   // serialises the final releases of a kind without local turns
 	ctxKey      any      // key under which ContextWithHold marks a context, boxed once
+	otherKey    any      // a ReadWriteLock side: the other side's ctxKey (vouching writer, refused upgrade)
 	err         error    // invalid name
 }
 
@@ -86,6 +87,9 @@ const (
 	kindFair   = "f"
 	kindFenced = "t"
 	kindSpin   = "s"
+	// The sides of a ReadWriteLock, stored in a hash (rw_value.lua), not a lock string.
+	kindRead  = "R"
+	kindWrite = "W"
 )
 
 // markKey is the context key of ContextWithHold: one per Client, kind and lock key.
@@ -106,18 +110,48 @@ func (c *Client) newMutex(name, kind string) mutex {
 	if m.err != nil {
 		return m
 	}
+	m.ctxKey = markKey{c, kind, m.key}
+	m.gateName = kind + "|" + m.key
+	if m.rw() {
+		m.acquireKeys, m.releaseKeys = []string{m.key}, []string{m.key}
+		m.wakeChannel = aux(sfxRWWake)
+		other := kindRead
+		if kind == kindRead {
+			other = kindWrite
+		}
+		m.otherKey = markKey{c, other, m.key}
+		return m
+	}
 	m.forceKey = aux(sfxForce)
 	q, qt, fence := aux(kind+sfxQueue), aux(kind+sfxDeadlines), aux(sfxFence)
 	m.acquireKeys = []string{m.key, q, qt, fence}
 	m.releaseKeys = []string{m.key, aux(kind + sfxHistory + c.id), q, qt, fence}
 	m.wakePrefix = aux(sfxWake)
 	m.wakeChannel = m.wakePrefix + c.id
-	m.gateName = kind + "|" + m.key
 	if !m.gated() {
 		m.releaseGate = "release|" + m.gateName
 	}
-	m.ctxKey = markKey{c, kind, m.key}
 	return m
+}
+
+// vouch is, for a ReadWriteLock's read side, the writer whose hold marks ctx (ContextWithHold): the
+// writer may read too (see rw_acquire.lua); "" otherwise.
+func (m *mutex) vouch(ctx context.Context) string {
+	if w, _ := ctx.Value(m.otherKey).(*owner); w != nil && m.kind == kindRead {
+		return w.id
+	}
+	return ""
+}
+
+// rw reports whether m is a side of a ReadWriteLock.
+func (m *mutex) rw() bool { return m.kind == kindRead || m.kind == kindWrite }
+
+// side is a ReadWriteLock side's name in its scripts: "r" or "x".
+func (m *mutex) side() string {
+	if m.kind == kindRead {
+		return "r"
+	}
+	return "x"
 }
 
 // Name returns the name the lock was created with ("" for a nil handle).
@@ -199,7 +233,7 @@ func (m *mutex) check(ctx context.Context) error {
 
 // gated reports whether this kind queues the goroutines of one Client locally (all but FairLock,
 // whose every acquisition queues in Redis, so that the order is that of arrival at Redis).
-func (m *mutex) gated() bool { return m.kind != kindFair }
+func (m *mutex) gated() bool { return m.kind != kindFair && m.kind != kindRead }
 
 func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*Hold, error) {
 	start := time.Now()
@@ -216,6 +250,9 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	}
 	if o, _ := ctx.Value(m.ctxKey).(*owner); o != nil {
 		return o.reenter(ctx)
+	}
+	if m.kind == kindWrite && ctx.Value(m.otherKey) != nil {
+		return nil, opErr(op, m.name, ErrNotObtained, errUpgrade)
 	}
 
 	waitCtx := ctx
@@ -259,6 +296,9 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	m.c.emit(Event{Kind: EventAcquired, Name: m.name, Wait: time.Since(start)})
 	return &Hold{o: o, level: "1"}, nil
 }
+
+// errUpgrade is why a write acquisition by a reader fails at once instead of waiting for itself.
+var errUpgrade = errors.New("a read hold cannot be upgraded to the write lock: release it first")
 
 // parseAcquire applies opts.
 func parseAcquire(opts []AcquireOption) (acquireConfig, error) {
@@ -332,7 +372,9 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 			if !waiting {
 				return wait.Outcome{}, errors.New("held by another owner")
 			}
-			return wait.Outcome{Queued: true, Ticket: ticket, Retry: -1}, nil // woken when handed the lock
+			// Woken when handed the lock (a ReadWriteLock: when a release frees a side). A reader
+			// is in no queue; a writer is registered as waiting.
+			return wait.Outcome{Queued: m.kind != kindRead, Ticket: ticket, Retry: -1}, nil
 		}
 		cand := m.makeOwner(ctx, id, lease, token)
 		switch err := m.register(cand, sent); {
@@ -358,10 +400,18 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	if m.kind == kindSpin {
 		return m.spin(ctx, waitCtx, id, lease)
 	}
+	if m.kind == kindRead {
+		c.unqueued.Add(1)
+		defer c.unqueued.Add(-1)
+	}
 	w := &wait.Waiter{Channel: m.wakeChannel, ID: id, Beat: renew.Entry{
-		Kind: kindWaiter, Key: m.acquireKeys[1], Keys: m.acquireKeys[:3:3], Owner: id, Group: c.group(m.key),
-		Lease: c.cfg.waiterTimeout, // Keys: lock, queue, deadlines (wait_beat.lua)
+		Kind: kindWaiter, Key: m.key, Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
 	}}
+	if m.rw() {
+		w.Beat.Kind = kindRWWaiter // rw_renew.lua
+	} else {
+		w.Beat.Key, w.Beat.Keys = m.acquireKeys[1], m.acquireKeys[:3:3] // lock, queue, deadlines (wait_beat.lua)
+	}
 	err := c.engine.Wait(waitCtx, w, attempt)
 	if err == nil {
 		return o, nil
@@ -384,8 +434,8 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 	c := m.c
 	leaseMs := m.leaseMs(lease)
 	pause := c.cfg.spinMin
-	c.spinning.Add(1)
-	defer c.spinning.Add(-1)
+	c.unqueued.Add(1)
+	defer c.unqueued.Add(-1)
 	for attempt := 0; ; attempt++ {
 		sent := time.Now()
 		// The first attempt takes a free lock with one SET NX; later ones find it held: the script.
@@ -550,6 +600,20 @@ func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, lev
 			return 1, 0, 0, ackErr, nil
 		}
 	}
+	if m.rw() {
+		cmd, ackErr := c.eval(ctx, scripts.RWAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.side(), c.waiterArg, m.vouch(ctx))
+		r, err := cmd.Int64Slice()
+		if err == nil && len(r) != 4 {
+			err = errors.New("redisson: unexpected reply to an acquisition")
+		}
+		if err != nil {
+			return 0, 0, 0, nil, err
+		}
+		if r[0] < 1 {
+			ackErr = nil
+		}
+		return r[0], 0, 0, ackErr, nil
+	}
 	known := ""
 	if mode == modeWait {
 		known = c.knownEpoch(m.gateName, sent)
@@ -656,6 +720,16 @@ func (m *mutex) release(ctx context.Context, owner, level string, final bool, ex
 		f = "1"
 	}
 	c := m.c
+	if m.rw() {
+		script, keys, args := scripts.RWRelease, m.releaseKeys, []any{owner, level, f, m.side(), c.publish, m.wakeChannel}
+		if !acked {
+			n, err := c.run(ctx, script, keys, args...).Int64()
+			return n, nil, err
+		}
+		cmd, ackErr := c.eval(ctx, script, keys, args...)
+		n, err := cmd.Int64()
+		return n, ackErr, err
+	}
 	args := []any{owner, level, f, expected, leaseMs, historyArg, c.publish, m.wakePrefix, m.kind, c.waiterArg}
 	if heir != "" {
 		args = append(args, heir)
@@ -734,6 +808,14 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, opErr("force unlock", m.name, err)
 	}
+	if m.rw() {
+		cmd, _ := m.c.eval(ctx, scripts.RWForceUnlock, m.releaseKeys, m.c.publish, m.wakeChannel)
+		n, err := cmd.Int64()
+		if err != nil {
+			return false, opErr("force unlock", m.name, redisErr(err))
+		}
+		return n == 1, nil
+	}
 	req := m.c.newID()
 	k := m.releaseKeys
 	keys := []string{m.key, m.forceKey + req, k[2], k[3], k[4]}
@@ -749,6 +831,10 @@ func (m *mutex) isLocked(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, opErr("is locked", m.name, err)
 	}
+	if m.rw() {
+		st, err := m.rwState(ctx, "")
+		return st.writer || st.readers > 0, err
+	}
 	v, err := m.read(ctx)
 	return v.owner != "", err
 }
@@ -756,6 +842,10 @@ func (m *mutex) isLocked(ctx context.Context) (bool, error) {
 func (m *mutex) remainingTTL(ctx context.Context) (time.Duration, error) {
 	if err := m.check(ctx); err != nil {
 		return 0, opErr("remaining ttl", m.name, err)
+	}
+	if m.rw() {
+		st, err := m.rwState(ctx, "")
+		return st.ttl, err
 	}
 	var get *redis.StringCmd
 	var pttl *redis.DurationCmd
@@ -771,6 +861,39 @@ func (m *mutex) remainingTTL(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	return pttl.Val(), nil
+}
+
+// rwState is a ReadWriteLock's state (rw_state.lua): writer held, live readers, time until the
+// latest holder's lease ends, and the levels owner holds on m's side.
+type rwState struct {
+	writer  bool
+	readers int
+	ttl     time.Duration
+	levels  int
+}
+
+func (m *mutex) rwState(ctx context.Context, owner string) (rwState, error) {
+	r, err := m.c.run(ctx, scripts.RWState, m.acquireKeys, m.side(), owner).Int64Slice()
+	if err == nil && len(r) != 4 {
+		err = errors.New("redisson: unexpected reply to a state query")
+	}
+	if err != nil {
+		return rwState{}, opErr("read", m.name, redisErr(err))
+	}
+	return rwState{writer: r[0] == 1, readers: int(r[1]), ttl: time.Duration(r[2]) * time.Millisecond, levels: int(r[3])}, nil
+}
+
+// levelsOf returns how many levels owner holds according to Redis (0 if it no longer holds the lock).
+func (m *mutex) levelsOf(ctx context.Context, owner string) (int, error) {
+	if m.rw() {
+		st, err := m.rwState(ctx, owner)
+		return st.levels, err
+	}
+	v, err := m.read(ctx)
+	if err != nil || v.owner != owner {
+		return 0, err
+	}
+	return v.levels, nil
 }
 
 // read returns the lock's current value (zero if free).

@@ -126,6 +126,8 @@ func isNilLocker(l Locker) bool {
 		return v == nil
 	case *SpinLock:
 		return v == nil
+	case *ReadWriteLock:
+		return v == nil
 	case *MultiLock:
 		return v == nil
 	case *RedLock:
@@ -360,8 +362,8 @@ func (g *group) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 		for _, l := range g.locks {
 			if p, ok := l.(groupPart); ok && p.client().valid() && !seen[p.client()] {
 				seen[p.client()] = true
-				p.client().spinning.Add(1)
-				defer p.client().spinning.Add(-1)
+				p.client().unqueued.Add(1)
+				defer p.client().unqueued.Add(-1)
 			}
 		}
 	}

@@ -4,7 +4,7 @@
 //
 // A stored format is encoded and decoded in exactly one Lua prelude, prepended to every script that
 // touches it: wait_queue.lua (an object's wait queue), then lock_value.lua (the lock string and the
-// release records).
+// release records); rw_value.lua (a ReadWriteLock's hash).
 //
 // Every script must be safe to run twice: go-redis re-sends a command after a network error, so the
 // header of each file says how a repeat is recognised.
@@ -33,6 +33,18 @@ var (
 	waitBeatSrc string
 	//go:embed fenced_set.lua
 	fencedSetSrc string
+	//go:embed rw_value.lua
+	rwValueSrc string
+	//go:embed rw_acquire.lua
+	rwAcquireSrc string
+	//go:embed rw_release.lua
+	rwReleaseSrc string
+	//go:embed rw_renew.lua
+	rwRenewSrc string
+	//go:embed rw_state.lua
+	rwStateSrc string
+	//go:embed rw_force_unlock.lua
+	rwForceUnlockSrc string
 )
 
 // lockPrelude is what every lock script starts with.
@@ -51,6 +63,17 @@ var (
 	WaitBeat = redis.NewScript(lockPrelude + waitBeatSrc)
 	// FencedSet writes a value only with a token not older than the last accepted. See fenced_set.lua.
 	FencedSet = redis.NewScript(fencedSetSrc)
+
+	// RWAcquire acquires or re-enters a side of a ReadWriteLock. See rw_acquire.lua.
+	RWAcquire = redis.NewScript(rwValueSrc + rwAcquireSrc)
+	// RWRelease releases a level or the hold of a side of a ReadWriteLock. See rw_release.lua.
+	RWRelease = redis.NewScript(rwValueSrc + rwReleaseSrc)
+	// RWRenew extends many ReadWriteLock holds, or waiting writers, at once. See rw_renew.lua.
+	RWRenew = redis.NewScript(rwValueSrc + rwRenewSrc)
+	// RWState reads a ReadWriteLock's state. See rw_state.lua.
+	RWState = redis.NewScript(rwValueSrc + rwStateSrc)
+	// RWForceUnlock deletes every hold of a ReadWriteLock. See rw_force_unlock.lua.
+	RWForceUnlock = redis.NewScript(rwValueSrc + rwForceUnlockSrc)
 )
 
 // All lists every script by the name of its file, for loading ahead of pipelines and for tests.
@@ -61,4 +84,9 @@ var All = map[string]*redis.Script{
 	"lock_renew":        LockRenew,
 	"wait_beat":         WaitBeat,
 	"fenced_set":        FencedSet,
+	"rw_acquire":        RWAcquire,
+	"rw_release":        RWRelease,
+	"rw_renew":          RWRenew,
+	"rw_state":          RWState,
+	"rw_force_unlock":   RWForceUnlock,
 }

@@ -1,0 +1,41 @@
+-- rw_renew.lua: extend the holds of many owners of ReadWriteLocks at once, or the registrations of
+-- many waiting writers. Format: rw_value.lua.
+--
+-- KEYS[1..n] lock hashes (on Cluster all keys of one call are in one slot)
+-- ARGV[1]     lease (or waiter timeout) in ms
+-- ARGV[2]     what: "r" reader holds, "x" writer holds, "ww" waiting writers
+-- ARGV[i+2]   owner id of KEYS[i]
+--
+-- returns     array of integers, one per key: 1 renewed, 0 the owner no longer holds (or no longer
+--             waits): nothing changed for it
+--
+-- Safe to run twice: setting the same time again changes nothing that matters.
+local leaseMs, what = tonumber(ARGV[1]), ARGV[2]
+local now = rw_now()
+local out = {}
+for i, key in ipairs(KEYS) do
+  local owner = ARGV[i + 2]
+  out[i] = 0
+  -- pcall: a key recreated with another type must not fail the renewal of the whole batch.
+  local ok, s = pcall(rw_load, key, now)
+  if ok and s then
+    if what == 'r' and s.readers[owner] then
+      local r = s.readers[owner]
+      r.expiry = now + leaseMs
+      redis.call('HSET', key, 'r:' .. owner, r.levels .. '|' .. r.expiry)
+      out[i] = 1
+    elseif what == 'x' and s.writer and s.writer.owner == owner then
+      s.writer.expiry = now + leaseMs
+      redis.call('HSET', key, 'w', owner .. '|' .. s.writer.levels .. '|' .. s.writer.expiry)
+      out[i] = 1
+    elseif what == 'ww' and s.waiters[owner] then
+      s.waiters[owner] = now + leaseMs
+      redis.call('HSET', key, 'ww:' .. owner, s.waiters[owner])
+      out[i] = 1
+    end
+    if out[i] == 1 then
+      rw_store(key, now, s)
+    end
+  end
+end
+return out

@@ -1,0 +1,134 @@
+-- rw_value.lua: the one Lua encoder and decoder of a ReadWriteLock's stored format. It is prepended to
+-- every ReadWriteLock script (see scripts.go); the Go side reads it only through rw_state.lua.
+--
+-- The lock key, absent when free, is a HASH (so that every other kind of lock refuses it with
+-- WRONGTYPE, and the ReadWriteLock scripts refuse a lock string the same way):
+--   w            "<owner>|<levels>|<expiry>"  the writer, if any
+--   r:<owner>    "<levels>|<expiry>"          one field per reader owner
+--   ww:<owner>   "<deadline>"                 a writer waiting: newcomer readers wait behind it
+-- owner ids and level ids are those of lock_value.lua (levels: comma-separated ids, so adding and
+-- removing a level is idempotent). expiry and deadline are Redis server times in ms (TIME): each
+-- reader's hold, the writer's and each waiting writer's registration lapse on their own. Fields
+-- whose time has passed are deleted by the next script that loads the hash (rw_load), and the key's
+-- TTL is kept at the latest time of all (rw_store), so a hash of dead holders vanishes on its own.
+
+-- rw_now returns the server time in ms.
+local function rw_now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- rw_load reads the hash at key, deletes the fields whose time has passed, and returns the state:
+-- writer {owner, levels, expiry} or nil, readers[owner] = {levels, expiry}, nreaders, waiters[owner]
+-- = deadline, nwaiters. A hash field of another shape is an error (WRONGTYPE): not ours.
+local function rw_load(key, now)
+  local flat = redis.call('HGETALL', key) -- WRONGTYPE on a string: a lock of another kind
+  local s = {writer = nil, readers = {}, nreaders = 0, waiters = {}, nwaiters = 0}
+  local dead = {}
+  for i = 1, #flat, 2 do
+    local f, v = flat[i], flat[i + 1]
+    if f == 'w' then
+      local owner, levels, exp = string.match(v, '^([^|,@=;]+)|([0-9a-z,]*)|(%d+)$')
+      if not owner then
+        return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+      end
+      if tonumber(exp) <= now then
+        dead[#dead + 1] = f
+      else
+        s.writer = {owner = owner, levels = levels, expiry = tonumber(exp)}
+      end
+    elseif string.sub(f, 1, 2) == 'r:' then
+      local levels, exp = string.match(v, '^([0-9a-z,]*)|(%d+)$')
+      if not levels then
+        return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+      end
+      if tonumber(exp) <= now then
+        dead[#dead + 1] = f
+      else
+        s.readers[string.sub(f, 3)] = {levels = levels, expiry = tonumber(exp)}
+        s.nreaders = s.nreaders + 1
+      end
+    elseif string.sub(f, 1, 3) == 'ww:' then
+      local d = tonumber(v)
+      if not d then
+        return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+      end
+      if d <= now then
+        dead[#dead + 1] = f
+      else
+        s.waiters[string.sub(f, 4)] = d
+        s.nwaiters = s.nwaiters + 1
+      end
+    else
+      return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+    end
+  end
+  if #dead > 0 then
+    redis.call('HDEL', key, unpack(dead))
+  end
+  return s
+end
+
+-- rw_store writes the state's fields back (the writer, the readers named in changed) and sets the
+-- key's TTL to the latest time of all, or deletes the key when nothing is left.
+local function rw_store(key, now, s)
+  local latest = 0
+  if s.writer then
+    latest = math.max(latest, s.writer.expiry)
+  end
+  for _, r in pairs(s.readers) do
+    latest = math.max(latest, r.expiry)
+  end
+  for _, d in pairs(s.waiters) do
+    latest = math.max(latest, d)
+  end
+  if latest <= now then
+    redis.call('DEL', key)
+  else
+    redis.call('PEXPIRE', key, latest - now)
+  end
+end
+
+-- rw_add returns levels with level added (once).
+local function rw_add(levels, level)
+  if string.find(',' .. levels .. ',', ',' .. level .. ',', 1, true) then
+    return levels
+  end
+  if levels == '' then
+    return level
+  end
+  return levels .. ',' .. level
+end
+
+-- rw_remove returns levels without level.
+local function rw_remove(levels, level)
+  local out = {}
+  for id in string.gmatch(levels, '[^,]+') do
+    if id ~= level then
+      out[#out + 1] = id
+    end
+  end
+  return table.concat(out, ',')
+end
+
+-- rw_count returns the number of level ids in levels.
+local function rw_count(levels)
+  local n = 0
+  for _ in string.gmatch(levels, '[^,]+') do
+    n = n + 1
+  end
+  return n
+end
+
+-- rw_pttl is the answer of an acquisition that found the lock held: -3 - ms until the latest holder's
+-- time passes (so ≤ -3), as lock_acquire.lua answers.
+local function rw_pttl(now, s)
+  local latest = now
+  if s.writer then
+    latest = math.max(latest, s.writer.expiry)
+  end
+  for _, r in pairs(s.readers) do
+    latest = math.max(latest, r.expiry)
+  end
+  return -3 - (latest - now)
+end

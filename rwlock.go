@@ -1,0 +1,124 @@
+package redisson
+
+import (
+	"context"
+	"time"
+)
+
+// ReadWriteLock is a distributed reader/writer mutual exclusion lock, the equivalent of Redisson's
+// RReadWriteLock: any number of readers or one writer. Get one with Client.ReadWriteLock; it is a
+// name plus a client, does no I/O, and is safe to share between goroutines.
+//
+// Both sides are reentrant (Hold.Reenter, ContextWithHold), renewed by the watchdog (or given a fixed
+// lease with WithLease) and signal their loss through the hold's context, as Lock does. Each reader
+// has its own lease: a reader whose process dies frees its share after its lease, while the others
+// keep theirs.
+//
+// Policy, as sync.RWMutex: once a writer waits, readers that are not already reading wait behind it,
+// so a steady stream of readers cannot starve a writer; readers holding the lock keep it (and may
+// re-enter) until they release it. Waiting writers are registered in Redis and kept alive by
+// heartbeats (a writer whose process died stops blocking new readers after the waiter timeout,
+// WithWaiterTimeout). Releases wake every waiter of the lock through pub/sub: all readers may
+// proceed, or one writer; the others wait again. Waiters also re-poll (WithRepollInterval).
+//
+// Downgrade: the writer may also take the read lock, with a context marked by its write hold
+// (ContextWithHold), and then release the write lock, keeping the read lock. Upgrade is refused: a
+// write acquisition with a context marked by a read hold of the same lock fails at once (it would
+// wait for itself). Without the mark nothing identifies a goroutine as a reader, and a reader that
+// asks for the write lock waits, like one that calls sync.RWMutex.Lock while holding RLock, until its
+// context ends.
+//
+// The writer side is a Locker (Lock, TryLock, ForceUnlock, IsLocked, RemainingTTL): a MultiLock or
+// RedLock over ReadWriteLocks takes their write locks. The name is stored as a hash: using it as a
+// Lock, FairLock, FencedLock or SpinLock fails with ErrWrongType, and the reverse.
+type ReadWriteLock struct {
+	read, write mutex
+}
+
+var _ Locker = (*ReadWriteLock)(nil)
+
+// ReadWriteLock returns the read/write lock called name (Redisson's RReadWriteLock). It does no I/O;
+// the handle is cheap and safe to share. A bad name is reported by the first call on the handle
+// (ErrInvalidArgument).
+func (c *Client) ReadWriteLock(name string) *ReadWriteLock {
+	return &ReadWriteLock{read: c.newMutex(name, kindRead), write: c.newMutex(name, kindWrite)}
+}
+
+// Name returns the name the lock was created with ("" for a nil handle).
+func (l *ReadWriteLock) Name() string {
+	if l == nil {
+		return ""
+	}
+	return l.write.name
+}
+
+// RLock acquires a read hold, waiting while a writer holds or waits for the lock, until it is
+// acquired, ctx ends, the optional WithWait bound passes, or the Client is closed. It blocks. Options
+// and errors are those of Lock.Lock; a context marked with a read hold of this lock re-enters it, one
+// marked with the write hold is let in beside the writer (see ReadWriteLock, Downgrade).
+func (l *ReadWriteLock) RLock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	if l == nil {
+		return nil, opErr("lock", "", ErrNotObtained, errNilHandle)
+	}
+	return l.read.acquire(ctx, opts, true)
+}
+
+// TryRLock makes one attempt at a read hold, or, with WithWait, waits up to that long; otherwise it
+// behaves as RLock.
+func (l *ReadWriteLock) TryRLock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	if l == nil {
+		return nil, opErr("try lock", "", ErrNotObtained, errNilHandle)
+	}
+	return l.read.acquire(ctx, opts, false)
+}
+
+// Lock acquires the write hold, waiting until no reader and no other writer holds the lock (new
+// readers wait behind it meanwhile), ctx ends, the optional WithWait bound passes, or the Client is
+// closed. It blocks. Options and errors are those of Lock.Lock; a context marked with a read hold of
+// this lock fails at once (no upgrade).
+func (l *ReadWriteLock) Lock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	if l == nil {
+		return nil, opErr("lock", "", ErrNotObtained, errNilHandle)
+	}
+	return l.write.acquire(ctx, opts, true)
+}
+
+// TryLock makes one attempt at the write hold, or, with WithWait, waits up to that long; otherwise
+// it behaves as Lock.
+func (l *ReadWriteLock) TryLock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
+	if l == nil {
+		return nil, opErr("try lock", "", ErrNotObtained, errNilHandle)
+	}
+	return l.write.acquire(ctx, opts, false)
+}
+
+// ForceUnlock deletes every hold of the lock, the writer's and every reader's, whoever holds them,
+// and wakes the waiters; it reports whether anyone held it. It blocks for one round trip.
+func (l *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
+	if l == nil {
+		return false, opErr("force unlock", "", errNilHandle)
+	}
+	return l.write.forceUnlock(ctx)
+}
+
+// IsLocked reports whether anyone, reader or writer, holds the lock. It blocks for one round trip.
+func (l *ReadWriteLock) IsLocked(ctx context.Context) (bool, error) {
+	if l == nil {
+		return false, opErr("is locked", "", errNilHandle)
+	}
+	return l.write.isLocked(ctx)
+}
+
+// RemainingTTL returns how long the lock stays held unless renewed: until the latest holder's lease
+// ends, 0 if nobody holds it. It blocks for one round trip.
+func (l *ReadWriteLock) RemainingTTL(ctx context.Context) (time.Duration, error) {
+	if l == nil {
+		return 0, opErr("remaining ttl", "", errNilHandle)
+	}
+	return l.write.remainingTTL(ctx)
+}
+
+// The writer side as a part of a MultiLock or RedLock (see groupPart).
+func (l *ReadWriteLock) identity() any                { return l.write.identity() }
+func (l *ReadWriteLock) watchdogLease() time.Duration { return l.write.watchdogLease() }
+func (l *ReadWriteLock) client() *Client              { return l.write.c }
