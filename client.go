@@ -45,7 +45,7 @@ type Client struct {
 	id        string        // random, unguessable: prefix of every owner and request id
 	seq       atomic.Uint64 // suffix of every owner and request id
 	lostHolds atomic.Uint64 // holds ended by a loss, a fixed lease or Close (Stats.Lost)
-	unqueued  atomic.Int64  // acquisitions waiting in no Redis queue: SpinLock, RedLock, ReadWriteLock readers (in Stats.Waiting)
+	unqueued  atomic.Int64  // acquisitions waiting in no Redis queue: SpinLock, RedLock (in Stats.Waiting)
 	// slotsReloaded is when (UnixNano) a renewal's connection error last reloaded the Cluster slot map.
 	slotsReloaded atomic.Int64
 
@@ -326,7 +326,7 @@ func (c *Client) Lock(name string) *Lock { return &Lock{c.newMutex(name, kindPla
 // Stats is a snapshot of a Client's internal activity.
 type Stats struct {
 	Held          int    // holds registered with the renewal scheduler (watchdog and fixed lease)
-	Waiting       int    // acquisitions waiting: queued in Redis and kept alive by heartbeats, or in no queue (SpinLock, RedLock, ReadWriteLock readers)
+	Waiting       int    // acquisitions waiting: queued in Redis and kept alive by heartbeats, or in no queue (SpinLock, RedLock)
 	RenewCalls    uint64 // renewal and heartbeat round trips made so far (one per node per round: up to 256 script calls of up to 100 entries each)
 	Renewed       uint64 // lock renewals made so far
 	Heartbeats    uint64 // waiter heartbeats made so far (each moves one waiter's deadline)
@@ -345,8 +345,10 @@ func (c *Client) Stats() Stats {
 	calls, _, _ := c.sched.Stats()
 	held, renewed := c.sched.KindStats(kindLock)
 	waiting, beats := c.sched.KindStats(kindWaiter)
-	rwWaiting, rwBeats := c.sched.KindStats(kindRWWaiter)
-	waiting, beats = waiting+rwWaiting, beats+rwBeats
+	for _, k := range []int{kindRWWaiter, kindRWReadWaiter} {
+		w, b := c.sched.KindStats(k)
+		waiting, beats = waiting+w, beats+b
+	}
 	subs, reconnects := c.hub.Stats()
 	return Stats{Held: held, Waiting: waiting + int(c.unqueued.Load()), RenewCalls: calls, Renewed: renewed, Heartbeats: beats, Lost: c.lostHolds.Load(),
 		Subscriptions: subs, Reconnects: reconnects, AckFailures: c.acks.failures.Load(), NoWait: c.acks.noWait.Load()}
@@ -395,14 +397,15 @@ func (c *Client) group(key string) int {
 
 // Kinds of renewal entries (renew.Entry.Kind): each is renewed by its own script.
 const (
-	kindLock     = iota // a held lock: lock_renew.lua resets its lease
-	kindWaiter          // a queued waiter: wait_beat.lua moves its liveness deadline
-	kindRWRead          // a ReadWriteLock reader: rw_renew.lua moves its expiry
-	kindRWWrite         // a ReadWriteLock writer: rw_renew.lua moves its expiry
-	kindRWWaiter        // a ReadWriteLock writer waiting: rw_renew.lua moves its registration
+	kindLock         = iota // a held lock: lock_renew.lua resets its lease
+	kindWaiter              // a queued waiter: wait_beat.lua moves its liveness deadline
+	kindRWRead              // a ReadWriteLock reader: rw_renew.lua moves its expiry
+	kindRWWrite             // a ReadWriteLock writer: rw_renew.lua moves its expiry
+	kindRWWaiter            // a ReadWriteLock writer waiting: rw_renew.lua moves its registration
+	kindRWReadWaiter        // a ReadWriteLock reader waiting: rw_renew.lua moves its registration
 )
 
-var _ [renew.Kinds - kindRWWaiter - 1]struct{} // every kind fits the scheduler's bound
+var _ [renew.Kinds - kindRWReadWaiter - 1]struct{} // every kind fits the scheduler's bound
 
 // renewBatches is the scheduler's Renewer: one script call per batch (one kind and slot each), the
 // calls for one Redis node pipelined in one round trip, the nodes of a Cluster in parallel, so that a
@@ -546,7 +549,7 @@ func (c *Client) renewCall(batch []*renew.Entry) (*redis.Script, []string, []any
 	keys := make([]string, 0, len(batch)*max(1, len(batch[0].Keys)))
 	args := make([]any, 1, len(batch)+2)
 	args[0] = batch[0].Lease.Milliseconds()
-	rw := map[int]string{kindRWRead: "r", kindRWWrite: "x", kindRWWaiter: "ww"}[batch[0].Kind]
+	rw := map[int]string{kindRWRead: "r", kindRWWrite: "x", kindRWWaiter: "ww", kindRWReadWaiter: "wr"}[batch[0].Kind]
 	if rw != "" {
 		args = append(args, rw)
 	}

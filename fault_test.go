@@ -606,6 +606,8 @@ func TestFaultHelperProcess(t *testing.T) {
 		faultHelperFencedLoop(t, ctx, addr, name)
 	case "fencedholder":
 		faultHelperFencedHolder(t, ctx, addr, name, stdin)
+	case "rwload":
+		faultHelperRWLoad(t, ctx, addr, name, stdin)
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}

@@ -372,9 +372,9 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 			if !waiting {
 				return wait.Outcome{}, errors.New("held by another owner")
 			}
-			// Woken when handed the lock (a ReadWriteLock: when a release frees a side). A reader
-			// is in no queue; a writer is registered as waiting.
-			return wait.Outcome{Queued: m.kind != kindRead, Ticket: ticket, Retry: -1}, nil
+			// Woken when handed the lock (a ReadWriteLock: when a release frees a side; the
+			// attempt registered the waiter).
+			return wait.Outcome{Queued: true, Ticket: ticket, Retry: -1}, nil
 		}
 		cand := m.makeOwner(ctx, id, lease, token)
 		switch err := m.register(cand, sent); {
@@ -400,15 +400,14 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	if m.kind == kindSpin {
 		return m.spin(ctx, waitCtx, id, lease)
 	}
-	if m.kind == kindRead {
-		c.unqueued.Add(1)
-		defer c.unqueued.Add(-1)
-	}
 	w := &wait.Waiter{Channel: m.wakeChannel, ID: id, Beat: renew.Entry{
 		Kind: kindWaiter, Key: m.key, Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
 	}}
 	if m.rw() {
 		w.Beat.Kind = kindRWWaiter // rw_renew.lua
+		if m.kind == kindRead {
+			w.Beat.Kind = kindRWReadWaiter
+		}
 	} else {
 		w.Beat.Key, w.Beat.Keys = m.acquireKeys[1], m.acquireKeys[:3:3] // lock, queue, deadlines (wait_beat.lua)
 	}

@@ -16,10 +16,12 @@ import (
 //
 // Policy, as sync.RWMutex: once a writer waits, readers that are not already reading wait behind it,
 // so a steady stream of readers cannot starve a writer; readers holding the lock keep it (and may
-// re-enter) until they release it. Waiting writers are registered in Redis and kept alive by
-// heartbeats (a writer whose process died stops blocking new readers after the waiter timeout,
-// WithWaiterTimeout). Releases wake every waiter of the lock through pub/sub: all readers may
-// proceed, or one writer; the others wait again. Waiters also re-poll (WithRepollInterval).
+// re-enter) until they release it. And the readers waiting when a writer releases enter before the
+// next writer, so writers cannot starve readers either: waiters take tickets in Redis and are served
+// in ticket order, consecutive readers together. Waiters are kept alive by heartbeats (one whose
+// process died stops blocking the others after the waiter timeout, WithWaiterTimeout). Releases wake
+// every waiter of the lock through pub/sub; those whose turn it is enter, the others wait again.
+// Waiters also re-poll (WithRepollInterval).
 //
 // Downgrade: the writer may also take the read lock, with a context marked by its write hold
 // (ContextWithHold), and then release the write lock, keeping the read lock. Upgrade is refused: a

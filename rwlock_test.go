@@ -1,15 +1,21 @@
 package redisson_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
 )
 
 // Readers share, a writer excludes everyone, and a writer that waits makes newcomer readers wait
@@ -131,70 +137,6 @@ func TestReadWriteLockReaderLeasesApart(t *testing.T) {
 	mustUnlock(t, r.h)
 }
 
-// 8 readers and 2 writers in 2 Clients for a while: never a writer beside anyone, several readers at
-// once, and every writer served; the longest writer wait is printed.
-func TestReadWriteLockMixedLoad(t *testing.T) {
-	_, rdb, _ := setup(t)
-	ctx := t.Context()
-	clients := []*redisson.Client{newClient(t, rdb), newClient(t, rdb)}
-	var readersIn, writersIn, maxReaders, overlaps, writes atomic.Int64
-	var maxWait atomic.Int64
-	stop := time.Now().Add(3 * time.Second)
-	var wg sync.WaitGroup
-	for g := range 10 {
-		c := clients[g%2]
-		writer := g < 2
-		spawn(&wg, func() {
-			for time.Now().Before(stop) {
-				start := time.Now()
-				var h *redisson.Hold
-				var err error
-				if writer {
-					h, err = c.ReadWriteLock("mixed").Lock(ctx)
-				} else {
-					h, err = c.ReadWriteLock("mixed").RLock(ctx)
-				}
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if writer {
-					if d := int64(time.Since(start)); d > maxWait.Load() {
-						maxWait.Store(d)
-					}
-					if writersIn.Add(1) != 1 || readersIn.Load() != 0 {
-						overlaps.Add(1)
-					}
-					time.Sleep(time.Millisecond) // the critical section
-					writersIn.Add(-1)
-					writes.Add(1)
-				} else {
-					n := readersIn.Add(1)
-					for m := maxReaders.Load(); n > m && !maxReaders.CompareAndSwap(m, n); m = maxReaders.Load() {
-					}
-					if writersIn.Load() != 0 {
-						overlaps.Add(1)
-					}
-					time.Sleep(time.Millisecond)
-					readersIn.Add(-1)
-				}
-				if err := h.Unlock(ctx); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	t.Logf("writes %d, most readers at once %d, longest writer wait %v", writes.Load(), maxReaders.Load(), time.Duration(maxWait.Load()))
-	if overlaps.Load() != 0 {
-		t.Fatalf("%d overlaps of a writer with another holder", overlaps.Load())
-	}
-	if maxReaders.Load() < 2 || writes.Load() == 0 {
-		t.Fatalf("most readers at once %d, writes %d; want readers sharing and writers served", maxReaders.Load(), writes.Load())
-	}
-}
-
 func mustRLock(t *testing.T, rw *redisson.ReadWriteLock, ctx context.Context) *redisson.Hold {
 	t.Helper()
 	h, err := rw.RLock(ctx)
@@ -222,4 +164,130 @@ func rLockAsync(ctx context.Context, rw *redisson.ReadWriteLock) (<-chan lockRes
 		got <- lockResult{h, err}
 	}()
 	return got, cancel
+}
+
+// rwLoadResult is what one process's share of the mixed load saw.
+type rwLoadResult struct {
+	Overlaps, MaxReaders, Writes, Reads int64
+	MaxWriterWait                       time.Duration
+}
+
+// rwLoad runs readers and writers goroutines on c's ReadWriteLock name until stop, each holding for
+// 1ms. Who is inside is counted in Redis (name+":readers", name+":writers"), shared by every process:
+// a writer that finds anyone else inside, or a reader that finds a writer, is an overlap.
+func rwLoad(t *testing.T, ctx context.Context, c *redisson.Client, rdb *redis.Client, name string, readers, writers int, stop time.Time) rwLoadResult {
+	var mu sync.Mutex
+	var res rwLoadResult
+	var wg sync.WaitGroup
+	rk, wk := name+":readers", name+":writers"
+	for g := range readers + writers {
+		writer := g < writers
+		spawn(&wg, func() {
+			for time.Now().Before(stop) {
+				start := time.Now()
+				var h *redisson.Hold
+				var err error
+				if writer {
+					h, err = c.ReadWriteLock(name).Lock(ctx)
+				} else {
+					h, err = c.ReadWriteLock(name).RLock(ctx)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				waited := time.Since(start)
+				var overlap bool
+				var inside int64
+				if writer {
+					inside = rdb.Incr(ctx, wk).Val()
+					others, _ := rdb.Get(ctx, rk).Int64()
+					overlap = inside != 1 || others != 0
+				} else {
+					inside = rdb.Incr(ctx, rk).Val()
+					writers, _ := rdb.Get(ctx, wk).Int64()
+					overlap = writers != 0
+				}
+				time.Sleep(time.Millisecond) // the critical section
+				if writer {
+					rdb.Decr(ctx, wk)
+				} else {
+					rdb.Decr(ctx, rk)
+				}
+				mu.Lock()
+				if overlap {
+					res.Overlaps++
+				}
+				if writer {
+					res.Writes++
+					res.MaxWriterWait = max(res.MaxWriterWait, waited)
+				} else {
+					res.Reads++
+					res.MaxReaders = max(res.MaxReaders, inside)
+				}
+				mu.Unlock()
+				if err := h.Unlock(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return res
+}
+
+// 8 readers and 2 writers in 2 OS processes (4 + 1 each) for 10s: never a writer beside anyone,
+// several readers inside at once, both writers served and readers not starved; the longest writer
+// wait is printed.
+func TestReadWriteLockTwoProcesses(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := t.Context()
+	const name = "rw-procs"
+	child := faultStartChild(t, "rwload", "GOREDISSON_FAULT_ADDR="+srv.Addr(), "GOREDISSON_FAULT_LOCK="+name)
+	child.expect(t, "FAULT-READY", 30*time.Second)
+	stop := time.Now().Add(10 * time.Second)
+	if _, err := fmt.Fprintf(child.stdin, "%d\n", stop.UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	mine := rwLoad(t, ctx, newClient(t, rdb), rdb, name, 4, 1, stop)
+	line := child.expect(t, "FAULT-RW ", 30*time.Second)
+	var theirs rwLoadResult
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "FAULT-RW ")), &theirs); err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	child.wait(t, 30*time.Second)
+	t.Logf("this process %+v; the other %+v", mine, theirs)
+	if mine.Overlaps+theirs.Overlaps != 0 {
+		t.Fatalf("%d overlaps of a writer with another holder", mine.Overlaps+theirs.Overlaps)
+	}
+	if max(mine.MaxReaders, theirs.MaxReaders) < 2 || mine.Writes == 0 || theirs.Writes == 0 {
+		t.Fatalf("most readers at once %d, writes %d and %d; want readers sharing and both writers served",
+			max(mine.MaxReaders, theirs.MaxReaders), mine.Writes, theirs.Writes)
+	}
+	// Phases alternate: 8 readers, each as busy as a writer, read more often than 2 writers write.
+	if reads, writes := mine.Reads+theirs.Reads, mine.Writes+theirs.Writes; reads <= writes {
+		t.Fatalf("%d reads and %d writes: readers starved", reads, writes)
+	}
+	t.Logf("longest writer wait: %v", max(mine.MaxWriterWait, theirs.MaxWriterWait))
+}
+
+// faultHelperRWLoad is the child's share of TestReadWriteLockTwoProcesses: it starts when the parent
+// writes the stop time (UnixNano) and prints its result as JSON.
+func faultHelperRWLoad(t *testing.T, ctx context.Context, addr, name string, stdin *bufio.Reader) {
+	rdb := faultHelperRedis(t, addr)
+	c := newClient(t, rdb)
+	fmt.Println("FAULT-READY")
+	line, err := stdin.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := rwLoad(t, ctx, c, rdb, name, 4, 1, time.Unix(0, ns))
+	b, _ := json.Marshal(res)
+	fmt.Printf("FAULT-RW %s\n", b)
 }

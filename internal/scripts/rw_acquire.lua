@@ -4,19 +4,19 @@
 -- ARGV[1]  owner id
 -- ARGV[2]  lease in ms
 -- ARGV[3]  level id to add
--- ARGV[4]  mode: "f" one attempt, "w" a waiting attempt (a writer then registers as waiting, so
---          that newcomer readers wait behind it), "r" re-entry of an owner that holds the side
+-- ARGV[4]  mode: "f" one attempt, "w" a waiting attempt (which registers the owner as waiting, with
+--          a ticket, when it fails), "r" re-entry of an owner that holds the side
 -- ARGV[5]  side: "r" read, "x" write
--- ARGV[6]  waiter timeout in ms (how long a waiting writer's registration lasts without a heartbeat)
+-- ARGV[6]  waiter timeout in ms (how long a waiter's registration lasts without a heartbeat)
 -- ARGV[7]  read side: the writer that vouches for the reader ("" none): the writer may also read
 --          (and downgrade by releasing the write side) while it holds the lock
 --
 -- returns  {n, 0, 0, 0}: n ≥ 1 the owner's levels on that side; -1 re-entry of an owner that no longer
 --          holds it; ≤ -3 held by others: -3 - ms until the latest holder's lease ends
 --
--- A reader gets the lock when no writer holds it (or the writer vouches for it) and no writer waits
--- (unless vouched); a writer when nobody holds it. Safe to run twice: a level id is added once, and a
--- repeat of a fresh acquisition by the same owner finds its own hold and adds nothing more.
+-- Who enters is decided by tickets (see rw_value.lua); a reader the writer vouches for enters at once.
+-- Safe to run twice: a level id is added once, a repeat of a fresh acquisition by the same owner finds
+-- its own hold and adds nothing more, and a repeated registration keeps its ticket.
 local key = KEYS[1]
 local owner, leaseMs, level, mode, side, waiterMs, vouch =
   ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
@@ -33,7 +33,12 @@ if side == 'r' then
       return {-1, 0, 0, 0}
     end
     local vouched = s.writer and s.writer.owner == vouch
-    if (s.writer and not vouched) or (s.nwaiters > 0 and not vouched) then
+    local mine = s.rwaiters[owner] and s.rwaiters[owner].ticket
+    if not vouched and (s.writer or rw_ahead(rw_first(s.waiters, owner), mine)) then
+      if mode == 'w' then
+        rw_wait(key, s, s.rwaiters, 'wr:', owner, now, waiterMs)
+        rw_store(key, now, s)
+      end
       return {rw_pttl(now, s), 0, 0, 0}
     end
     r = {levels = '', expiry = 0}
@@ -42,6 +47,7 @@ if side == 'r' then
   r.levels = rw_add(r.levels, level)
   r.expiry = now + leaseMs
   redis.call('HSET', key, 'r:' .. owner, r.levels .. '|' .. r.expiry)
+  rw_unwait(key, s, owner)
   rw_store(key, now, s)
   return {rw_count(r.levels), 0, 0, 0}
 end
@@ -51,10 +57,10 @@ if not (w and w.owner == owner) then
   if mode == 'r' then
     return {-1, 0, 0, 0}
   end
-  if w or s.nreaders > 0 then
+  local mine = s.waiters[owner] and s.waiters[owner].ticket
+  if w or s.nreaders > 0 or rw_ahead(rw_first(s.rwaiters, owner), mine) or rw_ahead(rw_first(s.waiters, owner), mine) then
     if mode == 'w' then
-      s.waiters[owner] = now + waiterMs
-      redis.call('HSET', key, 'ww:' .. owner, s.waiters[owner])
+      rw_wait(key, s, s.waiters, 'ww:', owner, now, waiterMs)
       rw_store(key, now, s)
     end
     return {rw_pttl(now, s), 0, 0, 0}
@@ -65,9 +71,6 @@ end
 w.levels = rw_add(w.levels, level)
 w.expiry = now + leaseMs
 redis.call('HSET', key, 'w', w.owner .. '|' .. w.levels .. '|' .. w.expiry)
-if s.waiters[owner] then
-  s.waiters[owner] = nil
-  redis.call('HDEL', key, 'ww:' .. owner)
-end
+rw_unwait(key, s, owner)
 rw_store(key, now, s)
 return {rw_count(w.levels), 0, 0, 0}

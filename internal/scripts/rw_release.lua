@@ -1,5 +1,5 @@
 -- rw_release.lua: release one level, or the whole hold, of the read or write side of a
--- ReadWriteLock; also takes a writer out of the waiting writers. Format: rw_value.lua.
+-- ReadWriteLock; also takes the owner out of the waiters (the undo of a wait). Format: rw_value.lua.
 --
 -- KEYS[1]  the lock hash
 -- ARGV[1]  owner id
@@ -21,10 +21,7 @@ local s, err = rw_load(key, now)
 if not s then
   return err
 end
-if side == 'x' and s.waiters[owner] then
-  s.waiters[owner] = nil
-  redis.call('HDEL', key, 'ww:' .. owner)
-end
+rw_unwait(key, s, owner)
 
 local held, field, value
 if side == 'r' then

@@ -3,7 +3,7 @@
 --
 -- KEYS[1..n] lock hashes (on Cluster all keys of one call are in one slot)
 -- ARGV[1]     lease (or waiter timeout) in ms
--- ARGV[2]     what: "r" reader holds, "x" writer holds, "ww" waiting writers
+-- ARGV[2]     what: "r" reader holds, "x" writer holds, "ww" waiting writers, "wr" waiting readers
 -- ARGV[i+2]   owner id of KEYS[i]
 --
 -- returns     array of integers, one per key: 1 renewed, 0 the owner no longer holds (or no longer
@@ -28,9 +28,12 @@ for i, key in ipairs(KEYS) do
       s.writer.expiry = now + leaseMs
       redis.call('HSET', key, 'w', owner .. '|' .. s.writer.levels .. '|' .. s.writer.expiry)
       out[i] = 1
-    elseif what == 'ww' and s.waiters[owner] then
-      s.waiters[owner] = now + leaseMs
-      redis.call('HSET', key, 'ww:' .. owner, s.waiters[owner])
+    elseif (what == 'ww' and s.waiters[owner]) or (what == 'wr' and s.rwaiters[owner]) then
+      local tbl = s.waiters
+      if what == 'wr' then
+        tbl = s.rwaiters
+      end
+      rw_wait(key, s, tbl, what .. ':', owner, now, leaseMs)
       out[i] = 1
     end
     if out[i] == 1 then

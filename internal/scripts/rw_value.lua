@@ -5,7 +5,14 @@
 -- WRONGTYPE, and the ReadWriteLock scripts refuse a lock string the same way):
 --   w            "<owner>|<levels>|<expiry>"  the writer, if any
 --   r:<owner>    "<levels>|<expiry>"          one field per reader owner
---   ww:<owner>   "<deadline>"                 a writer waiting: newcomer readers wait behind it
+--   ww:<owner>   "<ticket>|<deadline>"        a writer waiting
+--   wr:<owner>   "<ticket>|<deadline>"        a reader waiting
+--   seq          the last ticket issued to a waiter
+-- Waiters are served in ticket order by phases: a reader may enter while no writer holds the lock and
+-- no writer with an earlier ticket waits (so the readers waiting when a writer leaves all enter
+-- together, before the next writer); a writer when nobody holds it and nobody with an earlier ticket
+-- waits. A newcomer has no ticket: it enters only if nobody of the other side waits (and, for a
+-- writer, no other writer waits).
 -- owner ids and level ids are those of lock_value.lua (levels: comma-separated ids, so adding and
 -- removing a level is idempotent). expiry and deadline are Redis server times in ms (TIME): each
 -- reader's hold, the writer's and each waiting writer's registration lapse on their own. Fields
@@ -19,11 +26,12 @@ local function rw_now()
 end
 
 -- rw_load reads the hash at key, deletes the fields whose time has passed, and returns the state:
--- writer {owner, levels, expiry} or nil, readers[owner] = {levels, expiry}, nreaders, waiters[owner]
--- = deadline, nwaiters. A hash field of another shape is an error (WRONGTYPE): not ours.
+-- writer {owner, levels, expiry} or nil, readers[owner] = {levels, expiry}, nreaders, waiters
+-- (writers) and rwaiters (readers) [owner] = {ticket, deadline}, seq. A hash field of another shape
+-- is an error (WRONGTYPE): not ours.
 local function rw_load(key, now)
   local flat = redis.call('HGETALL', key) -- WRONGTYPE on a string: a lock of another kind
-  local s = {writer = nil, readers = {}, nreaders = 0, waiters = {}, nwaiters = 0}
+  local s = {writer = nil, readers = {}, nreaders = 0, waiters = {}, rwaiters = {}, seq = 0}
   local dead = {}
   for i = 1, #flat, 2 do
     local f, v = flat[i], flat[i + 1]
@@ -48,17 +56,22 @@ local function rw_load(key, now)
         s.readers[string.sub(f, 3)] = {levels = levels, expiry = tonumber(exp)}
         s.nreaders = s.nreaders + 1
       end
-    elseif string.sub(f, 1, 3) == 'ww:' then
-      local d = tonumber(v)
-      if not d then
+    elseif string.sub(f, 1, 3) == 'ww:' or string.sub(f, 1, 3) == 'wr:' then
+      local ticket, d = string.match(v, '^(%d+)|(%d+)$')
+      if not ticket then
         return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
       end
-      if d <= now then
+      local tbl = s.waiters
+      if string.sub(f, 2, 2) == 'r' then
+        tbl = s.rwaiters
+      end
+      if tonumber(d) <= now then
         dead[#dead + 1] = f
       else
-        s.waiters[string.sub(f, 4)] = d
-        s.nwaiters = s.nwaiters + 1
+        tbl[string.sub(f, 4)] = {ticket = tonumber(ticket), deadline = tonumber(d)}
       end
+    elseif f == 'seq' then
+      s.seq = tonumber(v)
     else
       return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
     end
@@ -79,8 +92,11 @@ local function rw_store(key, now, s)
   for _, r in pairs(s.readers) do
     latest = math.max(latest, r.expiry)
   end
-  for _, d in pairs(s.waiters) do
-    latest = math.max(latest, d)
+  for _, w in pairs(s.waiters) do
+    latest = math.max(latest, w.deadline)
+  end
+  for _, w in pairs(s.rwaiters) do
+    latest = math.max(latest, w.deadline)
   end
   if latest <= now then
     redis.call('DEL', key)
@@ -131,4 +147,41 @@ local function rw_pttl(now, s)
     latest = math.max(latest, r.expiry)
   end
   return -3 - (latest - now)
+end
+
+-- rw_first returns the smallest ticket among the waiters of tbl other than owner, or nil.
+local function rw_first(tbl, owner)
+  local first = nil
+  for o, w in pairs(tbl) do
+    if o ~= owner and (first == nil or w.ticket < first) then
+      first = w.ticket
+    end
+  end
+  return first
+end
+
+-- rw_ahead reports whether a waiter with ticket first (nil: none) comes before the owner's ticket
+-- mine (nil: a newcomer, behind everyone).
+local function rw_ahead(first, mine)
+  return first ~= nil and (mine == nil or first < mine)
+end
+
+-- rw_wait registers owner as waiting in tbl (field prefix pfx: "ww:" or "wr:") until now + ms,
+-- keeping its ticket if it has one.
+local function rw_wait(key, s, tbl, pfx, owner, now, ms)
+  local w = tbl[owner]
+  if not w then
+    w = {ticket = redis.call('HINCRBY', key, 'seq', 1)}
+    tbl[owner] = w
+  end
+  w.deadline = now + ms
+  redis.call('HSET', key, pfx .. owner, w.ticket .. '|' .. w.deadline)
+end
+
+-- rw_unwait takes owner out of the waiters of both sides.
+local function rw_unwait(key, s, owner)
+  if s.waiters[owner] or s.rwaiters[owner] then
+    s.waiters[owner], s.rwaiters[owner] = nil, nil
+    redis.call('HDEL', key, 'ww:' .. owner, 'wr:' .. owner)
+  end
 end
