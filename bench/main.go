@@ -35,6 +35,7 @@ type config struct {
 	holdWatchdog time.Duration
 	holdPeriods  int
 	holdCluster  bool
+	rw           bool
 	rounds       int
 	cpuProfile   string
 }
@@ -51,6 +52,7 @@ type report struct {
 	Contended   []*scenarioResult  `json:"contended"`
 	Hold        *holdResult        `json:"hold,omitempty"`
 	ClusterHold *clusterHoldResult `json:"cluster_hold,omitempty"`
+	RW          *rwResult          `json:"rw_read_heavy,omitempty"`
 	HoldError   string             `json:"hold_error,omitempty"`
 	Ratios      []ratio            `json:"ratios"`
 	Failures    []string           `json:"failures,omitempty"`
@@ -72,6 +74,7 @@ func main() {
 	flag.DurationVar(&cfg.holdWatchdog, "hold-watchdog", 3*time.Second, "watchdog timeout in the hold test (renewal every third)")
 	flag.IntVar(&cfg.holdPeriods, "hold-intervals", 4, "renewal intervals observed in the hold test")
 	flag.BoolVar(&cfg.holdCluster, "hold-cluster", true, "also run the hold test on a redistest Cluster (3 masters + 3 replicas)")
+	flag.BoolVar(&cfg.rw, "rw", true, "also run the read-heavy ReadWriteLock scenario (16 Clients, 90% reads) against the Lock")
 	flag.IntVar(&cfg.rounds, "rounds", 2, "repeat the scenarios of all implementations this many times (order rotated each round) and pool the results")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
@@ -262,6 +265,17 @@ rounds:
 			}
 			rep.Failures = append(rep.Failures, "redisson cluster hold test: "+err.Error())
 			logf("FAILED cluster hold test: %v", err)
+		}
+	}
+	if cfg.rw && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {
+		logf("redisson: read-heavy ReadWriteLock scenario")
+		r, err := rwBench(ctx, addr, 16, 0.9, cfg.critical, cfg.contDuration)
+		rep.RW = r
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rep.Failures = append(rep.Failures, "redisson read-heavy scenario: "+err.Error())
 		}
 	}
 	if err := stats.FlushAll(ctx).Err(); err != nil && ctx.Err() != nil {
