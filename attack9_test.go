@@ -7,6 +7,7 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -722,5 +723,56 @@ func TestAttack9MultiLockReturnsLostPart(t *testing.T) {
 	if heldA.Context().Err() == nil {
 		t.Errorf("MultiLock.Lock returned success (Context err %v) while part %q is held by another owner",
 			r.h.Context().Err(), "a9-lostpart-a")
+	}
+}
+
+// PASSING (kept as a regression test): RedLock attempts whose parts' replies are lost (the
+// acquisition ran, its reply never came, go-redis re-sent it) either hold the part or leave it free:
+// after the group's Unlock (or the failed attempt) no part is left held on any server.
+func TestAttack9RedLockLostRepliesNothingLeft(t *testing.T) {
+	const name = "a9-red-drop"
+	var clients []*redisson.Client
+	var admins []*redis.Client
+	var proxies []*redistest.Proxy
+	for range 3 {
+		s := redistest.Start(t)
+		p := redistest.NewProxy(t, s.Addr())
+		proxies = append(proxies, p)
+		admins = append(admins, s.Client(t))
+		clients = append(clients, newClient(t, s.Client(t, func(o *redis.Options) {
+			o.Addr = p.Addr()
+			o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+		})))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+	defer cancel()
+	for _, c := range clients {
+		attackWarmUp(t, c)
+	}
+	key := redisson.LockKeyOf(clients[0], name)
+	free := func() bool {
+		for _, a := range admins {
+			if n, err := a.Exists(ctx, key).Result(); err != nil || n != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for round := range 6 {
+		for i, p := range proxies {
+			if (round>>i)&1 == 1 || round == 5 {
+				p.DropReplies(1)
+			}
+		}
+		h, err := redLockOf(clients, name).TryLock(ctx, redisson.WithLease(20*time.Second))
+		for _, p := range proxies {
+			p.DropReplies(0)
+		}
+		if err == nil {
+			if err := h.Unlock(ctx); err != nil {
+				t.Errorf("round %d: unlock: %v", round, err)
+			}
+		}
+		eventually(t, 6*time.Second, fmt.Sprintf("round %d: every part free", round), free)
 	}
 }
