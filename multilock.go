@@ -18,8 +18,12 @@ import (
 //
 // Acquisition takes the parts in the order given, each waiting its turn (a round waits up to 1.5s
 // per part); when a part cannot be had within the round, the parts taken are released and a new round
-// starts after a short random pause, until the wait ends. So two MultiLocks over the same locks in
-// different orders cannot deadlock, they only retry. Options (WithLease, WithWait) apply to every
+// starts after a short random pause, until the wait ends. The first part, taken while holding
+// nothing, waits for as long as the wait allows. So two MultiLocks over the same locks in different
+// orders cannot deadlock, they only retry; the price is that a round that ends leaves the queues of
+// the parts after the first (a FairLock part's waiter rejoins at the back). A part lost while the round took the
+// others fails the round. The wait also ends, with ErrClosed, when a part's Client is closed. Parts
+// must not be MultiLocks or RedLocks (give their parts instead). Options (WithLease, WithWait) apply to every
 // part; with WithLease each part's lease runs from its own acquisition, so the group's ends with the
 // first part's.
 //
@@ -98,6 +102,11 @@ func newGroup(kind string, locks []Locker, quorum int, red bool) group {
 			break
 		}
 		names[i] = l.Name()
+		switch l.(type) {
+		case *MultiLock, *RedLock:
+			// Its parts could repeat one of this group's, which no check here would see.
+			g.err = invalidf("lock %d is a MultiLock or RedLock: give its parts instead", i)
+		}
 		if p, ok := l.(groupPart); ok {
 			if id := p.identity(); seen[id] {
 				g.err = invalidf("lock %q appears twice", names[i])
@@ -304,6 +313,9 @@ func (g *group) check(ctx context.Context) error {
 	if g.err != nil {
 		return g.err
 	}
+	if len(g.locks) == 0 || g.quorum < 1 {
+		return invalidf("a MultiLock or RedLock not made by NewMultiLock or NewRedLock")
+	}
 	return checkCtx(ctx)
 }
 
@@ -379,9 +391,15 @@ func (g *group) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 			parts, err = g.multiRound(ctx, waitCtx, wait, partOpts)
 		}
 		if err == nil {
-			return g.hold(ctx, parts), nil
+			// A part lost while the round took the others (its watchdog said so) is no part held.
+			if lost := lostPart(parts); lost != nil {
+				releaseParts(ctx, parts)
+				err = fmt.Errorf("part %q lost while the others were taken: %w", lost.Name(), context.Cause(lost.Context()))
+			} else {
+				return g.hold(ctx, parts), nil
+			}
 		}
-		if !wait || waitCtx.Err() != nil || errors.Is(err, ErrWrongType) || errors.Is(err, ErrInvalidArgument) {
+		if !wait || waitCtx.Err() != nil || errors.Is(err, ErrWrongType) || errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrClosed) {
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, opErr(op, g.name, ErrNotObtained, cerr, err)
 			}
@@ -401,9 +419,13 @@ func (g *group) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 func (g *group) multiRound(ctx, waitCtx context.Context, wait bool, partOpts []AcquireOption) ([]*Hold, error) {
 	parts := make([]*Hold, 0, len(g.locks))
 	end := time.Now().Add(multiRoundPerPart * time.Duration(len(g.locks)))
-	for _, l := range g.locks {
+	for i, l := range g.locks {
 		opts := partOpts
-		if wait {
+		if wait && i == 0 {
+			// Holding nothing yet, the first part can wait as long as the wait allows (and keep
+			// its place in a FairLock's queue): only waiting while holding parts can deadlock.
+			opts = append(slices.Clip(partOpts), WithWait(remaining(waitCtx)))
+		} else if wait {
 			d := time.Until(end)
 			if dl, ok := waitCtx.Deadline(); ok {
 				d = min(d, time.Until(dl))
@@ -434,21 +456,41 @@ func (g *group) redRound(ctx context.Context, lease time.Duration, partOpts []Ac
 		}
 	}
 	start := time.Now()
-	actx, cancel := context.WithTimeout(ctx, min(max(lease/10, 10*time.Millisecond), time.Second))
+	bound := min(max(lease/10, 10*time.Millisecond), time.Second)
+	actx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
 	opts := append(slices.Clip(partOpts), WithWait(0))
-	res := eachPart(g.locks, func(l Locker) (*Hold, error) { return l.TryLock(actx, opts...) })
-	cancel()
+	answers := make(chan partAnswer, len(g.locks)) // buffered: a late part never blocks
+	for i, l := range g.locks {
+		go func() {
+			h, err := l.TryLock(actx, opts...)
+			answers <- partAnswer{i, h, err}
+		}()
+	}
+	// A part that has not answered by the bound (a silent server: its TryLock may then spend seconds
+	// cleaning up) counts as failed; what it took, if anything, is released when it answers.
+	late := time.NewTimer(bound + 20*time.Millisecond)
+	defer late.Stop()
 	parts := make([]*Hold, len(g.locks))
-	held, misused := 0, false
+	held, answered, misused := 0, 0, false
 	var errs []error
-	for i, r := range res {
-		if r.err != nil {
-			errs = append(errs, fmt.Errorf("part %q: %w", g.locks[i].Name(), r.err))
-			misused = misused || errors.Is(r.err, ErrWrongType) || errors.Is(r.err, ErrInvalidArgument)
-			continue
+collect:
+	for answered < len(g.locks) {
+		select {
+		case a := <-answers:
+			answered++
+			if a.err != nil {
+				errs = append(errs, fmt.Errorf("part %q: %w", g.locks[a.i].Name(), a.err))
+				misused = misused || errors.Is(a.err, ErrWrongType) || errors.Is(a.err, ErrInvalidArgument)
+				continue
+			}
+			parts[a.i] = a.h
+			held++
+		case <-late.C:
+			errs = append(errs, fmt.Errorf("%d parts did not answer within %v", len(g.locks)-answered, bound))
+			g.releaseLate(ctx, answers, len(g.locks)-answered)
+			break collect
 		}
-		parts[i] = r.v
-		held++
 	}
 	if misused { // a part used as another kind, or a bad one: no majority makes that right
 		releaseParts(ctx, parts)
@@ -463,6 +505,57 @@ func (g *group) redRound(ctx context.Context, lease time.Duration, partOpts []Ac
 		return nil, fmt.Errorf("a majority was acquired too late: no validity left of the %v lease", lease)
 	}
 	return nil, fmt.Errorf("%d of %d parts acquired, %d needed: %w", held, len(g.locks), g.quorum, errors.Join(errs...))
+}
+
+// partAnswer is a part's answer to one RedLock attempt.
+type partAnswer struct {
+	i   int
+	h   *Hold
+	err error
+}
+
+// releaseLate waits, in the background, for the n answers still to come on answers and releases
+// what they acquired. The goroutine belongs to the first open Client among the parts' (its Close
+// waits for it, and ends the wait early: each part's own cleanup then frees what it took), or is
+// on its own if no part is of this package.
+func (g *group) releaseLate(ctx context.Context, answers <-chan partAnswer, n int) {
+	f := func(stop <-chan struct{}) {
+		for range n {
+			select {
+			case a := <-answers:
+				if a.h != nil {
+					releaseParts(ctx, []*Hold{a.h})
+				}
+			case <-stop:
+				return
+			}
+		}
+	}
+	for _, l := range g.locks {
+		if p, ok := l.(groupPart); ok && p.client().valid() && !p.client().closed() {
+			p.client().background(f)
+			return
+		}
+	}
+	go f(nil)
+}
+
+// remaining is how long ctx has left, or a week if it has no deadline.
+func remaining(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return max(time.Until(dl), time.Millisecond)
+	}
+	return 7 * 24 * time.Hour
+}
+
+// lostPart returns a part whose hold has already ended, or nil.
+func lostPart(parts []*Hold) *Hold {
+	for _, p := range parts {
+		if p != nil && p.Context().Err() != nil {
+			return p
+		}
+	}
+	return nil
 }
 
 // releaseParts unlocks the parts taken (nil entries skipped), concurrently, on a detached context.
@@ -520,15 +613,20 @@ func (g *group) hold(ctx context.Context, parts []*Hold) *Hold {
 	return &Hold{g: &groupLevel{owner: o, parts: parts}}
 }
 
-// partEnded counts a part's hold that ended; a loss that leaves fewer than the quorum loses the group.
+// partEnded counts a part's hold that ended before the group's final unlock (lost, or released by an
+// unlock of a level that held it alone): fewer parts than the quorum lose the group.
 func (o *groupOwner) partEnded(p *Hold) {
 	cause := context.Cause(p.Context())
 	if !errors.Is(cause, ErrLockLost) {
-		return // released by the group's final unlock
+		cause = because(ErrLockLost, errors.New("released by an unlock of one level"))
 	}
 	o.mu.Lock()
+	if o.ended {
+		o.mu.Unlock()
+		return // the group's final unlock released it
+	}
 	o.alive--
-	lost := !o.ended && o.alive < o.quorum
+	lost := o.alive < o.quorum
 	if lost {
 		o.ended = true
 	}
@@ -566,9 +664,13 @@ func (l *groupLevel) unlock(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	notHeld := 0
 	for i, err := range res {
 		if err == nil {
 			continue
+		}
+		if errors.Is(err, ErrNotHeld) {
+			notHeld++
 		}
 		// A RedLock keeps its hold through the loss of a minority of parts: their unlock has nothing
 		// to release. Any other failure is the caller's to know.
@@ -578,7 +680,12 @@ func (l *groupLevel) unlock(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("part %q: %w", l.parts[i].Name(), err))
 	}
 	if final && !wasLost {
-		o.cancel(context.Canceled)
+		if held := len(nonNil(l.parts)) - notHeld; held < o.quorum {
+			// The unlock found the group lost before anyone noticed: say so, as a lock's would.
+			o.cancel(because(ErrLockLost, errors.Join(errs...)))
+		} else {
+			o.cancel(context.Canceled)
+		}
 	}
 	if wasLost {
 		errs = append([]error{ErrNotHeld, context.Cause(o.ctx)}, errs...)
@@ -601,8 +708,10 @@ func (l *groupLevel) reenter(ctx context.Context) (*Hold, error) {
 	}
 	o.levels++ // counted now, so that no final unlock ends the owner meanwhile
 	o.mu.Unlock()
+	// Every live part, or none: levels that differ between parts would let an unlock release some
+	// parts of a level the group still counts. A part already lost is left out.
 	res := eachPart(l.parts, func(p *Hold) (*Hold, error) {
-		if p == nil {
+		if p == nil || p.Context().Err() != nil {
 			return nil, nil
 		}
 		return p.Reenter(ctx)
@@ -611,7 +720,7 @@ func (l *groupLevel) reenter(ctx context.Context) (*Hold, error) {
 	held := 0
 	var errs []error
 	for i, r := range res {
-		if l.parts[i] == nil {
+		if l.parts[i] == nil || (r.v == nil && r.err == nil) {
 			continue
 		}
 		if r.err != nil {
@@ -621,7 +730,7 @@ func (l *groupLevel) reenter(ctx context.Context) (*Hold, error) {
 		parts[i] = r.v
 		held++
 	}
-	if held >= o.quorum {
+	if held >= o.quorum && len(errs) == 0 {
 		return &Hold{g: &groupLevel{owner: o, parts: parts}}, nil
 	}
 	undo := &groupLevel{owner: o, parts: parts}
@@ -655,4 +764,15 @@ func (l *groupLevel) holdCount(ctx context.Context) (int, error) {
 	}
 	slices.SortFunc(counts, func(a, b int) int { return b - a })
 	return counts[l.owner.quorum-1], nil
+}
+
+// nonNil returns the parts held (a RedLock's missing parts are nil).
+func nonNil(parts []*Hold) []*Hold {
+	var out []*Hold
+	for _, p := range parts {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
