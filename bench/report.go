@@ -206,6 +206,10 @@ func printReport(w io.Writer, rep *report) {
 			{"unlock errors", fmt.Sprint(h.UnlockErrors)},
 		})
 	}
+	if rep.RW != nil {
+		printRW(w, rep.RW)
+		fmt.Fprintln(w)
+	}
 	if len(rep.Ratios) > 0 {
 		fmt.Fprintln(w, "### Ratios")
 		fmt.Fprintln(w)

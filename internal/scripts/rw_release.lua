@@ -7,8 +7,9 @@
 -- ARGV[3]  "1": final, release whatever levels are left; "0": the level only
 -- ARGV[4]  side: "r" read, "x" write
 -- ARGV[5]  publish command: PUBLISH or SPUBLISH
--- ARGV[6]  the lock's wake-up channel: a release that frees the side publishes "*" there (every
---          waiter tries again: all readers may proceed, or one writer)
+-- ARGV[6]  the lock's wake-up channel: a release that frees the lock for waiters wakes whoever is
+--          next in ticket order: a writer by its owner id, readers with "*" (every waiter tries
+--          again; the readers ahead of the next writer enter)
 --
 -- returns  0 released (the owner no longer holds the side), 1 the level is gone and the owner
 --          still holds the side, -1 the owner did not hold the side
@@ -55,6 +56,21 @@ else
 end
 rw_store(key, now, s)
 if side == 'x' or s.nreaders == 0 then
-  redis.call(publish, channel, '*')
+  local next, writer = nil, false
+  for o, w in pairs(s.waiters) do
+    if next == nil or w.ticket < next.ticket then
+      next, writer = {owner = o, ticket = w.ticket}, true
+    end
+  end
+  for o, w in pairs(s.rwaiters) do
+    if next == nil or w.ticket < next.ticket then
+      next, writer = {owner = o, ticket = w.ticket}, false
+    end
+  end
+  if writer then
+    redis.call(publish, channel, next.owner)
+  elseif next then
+    redis.call(publish, channel, '*')
+  end
 end
 return 0
