@@ -291,3 +291,39 @@ func faultHelperRWLoad(t *testing.T, ctx context.Context, addr, name string, std
 	b, _ := json.Marshal(res)
 	fmt.Printf("FAULT-RW %s\n", b)
 }
+
+// 16 Clients, one goroutine each, 90% reads, with re-polls an hour apart: every wait must be ended by
+// a message. A lost wake-up stalls every waiter (they queue behind the one not woken) until the
+// context ends. (It did: a hub drops messages naming its future waiters once its small store of
+// messages for other Clients' waiters was full.)
+func TestReadWriteLockNoLostWakeups(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	stop := time.Now().Add(3 * time.Second)
+	for i := range 16 {
+		c := newClient(t, srv.Client(t), redisson.WithRepollInterval(time.Hour))
+		spawn(&wg, func() {
+			for n := 0; time.Now().Before(stop); n++ {
+				var h *redisson.Hold
+				var err error
+				if (n+i)%10 == 0 {
+					h, err = c.ReadWriteLock("wakeups").Lock(ctx)
+				} else {
+					h, err = c.ReadWriteLock("wakeups").RLock(ctx)
+				}
+				if err != nil {
+					t.Errorf("a wait ended without the lock (a lost wake-up stalls it until the context ends): %v", err)
+					return
+				}
+				time.Sleep(time.Millisecond)
+				if err := h.Unlock(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -23,6 +23,7 @@ type rwResult struct {
 	ReadShare       float64 `json:"read_share"`
 	RWOpsPerSec     float64 `json:"rwlock_ops_per_sec"`
 	LockOpsPerSec   float64 `json:"lock_ops_per_sec"`
+	CeilOpsPerSec   float64 `json:"rwmutex_ops_per_sec"` // an in-process sync.RWMutex: the ceiling
 	Ratio           float64 `json:"rwlock_over_lock"`
 	WriterWaitP99Ms float64 `json:"writer_wait_p99_ms"`
 	ReaderWaitP99Ms float64 `json:"reader_wait_p99_ms"`
@@ -33,19 +34,22 @@ type rwResult struct {
 func rwBench(ctx context.Context, addr string, clients int, readShare float64, critical, d time.Duration) (*rwResult, error) {
 	res := &rwResult{Clients: clients, ReadShare: readShare}
 	var errs []error
-	for _, rw := range []bool{true, false} {
-		ops, writerWaits, readerWaits, nerr, err := rwRun(ctx, addr, clients, readShare, critical, d, rw)
+	for _, mode := range []string{"rw", "lock", "rwmutex"} {
+		ops, writerWaits, readerWaits, nerr, err := rwRun(ctx, addr, clients, readShare, critical, d, mode)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		res.Errors += nerr
-		if rw {
+		switch mode {
+		case "rw":
 			res.RWOpsPerSec = ops
 			res.WriterWaitP99Ms = ms(percentile(writerWaits, 0.99))
 			res.ReaderWaitP99Ms = ms(percentile(readerWaits, 0.99))
-		} else {
+		case "lock":
 			res.LockOpsPerSec = ops
+		default:
+			res.CeilOpsPerSec = ops
 		}
 	}
 	if res.LockOpsPerSec > 0 {
@@ -54,8 +58,11 @@ func rwBench(ctx context.Context, addr string, clients int, readShare float64, c
 	return res, errors.Join(errs...)
 }
 
-func rwRun(ctx context.Context, addr string, clients int, readShare float64, critical, d time.Duration, rw bool) (ops float64, writerWaits, readerWaits []time.Duration, nerr int, err error) {
-	name := fmt.Sprintf("bench:rw:%v:%d", rw, time.Now().UnixNano())
+// rwRun runs the scenario with mode "rw" (the ReadWriteLock), "lock" (the Lock) or "rwmutex" (one
+// in-process sync.RWMutex shared by the goroutines: the ceiling).
+func rwRun(ctx context.Context, addr string, clients int, readShare float64, critical, d time.Duration, mode string) (ops float64, writerWaits, readerWaits []time.Duration, nerr int, err error) {
+	name := fmt.Sprintf("bench:rw:%s:%d", mode, time.Now().UnixNano())
+	var ceiling sync.RWMutex
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var done int64
@@ -78,7 +85,11 @@ func rwRun(ctx context.Context, addr string, clients int, readShare float64, cri
 				var h *redisson.Hold
 				var err error
 				switch {
-				case !rw:
+				case mode == "rwmutex" && read:
+					ceiling.RLock()
+				case mode == "rwmutex":
+					ceiling.Lock()
+				case mode == "lock":
 					h, err = c.Lock(name).Lock(ctx)
 				case read:
 					h, err = c.ReadWriteLock(name).RLock(ctx)
@@ -93,7 +104,15 @@ func rwRun(ctx context.Context, addr string, clients int, readShare float64, cri
 					continue
 				}
 				time.Sleep(critical)
-				uerr := h.Unlock(ctx)
+				var uerr error
+				switch {
+				case mode == "rwmutex" && read:
+					ceiling.RUnlock()
+				case mode == "rwmutex":
+					ceiling.Unlock()
+				default:
+					uerr = h.Unlock(ctx)
+				}
 				mu.Lock()
 				if uerr != nil {
 					nerr++
@@ -118,11 +137,11 @@ func printRW(w io.Writer, r *rwResult) {
 	fmt.Fprintf(w, "\n### ReadWriteLock, read-heavy\n\n")
 	fmt.Fprintf(w, "%d Clients (one goroutine each) on one name, %.0f%% reads, critical section as above; the Lock does the same operations exclusively.\n\n",
 		r.Clients, r.ReadShare*100)
-	fmt.Fprintf(w, "| | ReadWriteLock | Lock |\n|---|---:|---:|\n")
-	fmt.Fprintf(w, "| ops/s | %.0f | %.0f |\n", r.RWOpsPerSec, r.LockOpsPerSec)
-	fmt.Fprintf(w, "| ReadWriteLock / Lock | %.2f | |\n", r.Ratio)
-	fmt.Fprintf(w, "| writer wait p99, ms | %.1f | |\n", r.WriterWaitP99Ms)
-	fmt.Fprintf(w, "| reader wait p99, ms | %.1f | |\n", r.ReaderWaitP99Ms)
-	fmt.Fprintf(w, "\nRESULT scenario=rw-read-heavy rwlock_ops_per_sec=%.1f lock_ops_per_sec=%.1f ratio=%.3f writer_wait_p99_ms=%.3f reader_wait_p99_ms=%.3f errors=%d\n",
-		r.RWOpsPerSec, r.LockOpsPerSec, r.Ratio, r.WriterWaitP99Ms, r.ReaderWaitP99Ms, r.Errors)
+	fmt.Fprintf(w, "| | ReadWriteLock | Lock | in-process sync.RWMutex |\n|---|---:|---:|---:|\n")
+	fmt.Fprintf(w, "| ops/s | %.0f | %.0f | %.0f |\n", r.RWOpsPerSec, r.LockOpsPerSec, r.CeilOpsPerSec)
+	fmt.Fprintf(w, "| ReadWriteLock / Lock | %.2f | | |\n", r.Ratio)
+	fmt.Fprintf(w, "| writer wait p99, ms | %.1f | | |\n", r.WriterWaitP99Ms)
+	fmt.Fprintf(w, "| reader wait p99, ms | %.1f | | |\n", r.ReaderWaitP99Ms)
+	fmt.Fprintf(w, "\nRESULT scenario=rw-read-heavy rwlock_ops_per_sec=%.1f lock_ops_per_sec=%.1f rwmutex_ops_per_sec=%.1f ratio=%.3f writer_wait_p99_ms=%.3f reader_wait_p99_ms=%.3f errors=%d\n",
+		r.RWOpsPerSec, r.LockOpsPerSec, r.CeilOpsPerSec, r.Ratio, r.WriterWaitP99Ms, r.ReaderWaitP99Ms, r.Errors)
 }

@@ -93,7 +93,7 @@ type heldMessage struct {
 }
 
 // Hold is how long a message naming an unregistered waiter is kept for it; at most maxHeld per
-// channel.
+// channel, the oldest forgotten first.
 const (
 	Hold    = 2 * time.Second
 	maxHeld = 64
@@ -339,9 +339,19 @@ func deliver(ch *channel, message string, now time.Time) {
 		if ch.held == nil {
 			ch.held = map[string]heldMessage{}
 		}
-		if len(ch.held) < maxHeld {
-			ch.held[id] = heldMessage{message, now}
+		if len(ch.held) >= maxHeld {
+			// Make room by forgetting the oldest: on a channel shared by the Clients of an object
+			// (a ReadWriteLock's), most messages name other Clients' waiters and are never claimed,
+			// and a full map must not drop the message of a waiter about to register here.
+			oldest := ""
+			for k, m := range ch.held {
+				if oldest == "" || m.at.Before(ch.held[oldest].at) {
+					oldest = k
+				}
+			}
+			delete(ch.held, oldest)
 		}
+		ch.held[id] = heldMessage{message, now}
 		return
 	}
 	wakeOne(ch)

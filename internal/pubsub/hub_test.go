@@ -1,6 +1,7 @@
 package pubsub_test
 
 import (
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -212,4 +213,33 @@ func TestMessagesAddressWaiters(t *testing.T) {
 	a.Close()
 	b.Close()
 	c.Close()
+}
+
+// A message naming a waiter about to register is kept for it even after many messages naming
+// waiters of other Clients (as on a channel shared by every Client of an object): the oldest of
+// those are forgotten first.
+func TestHeldMessageSurvivesOthers(t *testing.T) {
+	h, rdb := newHub(t)
+	ctx := t.Context()
+	marker, _ := h.Subscribe(ctx, "shared", "marker")
+	<-marker.Ready()
+	for i := range 200 {
+		rdb.Publish(ctx, "shared", fmt.Sprintf("other-client:%d", i))
+	}
+	rdb.Publish(ctx, "shared", "me")
+	rdb.Publish(ctx, "shared", "marker") // in order: once marker is woken, "me" has been handled
+	if !received(marker, 5*time.Second) {
+		t.Fatal("the marker waiter was not woken")
+	}
+	me, _ := h.Subscribe(ctx, "shared", "me")
+	select {
+	case <-me.C:
+		if m := me.Message(); m != "me" {
+			t.Fatalf("message %q; want the held one", m)
+		}
+	default:
+		t.Fatal("the message naming the waiter, which came just before it registered, was lost")
+	}
+	me.Close()
+	marker.Close()
 }
