@@ -230,7 +230,7 @@ func TestAttack10ForceUnlockResendDeletesNewHolder(t *testing.T) {
 	if w, _ := a10Holders(t, admin, "{"+name+"}"); w != "" {
 		t.Fatalf("precondition: the first run of ForceUnlock left the writer %q", w)
 	}
-	_ = x // X learns of the force unlock at its next renewal
+	_ = x                                                                  // X learns of the force unlock at its next renewal
 	y, err := newClient(t, srv.Client(t)).ReadWriteLock(name).TryLock(ctx) // B's turn is X's until X learns
 	if err != nil {
 		t.Fatalf("Y TryLock after the force unlock: %v", err)
@@ -248,5 +248,157 @@ func TestAttack10ForceUnlockResendDeletesNewHolder(t *testing.T) {
 	if err == nil {
 		defer func() { _ = z.Unlock(ctx) }()
 		t.Errorf("Z took the write lock while Y holds it (Y's context live: %v): two writers", y.Context().Err() == nil)
+	}
+}
+
+// a10Slow is a Client option set under which only messages (and heartbeat kicks) wake a waiter.
+var a10Slow = redisson.WithRepollInterval(time.Hour)
+
+// DEFECT: a hold that ends without a release (its fixed lease ran out, or its holder's process died)
+// never wakes the ReadWriteLock's waiters: they wait for the re-poll interval.
+//
+// Scenario: H (Client A) takes the write lock with WithLease(1500ms) and never unlocks (the holder
+// stops at its lease, as a fixed lease means); R (Client B, WithRepollInterval(1h)) waits for a read
+// hold. The same with a Lock as the control.
+//
+// Expected: R gets the read hold soon after the lease ends (within a few heartbeats: a waiter's
+// heartbeat, every third of the 5s waiter timeout, tells a waiter to try again when the lock is free;
+// wait_beat.lua does so for Lock: "0 ... the object is free (it ended without a release that would
+// have handed it over: a lease that ran out, a holder that died ...)", and the control passes).
+//
+// Actual: rw_renew.lua's waiter heartbeat answers 1 as long as the waiter is registered, whatever the
+// holders; no script publishes when a lease lapses; so R sleeps for the whole re-poll interval (with
+// the default, up to 500ms per such event; here until the test's deadline). Observed: every run.
+func TestAttack10LapsedHoldWakesNobody(t *testing.T) {
+	for _, kind := range []string{"Lock", "ReadWriteLock"} {
+		t.Run(kind, func(t *testing.T) {
+			_, rdb, _ := setup(t)
+			a := newClient(t, rdb)
+			b := newClient(t, rdb, a10Slow)
+			ctx := t.Context()
+			name := "a10-lapsed-" + kind
+			h, err := lockOf(a, kind, name).Lock(ctx, redisson.WithLease(1500*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = h // left to its lease
+			start := time.Now()
+			wctx, cancel := context.WithTimeout(ctx, 12*time.Second)
+			defer cancel()
+			var got *redisson.Hold
+			if kind == "Lock" {
+				got, err = b.Lock(name).Lock(wctx)
+			} else {
+				got, err = b.ReadWriteLock(name).RLock(wctx)
+			}
+			if err != nil {
+				t.Fatalf("the waiter did not get the lock %v after it was taken with a 1.5s lease that lapsed: %v",
+					time.Since(start).Round(time.Millisecond), err)
+			}
+			t.Logf("waited %v", time.Since(start).Round(time.Millisecond))
+			_ = got.Unlock(ctx)
+		})
+	}
+}
+
+// DEFECT: a writer that gives up waiting strands the readers queued behind it, though the lock is
+// only read-held and they could enter at once.
+//
+// Scenario: R0 (Client A) holds a read hold. W (Client B) waits for the write lock with WithWait(1s)
+// (registered "ww:", ticket 1). R1 (Client C, WithRepollInterval(1h)) asks for a read hold: a writer
+// waits, so it queues behind it (ticket 2). W's wait bound passes; W leaves.
+//
+// Expected: R1 enters right after W leaves: nothing but W's registration kept it out (R0 is a
+// reader), and the doc promises only that readers wait "while a writer holds or waits".
+//
+// Actual: W's undo (rw_release.lua with nothing held) removes its registration but publishes
+// nothing; R1's heartbeats answer 1 (it is registered), so R1 sleeps until the re-poll interval (an
+// hour here; 500ms by default, per abandoned writer). Observed: every run.
+func TestAttack10AbandonedWriterStrandsReaders(t *testing.T) {
+	_, rdb, _ := setup(t)
+	a, b, c := newClient(t, rdb), newClient(t, rdb), newClient(t, rdb, a10Slow)
+	ctx := t.Context()
+	const name = "a10-abandoned"
+	r0 := mustRLock(t, a.ReadWriteLock(name), ctx)
+	defer func() { _ = r0.Unlock(ctx) }()
+	wres := make(chan error, 1)
+	go func() {
+		h, err := b.ReadWriteLock(name).TryLock(ctx, redisson.WithWait(time.Second))
+		if err == nil {
+			_ = h.Unlock(ctx)
+		}
+		wres <- err
+	}()
+	eventually(t, 5*time.Second, "the writer to wait", func() bool { return b.Stats().Waiting == 1 })
+	got, cancel := rLockAsync(ctx, c.ReadWriteLock(name))
+	defer cancel()
+	eventually(t, 5*time.Second, "the reader to queue behind the writer", func() bool { return c.Stats().Waiting == 1 })
+	if err := regressWait(t, wres, 10*time.Second, "the writer's wait bound"); err == nil {
+		t.Fatal("precondition: the writer got the lock beside a reader")
+	}
+	left := time.Now()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		t.Logf("the reader entered %v after the writer left", time.Since(left).Round(time.Millisecond))
+		_ = r.h.Unlock(ctx)
+	case <-time.After(8 * time.Second):
+		t.Errorf("the reader queued behind a writer that gave up is still waiting %v later, though only readers hold the lock",
+			time.Since(left).Round(time.Millisecond))
+	}
+}
+
+// DEFECT: a waiter whose process died blocks the others beyond the waiter timeout.
+//
+// Scenario: R0 (Client A) holds a read hold. W (Client D, through a proxy, WithWaiterTimeout(1s))
+// waits for the write lock (ticket 1); then its network goes silent (Blackhole): it can neither
+// heartbeat nor leave, as a killed process. R1 (Client C, WithRepollInterval(1h)) asks for a read
+// hold and queues behind W (ticket 2).
+//
+// Expected (ReadWriteLock doc: "one whose process died stops blocking the others after the waiter
+// timeout"): R1 enters shortly after W's registration lapses (1s, plus a heartbeat of R1).
+//
+// Actual: W's registration lapses, and R1's heartbeat (rw_renew.lua) even deletes it, but answers 1;
+// nothing publishes, and R1 waits for the re-poll interval. Observed: every run.
+func TestAttack10DeadWaiterBlocksBeyondTimeout(t *testing.T) {
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb := srv.Client(t)
+	a := newClient(t, rdb)
+	c := newClient(t, rdb, a10Slow)
+	d := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr(); a9Quick(o) }), redisson.WithWaiterTimeout(time.Second))
+	ctx := t.Context()
+	const name = "a10-dead-waiter"
+	r0 := mustRLock(t, a.ReadWriteLock(name), ctx)
+	defer func() { _ = r0.Unlock(ctx) }()
+	wctx, wcancel := context.WithCancel(ctx)
+	wdone := make(chan struct{})
+	go func() {
+		defer close(wdone)
+		if h, err := d.ReadWriteLock(name).Lock(wctx); err == nil {
+			_ = h.Unlock(ctx)
+		}
+	}()
+	defer func() { p.Blackhole(false); wcancel(); <-wdone }()
+	eventually(t, 5*time.Second, "the writer to wait", func() bool { return d.Stats().Waiting == 1 })
+	p.Blackhole(true)
+	got, cancel := rLockAsync(ctx, c.ReadWriteLock(name))
+	defer cancel()
+	eventually(t, 5*time.Second, "the reader to queue behind the writer", func() bool { return c.Stats().Waiting == 1 })
+	dead := time.Now()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		t.Logf("the reader entered %v after the writer went silent", time.Since(dead).Round(time.Millisecond))
+		_ = r.h.Unlock(ctx)
+	case <-time.After(10 * time.Second):
+		w, n := a10Holders(t, rdb, "{"+name+"}")
+		fields, _ := rdb.HKeys(ctx, "{"+name+"}").Result()
+		t.Errorf("a reader is still waiting %v after the only writer ahead of it went silent (waiter timeout 1s); "+
+			"writer %q, %d readers, fields %v", time.Since(dead).Round(time.Millisecond), w, n, fields)
 	}
 }
