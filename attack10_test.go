@@ -402,3 +402,63 @@ func TestAttack10DeadWaiterBlocksBeyondTimeout(t *testing.T) {
 			"writer %q, %d readers, fields %v", time.Since(dead).Round(time.Millisecond), w, n, fields)
 	}
 }
+
+// DEFECT: Client.Stats does not count ReadWriteLock holds: Held and Renewed stay 0.
+//
+// Scenario: a Client with a 300ms watchdog (renewals every 100ms) holds a read hold of one
+// ReadWriteLock and the write hold of another.
+//
+// Expected (Stats doc: "Held: holds registered with the renewal scheduler (watchdog and fixed
+// lease)", "Renewed: lock renewals made so far"): Held = 2, and Renewed grows within a few renewal
+// rounds.
+//
+// Actual: Stats reads the scheduler's counters of kindLock only; the ReadWriteLock holds are
+// registered as kindRWRead and kindRWWrite: Held is 0 and Renewed stays 0 although the holds are
+// renewed (their contexts stay live well past the 300ms lease). Observed: every run.
+func TestAttack10StatsMissReadWriteHolds(t *testing.T) {
+	c, _, _ := setup(t, redisson.WithWatchdogTimeout(300*time.Millisecond))
+	ctx := t.Context()
+	r := mustRLock(t, c.ReadWriteLock("a10-stats-r"), ctx)
+	defer func() { _ = r.Unlock(ctx) }()
+	w := mustLockRW(t, c.ReadWriteLock("a10-stats-w"), ctx)
+	defer func() { _ = w.Unlock(ctx) }()
+	if held := c.Stats().Held; held != 2 {
+		t.Errorf("Stats().Held = %d with a read hold and a write hold held; want 2", held)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for c.Stats().Renewed == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := c.Stats().Renewed; got == 0 {
+		t.Errorf("Stats().Renewed = 0 after 3s of two holds renewed every 100ms (they are renewed: contexts live %v %v)",
+			r.Context().Err() == nil, w.Context().Err() == nil)
+	}
+}
+
+// DEFECT (minor): a context marked by a read hold that has been released refuses the write lock
+// forever, although the upgrade it guards against ("it would wait for itself") is impossible.
+//
+// Scenario: R = RLock; ctx2 = ContextWithHold(ctx, R); R.Unlock; the lock is now free; Lock(ctx2).
+//
+// Expected: the write lock is acquired (the mark stands for R's owner "as long as the owner holds
+// the lock", ContextWithHold doc; a released read hold is no reader that could deadlock).
+//
+// Actual: mutex.acquire refuses any write acquisition whose context carries a read mark of the lock
+// (ctx.Value(otherKey) != nil), held or not: ErrNotObtained at once ("cannot be upgraded"), on a free
+// lock. Observed: every run.
+func TestAttack10ReleasedReadMarkRefusesWrite(t *testing.T) {
+	c, _, _ := setup(t)
+	ctx := t.Context()
+	rw := c.ReadWriteLock("a10-stale-mark")
+	r := mustRLock(t, rw, ctx)
+	marked := redisson.ContextWithHold(ctx, r)
+	mustUnlock(t, r)
+	if locked, err := rw.IsLocked(ctx); err != nil || locked {
+		t.Fatalf("precondition: IsLocked = %v, %v after the only hold's release", locked, err)
+	}
+	w, err := rw.TryLock(marked)
+	if err != nil {
+		t.Fatalf("TryLock on a free lock with a context marked by a released read hold: %v", err)
+	}
+	mustUnlock(t, w)
+}
