@@ -462,3 +462,145 @@ func TestAttack10ReleasedReadMarkRefusesWrite(t *testing.T) {
 	}
 	mustUnlock(t, w)
 }
+
+// PASSING: a name used as a ReadWriteLock and as any other kind is refused both ways with
+// ErrWrongType, and nothing changes: the holder keeps its hold, its key, value and TTL.
+func TestAttack10KindCollisionsPassing(t *testing.T) {
+	c, rdb, _ := setup(t)
+	ctx := t.Context()
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for _, kind := range []string{"Lock", "FairLock", "FencedLock", "SpinLock"} {
+		t.Run("RWHeld/"+kind, func(t *testing.T) {
+			name := "a10-kind-rw-" + kind
+			r := mustRLock(t, c.ReadWriteLock(name), ctx)
+			defer mustUnlock(t, r)
+			before, _ := rdb.HGetAll(ctx, "{"+name+"}").Result()
+			l := lockOf(c, kind, name)
+			if _, err := l.Lock(short); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("%s.Lock on a ReadWriteLock's name: %v; want ErrWrongType", kind, err)
+			}
+			if _, err := l.TryLock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("%s.TryLock: %v; want ErrWrongType", kind, err)
+			}
+			if _, err := l.ForceUnlock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("%s.ForceUnlock: %v; want ErrWrongType", kind, err)
+			}
+			if _, err := l.IsLocked(ctx); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("%s.IsLocked: %v; want ErrWrongType", kind, err)
+			}
+			after, _ := rdb.HGetAll(ctx, "{"+name+"}").Result()
+			if len(after) != len(before) || r.Context().Err() != nil {
+				t.Errorf("the ReadWriteLock changed: %v -> %v (reader's context %v)", before, after, r.Context().Err())
+			}
+			if n, err := r.HoldCount(ctx); err != nil || n != 1 {
+				t.Errorf("reader's HoldCount = %d, %v; want 1", n, err)
+			}
+		})
+		t.Run(kind+"Held/RW", func(t *testing.T) {
+			name := "a10-kind-" + kind
+			h := mustLock(t, lockOf(c, kind, name), ctx)
+			defer mustUnlock(t, h)
+			before, _ := rdb.Get(ctx, "{"+name+"}").Result()
+			rw := c.ReadWriteLock(name)
+			if _, err := rw.RLock(short); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("RLock on a %s's name: %v; want ErrWrongType", kind, err)
+			}
+			if _, err := rw.Lock(short); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("Lock on a %s's name: %v; want ErrWrongType", kind, err)
+			}
+			if _, err := rw.ForceUnlock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("ForceUnlock on a %s's name: %v; want ErrWrongType", kind, err)
+			}
+			if _, err := rw.RemainingTTL(ctx); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("RemainingTTL on a %s's name: %v; want ErrWrongType", kind, err)
+			}
+			if after, _ := rdb.Get(ctx, "{"+name+"}").Result(); after != before || h.Context().Err() != nil {
+				t.Errorf("the %s changed: %q -> %q", kind, before, after)
+			}
+		})
+	}
+	t.Run("ForeignHash", func(t *testing.T) {
+		rdb.HSet(ctx, "{a10-foreign}", "name", "x", "w", "nonsense")
+		rw := c.ReadWriteLock("a10-foreign")
+		if _, err := rw.RLock(short); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("RLock on a foreign hash: %v; want ErrWrongType", err)
+		}
+		if _, err := rw.ForceUnlock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("ForceUnlock on a foreign hash: %v; want ErrWrongType", err)
+		}
+		if n, _ := rdb.HLen(ctx, "{a10-foreign}").Result(); n != 2 {
+			t.Errorf("the foreign hash has %d fields; want 2 (untouched)", n)
+		}
+	})
+}
+
+// PASSING: downgrade, then a second writer: it waits for the downgraded reader, and the reader's
+// re-entry and a newcomer reader behave by the policy; never two writers, never a writer beside a
+// reader; the key is gone at the end.
+func TestAttack10DowngradeThenWriterPassing(t *testing.T) {
+	c, rdb, _ := setup(t)
+	d := newClient(t, rdb)
+	ctx := t.Context()
+	const name = "a10-downgrade"
+	w := mustLockRW(t, c.ReadWriteLock(name), ctx)
+	r, err := c.ReadWriteLock(name).RLock(redisson.ContextWithHold(ctx, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, cancel := lockAsync(ctx, d.ReadWriteLock(name))
+	defer cancel()
+	eventually(t, 5*time.Second, "the second writer to wait", func() bool { return d.Stats().Waiting == 1 })
+	mustUnlock(t, w) // downgraded: the second writer must still wait for the reader
+	if _, err := c.ReadWriteLock(name).TryRLock(redisson.ContextWithHold(ctx, w)); err == nil {
+		t.Fatal("a reader vouched for by a released writer entered while a writer waits")
+	}
+	select {
+	case got := <-w2:
+		t.Fatalf("the second writer got the lock beside the downgraded reader: %v", got.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	in, err := r.Reenter(ctx)
+	if err != nil {
+		t.Fatalf("the downgraded reader's re-entry: %v", err)
+	}
+	mustUnlock(t, in)
+	mustUnlock(t, r)
+	got := regressWait(t, w2, 10*time.Second, "the second writer")
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if wr, n := a10Holders(t, rdb, "{"+name+"}"); wr == "" || n != 0 {
+		t.Errorf("with the second writer in: writer %q, %d readers", wr, n)
+	}
+	mustUnlock(t, got.h)
+	eventually(t, 5*time.Second, "the key to go", func() bool { return rdb.Exists(ctx, "{"+name+"}").Val() == 0 })
+}
+
+// PASSING: on a Cluster, with re-polls an hour apart, the sharded wake-ups alone move the lock
+// through a reader phase, a writer and a second reader phase.
+func TestAttack10ClusterWakeUpsPassing(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	a := newClient(t, cl.Client(t), a10Slow)
+	b := newClient(t, cl.Client(t), a10Slow)
+	ctx := t.Context()
+	const name = "a10-cluster"
+	r := mustRLock(t, a.ReadWriteLock(name), ctx)
+	w, cancelW := lockAsync(ctx, b.ReadWriteLock(name))
+	defer cancelW()
+	eventually(t, 10*time.Second, "the writer to wait", func() bool { return b.Stats().Waiting == 1 })
+	r2, cancelR := rLockAsync(ctx, a.ReadWriteLock(name))
+	defer cancelR()
+	eventually(t, 10*time.Second, "the reader to queue", func() bool { return a.Stats().Waiting == 1 })
+	mustUnlock(t, r)
+	got := regressWait(t, w, 10*time.Second, "the writer, woken by SPUBLISH")
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	mustUnlock(t, got.h)
+	rr := regressWait(t, r2, 10*time.Second, "the queued reader, woken by SPUBLISH")
+	if rr.err != nil {
+		t.Fatal(rr.err)
+	}
+	mustUnlock(t, rr.h)
+}
