@@ -71,7 +71,7 @@ func a10Warm(t *testing.T, ctx context.Context, c *redisson.Client) {
 	}
 }
 
-// DEFECT: re-entering a ReadWriteLock hold taken with a fixed lease (WithLease) deletes the hold.
+// FIXED. Was: DEFECT: re-entering a ReadWriteLock hold taken with a fixed lease (WithLease) deletes the hold.
 //
 // Scenario: a writer (or a reader) acquires with WithLease(20s), re-enters (Hold.Reenter, or an
 // acquisition with a context marked by ContextWithHold), and another Client then tries the write lock.
@@ -124,7 +124,7 @@ func TestAttack10FixedLeaseReenterDropsHold(t *testing.T) {
 	}
 }
 
-// DEFECT: an Unlock whose reply is lost reports the lock lost although it released it.
+// FIXED. Was: DEFECT: an Unlock whose reply is lost reports the lock lost although it released it.
 //
 // Scenario: Client A (through a proxy) holds a read hold (or the write hold) of a ReadWriteLock and
 // calls the final Unlock; the reply of rw_release.lua is lost (DropReplies(1)): go-redis re-sends the
@@ -188,7 +188,7 @@ func TestAttack10ReleaseLostReplyReportsLoss(t *testing.T) {
 	}
 }
 
-// DEFECT: a re-sent ReadWriteLock.ForceUnlock deletes the hold of a writer that acquired the lock
+// FIXED. Was: DEFECT: a re-sent ReadWriteLock.ForceUnlock deletes the hold of a writer that acquired the lock
 // after the first run: two writers.
 //
 // Scenario: X (Client B) holds the write lock. Client A (through a proxy) calls ForceUnlock; the first
@@ -254,7 +254,7 @@ func TestAttack10ForceUnlockResendDeletesNewHolder(t *testing.T) {
 // a10Slow is a Client option set under which only messages (and heartbeat kicks) wake a waiter.
 var a10Slow = redisson.WithRepollInterval(time.Hour)
 
-// DEFECT: a hold that ends without a release (its fixed lease ran out, or its holder's process died)
+// FIXED. Was: DEFECT: a hold that ends without a release (its fixed lease ran out, or its holder's process died)
 // never wakes the ReadWriteLock's waiters: they wait for the re-poll interval.
 //
 // Scenario: H (Client A) takes the write lock with WithLease(1500ms) and never unlocks (the holder
@@ -301,7 +301,7 @@ func TestAttack10LapsedHoldWakesNobody(t *testing.T) {
 	}
 }
 
-// DEFECT: a writer that gives up waiting strands the readers queued behind it, though the lock is
+// FIXED. Was: DEFECT: a writer that gives up waiting strands the readers queued behind it, though the lock is
 // only read-held and they could enter at once.
 //
 // Scenario: R0 (Client A) holds a read hold. W (Client B) waits for the write lock with WithWait(1s)
@@ -350,7 +350,7 @@ func TestAttack10AbandonedWriterStrandsReaders(t *testing.T) {
 	}
 }
 
-// DEFECT: a waiter whose process died blocks the others beyond the waiter timeout.
+// FIXED. Was: DEFECT: a waiter whose process died blocks the others beyond the waiter timeout.
 //
 // Scenario: R0 (Client A) holds a read hold. W (Client D, through a proxy, WithWaiterTimeout(1s))
 // waits for the write lock (ticket 1); then its network goes silent (Blackhole): it can neither
@@ -403,7 +403,7 @@ func TestAttack10DeadWaiterBlocksBeyondTimeout(t *testing.T) {
 	}
 }
 
-// DEFECT: Client.Stats does not count ReadWriteLock holds: Held and Renewed stay 0.
+// FIXED. Was: DEFECT: Client.Stats does not count ReadWriteLock holds: Held and Renewed stay 0.
 //
 // Scenario: a Client with a 300ms watchdog (renewals every 100ms) holds a read hold of one
 // ReadWriteLock and the write hold of another.
@@ -435,7 +435,7 @@ func TestAttack10StatsMissReadWriteHolds(t *testing.T) {
 	}
 }
 
-// DEFECT (minor): a context marked by a read hold that has been released refuses the write lock
+// FIXED. Was: DEFECT (minor): a context marked by a read hold that has been released refuses the write lock
 // forever, although the upgrade it guards against ("it would wait for itself") is impossible.
 //
 // Scenario: R = RLock; ctx2 = ContextWithHold(ctx, R); R.Unlock; the lock is now free; Lock(ctx2).

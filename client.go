@@ -344,6 +344,10 @@ func (c *Client) Stats() Stats {
 	}
 	calls, _, _ := c.sched.Stats()
 	held, renewed := c.sched.KindStats(kindLock)
+	for _, k := range []int{kindRWRead, kindRWWrite} {
+		h, r := c.sched.KindStats(k)
+		held, renewed = held+h, renewed+r
+	}
 	waiting, beats := c.sched.KindStats(kindWaiter)
 	for _, k := range []int{kindRWWaiter, kindRWReadWaiter} {
 		w, b := c.sched.KindStats(k)

@@ -499,6 +499,13 @@ func (o *owner) endLocked(reason error) func() {
 	}
 }
 
+// done reports whether the owner has ended (released or lost).
+func (o *owner) done() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ended
+}
+
 // endedErr returns why the owner ended without a release, or nil.
 func (o *owner) endedErr() error {
 	o.mu.Lock()

@@ -113,8 +113,15 @@ func (c *Client) newMutex(name, kind string) mutex {
 	m.ctxKey = markKey{c, kind, m.key}
 	m.gateName = kind + "|" + m.key
 	if m.rw() {
-		m.acquireKeys, m.releaseKeys = []string{m.key}, []string{m.key}
+		m.acquireKeys = []string{m.key}
+		m.releaseKeys = []string{m.key, aux(kind + sfxHistory + c.id)}
+		m.forceKey = aux(sfxForce)
 		m.wakeChannel = aux(sfxRWWake)
+		if kind == kindRead {
+			// Readers of a Client release one at a time, so that its history entry (one per side)
+			// is overwritten only after the release it records has answered.
+			m.releaseGate = "release|" + m.gateName
+		}
 		other := kindRead
 		if kind == kindRead {
 			other = kindWrite
@@ -251,7 +258,7 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	if o, _ := ctx.Value(m.ctxKey).(*owner); o != nil {
 		return o.reenter(ctx)
 	}
-	if m.kind == kindWrite && ctx.Value(m.otherKey) != nil {
+	if r, _ := ctx.Value(m.otherKey).(*owner); m.kind == kindWrite && r != nil && !r.done() {
 		return nil, opErr(op, m.name, ErrNotObtained, errUpgrade)
 	}
 
@@ -720,7 +727,7 @@ func (m *mutex) release(ctx context.Context, owner, level string, final bool, ex
 	}
 	c := m.c
 	if m.rw() {
-		script, keys, args := scripts.RWRelease, m.releaseKeys, []any{owner, level, f, m.side(), c.publish, m.wakeChannel}
+		script, keys, args := scripts.RWRelease, m.releaseKeys, []any{owner, level, f, m.side(), c.publish, m.wakeChannel, historyArg}
 		if !acked {
 			n, err := c.run(ctx, script, keys, args...).Int64()
 			return n, nil, err
@@ -808,7 +815,8 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 		return false, opErr("force unlock", m.name, err)
 	}
 	if m.rw() {
-		cmd, _ := m.c.eval(ctx, scripts.RWForceUnlock, m.releaseKeys, m.c.publish, m.wakeChannel)
+		keys := []string{m.key, m.forceKey + m.c.newID()}
+		cmd, _ := m.c.eval(ctx, scripts.RWForceUnlock, keys, m.c.publish, m.wakeChannel, m.c.historyArg)
 		n, err := cmd.Int64()
 		if err != nil {
 			return false, opErr("force unlock", m.name, redisErr(err))

@@ -2,7 +2,7 @@
 --
 -- KEYS[1]  the lock hash
 -- ARGV[1]  owner id
--- ARGV[2]  lease in ms
+-- ARGV[2]  lease in ms (0, for a re-entry: keep the hold's expiry, as a fixed lease does)
 -- ARGV[3]  level id to add
 -- ARGV[4]  mode: "f" one attempt, "w" a waiting attempt (which registers the owner as waiting, with
 --          a ticket, when it fails), "r" re-entry of an owner that holds the side
@@ -32,20 +32,20 @@ if side == 'r' then
     if mode == 'r' then
       return {-1, 0, 0, 0}
     end
-    local vouched = s.writer and s.writer.owner == vouch
-    local mine = s.rwaiters[owner] and s.rwaiters[owner].ticket
-    if not vouched and (s.writer or rw_ahead(rw_first(s.waiters, owner), mine)) then
+    if rw_blocked(s, 'r', owner, vouch) then
       if mode == 'w' then
         rw_wait(key, s, s.rwaiters, 'wr:', owner, now, waiterMs)
         rw_store(key, now, s)
       end
       return {rw_pttl(now, s), 0, 0, 0}
     end
-    r = {levels = '', expiry = 0}
+    r = {levels = '', expiry = now + leaseMs}
     s.readers[owner] = r
   end
   r.levels = rw_add(r.levels, level)
-  r.expiry = now + leaseMs
+  if leaseMs > 0 then -- 0: a re-entry of a fixed lease keeps its expiry
+    r.expiry = now + leaseMs
+  end
   redis.call('HSET', key, 'r:' .. owner, r.levels .. '|' .. r.expiry)
   rw_unwait(key, s, owner)
   rw_store(key, now, s)
@@ -57,19 +57,20 @@ if not (w and w.owner == owner) then
   if mode == 'r' then
     return {-1, 0, 0, 0}
   end
-  local mine = s.waiters[owner] and s.waiters[owner].ticket
-  if w or s.nreaders > 0 or rw_ahead(rw_first(s.rwaiters, owner), mine) or rw_ahead(rw_first(s.waiters, owner), mine) then
+  if rw_blocked(s, 'x', owner, '') then
     if mode == 'w' then
       rw_wait(key, s, s.waiters, 'ww:', owner, now, waiterMs)
       rw_store(key, now, s)
     end
     return {rw_pttl(now, s), 0, 0, 0}
   end
-  w = {owner = owner, levels = ''}
+  w = {owner = owner, levels = '', expiry = now + leaseMs}
   s.writer = w
 end
 w.levels = rw_add(w.levels, level)
-w.expiry = now + leaseMs
+if leaseMs > 0 then -- 0: a re-entry of a fixed lease keeps its expiry
+  w.expiry = now + leaseMs
+end
 redis.call('HSET', key, 'w', w.owner .. '|' .. w.levels .. '|' .. w.expiry)
 rw_unwait(key, s, owner)
 rw_store(key, now, s)

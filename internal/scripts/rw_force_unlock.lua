@@ -2,20 +2,28 @@
 -- writers stay registered) and wake every waiter. Format: rw_value.lua.
 --
 -- KEYS[1]  the lock hash
+-- KEYS[2]  where this request records its outcome ("1" or "0"), kept ARGV[3] ms
 -- ARGV[1]  publish command: PUBLISH or SPUBLISH
 -- ARGV[2]  the lock's wake-up channel
+-- ARGV[3]  ms to keep the outcome
 --
 -- returns  1 if a holder was removed, 0 if nobody held it
 --
--- Safe to run twice: a repeat finds nobody and answers 0 (the first answer is what counted).
-local key = KEYS[1]
-local publish, channel = ARGV[1], ARGV[2]
+-- Safe to run twice: a repeat finds the recorded outcome and answers it, without deleting holds
+-- acquired since.
+local key, outcome = KEYS[1], KEYS[2]
+local publish, channel, keepMs = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local done = redis.call('GET', outcome)
+if done then
+  return tonumber(done)
+end
 local now = rw_now()
 local s, err = rw_load(key, now)
 if not s then
   return err
 end
 if not s.writer and s.nreaders == 0 then
+  redis.call('SET', outcome, '0', 'PX', math.max(keepMs, 1))
   return 0
 end
 local fields = {}
@@ -28,5 +36,6 @@ end
 redis.call('HDEL', key, unpack(fields))
 s.writer, s.readers, s.nreaders = nil, {}, 0
 rw_store(key, now, s)
+redis.call('SET', outcome, '1', 'PX', math.max(keepMs, 1))
 redis.call(publish, channel, '*')
 return 1

@@ -2,26 +2,31 @@
 -- ReadWriteLock; also takes the owner out of the waiters (the undo of a wait). Format: rw_value.lua.
 --
 -- KEYS[1]  the lock hash
+-- KEYS[2]  this client's release history for the side: "<owner>=r", the last final release
+--          (see lock_value.lua: one final release of a side at a time per client)
 -- ARGV[1]  owner id
 -- ARGV[2]  level id
 -- ARGV[3]  "1": final, release whatever levels are left; "0": the level only
 -- ARGV[4]  side: "r" read, "x" write
 -- ARGV[5]  publish command: PUBLISH or SPUBLISH
--- ARGV[6]  the lock's wake-up channel: a release that frees the lock for waiters wakes whoever is
---          next in ticket order: a writer by its owner id, readers with "*" (every waiter tries
---          again; the readers ahead of the next writer enter)
+-- ARGV[6]  the lock's wake-up channel: a release that frees the lock for waiters, or the undo of a
+--          wait that may have stood in others' way, wakes whoever is next (see rw_wake)
+-- ARGV[7]  ms to keep the history of a final release (0: write none, for an undo)
 --
 -- returns  0 released (the owner no longer holds the side), 1 the level is gone and the owner
 --          still holds the side, -1 the owner did not hold the side
 --
--- Safe to run twice: a repeat finds the level (or the owner) gone and answers 1 or -1.
-local key = KEYS[1]
-local owner, level, final, side, publish, channel = ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4], ARGV[5], ARGV[6]
+-- Safe to run twice: a repeat finds the level gone and answers 1, or, for a final release, finds the
+-- owner gone and its history entry, and answers 0 again.
+local key, history = KEYS[1], KEYS[2]
+local owner, level, final, side, publish, channel, historyMs =
+  ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7])
 local now = rw_now()
 local s, err = rw_load(key, now)
 if not s then
   return err
 end
+local waited = s.waiters[owner] or s.rwaiters[owner]
 rw_unwait(key, s, owner)
 
 local held, field, value
@@ -34,6 +39,12 @@ else
 end
 if not held then
   rw_store(key, now, s)
+  if waited and not s.writer then
+    rw_wake(s, publish, channel) -- the wait that ended may have stood in others' way
+  end
+  if final and redis.call('GET', history) == owner .. '=r' then
+    return 0 -- a re-send of a final release that ran
+  end
   return -1
 end
 held.levels = rw_remove(held.levels, level)
@@ -54,23 +65,11 @@ if side == 'r' then
 else
   s.writer = nil
 end
+if historyMs > 0 then
+  redis.call('SET', history, owner .. '=r', 'PX', historyMs)
+end
 rw_store(key, now, s)
 if side == 'x' or s.nreaders == 0 then
-  local next, writer = nil, false
-  for o, w in pairs(s.waiters) do
-    if next == nil or w.ticket < next.ticket then
-      next, writer = {owner = o, ticket = w.ticket}, true
-    end
-  end
-  for o, w in pairs(s.rwaiters) do
-    if next == nil or w.ticket < next.ticket then
-      next, writer = {owner = o, ticket = w.ticket}, false
-    end
-  end
-  if writer then
-    redis.call(publish, channel, next.owner)
-  elseif next then
-    redis.call(publish, channel, '*')
-  end
+  rw_wake(s, publish, channel)
 end
 return 0

@@ -6,8 +6,9 @@
 -- ARGV[2]     what: "r" reader holds, "x" writer holds, "ww" waiting writers, "wr" waiting readers
 -- ARGV[i+2]   owner id of KEYS[i]
 --
--- returns     array of integers, one per key: 1 renewed, 0 the owner no longer holds (or no longer
---             waits): nothing changed for it
+-- returns     array of integers, one per key: 1 renewed, 0 the owner no longer holds, or no longer
+--             waits, or waits with nothing in its way any more (its holder's lease lapsed, a waiter
+--             ahead of it died): nothing changed for it, and the waiter is to try again
 --
 -- Safe to run twice: setting the same time again changes nothing that matters.
 local leaseMs, what = tonumber(ARGV[1]), ARGV[2]
@@ -29,12 +30,14 @@ for i, key in ipairs(KEYS) do
       redis.call('HSET', key, 'w', owner .. '|' .. s.writer.levels .. '|' .. s.writer.expiry)
       out[i] = 1
     elseif (what == 'ww' and s.waiters[owner]) or (what == 'wr' and s.rwaiters[owner]) then
-      local tbl = s.waiters
+      local tbl, side = s.waiters, 'x'
       if what == 'wr' then
-        tbl = s.rwaiters
+        tbl, side = s.rwaiters, 'r'
       end
-      rw_wait(key, s, tbl, what .. ':', owner, now, leaseMs)
-      out[i] = 1
+      if rw_blocked(s, side, owner, '') then
+        rw_wait(key, s, tbl, what .. ':', owner, now, leaseMs)
+        out[i] = 1
+      end
     end
     if out[i] == 1 then
       rw_store(key, now, s)

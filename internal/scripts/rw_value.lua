@@ -185,3 +185,42 @@ local function rw_unwait(key, s, owner)
     redis.call('HDEL', key, 'ww:' .. owner, 'wr:' .. owner)
   end
 end
+
+-- rw_blocked reports whether owner must wait to enter side ("r" or "x"): the ticket rule above. A
+-- reader that holds already, or that the writer vouches for, never waits; nor does the writer itself.
+local function rw_blocked(s, side, owner, vouch)
+  if side == 'r' then
+    if s.readers[owner] or (s.writer and s.writer.owner == vouch) then
+      return false
+    end
+    local mine = s.rwaiters[owner] and s.rwaiters[owner].ticket
+    return s.writer ~= nil or rw_ahead(rw_first(s.waiters, owner), mine)
+  end
+  if s.writer and s.writer.owner == owner then
+    return false
+  end
+  local mine = s.waiters[owner] and s.waiters[owner].ticket
+  return s.writer ~= nil or s.nreaders > 0 or rw_ahead(rw_first(s.rwaiters, owner), mine)
+    or rw_ahead(rw_first(s.waiters, owner), mine)
+end
+
+-- rw_wake wakes whoever is next in ticket order, if anyone waits: a writer by its owner id, readers
+-- with "*" (every waiter tries again; the readers ahead of the next writer enter).
+local function rw_wake(s, publish, channel)
+  local next, writer = nil, false
+  for o, w in pairs(s.waiters) do
+    if next == nil or w.ticket < next.ticket then
+      next, writer = {owner = o, ticket = w.ticket}, true
+    end
+  end
+  for o, w in pairs(s.rwaiters) do
+    if next == nil or w.ticket < next.ticket then
+      next, writer = {owner = o, ticket = w.ticket}, false
+    end
+  end
+  if writer then
+    redis.call(publish, channel, next.owner)
+  elseif next then
+    redis.call(publish, channel, '*')
+  end
+end
