@@ -18,9 +18,11 @@ func newRegressDriver(*redis.Client) lockDriver { return heldDriver{} }
 func (heldDriver) Name() string { return "held values" }
 
 // kindOf tells which kind of lock a test uses for name: names containing "fair" are FairLocks,
-// "fenced" FencedLocks, the others Locks.
+// "fenced" FencedLocks, "spin" SpinLocks, the others Locks.
 func kindOf(name string) string {
 	switch {
+	case strings.Contains(name, "spin"):
+		return "SpinLock"
 	case strings.Contains(name, "fair"):
 		return "FairLock"
 	case strings.Contains(name, "fenced"):

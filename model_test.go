@@ -89,7 +89,7 @@ func modelFaultSet(list string) (map[string]bool, error) {
 
 // Workload and timing parameters.
 const (
-	modelNameCount     = 3
+	modelNameCount     = 4
 	modelTeams         = 3 // per Client
 	modelParentClients = 3
 	modelChildClients  = 2
@@ -1633,7 +1633,7 @@ func TestModel(t *testing.T) {
 	tag := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	// One name of each kind (the driver tells the kind from the name): the busiest a Lock.
 	var names []string
-	for i, kind := range []string{"lock", "fair", "fenced"}[:modelNameCount] {
+	for i, kind := range []string{"lock", "fair", "fenced", "spin"}[:modelNameCount] {
 		names = append(names, fmt.Sprintf("model-%s-%s-%d", tag, kind, i))
 	}
 	deadline := time.Now().Add(duration)
