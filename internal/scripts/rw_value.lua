@@ -25,6 +25,11 @@ local function rw_now()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- rw_foreign is rw_load's answer for a hash that is not a ReadWriteLock's.
+local function rw_foreign()
+  return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+
 -- rw_load reads the hash at key, deletes the fields whose time has passed, and returns the state:
 -- writer {owner, levels, expiry} or nil, readers[owner] = {levels, expiry}, nreaders, waiters
 -- (writers) and rwaiters (readers) [owner] = {ticket, deadline}, seq. A hash field of another shape
@@ -38,7 +43,7 @@ local function rw_load(key, now)
     if f == 'w' then
       local owner, levels, exp = string.match(v, '^([^|,@=;]+)|([0-9a-z,]*)|(%d+)$')
       if not owner then
-        return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+        return rw_foreign()
       end
       if tonumber(exp) <= now then
         dead[#dead + 1] = f
@@ -48,7 +53,7 @@ local function rw_load(key, now)
     elseif string.sub(f, 1, 2) == 'r:' then
       local levels, exp = string.match(v, '^([0-9a-z,]*)|(%d+)$')
       if not levels then
-        return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+        return rw_foreign()
       end
       if tonumber(exp) <= now then
         dead[#dead + 1] = f
@@ -59,7 +64,7 @@ local function rw_load(key, now)
     elseif string.sub(f, 1, 3) == 'ww:' or string.sub(f, 1, 3) == 'wr:' then
       local ticket, d = string.match(v, '^(%d+)|(%d+)$')
       if not ticket then
-        return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+        return rw_foreign()
       end
       local tbl = s.waiters
       if string.sub(f, 2, 2) == 'r' then
@@ -73,7 +78,7 @@ local function rw_load(key, now)
     elseif f == 'seq' then
       s.seq = tonumber(v)
     else
-      return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+      return rw_foreign()
     end
   end
   if #dead > 0 then
