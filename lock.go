@@ -113,8 +113,8 @@ func (c *Client) newMutex(name, kind string) mutex {
 	m.ctxKey = markKey{c, kind, m.key}
 	m.gateName = kind + "|" + m.key
 	if m.rw() {
-		m.acquireKeys = []string{m.key}
 		m.releaseKeys = []string{m.key, aux(kind + sfxHistory + c.id)}
+		m.acquireKeys = m.releaseKeys
 		m.forceKey = aux(sfxForce)
 		m.wakeChannel = aux(sfxRWWake)
 		if kind == kindRead {

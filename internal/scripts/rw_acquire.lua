@@ -1,6 +1,7 @@
 -- rw_acquire.lua: acquire or re-enter the read or write side of a ReadWriteLock. Format: rw_value.lua.
 --
 -- KEYS[1]  the lock hash
+-- KEYS[2]  this client's release history for the side (see rw_release.lua)
 -- ARGV[1]  owner id
 -- ARGV[2]  lease in ms (0, for a re-entry: keep the hold's expiry, as a fixed lease does)
 -- ARGV[3]  level id to add
@@ -16,7 +17,8 @@
 --
 -- Who enters is decided by tickets (see rw_value.lua); a reader the writer vouches for enters at once.
 -- Safe to run twice: a level id is added once, a repeat of a fresh acquisition by the same owner finds
--- its own hold and adds nothing more, and a repeated registration keeps its ticket.
+-- its own hold and adds nothing more, a copy that lands after the owner's final release finds its
+-- history entry and takes nothing (answers -1), and a repeated registration keeps its ticket.
 local key = KEYS[1]
 local owner, leaseMs, level, mode, side, waiterMs, vouch =
   ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
@@ -24,6 +26,9 @@ local now = rw_now()
 local s, err = rw_load(key, now)
 if not s then
   return err
+end
+if mode ~= 'r' and redis.call('GET', KEYS[2]) == owner .. '=r' then
+  return {-1, 0, 0, 0} -- a late copy of an acquisition whose owner has released since
 end
 
 if side == 'r' then
