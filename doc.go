@@ -74,6 +74,7 @@
 //	FairLock    reentrant mutex served first come, first served (RFairLock)
 //	FencedLock  Lock whose every acquisition carries a fencing token (RFencedLock); see FencedSet
 //	SpinLock    Lock whose waiters poll with backoff instead of pub/sub (RSpinLock)
+//	ReadWriteLock  many readers or one writer, phase-fair (RReadWriteLock); its write side is a Locker
 //	MultiLock   all of several locks, from one or more Clients, or none (RedissonMultiLock)
 //	RedLock     a majority of N independent masters, the Redlock algorithm (RedissonRedLock)
 //
