@@ -199,3 +199,38 @@ func TestGroupLockBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A MultiLock over a ReadWriteLock's write side and a FairLock, and a RedLock over FairLocks: the
+// parts allow it, so the groups work: while held, readers and the parts' other users are kept out.
+func TestGroupsOverOtherKinds(t *testing.T) {
+	_, cs := independent(t, 3)
+	ctx := t.Context()
+	m, err := redisson.NewMultiLock(cs[0].ReadWriteLock("g-rw"), cs[1].FairLock("g-fair")).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs[0].ReadWriteLock("g-rw").TryRLock(ctx); !errors.Is(err, redisson.ErrNotObtained) {
+		t.Fatalf("a reader while a MultiLock holds the write side: %v; want ErrNotObtained", err)
+	}
+	mustUnlock(t, m)
+	r := mustRLock(t, cs[0].ReadWriteLock("g-rw"), ctx) // free again
+	mustUnlock(t, r)
+
+	var fair []redisson.Locker
+	for _, c := range cs {
+		fair = append(fair, c.FairLock("g-red"))
+	}
+	h, err := redisson.NewRedLock(fair...).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs[2].FairLock("g-red").TryLock(ctx); !errors.Is(err, redisson.ErrNotObtained) {
+		t.Fatalf("a part of a held RedLock: %v; want ErrNotObtained", err)
+	}
+	mustUnlock(t, h)
+	for i, c := range cs {
+		if locked, err := c.FairLock("g-red").IsLocked(ctx); err != nil || locked {
+			t.Fatalf("part %d still locked after the RedLock's Unlock (%v, %v)", i, locked, err)
+		}
+	}
+}
