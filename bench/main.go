@@ -36,6 +36,7 @@ type config struct {
 	holdPeriods  int
 	holdCluster  bool
 	rw           bool
+	rwReads      float64
 	rounds       int
 	cpuProfile   string
 }
@@ -74,7 +75,8 @@ func main() {
 	flag.DurationVar(&cfg.holdWatchdog, "hold-watchdog", 3*time.Second, "watchdog timeout in the hold test (renewal every third)")
 	flag.IntVar(&cfg.holdPeriods, "hold-intervals", 4, "renewal intervals observed in the hold test")
 	flag.BoolVar(&cfg.holdCluster, "hold-cluster", true, "also run the hold test on a redistest Cluster (3 masters + 3 replicas)")
-	flag.BoolVar(&cfg.rw, "rw", true, "also run the read-heavy ReadWriteLock scenario (16 Clients, 90% reads) against the Lock")
+	flag.BoolVar(&cfg.rw, "rw", true, "also run the read-heavy ReadWriteLock scenario (16 Clients, -rw-reads reads) against the Lock")
+	flag.Float64Var(&cfg.rwReads, "rw-reads", 0.9, "share of reads in the ReadWriteLock scenario")
 	flag.IntVar(&cfg.rounds, "rounds", 2, "repeat the scenarios of all implementations this many times (order rotated each round) and pool the results")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
@@ -269,7 +271,7 @@ rounds:
 	}
 	if cfg.rw && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {
 		logf("redisson: read-heavy ReadWriteLock scenario")
-		r, err := rwBench(ctx, addr, 16, 0.9, cfg.critical, cfg.contDuration)
+		r, err := rwBench(ctx, addr, 16, cfg.rwReads, cfg.critical, cfg.contDuration)
 		rep.RW = r
 		if err != nil {
 			if ctx.Err() != nil {
