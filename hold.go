@@ -352,9 +352,10 @@ func (o *owner) release(ctx context.Context, level string) error {
 	case err != nil:
 		// Outcome unknown. The level may stay in Redis; the final release frees it anyway.
 		ret = opErr("unlock", l.name, redisErr(err))
-	case res == releaseNotHeld && o.ended:
-		// The owner's final release answered first (and this Client may have released the lock
-		// again since, replacing the record this release looked for): the level is gone.
+	case res == releaseNotHeld && (o.ended || o.finalizing):
+		// The owner's final release ran first (and this Client may have released the lock again
+		// since, replacing the record this release looked for): the level is gone. If the final
+		// release has not answered yet, its answer tells whether the hold was lost.
 	case res == releaseNotHeld:
 		reason := o.notHeldReason()
 		ret = opErr("unlock", l.name, ErrNotHeld, reason)

@@ -34,7 +34,6 @@ const (
 	sfxWake      = "w:"   // + client id: wake-up channel
 	sfxForce     = "fu:"  // + request id: the outcome of a force unlock
 	sfxFence     = "fence"
-	sfxRWWake    = "rw" // a ReadWriteLock's wake-up channel, shared by its Clients
 )
 
 // objectKeys returns the object key of name and a function building its auxiliary names

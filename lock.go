@@ -116,7 +116,8 @@ func (c *Client) newMutex(name, kind string) mutex {
 		m.releaseKeys = []string{m.key, aux(kind + sfxHistory + c.id)}
 		m.acquireKeys = m.releaseKeys
 		m.forceKey = aux(sfxForce)
-		m.wakeChannel = aux(sfxRWWake)
+		m.wakePrefix = aux(sfxWake)
+		m.wakeChannel = m.wakePrefix + c.id
 		if kind == kindRead {
 			// Readers of a Client release one at a time, so that its history entry (one per side)
 			// is overwritten only after the release it records has answered.
@@ -423,7 +424,9 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		return o, nil
 	}
 	if queued {
-		m.undo(ctx, id, false) // leave the queue; release what may have been handed over meanwhile
+		// Leave the queue and release what may have been handed over meanwhile; again later, for a
+		// copy of a queued attempt still travelling would queue the owner again.
+		m.undo(ctx, id, true)
 	}
 	if errors.Is(err, wait.ErrClosed) {
 		return nil, ErrClosed
@@ -618,7 +621,7 @@ func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, lev
 		if r[0] < 1 {
 			ackErr = nil
 		}
-		return r[0], 0, 0, ackErr, nil
+		return r[0], 0, r[2], ackErr, nil
 	}
 	known := ""
 	if mode == modeWait {
@@ -727,7 +730,7 @@ func (m *mutex) release(ctx context.Context, owner, level string, final bool, ex
 	}
 	c := m.c
 	if m.rw() {
-		script, keys, args := scripts.RWRelease, m.releaseKeys, []any{owner, level, f, m.side(), c.publish, m.wakeChannel, historyArg}
+		script, keys, args := scripts.RWRelease, m.releaseKeys, []any{owner, level, f, m.side(), c.publish, m.wakePrefix, historyArg, c.waiterArg}
 		if !acked {
 			n, err := c.run(ctx, script, keys, args...).Int64()
 			return n, nil, err
@@ -816,7 +819,7 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 	}
 	if m.rw() {
 		keys := []string{m.key, m.forceKey + m.c.newID()}
-		cmd, _ := m.c.eval(ctx, scripts.RWForceUnlock, keys, m.c.publish, m.wakeChannel, m.c.historyArg)
+		cmd, _ := m.c.eval(ctx, scripts.RWForceUnlock, keys, m.c.publish, m.wakePrefix, m.c.historyArg, m.c.waiterArg)
 		n, err := cmd.Int64()
 		if err != nil {
 			return false, opErr("force unlock", m.name, redisErr(err))

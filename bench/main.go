@@ -37,6 +37,7 @@ type config struct {
 	holdCluster  bool
 	rw           bool
 	rwReads      float64
+	rwOnly       bool
 	rounds       int
 	cpuProfile   string
 }
@@ -77,6 +78,7 @@ func main() {
 	flag.BoolVar(&cfg.holdCluster, "hold-cluster", true, "also run the hold test on a redistest Cluster (3 masters + 3 replicas)")
 	flag.BoolVar(&cfg.rw, "rw", true, "also run the read-heavy ReadWriteLock scenario (16 Clients, -rw-reads reads) against the Lock")
 	flag.Float64Var(&cfg.rwReads, "rw-reads", 0.9, "share of reads in the ReadWriteLock scenario")
+	flag.BoolVar(&cfg.rwOnly, "rw-only", false, "run the read-heavy ReadWriteLock scenario only")
 	flag.IntVar(&cfg.rounds, "rounds", 2, "repeat the scenarios of all implementations this many times (order rotated each round) and pool the results")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
@@ -193,8 +195,12 @@ func run(ctx context.Context, cfg *config) (err error) {
 	type key struct{ scenario, impl string }
 	pooled := map[key]*scenarioResult{}
 	failed := map[string]bool{}
+	nrounds := cfg.rounds
+	if cfg.rwOnly {
+		nrounds, cfg.holdLocks, cfg.rw = 0, 0, true
+	}
 rounds:
-	for round := range cfg.rounds {
+	for round := range nrounds {
 		for j := range impls {
 			im := impls[(j+round)%len(impls)] // rotate the order so no implementation always goes first
 			if failed[im.name] {

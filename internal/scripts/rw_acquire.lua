@@ -12,13 +12,18 @@
 -- ARGV[7]  read side: the writer that vouches for the reader ("" none): the writer may also read
 --          (and downgrade by releasing the write side) while it holds the lock
 --
--- returns  {n, 0, 0, 0}: n ≥ 1 the owner's levels on that side; -1 re-entry of an owner that no longer
---          holds it; ≤ -3 held by others: -3 - ms until the latest holder's lease ends
+-- returns  {n, 0, ticket, 0}: n ≥ 1 the owner's levels on that side; -1 re-entry of an owner that no
+--          longer holds it; ≤ -3 held by others: -3 - ms until the latest holder's lease ends, and
+--          ticket the owner's place if the attempt registered it as waiting (0 otherwise): a release
+--          that gives it the lock names that ticket (see rw_grant in rw_value.lua)
 --
 -- Who enters is decided by tickets (see rw_value.lua); a reader the writer vouches for enters at once.
 -- Safe to run twice: a level id is added once, a repeat of a fresh acquisition by the same owner finds
 -- its own hold and adds nothing more, a copy that lands after the owner's final release finds its
--- history entry and takes nothing (answers -1), and a repeated registration keeps its ticket.
+-- history entry and takes nothing (answers -1), and a repeated registration keeps its ticket. The
+-- history holds the latest final release of the client's side only: a copy delayed past another
+-- final release of the same client is caught by the client's repeated undos (see undoLater in
+-- lock.go) if it lands within them, and otherwise holds the side until its lease ends.
 local key = KEYS[1]
 local owner, leaseMs, level, mode, side, waiterMs, vouch =
   ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
@@ -41,6 +46,7 @@ if side == 'r' then
       if mode == 'w' then
         rw_wait(key, s, s.rwaiters, 'wr:', owner, now, waiterMs)
         rw_store(key, now, s)
+        return {rw_pttl(now, s), 0, s.rwaiters[owner].ticket, 0}
       end
       return {rw_pttl(now, s), 0, 0, 0}
     end
@@ -66,6 +72,7 @@ if not (w and w.owner == owner) then
     if mode == 'w' then
       rw_wait(key, s, s.waiters, 'ww:', owner, now, waiterMs)
       rw_store(key, now, s)
+      return {rw_pttl(now, s), 0, s.waiters[owner].ticket, 0}
     end
     return {rw_pttl(now, s), 0, 0, 0}
   end

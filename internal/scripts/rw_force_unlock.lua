@@ -4,15 +4,16 @@
 -- KEYS[1]  the lock hash
 -- KEYS[2]  where this request records its outcome ("1" or "0"), kept ARGV[3] ms
 -- ARGV[1]  publish command: PUBLISH or SPUBLISH
--- ARGV[2]  the lock's wake-up channel
+-- ARGV[2]  the lock's wake-up channel prefix (see rw_grant)
 -- ARGV[3]  ms to keep the outcome
+-- ARGV[4]  the client's waiter timeout in ms (see rw_release.lua)
 --
 -- returns  1 if a holder was removed, 0 if nobody held it
 --
 -- Safe to run twice: a repeat finds the recorded outcome and answers it, without deleting holds
 -- acquired since.
 local key, outcome = KEYS[1], KEYS[2]
-local publish, channel, keepMs = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local publish, wakePrefix, keepMs, reserveMs = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local done = redis.call('GET', outcome)
 if done then
   return tonumber(done)
@@ -35,7 +36,7 @@ for owner in pairs(s.readers) do
 end
 redis.call('HDEL', key, unpack(fields))
 s.writer, s.readers, s.nreaders = nil, {}, 0
+rw_grant(key, s, now, reserveMs, publish, wakePrefix)
 rw_store(key, now, s)
 redis.call('SET', outcome, '1', 'PX', math.max(keepMs, 1))
-redis.call(publish, channel, '*')
 return 1

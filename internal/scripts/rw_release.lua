@@ -9,18 +9,23 @@
 -- ARGV[3]  "1": final, release whatever levels are left; "0": the level only
 -- ARGV[4]  side: "r" read, "x" write
 -- ARGV[5]  publish command: PUBLISH or SPUBLISH
--- ARGV[6]  the lock's wake-up channel: a release that frees the lock for waiters, or the undo of a
---          wait that may have stood in others' way, wakes whoever is next (see rw_wake)
+-- ARGV[6]  the lock's wake-up channel prefix: a release that frees the lock for waiters, or the undo
+--          of a wait that may have stood in others' way, gives it to whoever is next and wakes them
+--          on their clients' channels (see rw_grant)
 -- ARGV[7]  ms to keep the history of a final release (0: write none, for an undo)
+-- ARGV[8]  the client's waiter timeout in ms: how long a hold given to a waiter lasts until it
+--          confirms or renews it
 --
--- returns  0 released (the owner no longer holds the side), 1 the level is gone and the owner
---          still holds the side, -1 the owner did not hold the side
+-- returns  0 released (the owner no longer holds the side; also the answer to any release once the
+--          history shows the owner's final release), 1 the level is gone and the owner still holds
+--          the side (a partial release never frees it, even with no level left), -1 the owner did
+--          not hold the side
 --
 -- Safe to run twice: a repeat finds the level gone and answers 1, or, for a final release, finds the
 -- owner gone and its history entry, and answers 0 again.
 local key, history = KEYS[1], KEYS[2]
-local owner, level, final, side, publish, channel, historyMs =
-  ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7])
+local owner, level, final, side, publish, wakePrefix, historyMs, reserveMs =
+  ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
 local now = rw_now()
 local s, err = rw_load(key, now)
 if not s then
@@ -38,17 +43,19 @@ else
   field = 'w'
 end
 if not held then
-  rw_store(key, now, s)
-  if waited and not s.writer then
-    rw_wake(s, publish, channel) -- the wait that ended may have stood in others' way
+  if waited then
+    rw_grant(key, s, now, reserveMs, publish, wakePrefix) -- the wait that ended may have stood in others' way
   end
-  if final and redis.call('GET', history) == owner .. '=r' then
-    return 0 -- a re-send of a final release that ran
+  rw_store(key, now, s)
+  if redis.call('GET', history) == owner .. '=r' then
+    return 0 -- a re-send of a final release that ran, or a partial one it overtook
   end
   return -1
 end
 held.levels = rw_remove(held.levels, level)
-if not final and held.levels ~= '' then
+if not final then
+  -- The owner keeps the side, even with no level left, until its final release: a re-entry may be
+  -- in flight for it (as lock_release.lua).
   if side == 'r' then
     value = held.levels .. '|' .. held.expiry
   else
@@ -68,8 +75,8 @@ end
 if historyMs > 0 then
   redis.call('SET', history, owner .. '=r', 'PX', historyMs)
 end
-rw_store(key, now, s)
 if side == 'x' or s.nreaders == 0 then
-  rw_wake(s, publish, channel)
+  rw_grant(key, s, now, reserveMs, publish, wakePrefix)
 end
+rw_store(key, now, s)
 return 0

@@ -209,23 +209,58 @@ local function rw_blocked(s, side, owner, vouch)
     or rw_ahead(rw_first(s.waiters, owner), mine)
 end
 
--- rw_wake wakes whoever is next in ticket order, if anyone waits: a writer by its owner id, readers
--- with "*" (every waiter tries again; the readers ahead of the next writer enter).
-local function rw_wake(s, publish, channel)
-  local next, writer = nil, false
+-- rw_grant gives the lock to whoever is next in ticket order and can enter now, as if each had
+-- tried again: while no writer holds it, every waiting reader with a ticket before the first waiting
+-- writer's; otherwise, if nobody holds it, that writer. Each is woken on its client's channel,
+-- "<wakePrefix><client id>" (owner ids are "<client id>:<sequence>", as a Lock's), by
+-- "<owner>|<ticket>|<reserve ms>", which tells it that it holds the lock (the message of
+-- lock_hand_over in lock_value.lua). A granted hold has levels "1" (a waiter's first level id) and
+-- lasts reserveMs (the waiter timeout), by when a live waiter has renewed or confirmed it and a dead
+-- one stalls nobody any longer; if nobody received the message (the client is subscribing, or
+-- dead), no longer than the waiter's registration would have lasted. The caller stores the state.
+local function rw_grant(key, s, now, reserveMs, publish, wakePrefix)
+  if s.writer then
+    return
+  end
+  local first = nil
   for o, w in pairs(s.waiters) do
-    if next == nil or w.ticket < next.ticket then
-      next, writer = {owner = o, ticket = w.ticket}, true
+    if first == nil or w.ticket < first.ticket then
+      first = {owner = o, ticket = w.ticket, deadline = w.deadline}
     end
   end
+  local granted = {}
   for o, w in pairs(s.rwaiters) do
-    if next == nil or w.ticket < next.ticket then
-      next, writer = {owner = o, ticket = w.ticket}, false
+    if first == nil or w.ticket < first.ticket then
+      granted[#granted + 1] = {owner = o, ticket = w.ticket, deadline = w.deadline}
     end
   end
-  if writer then
-    redis.call(publish, channel, next.owner)
-  elseif next then
-    redis.call(publish, channel, '*')
+  if #granted == 0 then
+    if not first or s.nreaders > 0 then
+      return
+    end
+    granted[1] = first
   end
+  local holds, waits = {}, {}
+  for _, g in ipairs(granted) do
+    local client = string.match(g.owner, '^(.+):[^:]*$') or g.owner
+    local expiry = now + reserveMs
+    if redis.call(publish, wakePrefix .. client, g.owner .. '|' .. g.ticket .. '|' .. reserveMs) == 0 then
+      expiry = math.min(expiry, g.deadline)
+    end
+    if g == first then
+      s.writer = {owner = g.owner, levels = '1', expiry = expiry}
+      s.waiters[g.owner] = nil
+      holds[1], holds[2] = 'w', g.owner .. '|1|' .. expiry
+      waits[1] = 'ww:' .. g.owner
+    else
+      s.readers[g.owner] = {levels = '1', expiry = expiry}
+      s.nreaders = s.nreaders + 1
+      s.rwaiters[g.owner] = nil
+      holds[#holds + 1] = 'r:' .. g.owner
+      holds[#holds + 1] = '1|' .. expiry
+      waits[#waits + 1] = 'wr:' .. g.owner
+    end
+  end
+  redis.call('HSET', key, unpack(holds))
+  redis.call('HDEL', key, unpack(waits))
 end
