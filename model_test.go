@@ -421,8 +421,11 @@ type modelPart struct {
 	name  string
 	c     *modelClient
 	epoch int64      // force-unlock epoch of the part's name, read before the acquisition
-	h     driverHold // nil: a RedLock part not acquired
+	h     driverHold // nil: a RedLock part not acquired (or a MultiLock part missing: a defect)
 	owner string
+	// the group holds it: a MultiLock's every part (whether or not its hold came back), a RedLock's
+	// parts acquired
+	held bool
 }
 
 // modelSuspect is an Unlock that answered ErrNotHeld while the model held its level.
@@ -967,7 +970,13 @@ func (r *modelRun) session(c *modelClient, team int, s modelSpec) {
 	if g, ok := h.(modelGroupHold); ok && parts != nil {
 		for i, ph := range g.GroupParts() {
 			if i < len(parts) && ph != nil {
-				parts[i].h, parts[i].owner = ph, ph.Owner()
+				parts[i].h, parts[i].owner, parts[i].held = ph, ph.Owner(), true
+			}
+		}
+		if kindOf(s.name) == "MultiLock" {
+			// All or nothing: the group holds every part, and enters every part's critical section.
+			for i := range parts {
+				parts[i].held = true
 			}
 		}
 		mh.parts = parts
@@ -1143,7 +1152,7 @@ func (r *modelRun) enter(mh *modelHold) {
 	}
 	r.enterCS(mh, mh.name, r.csValue(mh, nil), token)
 	for i := range mh.parts {
-		if p := &mh.parts[i]; p.h != nil {
+		if p := &mh.parts[i]; p.held {
 			r.enterCS(mh, p.name, r.csValue(mh, p), 0)
 		}
 	}
@@ -1212,7 +1221,7 @@ func (r *modelRun) enterCS(mh *modelHold, name, value string, token int64) {
 func (r *modelRun) leave(mh *modelHold) {
 	r.leaveCS(mh, mh.name)
 	for _, p := range mh.parts {
-		if p.h != nil {
+		if p.held {
 			r.leaveCS(mh, p.name)
 		}
 	}
