@@ -1123,6 +1123,9 @@ func (r *modelRun) csValue(mh *modelHold, p *modelPart) string {
 		expiry = mh.expiry.UnixMilli()
 	}
 	owner, epoch, clients := mh.owner, mh.epoch, mh.c.key
+	if mh.parts != nil {
+		owner = r.ownersOf(mh)
+	}
 	if p != nil {
 		owner, epoch, clients = p.owner, p.epoch, p.c.key
 	} else if len(mh.clients) > 1 {
