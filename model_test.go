@@ -848,6 +848,11 @@ func (r *modelRun) randomSpec(rng *rand.Rand) modelSpec {
 		s.lease = modelBetween(rng, 2*time.Second, modelMaxLease)
 	}
 	s.leaderWork = modelBetween(rng, 0, 5*time.Millisecond)
+	if s.name == r.names[4] {
+		// Longer ReadWriteLock holds: readers overlap each other, and a writer or reader let in
+		// beside them wrongly finds them inside.
+		s.leaderWork = modelBetween(rng, 0, 20*time.Millisecond)
+	}
 	k := 2
 	switch p := rng.IntN(100); {
 	case p < 35:
