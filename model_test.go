@@ -2,7 +2,10 @@ package redisson_test
 
 // TestModel is a randomized, model-checked fault test. Clients in this process and in child
 // processes (the test binary re-executed, see TestModelChild) run teams that lock, re-enter from
-// concurrent helper goroutines, unlock and sometimes force-unlock three shared locks, while a fault
+// concurrent helper goroutines, unlock and sometimes force-unlock shared locks of every kind (a
+// Lock, FairLock, FencedLock, SpinLock, the read and write sides of a ReadWriteLock, with
+// downgrades, a MultiLock over the Lock and the FairLock through two Clients, and a RedLock over
+// three Locks of its own through three Clients), while a fault
 // goroutine per process loses replies, drops connections, delays and black-holes each Client's
 // connection to the lock server A (every Client has its own redistest.Proxy), the parent kills
 // pub/sub connections and once kills a child process. Results are checked against a model kept on
@@ -11,7 +14,12 @@ package redisson_test
 //   - two owners: entering a critical section is an atomic check-and-set in B; finding another
 //     hold's entry there is a violation unless a force unlock ran since that hold's acquisition (or
 //     is running), its fixed lease may have run out, or a blackhole or delay of its Client overlapped
-//     it (its lease may have lapsed);
+//     it (its lease may have lapsed). A ReadWriteLock's readers enter beside each other, a writer
+//     beside nobody (but the reader it let in itself: downgrade). A group enters its own critical
+//     section and those of the parts it holds (the MultiLock's are the Lock's and the FairLock's);
+//   - downgrade refused: a read acquisition marked with a live write hold must be let in;
+//   - read/write hash: the ReadWriteLock's hash must decode, have a TTL covering every field's time
+//     and no holder whose lease is longer than any the workload gives;
 //   - hold count: at a quiescent point of a session, the hold count in Redis must be the model's,
 //     and the hold must not have been released;
 //   - unlock misreported: an Unlock of a level the model holds must not answer ErrNotHeld;
@@ -89,7 +97,7 @@ func modelFaultSet(list string) (map[string]bool, error) {
 
 // Workload and timing parameters.
 const (
-	modelNameCount     = 4
+	modelNameCount     = 7 // lock, fair, fenced, spin, rwlock, multilock, redlock
 	modelTeams         = 3 // per Client
 	modelParentClients = 3
 	modelChildClients  = 2
@@ -132,6 +140,11 @@ const (
 	vForceRefused = "force unlock refused"
 	// A FencedLock holder whose token is not newer than that of a holder that entered before it.
 	vToken = "fencing token not increasing"
+	// A read acquisition marked with a live write hold (ContextWithHold) was refused as held.
+	vDowngrade = "downgrade refused"
+	// A ReadWriteLock's hash that does not decode, lacks a TTL covering its fields, or holds a lease
+	// longer than any the workload gives.
+	vRWState = "read/write hash"
 )
 
 // Verdicts returned by modelCSEnter (the others name the excuse: forced, forcing, expired, tainted).
@@ -142,70 +155,120 @@ const (
 
 // modelCSEnter enters the critical section of a lock in B.
 //
-// KEYS[1] cs:<name>   "<proc>|<hold>|<owner>|<epoch>|<expiry ms>|<client>|<since ms>" of the holder inside
+// KEYS[1] cs:<name>   "<proc>|<hold>|<owner>|<epoch>|<expiry ms>|<clients>|<since ms>" of the
+// exclusive holder inside (<clients>: comma-separated, a group's several)
 // KEYS[2] epoch:<name> force-unlock epoch (absent: 0)
 // KEYS[3] forcing:<name> zset of force unlocks in progress, scored by when they stop excusing
 // KEYS[4] token:<name> the highest fencing token that entered (FencedLock)
-// ARGV[1] the entry to set; ARGV[2] its hold id; ARGV[3] its fencing token (0: none)
+// KEYS[5] csr:<name>  hash: hold id -> entry of the readers inside (ReadWriteLock)
+// ARGV[1] the entry to set; ARGV[2] its hold id; ARGV[3] its fencing token (0: none); ARGV[4] "x"
+// (exclusive: a writer or any other kind) or "r" (a reader); ARGV[5] a reader's vouching writer's
+// hold id ("" none)
 //
 // A hold whose own epoch (read before its Lock call) is not the current one may have been
-// force-unlocked before its Lock call even returned: it enters as "stale" and leaves the entry of
-// whoever is inside alone. An entry of another hold is a violation unless: its epoch is not the
-// current one (a force unlock ran since its acquisition), a force unlock is in progress, its fixed
-// lease may have run out (expiry ms > 0 and passed), or a blackhole or delay of its Client (zset
-// faults:<client>, scored by when the fault stops tainting) overlaps its hold. Returns {verdict,
-// previous entry, now ms}.
+// force-unlocked before its Lock call even returned: it enters as "stale" and leaves the entries of
+// whoever is inside alone. An exclusive entry is judged against the exclusive entry and every
+// reader's, a reader against the exclusive entry only (but for the writer that let it in). An entry
+// of another hold is a violation unless: its epoch is not the current one (a force unlock ran since
+// its acquisition), a force unlock is in progress, its fixed lease may have run out (expiry ms > 0
+// and passed), or a blackhole or delay of one of its Clients (zset faults:<client>, scored by when
+// the fault stops tainting) overlaps its hold; an excused entry is replaced (exclusive) or dropped
+// (a reader found by a writer, a writer found by a reader). Returns {verdict, the judged entry,
+// now ms, its side "x" or "r"}.
 var modelCSEnter = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cur = redis.call('GET', KEYS[1])
 local mine = select(4, string.match(ARGV[1], '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|'))
-if mine ~= (redis.call('GET', KEYS[2]) or '0') then
-  return {'stale', cur or '', now}
+local epoch = redis.call('GET', KEYS[2]) or '0'
+if mine ~= epoch then
+  return {'stale', cur or '', now, 'x'}
 end
 local token = tonumber(ARGV[3])
 if token > 0 then
   local last = tonumber(redis.call('GET', KEYS[4]) or '0')
   if token <= last then
-    return {'token', tostring(last), now}
+    return {'token', tostring(last), now, 'x'}
   end
   redis.call('SET', KEYS[4], token)
 end
-local verdict = 'ok'
-if cur then
-  local _, hold, _, ep, expiry, client, since = string.match(cur, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
-  if hold ~= ARGV[2] then
-    local epoch = redis.call('GET', KEYS[2]) or '0'
-    if ep ~= epoch then
-      verdict = 'forced'
-    elseif redis.call('ZCOUNT', KEYS[3], now, '+inf') > 0 then
-      verdict = 'forcing'
-    elseif tonumber(expiry) > 0 and now >= tonumber(expiry) then
-      verdict = 'expired'
-    elseif redis.call('ZCOUNT', 'faults:' .. client, since, '+inf') > 0 then
-      verdict = 'tainted'
-    else
-      verdict = 'violation'
+local mode, vouch = ARGV[4], ARGV[5]
+local function judge(entry)
+  local _, hold, _, ep, expiry, clients, since = string.match(entry, '^([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)|([^|]*)$')
+  if hold == ARGV[2] or (vouch ~= '' and hold == vouch) then
+    return 'ok'
+  end
+  if ep ~= epoch then
+    return 'forced'
+  elseif redis.call('ZCOUNT', KEYS[3], now, '+inf') > 0 then
+    return 'forcing'
+  elseif tonumber(expiry) > 0 and now >= tonumber(expiry) then
+    return 'expired'
+  end
+  for c in string.gmatch(clients, '[^,]+') do
+    if redis.call('ZCOUNT', 'faults:' .. c, since, '+inf') > 0 then
+      return 'tainted'
     end
   end
+  return 'violation'
 end
-redis.call('SET', KEYS[1], ARGV[1])
-return {verdict, cur or '', now}
+local verdict, prev, side = 'ok', cur or '', 'x'
+if cur then
+  verdict = judge(cur)
+end
+if mode == 'x' then
+  local rs = redis.call('HGETALL', KEYS[5])
+  for i = 1, #rs, 2 do
+    local v = judge(rs[i + 1])
+    if v == 'violation' then
+      if verdict ~= 'violation' then
+        verdict, prev, side = v, rs[i + 1], 'r'
+      end
+    elseif v ~= 'ok' then
+      if verdict == 'ok' then
+        verdict, prev, side = v, rs[i + 1], 'r'
+      end
+      redis.call('HDEL', KEYS[5], rs[i])
+    end
+  end
+  redis.call('SET', KEYS[1], ARGV[1])
+else
+  if cur and verdict ~= 'ok' and verdict ~= 'violation' then
+    redis.call('DEL', KEYS[1])
+  end
+  redis.call('HSET', KEYS[5], ARGV[2], ARGV[1])
+end
+return {verdict, prev, now, side}
 `)
 
-// modelCSLeave deletes the critical-section entry KEYS[1] if field ARGV[1] (1: process, 2: hold) of
-// the entry there is ARGV[2].
+// modelCSLeave deletes, from the exclusive entry KEYS[1] and the readers' entries KEYS[2] of a
+// critical section, those whose field ARGV[1] (1: process, 2: hold) is ARGV[2]; returns how many.
 var modelCSLeave = redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if not cur then return 0 end
-local proc, hold = string.match(cur, '^([^|]*)|([^|]*)|')
-local f = proc
-if ARGV[1] == '2' then f = hold end
-if f == ARGV[2] then
-  redis.call('DEL', KEYS[1])
-  return 1
+local n = 0
+local f = tonumber(ARGV[1])
+local function match(entry)
+  local proc, hold = string.match(entry, '^([^|]*)|([^|]*)|')
+  if f == 2 then
+    return hold == ARGV[2]
+  end
+  return proc == ARGV[2]
 end
-return 0
+local cur = redis.call('GET', KEYS[1])
+if cur and match(cur) then
+  redis.call('DEL', KEYS[1])
+  n = n + 1
+end
+if f == 2 then
+  return n + redis.call('HDEL', KEYS[2], ARGV[2])
+end
+local rs = redis.call('HGETALL', KEYS[2])
+for i = 1, #rs, 2 do
+  if match(rs[i + 1]) then
+    redis.call('HDEL', KEYS[2], rs[i])
+    n = n + 1
+  end
+end
+return n
 `)
 
 // modelForced reports (1) whether epoch:<name> (KEYS[1]) differs from ARGV[1] or a force unlock is
@@ -240,13 +303,19 @@ type modelRun struct {
 	seed     int64
 	deadline time.Time // end of the faulted workload
 	names    []string
-	drv      lockDriver
-	admin    *redis.Client // A, direct
-	bdb      *redis.Client // B, direct
-	clients  []*modelClient
-	ctx      context.Context // cancelled only to abort a hung run
-	emit     func(kind, msg string)
-	faults   map[string]bool // enabled fault kinds (see modelAllFaults)
+	// groups maps the MultiLock's and the RedLock's names to their parts' names; part i of a group
+	// locked through Client c is taken through Client c+i (mod the process's Clients).
+	groups map[string][]string
+	// keyNames are the names with a key of their own in A (all but the groups, plus the RedLock's
+	// parts, which are no name of the workload's own), csNames those with critical sections.
+	keyNames, csNames []string
+	drv               lockDriver
+	admin             *redis.Client // A, direct
+	bdb               *redis.Client // B, direct
+	clients           []*modelClient
+	ctx               context.Context // cancelled only to abort a hung run
+	emit              func(kind, msg string)
+	faults            map[string]bool // enabled fault kinds (see modelAllFaults)
 
 	holdSeq atomic.Int64
 	faultSq atomic.Int64
@@ -325,11 +394,15 @@ type modelHold struct {
 	name     string
 	c        *modelClient
 	h        driverHold
-	owner    string
-	lease    time.Duration // 0: watchdog
-	epoch    int64         // force-unlock epoch read before the acquisition
-	acquired time.Time     // when the acquisition returned
-	expiry   time.Time     // fixed lease: the lock cannot expire in Redis before this; zero for the watchdog
+	owner    string         // "" for a group (see parts)
+	read     bool           // a ReadWriteLock's read side
+	vouch    string         // a reader let in by a writer (downgrade): the writer's hold id
+	clients  []*modelClient // every Client the hold goes through: c, or a group's parts'
+	parts    []modelPart    // a group's parts
+	lease    time.Duration  // 0: watchdog
+	epoch    int64          // force-unlock epoch read before the acquisition
+	acquired time.Time      // when the acquisition returned
+	expiry   time.Time      // fixed lease: the lock cannot expire in Redis before this; zero for the watchdog
 	// fixed lease: the library may consider the hold ended from this on (the lease counted from
 	// before the acquisition call); zero for the watchdog
 	leaseEnd time.Time
@@ -341,6 +414,18 @@ type modelHold struct {
 	reenterUnknown time.Time
 	reported       map[string]bool
 	suspects       []modelSuspect // Unlocks that answered ErrNotHeld, judged by judgeUnlocks
+}
+
+// modelPart is one part of a group's hold.
+type modelPart struct {
+	name  string
+	c     *modelClient
+	epoch int64      // force-unlock epoch of the part's name, read before the acquisition
+	h     driverHold // nil: a RedLock part not acquired (or a MultiLock part missing: a defect)
+	owner string
+	// the group holds it: a MultiLock's every part (whether or not its hold came back), a RedLock's
+	// parts acquired
+	held bool
 }
 
 // modelSuspect is an Unlock that answered ErrNotHeld while the model held its level.
@@ -409,6 +494,8 @@ type modelSpec struct {
 	leaderWork time.Duration
 	helpers    [][]time.Duration // per helper goroutine, the work of each re-entry round
 	final      bool              // the fault-free final phase: failing to acquire is a violation
+	read       bool              // a ReadWriteLock: the read side (else the write side)
+	downgrade  bool              // a ReadWriteLock's writer: read with the write hold's mark, then release the write hold
 }
 
 func (r *modelRun) rng(client, team int) *rand.Rand {
@@ -485,6 +572,19 @@ func newModelRun(ctx context.Context, proc int, seed int64, deadline time.Time, 
 		stats:      map[string]int64{},
 		violations: map[string]int64{},
 	}
+	r.groups = modelGroups(names)
+	for _, name := range names {
+		r.csNames = append(r.csNames, name)
+		if _, ok := r.groups[name]; !ok {
+			r.keyNames = append(r.keyNames, name)
+		}
+	}
+	for _, name := range names {
+		if kindOf(name) == "RedLock" {
+			r.keyNames = append(r.keyNames, r.groups[name]...)
+			r.csNames = append(r.csNames, r.groups[name]...)
+		}
+	}
 	r.admin = redis.NewClient(&redis.Options{Addr: addrA, ContextTimeoutEnabled: true})
 	r.bdb = redis.NewClient(&redis.Options{Addr: addrB, ContextTimeoutEnabled: true, ClientName: modelBName(proc)})
 	r.drv = newModelDriver(r.admin)
@@ -507,6 +607,100 @@ func newModelRun(ctx context.Context, proc int, seed int64, deadline time.Time, 
 		r.clients = append(r.clients, c)
 	}
 	return r, nil
+}
+
+// modelGroups returns the parts of the groups among names: the MultiLock's are the first Lock and
+// the first FairLock of names, the RedLock's three Locks of its own.
+func modelGroups(names []string) map[string][]string {
+	first := func(kind string) string {
+		for _, n := range names {
+			if kindOf(n) == kind {
+				return n
+			}
+		}
+		return ""
+	}
+	groups := map[string][]string{}
+	for _, name := range names {
+		switch kindOf(name) {
+		case "MultiLock":
+			groups[name] = []string{first("Lock"), first("FairLock")}
+		case "RedLock":
+			base := strings.Replace(name, "redlock", "rlpart", 1)
+			groups[name] = []string{base + "-1", base + "-2", base + "-3"}
+		}
+	}
+	return groups
+}
+
+// groupClients returns the Clients the parts of group name go through when c locks it.
+func (r *modelRun) groupClients(c *modelClient, name string) []*modelClient {
+	parts := r.groups[name]
+	if parts == nil {
+		return []*modelClient{c}
+	}
+	out := make([]*modelClient, len(parts))
+	for i := range parts {
+		out[i] = r.clients[(c.idx+i)%len(r.clients)]
+	}
+	return out
+}
+
+// locker returns lock name as Client c takes it (a group's parts through groupClients).
+func (r *modelRun) locker(c *modelClient, name string) redisson.Locker {
+	kind := kindOf(name)
+	parts := r.groups[name]
+	if parts == nil {
+		return lockOf(c.rc, kind, name)
+	}
+	var locks []redisson.Locker
+	for i, pc := range r.groupClients(c, name) {
+		locks = append(locks, lockOf(pc.rc, kindOf(parts[i]), parts[i]))
+	}
+	if kind == "RedLock" {
+		return redisson.NewRedLock(locks...)
+	}
+	return redisson.NewMultiLock(locks...)
+}
+
+// forceScope returns the names whose holders a force unlock of name may end: name, the groups it is
+// a part of, and a group's parts.
+func (r *modelRun) forceScope(name string) []string {
+	scope := []string{name}
+	scope = append(scope, r.groups[name]...)
+	for g, parts := range r.groups {
+		if slices.Contains(parts, name) {
+			scope = append(scope, g)
+		}
+	}
+	slices.Sort(scope) // a fixed order (the map's is random)
+	return scope
+}
+
+// modelLockerDriver is what TestModel needs of its driver beyond lockDriver for the locks it builds
+// itself (groups over several Clients, a ReadWriteLock's read side).
+type modelLockerDriver interface {
+	LockWith(ctx context.Context, lock, try acquireFunc, wait, lease time.Duration) (driverHold, error)
+	Mark(ctx context.Context, h driverHold) context.Context
+}
+
+// modelGroupHold is a group's hold: its parts' holds (nil for a part not acquired).
+type modelGroupHold interface {
+	GroupParts() []driverHold
+}
+
+// acquire takes the lock of s through c.
+func (r *modelRun) acquire(c *modelClient, s modelSpec) (driverHold, error) {
+	ld, _ := r.drv.(modelLockerDriver)
+	switch {
+	case s.read:
+		rw := c.rc.ReadWriteLock(s.name)
+		return ld.LockWith(r.ctx, rw.RLock, rw.TryRLock, s.wait, s.lease)
+	case r.groups[s.name] != nil:
+		l := r.locker(c, s.name)
+		return ld.LockWith(r.ctx, l.Lock, l.TryLock, s.wait, s.lease)
+	}
+	return r.drv.Lock(r.ctx, c.rc, s.name, s.wait, s.lease)
 }
 
 // modelBName is the connection name of process proc's connections to B.
@@ -586,7 +780,9 @@ func (r *modelRun) finalPhase() {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					r.session(c, tm, modelSpec{name: name, wait: modelFinalWait, final: true})
+					// A ReadWriteLock: every other team reads.
+					read := kindOf(name) == "ReadWriteLock" && tm%2 == 1
+					r.session(c, tm, modelSpec{name: name, wait: modelFinalWait, final: true, read: read})
 				}()
 			}
 		}
@@ -616,12 +812,25 @@ func modelBetween(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 // randomSpec draws a session.
 func (r *modelRun) randomSpec(rng *rand.Rand) modelSpec {
 	// Skewed: most sessions contend for the first name, so that releases often find both a waiter
-	// of another Client that claimed the lock and one of the same Client to hand it to.
+	// of another Client that claimed the lock and one of the same Client to hand it to. (The
+	// SpinLock only in the final phase and by force unlocks.)
 	s := modelSpec{name: r.names[0]}
 	switch p := rng.IntN(100); {
-	case p >= 85:
+	case p >= 95:
+		s.name = r.names[6] // RedLock
+	case p >= 90:
+		s.name = r.names[5] // MultiLock over names[0] and names[1]
+	case p >= 76:
+		s.name = r.names[4] // ReadWriteLock
+		switch q := rng.IntN(100); {
+		case q < 55:
+			s.read = true
+		case q < 80:
+			s.downgrade = true
+		}
+	case p >= 66:
 		s.name = r.names[2]
-	case p >= 55:
+	case p >= 45:
 		s.name = r.names[1]
 	}
 	switch p := rng.IntN(100); {
@@ -639,6 +848,11 @@ func (r *modelRun) randomSpec(rng *rand.Rand) modelSpec {
 		s.lease = modelBetween(rng, 2*time.Second, modelMaxLease)
 	}
 	s.leaderWork = modelBetween(rng, 0, 5*time.Millisecond)
+	if s.name == r.names[4] {
+		// Longer ReadWriteLock holds: readers overlap each other, and a writer or reader let in
+		// beside them wrongly finds them inside.
+		s.leaderWork = modelBetween(rng, 0, 20*time.Millisecond)
+	}
 	k := 2
 	switch p := rng.IntN(100); {
 	case p < 35:
@@ -707,8 +921,10 @@ func (r *modelRun) excuse(mh *modelHold, at time.Time, released bool) string {
 	if !mh.leaseEnd.IsZero() && !at.Before(mh.leaseEnd) {
 		return "its fixed lease may have run out"
 	}
-	if mh.c.tainted(mh.acquired.Add(-modelTaintBefore), at) {
-		return "a blackhole or delay of its Client"
+	for _, c := range mh.clients {
+		if c.tainted(mh.acquired.Add(-modelTaintBefore), at) {
+			return "a blackhole or delay of its Client"
+		}
 	}
 	if r.forced(mh.name, mh.epoch) {
 		return "a force unlock"
@@ -717,48 +933,81 @@ func (r *modelRun) excuse(mh *modelHold, at time.Time, released bool) string {
 }
 
 // session acquires s.name, enters its critical section, runs the helpers, checks the hold count,
-// leaves and unlocks, checking every result against the model.
+// leaves and unlocks, checking every result against the model. A downgrading writer then reads.
 func (r *modelRun) session(c *modelClient, team int, s modelSpec) {
 	r.stat("sessions", 1)
 	id := fmt.Sprintf("p%dc%dt%d#%d", r.proc, c.idx, team, r.holdSeq.Add(1))
 	epoch := r.epoch(s.name)
+	clients := r.groupClients(c, s.name)
+	var parts []modelPart
+	for i, part := range r.groups[s.name] {
+		parts = append(parts, modelPart{name: part, c: clients[i], epoch: r.epoch(part)})
+	}
 	start := time.Now()
-	h, err := r.drv.Lock(r.ctx, c.rc, s.name, s.wait, s.lease)
+	h, err := r.acquire(c, s)
 	acquired := time.Now()
 	// Blackholes during the call stall it legitimately (a cleanup after an unknown outcome too).
-	if took, bh := acquired.Sub(start), c.blackholeCost(start, acquired); took > s.wait+modelWaitSlack+bh {
-		r.violation(vStuck, "%s: Lock(%s, wait %v, lease %v) returned after %v (blackholes during it: %v; err %v)",
-			id, s.name, s.wait, s.lease, took, bh, err)
+	var bh time.Duration
+	for _, gc := range clients {
+		bh += gc.blackholeCost(start, acquired)
+	}
+	if took := acquired.Sub(start); took > s.wait+modelWaitSlack+bh {
+		r.violation(vStuck, "%s: Lock(%s, wait %v, lease %v, read %v) returned after %v (blackholes during it: %v; err %v)",
+			id, s.name, s.wait, s.lease, s.read, took, bh, err)
 	}
 	if err != nil {
 		r.stat("not obtained", 1)
-		r.tracef("%s lock %s wait=%v lease=%v: %v", id, s.name, s.wait, s.lease, err)
+		r.tracef("%s lock %s wait=%v lease=%v read=%v: %v", id, s.name, s.wait, s.lease, s.read, err)
 		if s.final {
-			ctx, cancel := r.opCtx()
-			v, gerr := r.admin.Get(ctx, r.drv.Key(s.name)).Result()
-			cancel()
-			r.violation(vNeverServed, "%s: Lock(%s) with faults off and a %v wait: %v (the lock now: %q %v)",
-				id, s.name, s.wait, err, v, gerr)
+			r.violation(vNeverServed, "%s: Lock(%s, read %v) with faults off and a %v wait: %v (the lock now: %s)",
+				id, s.name, s.read, s.wait, err, r.describeLock(s.name))
 		}
 		return
 	}
 	r.stat("acquired", 1)
-	mh := &modelHold{id: id, name: s.name, c: c, h: h, owner: h.Owner(), lease: s.lease, epoch: epoch,
-		acquired: acquired, count: 1, reported: map[string]bool{}}
+	label := kindOf(s.name)
+	if s.read {
+		label += "(read)"
+	}
+	r.stat("acquired "+label, 1)
+	mh := &modelHold{id: id, name: s.name, c: c, h: h, owner: h.Owner(), read: s.read, clients: clients, lease: s.lease,
+		epoch: epoch, acquired: acquired, count: 1, reported: map[string]bool{}}
+	if g, ok := h.(modelGroupHold); ok && parts != nil {
+		for i, ph := range g.GroupParts() {
+			if i < len(parts) && ph != nil {
+				parts[i].h, parts[i].owner, parts[i].held = ph, ph.Owner(), true
+			}
+		}
+		if kindOf(s.name) == "MultiLock" {
+			// All or nothing: the group holds every part, and enters every part's critical section.
+			for i := range parts {
+				parts[i].held = true
+			}
+		}
+		mh.parts = parts
+	}
 	if s.lease > 0 {
 		mh.leaseEnd = start.Add(s.lease)
 		mh.expiry = r.leaseExpiry(s.name, mh.owner, mh.leaseEnd)
 	}
-	r.tracef("%s lock %s owner=%s wait=%v lease=%v took=%v expiry=%s", id, s.name, mh.owner, s.wait, s.lease,
+	r.tracef("%s lock %s owner=%s read=%v wait=%v lease=%v took=%v expiry=%s", id, s.name, r.ownersOf(mh), s.read, s.wait, s.lease,
 		acquired.Sub(start), mh.expiry.Format("15:04:05.000"))
-	hctx := h.Context()
+	r.holdPhase(mh, s, false)
+	if s.downgrade {
+		r.downgrade(c, team, mh, s)
+		return
+	}
+	r.release(c, team, mh)
+}
 
-	r.enter(mh)
-	// A lost hold leaves the critical section at once (registered after entering, so that a clear
-	// triggered by an already ended hold comes after the entry).
-	r.onEnd(hctx, mh)
-
-	r.pause(s.leaderWork)
+// holdPhase enters mh's critical section and runs the leader's work (unless mh is a downgraded
+// reader, which entered already), runs the helpers, and checks the unlocks and the hold count at the
+// quiescent point that follows.
+func (r *modelRun) holdPhase(mh *modelHold, s modelSpec, downgraded bool) {
+	if !downgraded {
+		r.enter(mh)
+		r.pause(s.leaderWork)
+	}
 	var wg sync.WaitGroup
 	for _, rounds := range s.helpers {
 		wg.Add(1)
@@ -771,8 +1020,11 @@ func (r *modelRun) session(c *modelClient, team int, s modelSpec) {
 
 	// Quiescent point: nothing of this hold is in flight.
 	r.judgeUnlocks(mh)
-	r.checkHoldCount(mh, hctx)
+	r.checkHoldCount(mh, mh.h.Context())
+}
 
+// release leaves mh's critical section and releases its last level.
+func (r *modelRun) release(c *modelClient, team int, mh *modelHold) {
 	r.leave(mh)
 	mh.add(-1)
 	if r.finalUnlock(mh) {
@@ -782,8 +1034,58 @@ func (r *modelRun) session(c *modelClient, team int, s modelSpec) {
 		if r.firstStuck() {
 			r.pause(modelWatchdog + modelRenewSlack + modelTaintedRenewSlack + 300*time.Millisecond)
 		}
-		r.forceUnlock(c, team, s.name, true)
+		r.forceUnlock(c, team, mh.name, true)
 	}
+}
+
+// downgrade: the writer w takes the read side with a context marked by its hold, releases the write
+// side, and goes on as a reader (re-entries included).
+func (r *modelRun) downgrade(c *modelClient, team int, w *modelHold, s modelSpec) {
+	ld := r.drv.(modelLockerDriver)
+	id := fmt.Sprintf("p%dc%dt%d#%d", r.proc, c.idx, team, r.holdSeq.Add(1))
+	epoch := r.epoch(s.name)
+	rw := c.rc.ReadWriteLock(s.name)
+	start := time.Now()
+	h, err := ld.LockWith(ld.Mark(r.ctx, w.h), rw.RLock, rw.TryRLock, 0, s.lease)
+	acquired := time.Now()
+	if err != nil {
+		r.stat("downgrade failed", 1)
+		r.tracef("%s downgrade of %s (writer %s): %v", id, s.name, w.id, err)
+		// Refused as held by others while the write hold is live: only an excuse of the writer's
+		// (its lock may be gone in Redis) explains it.
+		if strings.Contains(err.Error(), "held by another owner") && w.h.Context().Err() == nil {
+			if why := r.excuse(w, acquired, false); why == "" {
+				r.holdViolation(w, vDowngrade, "%s: %s (writer %s, owner %s, lease %v, acquired at %s): TryRLock with its mark: %v",
+					s.name, id, w.id, w.owner, w.lease, w.acquired.Format("15:04:05.000"), err)
+			}
+		}
+		r.release(c, team, w)
+		return
+	}
+	r.stat("downgraded", 1)
+	mh := &modelHold{id: id, name: s.name, c: c, h: h, owner: h.Owner(), read: true, vouch: w.id, clients: []*modelClient{c},
+		lease: s.lease, epoch: epoch, acquired: acquired, count: 1, reported: map[string]bool{}}
+	if s.lease > 0 {
+		mh.leaseEnd = start.Add(s.lease)
+		mh.expiry = mh.leaseEnd
+	}
+	r.tracef("%s downgrade %s owner=%s (writer %s) took=%v", id, s.name, mh.owner, w.id, acquired.Sub(start))
+	r.enter(mh)
+	r.release(c, team, w)
+	r.holdPhase(mh, s, true)
+	r.release(c, team, mh)
+}
+
+// ownersOf describes mh's owner, or its parts'.
+func (r *modelRun) ownersOf(mh *modelHold) string {
+	if mh.parts == nil {
+		return mh.owner
+	}
+	var os []string
+	for _, p := range mh.parts {
+		os = append(os, p.owner)
+	}
+	return "[" + strings.Join(os, " ") + "]"
 }
 
 // firstStuck reports whether this is the first lock of the run found held after its last Unlock.
@@ -818,67 +1120,132 @@ func (r *modelRun) leaseExpiry(name, owner string, lb time.Time) time.Time {
 	return lb
 }
 
-// csValue is mh's entry in B.
-func (r *modelRun) csValue(mh *modelHold) string {
+// csValue is mh's entry in B for the critical section of name: its own (epoch, Clients and owner
+// those of mh), or that of one of its parts.
+func (r *modelRun) csValue(mh *modelHold, p *modelPart) string {
 	var expiry int64
 	if !mh.expiry.IsZero() {
 		expiry = mh.expiry.UnixMilli()
 	}
-	owner := strings.NewReplacer("|", "/").Replace(mh.owner)
-	return fmt.Sprintf("%d|%s|%s|%d|%d|%s|%d", r.proc, mh.id, owner, mh.epoch, expiry, mh.c.key,
+	owner, epoch, clients := mh.owner, mh.epoch, mh.c.key
+	if mh.parts != nil {
+		owner = r.ownersOf(mh)
+	}
+	if p != nil {
+		owner, epoch, clients = p.owner, p.epoch, p.c.key
+	} else if len(mh.clients) > 1 {
+		var keys []string
+		for _, c := range mh.clients {
+			keys = append(keys, c.key)
+		}
+		clients = strings.Join(keys, ",")
+	}
+	owner = strings.NewReplacer("|", "/").Replace(owner)
+	return fmt.Sprintf("%d|%s|%s|%d|%d|%s|%d", r.proc, mh.id, owner, epoch, expiry, clients,
 		mh.acquired.Add(-modelTaintBefore).UnixMilli())
 }
 
-// enter registers mh in the critical section of its lock, reporting another live holder found there.
+// csKeys are the keys of name's critical section (see modelCSEnter).
+func csKeys(name string) []string {
+	return []string{"cs:" + name, "epoch:" + name, "forcing:" + name, "token:" + name, "csr:" + name}
+}
+
+// enter registers mh in the critical section of its lock (and a group's in those of the parts it
+// holds), reporting another live holder found there, and makes it leave them when its context (a
+// part's) ends.
 func (r *modelRun) enter(mh *modelHold) {
-	ctx, cancel := r.opCtx()
-	defer cancel()
 	var token int64
 	if tk, ok := mh.h.(interface{ Token() int64 }); ok {
 		token = tk.Token()
 	}
-	res, err := modelCSEnter.Run(ctx, r.bdb, []string{"cs:" + mh.name, "epoch:" + mh.name, "forcing:" + mh.name, "token:" + mh.name},
-		r.csValue(mh), mh.id, token).Slice()
-	if err != nil || len(res) != 3 {
-		r.infraErr("entering cs:%s: %v %v", mh.name, res, err)
+	r.enterCS(mh, mh.name, r.csValue(mh, nil), token)
+	for i := range mh.parts {
+		if p := &mh.parts[i]; p.held {
+			r.enterCS(mh, p.name, r.csValue(mh, p), 0)
+		}
+	}
+	// A lost hold leaves the critical section at once (registered after entering, so that a clear
+	// triggered by an already ended hold comes after the entry).
+	r.onEnd(mh.h.Context(), mh, func() { r.leave(mh) })
+	for _, p := range mh.parts {
+		if p.h != nil {
+			r.onEnd(p.h.Context(), mh, func() { r.leaveCS(mh, p.name) })
+		}
+	}
+}
+
+// enterCS enters the critical section of name with entry value.
+func (r *modelRun) enterCS(mh *modelHold, name, value string, token int64) {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	mode, side := "x", "writer"
+	if mh.read {
+		mode, side = "r", "reader"
+	}
+	res, err := modelCSEnter.Run(ctx, r.bdb, csKeys(name), value, mh.id, token, mode, mh.vouch).Slice()
+	if err != nil || len(res) != 4 {
+		r.infraErr("entering cs:%s: %v %v", name, res, err)
 		return
 	}
 	verdict, _ := res[0].(string)
 	prev, _ := res[1].(string)
-	r.tracef("%s enter %s: %s (prev %q)", mh.id, mh.name, verdict, prev)
+	prevSide, _ := res[3].(string)
+	r.tracef("%s enter %s (%s): %s (prev %q %s)", mh.id, name, mode, verdict, prev, prevSide)
 	if verdict == "token" {
 		r.holdViolation(mh, vToken, "%s: %s (owner %s) entered with fencing token %d; a holder that entered before had %s",
-			mh.name, mh.id, mh.owner, token, prev)
+			name, mh.id, mh.owner, token, prev)
+		return
+	}
+	if verdict == csOK {
 		return
 	}
 	if verdict != csViolation {
-		if verdict != csOK {
-			r.stat("overtaken ("+verdict+")", 1)
-		}
+		r.stat("overtaken ("+verdict+")", 1)
 		return
 	}
 	f := strings.Split(prev, "|")
 	if len(f) != 7 {
-		r.infraErr("cs:%s holds %q", mh.name, prev)
+		r.infraErr("cs:%s holds %q", name, prev)
 		return
 	}
+	what, other := "", ""
+	if kindOf(mh.name) == "ReadWriteLock" {
+		what = " (" + side + ")"
+		other = " (writer)"
+		if prevSide == "r" {
+			other = " (reader)"
+		}
+	}
+	if name != mh.name {
+		what += " as a part of " + mh.name
+	}
 	since, _ := strconv.ParseInt(f[6], 10, 64)
-	r.holdViolation(mh, vTwoOwners, "%s: %s (owner %s, lease %v, acquired at %s) entered while %s (owner %s, process %s, "+
-		"acquired at about %s) was still inside", mh.name, mh.id, mh.owner, mh.lease, mh.acquired.Format("15:04:05.000"),
-		f[1], f[2], f[0], time.UnixMilli(since).Add(modelTaintBefore).Format("15:04:05.000"))
+	r.holdViolation(mh, vTwoOwners, "%s: %s%s (owner %s, lease %v, acquired at %s) entered while %s%s (owner %s, process %s, "+
+		"acquired at about %s) was still inside", name, mh.id, what, r.ownersOf(mh), mh.lease, mh.acquired.Format("15:04:05.000"),
+		f[1], other, f[2], f[0], time.UnixMilli(since).Add(modelTaintBefore).Format("15:04:05.000"))
 }
 
-// leave removes mh's entry from its critical section, if it is still there.
+// leave removes mh's entries from its critical sections, if they are still there.
 func (r *modelRun) leave(mh *modelHold) {
-	ctx, cancel := r.opCtx()
-	defer cancel()
-	if err := modelCSLeave.Run(ctx, r.bdb, []string{"cs:" + mh.name}, 2, mh.id).Err(); err != nil {
-		r.infraErr("leaving cs:%s: %v", mh.name, err)
+	r.leaveCS(mh, mh.name)
+	for _, p := range mh.parts {
+		if p.held {
+			r.leaveCS(mh, p.name)
+		}
 	}
 }
 
-// onEnd makes mh leave its critical section when its context ends.
-func (r *modelRun) onEnd(hctx context.Context, mh *modelHold) {
+// leaveCS removes mh's entry from the critical section of name, if it is still there.
+func (r *modelRun) leaveCS(mh *modelHold, name string) {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	if err := modelCSLeave.Run(ctx, r.bdb, []string{"cs:" + name, "csr:" + name}, 2, mh.id).Err(); err != nil {
+		r.infraErr("leaving cs:%s: %v", name, err)
+	}
+}
+
+// onEnd runs leave when hctx (a hold's context) ends.
+func (r *modelRun) onEnd(hctx context.Context, mh *modelHold, leave func()) {
 	seq := r.holdSeq.Add(1)
 	r.afterWG.Add(1)
 	r.afterMu.Lock()
@@ -889,7 +1256,7 @@ func (r *modelRun) onEnd(hctx context.Context, mh *modelHold) {
 		delete(r.afterOff, seq)
 		r.afterMu.Unlock()
 		r.tracef("%s context ended: %v", mh.id, context.Cause(hctx))
-		r.leave(mh)
+		leave()
 	})
 }
 
@@ -1004,34 +1371,122 @@ func (r *modelRun) checkHoldCount(mh *modelHold, hctx context.Context) {
 		mh.name, mh.id, mh.owner, mh.lease, n, want)
 }
 
-// finalUnlock releases the last level the model holds and checks that the owner is gone; it
-// reports whether the owner still holds the lock after an Unlock that returned nil.
+// modelHeldKey is a lock key an owner of a hold holds: the hold's own, or a group's part's.
+type modelHeldKey struct {
+	name, owner string
+	side        string // a ReadWriteLock: "r" or "x"; "" for a lock string
+}
+
+// heldKeys returns the keys mh's owners hold (a group's: its parts' that it acquired).
+func (r *modelRun) heldKeys(mh *modelHold) []modelHeldKey {
+	if mh.parts != nil {
+		var keys []modelHeldKey
+		for _, p := range mh.parts {
+			if p.h != nil && p.owner != "" {
+				keys = append(keys, modelHeldKey{name: p.name, owner: p.owner})
+			}
+		}
+		return keys
+	}
+	if mh.owner == "" {
+		return nil
+	}
+	k := modelHeldKey{name: mh.name, owner: mh.owner}
+	if kindOf(mh.name) == "ReadWriteLock" {
+		k.side = "x"
+		if mh.read {
+			k.side = "r"
+		}
+	}
+	return []modelHeldKey{k}
+}
+
+// stillHeld reports whether k's owner holds k's lock in A, with the count stored; err is redis.Nil
+// if the lock is free.
+func (r *modelRun) stillHeld(k modelHeldKey) (bool, int, error) {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	switch k.side {
+	case "":
+		v, err := r.admin.Get(ctx, r.drv.Key(k.name)).Result()
+		if err != nil {
+			return false, 0, err
+		}
+		o, n, ok := r.drv.Decode(v)
+		return ok && o == k.owner, n, nil
+	case "x":
+		v, err := r.admin.HGet(ctx, r.drv.Key(k.name), "w").Result()
+		if err != nil {
+			return false, 0, err
+		}
+		o, levels, _ := strings.Cut(v, "|")
+		levels, _, _ = strings.Cut(levels, "|")
+		return o == k.owner, len(strings.Split(levels, ",")), nil
+	}
+	v, err := r.admin.HGet(ctx, r.drv.Key(k.name), "r:"+k.owner).Result()
+	if err != nil {
+		return false, 0, err
+	}
+	levels, _, _ := strings.Cut(v, "|")
+	return true, len(strings.Split(levels, ",")), nil
+}
+
+// describeLock returns what A holds for lock name (a group: for its parts), for messages.
+func (r *modelRun) describeLock(name string) string {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	names := r.groups[name]
+	if names == nil {
+		names = []string{name}
+	}
+	var out []string
+	for _, n := range names {
+		out = append(out, r.describeKey(ctx, r.drv.Key(n)))
+	}
+	return strings.Join(out, "; ")
+}
+
+// describeKey returns key and its value (a string's or a hash's) and PTTL, for messages.
+func (r *modelRun) describeKey(ctx context.Context, key string) string {
+	typ, err := r.admin.Type(ctx, key).Result()
+	if err != nil {
+		return fmt.Sprintf("%s: %v", key, err)
+	}
+	pttl, _ := r.admin.PTTL(ctx, key).Result()
+	switch typ {
+	case "string":
+		v, err := r.admin.Get(ctx, key).Result()
+		return fmt.Sprintf("%s = %q %v (PTTL %v)", key, v, err, pttl)
+	case "hash":
+		v, err := r.admin.HGetAll(ctx, key).Result()
+		return fmt.Sprintf("%s = %v %v (PTTL %v)", key, v, err, pttl)
+	}
+	return fmt.Sprintf("%s: %s", key, typ)
+}
+
+// finalUnlock releases the last level the model holds and checks that the owner is gone (a group's
+// owners of its parts); it reports whether an owner still holds its lock after an Unlock that
+// returned nil.
 func (r *modelRun) finalUnlock(mh *modelHold) (heldAfter bool) {
 	defer r.judgeUnlocks(mh)
 	if r.trace != nil {
-		ctx, cancel := r.opCtx()
-		v, err := r.admin.Get(ctx, r.drv.Key(mh.name)).Result()
-		cancel()
-		r.tracef("%s before the last unlock: %s = %q %v", mh.id, mh.name, v, err)
+		r.tracef("%s before the last unlock: %s", mh.id, r.describeLock(mh.name))
 	}
 	err := r.unlock(mh, mh.h, "last level")
 	ret := time.Now()
-	if err == nil && mh.owner != "" {
-		ctx, cancel := r.opCtx()
-		v, gerr := r.admin.Get(ctx, r.drv.Key(mh.name)).Result()
-		cancel()
-		if gerr == nil {
-			if o, n, ok := r.drv.Decode(v); ok && o == mh.owner {
+	keys := r.heldKeys(mh)
+	if err == nil {
+		for _, k := range keys {
+			held, n, gerr := r.stillHeld(k)
+			switch {
+			case gerr == nil && held:
 				heldAfter = true
-				r.holdViolation(mh, vHeldAfter, "%s: %s: still held by its owner %s (count %d) after its last Unlock returned nil",
-					mh.name, mh.id, o, n)
+				r.holdViolation(mh, vHeldAfter, "%s: %s: still held by its owner %s (count %d, lock %s) after its last Unlock returned nil",
+					mh.name, mh.id, k.owner, n, k.name)
+			case gerr != nil && !errors.Is(gerr, redis.Nil):
+				r.infraErr("reading %s: %v", k.name, gerr)
 			}
-		} else if !errors.Is(gerr, redis.Nil) {
-			r.infraErr("GET %s: %v", mh.name, gerr)
 		}
-	}
-	if mh.owner == "" {
-		return heldAfter
 	}
 	lease := mh.lease
 	if lease == 0 {
@@ -1039,11 +1494,22 @@ func (r *modelRun) finalUnlock(mh *modelHold) (heldAfter bool) {
 	}
 	ctx, cancel := r.opCtx()
 	defer cancel()
-	fin := fmt.Sprintf("%d|%d|%s|%s", ret.UnixMilli(), lease.Milliseconds(), mh.id, mh.c.key)
-	if err := r.bdb.Set(ctx, "fin:"+mh.owner, fin, modelFinTTL).Err(); err != nil {
-		r.infraErr("SET fin:%s: %v", mh.owner, err)
+	for _, k := range keys {
+		fin := fmt.Sprintf("%d|%d|%s|%s", ret.UnixMilli(), lease.Milliseconds(), mh.id, r.clientsKey(mh))
+		if err := r.bdb.Set(ctx, "fin:"+k.owner, fin, modelFinTTL).Err(); err != nil {
+			r.infraErr("SET fin:%s: %v", k.owner, err)
+		}
 	}
 	return heldAfter
+}
+
+// clientsKey is mh's Clients' keys, comma-separated.
+func (r *modelRun) clientsKey(mh *modelHold) string {
+	var keys []string
+	for _, c := range mh.clients {
+		keys = append(keys, c.key)
+	}
+	return strings.Join(keys, ",")
 }
 
 // forceUnlock force-unlocks name, bumping its epoch before and after so that holders it may
@@ -1060,7 +1526,13 @@ func (r *modelRun) forceUnlock(c *modelClient, team int, name string, recover bo
 	}
 	defer r.forceEnd(ctx, name, id)
 	fctx, fcancel := context.WithTimeout(r.ctx, 5*time.Second)
-	ok, err := r.drv.ForceUnlock(fctx, c.rc, name)
+	var ok bool
+	var err error
+	if r.groups[name] != nil {
+		ok, err = r.locker(c, name).ForceUnlock(fctx)
+	} else {
+		ok, err = r.drv.ForceUnlock(fctx, c.rc, name)
+	}
 	fcancel()
 	if recover {
 		r.stat("recoveries", 1)
@@ -1073,17 +1545,24 @@ func (r *modelRun) forceUnlock(c *modelClient, team int, name string, recover bo
 		r.violation(vForceRefused, "%s: ForceUnlock(%s) by %s: %v", name, name, id, err)
 	}
 	if recover && err != nil {
-		n, err := r.admin.Del(ctx, r.drv.Key(name)).Result()
-		r.tracef("%s recovery: DEL %s: %d %v", id, name, n, err)
+		keys := []string{r.drv.Key(name)}
+		for _, part := range r.groups[name] {
+			keys = append(keys, r.drv.Key(part))
+		}
+		n, err := r.admin.Del(ctx, keys...).Result()
+		r.tracef("%s recovery: DEL %v: %d %v", id, keys, n, err)
 	}
 }
 
-// forceBegin announces a force unlock of name (bumps its epoch, registers it as in progress).
+// forceBegin announces a force unlock of name (bumps its epoch, registers it as in progress), and
+// of every name whose holders it may end (forceScope).
 func (r *modelRun) forceBegin(ctx context.Context, name, id string) bool {
 	until := time.Now().Add(modelForceTTL)
 	if _, err := r.bdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZAdd(ctx, "forcing:"+name, redis.Z{Score: float64(until.UnixMilli()), Member: id})
-		p.Incr(ctx, "epoch:"+name)
+		for _, n := range r.forceScope(name) {
+			p.ZAdd(ctx, "forcing:"+n, redis.Z{Score: float64(until.UnixMilli()), Member: id})
+			p.Incr(ctx, "epoch:"+n)
+		}
 		return nil
 	}); err != nil {
 		r.infraErr("announcing a force unlock of %s: %v", name, err)
@@ -1096,8 +1575,10 @@ func (r *modelRun) forceBegin(ctx context.Context, name, id string) bool {
 // ended may have been deleted), then drops it from the ones in progress.
 func (r *modelRun) forceEnd(ctx context.Context, name, id string) {
 	if _, err := r.bdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Incr(ctx, "epoch:"+name)
-		p.ZRem(ctx, "forcing:"+name, id)
+		for _, n := range r.forceScope(name) {
+			p.Incr(ctx, "epoch:"+n)
+			p.ZRem(ctx, "forcing:"+n, id)
+		}
 		return nil
 	}); err != nil {
 		r.infraErr("ending a force unlock of %s: %v", name, err)
@@ -1112,8 +1593,17 @@ end
 return 0
 `)
 
+// modelHDelIfValue deletes field ARGV[1] of hash KEYS[1] if it still holds ARGV[2].
+var modelHDelIfValue = redis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  return redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 0
+`)
+
 // recoverStuck deletes lock name, if it still holds value, as a force unlock would: a lock held by
-// an owner that let it go would otherwise block the rest of the run.
+// an owner that let it go would otherwise block the rest of the run. A ReadWriteLock's field is
+// given as "field=value": only the field goes.
 func (r *modelRun) recoverStuck(name, value string) {
 	id := fmt.Sprintf("p%d-recovery#%d", r.proc, r.holdSeq.Add(1))
 	ctx, cancel := r.opCtx()
@@ -1122,7 +1612,13 @@ func (r *modelRun) recoverStuck(name, value string) {
 		return
 	}
 	defer r.forceEnd(ctx, name, id)
-	n, err := modelDelIfValue.Run(ctx, r.admin, []string{r.drv.Key(name)}, value).Int()
+	var n int
+	var err error
+	if field, v, ok := strings.Cut(value, "="); ok && kindOf(name) == "ReadWriteLock" {
+		n, err = modelHDelIfValue.Run(ctx, r.admin, []string{r.drv.Key(name)}, field, v).Int()
+	} else {
+		n, err = modelDelIfValue.Run(ctx, r.admin, []string{r.drv.Key(name)}, value).Int()
+	}
 	r.stat("recoveries", 1)
 	r.tracef("%s recovery of %s: deleted %d %v", id, name, n, err)
 }
@@ -1505,8 +2001,8 @@ func (pa *modelParent) killAndReplace(victim *modelChild, idx int) {
 		}
 	}
 	purged := 0
-	for _, name := range r.names {
-		n, err := modelCSLeave.Run(ctx, r.bdb, []string{"cs:" + name}, 1, victim.idx).Int()
+	for _, name := range r.csNames {
+		n, err := modelCSLeave.Run(ctx, r.bdb, []string{"cs:" + name, "csr:" + name}, 1, victim.idx).Int()
 		if err != nil {
 			r.infraErr("purging cs:%s: %v", name, err)
 		}
@@ -1520,7 +2016,8 @@ func (pa *modelParent) killAndReplace(victim *modelChild, idx int) {
 }
 
 // checker reads the lock keys in A every ~100ms: a lock held by an owner whose last Unlock returned
-// more than its lease (plus slack) ago is a violation.
+// more than its lease (plus slack) ago is a violation; a ReadWriteLock's hash must also decode
+// consistently (checkRWHash).
 func (r *modelRun) checker(stop <-chan struct{}) {
 	reported := map[string]bool{}
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -1533,50 +2030,199 @@ func (r *modelRun) checker(stop <-chan struct{}) {
 			return
 		case <-tick.C:
 		}
-		for _, name := range r.names {
+		for _, name := range r.keyNames {
 			before := time.Now()
+			if kindOf(name) == "ReadWriteLock" {
+				for _, h := range r.checkRWHash(name, reported) {
+					r.checkFinished(name, h.owner, h.levels, h.field+"="+h.value, before, reported)
+				}
+				continue
+			}
 			ctx, cancel := r.opCtx()
 			v, err := r.admin.Get(ctx, r.drv.Key(name)).Result()
+			cancel()
 			if err != nil {
-				cancel()
 				continue
 			}
 			owner, n, ok := r.drv.Decode(v)
-			if !ok || reported[owner] {
-				cancel()
+			if !ok {
 				continue
 			}
-			fin, err := r.bdb.Get(ctx, "fin:"+owner).Result()
-			cancel()
-			if err != nil {
-				continue
-			}
-			f := strings.Split(fin, "|")
-			if len(f) != 4 {
-				continue
-			}
-			at, _ := strconv.ParseInt(f[0], 10, 64)
-			leaseMs, _ := strconv.ParseInt(f[1], 10, 64)
-			last, lease := time.UnixMilli(at), time.Duration(leaseMs)*time.Millisecond
-			limit := last.Add(lease + modelRenewSlack)
-			if !before.After(limit) {
-				continue
-			}
-			// A renewal sent before the last Unlock may have been held up by a blackhole or delay
-			// of the Client and re-sent after it: allow for that.
-			ctx, cancel = r.opCtx()
-			faults, err := r.bdb.ZCount(ctx, "faults:"+f[3], strconv.FormatInt(last.Add(-lease).UnixMilli(), 10), "+inf").Result()
-			cancel()
-			if err != nil || (faults > 0 && !before.After(limit.Add(modelTaintedRenewSlack))) {
-				continue
-			}
-			reported[owner] = true
-			r.violation(vRenewed, "%s: held by %s (count %d, hold %s) %v after its last Unlock returned (lease %v)",
-				name, owner, n, f[2], before.Sub(last).Round(time.Millisecond), lease)
-			r.recoverStuck(name, v)
+			r.checkFinished(name, owner, n, v, before, reported)
 		}
 	}
 }
+
+// checkFinished reports owner, found holding lock name (value v) at before, if its last Unlock
+// returned more than its lease (plus slack) ago, and recovers the lock.
+func (r *modelRun) checkFinished(name, owner string, n int, v string, before time.Time, reported map[string]bool) {
+	if reported[owner] {
+		return
+	}
+	ctx, cancel := r.opCtx()
+	fin, err := r.bdb.Get(ctx, "fin:"+owner).Result()
+	cancel()
+	if err != nil {
+		return
+	}
+	f := strings.Split(fin, "|")
+	if len(f) != 4 {
+		return
+	}
+	at, _ := strconv.ParseInt(f[0], 10, 64)
+	leaseMs, _ := strconv.ParseInt(f[1], 10, 64)
+	last, lease := time.UnixMilli(at), time.Duration(leaseMs)*time.Millisecond
+	limit := last.Add(lease + modelRenewSlack)
+	if !before.After(limit) {
+		return
+	}
+	// A renewal sent before the last Unlock may have been held up by a blackhole or delay of one of
+	// the hold's Clients and re-sent after it: allow for that.
+	if before.Before(limit.Add(modelTaintedRenewSlack)) {
+		for _, c := range strings.Split(f[3], ",") {
+			ctx, cancel = r.opCtx()
+			faults, err := r.bdb.ZCount(ctx, "faults:"+c, strconv.FormatInt(last.Add(-lease).UnixMilli(), 10), "+inf").Result()
+			cancel()
+			if err != nil || faults > 0 {
+				return
+			}
+		}
+	}
+	reported[owner] = true
+	r.violation(vRenewed, "%s: held by %s (count %d, hold %s) %v after its last Unlock returned (lease %v)",
+		name, owner, n, f[2], before.Sub(last).Round(time.Millisecond), lease)
+	r.recoverStuck(name, v)
+}
+
+// modelRWRead reads a ReadWriteLock's hash KEYS[1] as it is now: {server time ms, type, PTTL ms,
+// fields and values}.
+var modelRWRead = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local typ = redis.call('TYPE', KEYS[1]).ok
+if typ ~= 'hash' then
+  return {now, typ, -2, {}}
+end
+return {now, typ, redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[1])}
+`)
+
+// modelRWHolder is a live holder found in a ReadWriteLock's hash.
+type modelRWHolder struct {
+	field, value, owner string
+	levels              int
+}
+
+// checkRWHash reads ReadWriteLock name's hash and checks that it decodes (rw_value.lua's format),
+// that its TTL covers the time of every field (else holders or waiters would vanish before their
+// time) and that no hold's time lies further ahead than the longest lease the workload gives. It
+// returns the holders whose time has not passed.
+func (r *modelRun) checkRWHash(name string, reported map[string]bool) []modelRWHolder {
+	ctx, cancel := r.opCtx()
+	res, err := modelRWRead.Run(ctx, r.admin, []string{r.drv.Key(name)}).Slice()
+	cancel()
+	if err != nil || len(res) != 4 {
+		return nil
+	}
+	now, _ := res[0].(int64)
+	typ, _ := res[1].(string)
+	pttl, _ := res[2].(int64)
+	flat, _ := res[3].([]any)
+	if typ == "none" {
+		return nil
+	}
+	bad := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if reported["rw:"+msg] {
+			return
+		}
+		reported["rw:"+msg] = true
+		r.violation(vRWState, "%s: %s (hash %v, PTTL %dms)", name, msg, flat, pttl)
+	}
+	if typ != "hash" {
+		bad("the key is a %s", typ)
+		return nil
+	}
+	if pttl < 0 {
+		bad("the hash has no TTL")
+	}
+	maxLease := max(modelMaxLease, modelWatchdog).Milliseconds() + 200 // server time vs the lease's start
+	var holders []modelRWHolder
+	checkTime := func(field string, at int64, limit int64) bool {
+		if at > now && pttl >= 0 && at-now > pttl+5 {
+			bad("field %s lasts until %dms from now, past the key's TTL", field, at-now)
+		}
+		if at-now > limit {
+			bad("field %s lasts %dms from now, longer than any lease or waiter timeout given", field, at-now)
+		}
+		return at > now
+	}
+	for i := 0; i+1 < len(flat); i += 2 {
+		field, _ := flat[i].(string)
+		value, _ := flat[i+1].(string)
+		switch {
+		case field == "w":
+			f := strings.Split(value, "|")
+			if len(f) != 3 || f[0] == "" || !modelLevelsOK(f[1]) {
+				bad("bad writer field %q", value)
+				continue
+			}
+			at, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil {
+				bad("bad writer field %q", value)
+				continue
+			}
+			if checkTime(field, at, maxLease) {
+				holders = append(holders, modelRWHolder{field, value, f[0], modelLevelCount(f[1])})
+			}
+		case strings.HasPrefix(field, "r:"):
+			f := strings.Split(value, "|")
+			if len(f) != 2 || len(field) == 2 || !modelLevelsOK(f[0]) {
+				bad("bad reader field %s = %q", field, value)
+				continue
+			}
+			at, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				bad("bad reader field %s = %q", field, value)
+				continue
+			}
+			if checkTime(field, at, maxLease) {
+				holders = append(holders, modelRWHolder{field, value, field[2:], modelLevelCount(f[0])})
+			}
+		case strings.HasPrefix(field, "ww:") || strings.HasPrefix(field, "wr:"):
+			f := strings.Split(value, "|")
+			if len(f) != 2 {
+				bad("bad waiter field %s = %q", field, value)
+				continue
+			}
+			_, err1 := strconv.ParseInt(f[0], 10, 64)
+			at, err2 := strconv.ParseInt(f[1], 10, 64)
+			if err1 != nil || err2 != nil {
+				bad("bad waiter field %s = %q", field, value)
+				continue
+			}
+			checkTime(field, at, modelWatchdog.Milliseconds()+200) // the waiter timeout
+		case field == "seq":
+			if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+				bad("bad seq %q", value)
+			}
+		default:
+			bad("unknown field %s = %q", field, value)
+		}
+	}
+	return holders
+}
+
+// modelLevelsOK reports whether levels is a list of level ids (rw_value.lua).
+func modelLevelsOK(levels string) bool {
+	for _, id := range strings.Split(levels, ",") {
+		if id == "" || strings.Trim(id, "0123456789abcdefghijklmnopqrstuvwxyz") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+func modelLevelCount(levels string) int { return len(strings.Split(levels, ",")) }
 
 // pubsubKiller kills the pub/sub connections to A about every second.
 func (r *modelRun) pubsubKiller(stop <-chan struct{}) {
@@ -1633,7 +2279,7 @@ func TestModel(t *testing.T) {
 	tag := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	// One name of each kind (the driver tells the kind from the name): the busiest a Lock.
 	var names []string
-	for i, kind := range []string{"lock", "fair", "fenced", "spin"}[:modelNameCount] {
+	for i, kind := range []string{"lock", "fair", "fenced", "spin", "rwlock", "multilock", "redlock"}[:modelNameCount] {
 		names = append(names, fmt.Sprintf("model-%s-%s-%d", tag, kind, i))
 	}
 	deadline := time.Now().Add(duration)
@@ -1826,9 +2472,7 @@ func (r *modelRun) checkLeftovers() {
 		}
 		if time.Now().After(limit) {
 			for _, k := range left {
-				v, _ := r.admin.Get(ctx, k).Result()
-				pttl, _ := r.admin.PTTL(ctx, k).Result()
-				r.violation(vLeft, "%s = %q (PTTL %v) still there %v after every Client was closed", k, v, pttl, 2*modelMaxLease+2*time.Second)
+				r.violation(vLeft, "%s still there %v after every Client was closed", r.describeKey(ctx, k), 2*modelMaxLease+2*time.Second)
 			}
 			break
 		}
