@@ -28,12 +28,12 @@ local key = KEYS[1]
 local owner, leaseMs, level, mode, side, waiterMs, vouch =
   ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local now = rw_now()
+if mode ~= 'r' and redis.call('GET', KEYS[2]) == owner .. '=r' then
+  return {-1, 0, 0, 0} -- a late copy of an acquisition whose owner has released since
+end
 local s, err = rw_load(key, now)
 if not s then
   return err
-end
-if mode ~= 'r' and redis.call('GET', KEYS[2]) == owner .. '=r' then
-  return {-1, 0, 0, 0} -- a late copy of an acquisition whose owner has released since
 end
 
 if side == 'r' then

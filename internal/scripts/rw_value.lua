@@ -36,55 +36,87 @@ end
 -- is an error (WRONGTYPE): not ours.
 local function rw_load(key, now)
   local flat = redis.call('HGETALL', key) -- WRONGTYPE on a string: a lock of another kind
-  local s = {writer = nil, readers = {}, nreaders = 0, waiters = {}, rwaiters = {}, seq = 0}
-  local dead = {}
+  local readers, waiters, rwaiters = {}, {}, {}
+  local s = {writer = nil, readers = readers, nreaders = 0, waiters = waiters, rwaiters = rwaiters, seq = 0}
+  local dead = nil
+  local byte, sub, match = string.byte, string.sub, string.match
   for i = 1, #flat, 2 do
     local f, v = flat[i], flat[i + 1]
-    if f == 'w' then
-      local owner, levels, exp = string.match(v, '^([^|,@=;]+)|([0-9a-z,]*)|(%d+)$')
-      if not owner then
-        return rw_foreign()
-      end
-      if tonumber(exp) <= now then
-        dead[#dead + 1] = f
-      else
-        s.writer = {owner = owner, levels = levels, expiry = tonumber(exp)}
-      end
-    elseif string.sub(f, 1, 2) == 'r:' then
-      local levels, exp = string.match(v, '^([0-9a-z,]*)|(%d+)$')
+    local c1, c2, c3 = byte(f, 1, 3)
+    local exp
+    if c1 == 114 and c2 == 58 then -- "r:<owner>"
+      local levels
+      levels, exp = match(v, '^([0-9a-z,]*)|(%d+)$')
       if not levels then
         return rw_foreign()
       end
-      if tonumber(exp) <= now then
-        dead[#dead + 1] = f
-      else
-        s.readers[string.sub(f, 3)] = {levels = levels, expiry = tonumber(exp)}
+      exp = tonumber(exp)
+      if exp > now then
+        readers[sub(f, 3)] = {levels = levels, expiry = exp}
         s.nreaders = s.nreaders + 1
       end
-    elseif string.sub(f, 1, 3) == 'ww:' or string.sub(f, 1, 3) == 'wr:' then
-      local ticket, d = string.match(v, '^(%d+)|(%d+)$')
+    elseif c1 == 119 and c3 == 58 and (c2 == 119 or c2 == 114) then -- "ww:<owner>", "wr:<owner>"
+      local ticket
+      ticket, exp = match(v, '^(%d+)|(%d+)$')
       if not ticket then
         return rw_foreign()
       end
-      local tbl = s.waiters
-      if string.sub(f, 2, 2) == 'r' then
-        tbl = s.rwaiters
+      exp = tonumber(exp)
+      if exp > now then
+        local tbl = waiters
+        if c2 == 114 then
+          tbl = rwaiters
+        end
+        tbl[sub(f, 4)] = {ticket = tonumber(ticket), deadline = exp}
       end
-      if tonumber(d) <= now then
-        dead[#dead + 1] = f
-      else
-        tbl[string.sub(f, 4)] = {ticket = tonumber(ticket), deadline = tonumber(d)}
+    elseif f == 'w' then
+      local owner, levels
+      owner, levels, exp = match(v, '^([^|,@=;]+)|([0-9a-z,]*)|(%d+)$')
+      if not owner then
+        return rw_foreign()
+      end
+      exp = tonumber(exp)
+      if exp > now then
+        s.writer = {owner = owner, levels = levels, expiry = exp}
       end
     elseif f == 'seq' then
       s.seq = tonumber(v)
+      exp = now + 1
     else
       return rw_foreign()
     end
+    if exp <= now then
+      dead = dead or {}
+      dead[#dead + 1] = f
+    end
   end
-  if #dead > 0 then
+  if dead then
     redis.call('HDEL', key, unpack(dead))
   end
   return s
+end
+
+-- rw_others_read reports whether a reader other than owner holds a live read hold, looking at the
+-- reader fields only, and at no more of them than it takes to find one (see rw_release.lua: the
+-- final release of one reader among others changes nothing for anyone else). A reader field of
+-- another shape answers false: rw_load then decides.
+local function rw_others_read(key, owner, now)
+  local flat = redis.call('HGETALL', key)
+  local byte, sub, match = string.byte, string.sub, string.match
+  for i = 1, #flat, 2 do
+    local f = flat[i]
+    local c1, c2 = byte(f, 1, 2)
+    if c1 == 114 and c2 == 58 then
+      local exp = match(flat[i + 1], '^[0-9a-z,]*|(%d+)$')
+      if not exp then
+        return false
+      end
+      if tonumber(exp) > now and sub(f, 3) ~= owner then
+        return true
+      end
+    end
+  end
+  return false
 end
 
 -- rw_store writes the state's fields back (the writer, the readers named in changed) and sets the
