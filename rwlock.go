@@ -19,9 +19,12 @@ import (
 // re-enter) until they release it. And the readers waiting when a writer releases enter before the
 // next writer, so writers cannot starve readers either: waiters take tickets in Redis and are served
 // in ticket order, consecutive readers together. Waiters are kept alive by heartbeats (one whose
-// process died stops blocking the others after the waiter timeout, WithWaiterTimeout). Releases wake
-// every waiter of the lock through pub/sub; those whose turn it is enter, the others wait again.
-// Waiters also re-poll (WithRepollInterval).
+// process died stops blocking the others after the waiter timeout, WithWaiterTimeout). A release
+// that frees the lock gives it, in the same script, to the waiters whose turn it is (the readers
+// ahead of the next writer, or that writer) and wakes just them, on their own Client's channel: they
+// hold it without another round trip. A waiter given the lock just before it died or gave up holds
+// it for at most the waiter timeout. Waiters also re-poll (WithRepollInterval), and a heartbeat that
+// finds the way clear (a holder's lease lapsed) makes its waiter try at once.
 //
 // Downgrade: the writer may also take the read lock, with a context marked by its write hold
 // (ContextWithHold), and then release the write lock, keeping the read lock. Upgrade is refused: a
