@@ -129,6 +129,15 @@ func a11Acquire(owner, mode, side string) func(args []string) bool {
 	}
 }
 
+// a11Setup starts a server and returns an admin connection, a hook, Client a (with the hook) and
+// Client b (without).
+func a11Setup(t *testing.T) (srv *redistest.Server, admin *redis.Client, hook *a11Hook, a, b *redisson.Client) {
+	t.Helper()
+	srv = redistest.Start(t)
+	hook = newA11Hook()
+	return srv, srv.Client(t), hook, a11Client(t, srv, hook), newClient(t, srv.Client(t))
+}
+
 // a11Client returns a Client over a fresh connection to srv with hook installed.
 func a11Client(t *testing.T, srv *redistest.Server, hook redis.Hook, opts ...redisson.Option) *redisson.Client {
 	t.Helper()
@@ -239,11 +248,7 @@ func TestAttack11PartialUnlockRacingReenterFreesLock(t *testing.T) {
 func TestAttack11LateAcquireCopyAfterOwnRelease(t *testing.T) {
 	for _, side := range []string{"r", "x"} {
 		t.Run(map[string]string{"x": "writer", "r": "reader"}[side], func(t *testing.T) {
-			srv := redistest.Start(t)
-			admin := srv.Client(t)
-			hook := newA11Hook()
-			a := a11Client(t, srv, hook)
-			b := newClient(t, srv.Client(t))
+			_, admin, hook, a, b := a11Setup(t)
 			ctx := t.Context()
 			name := "a11-late-" + side
 			rw := a.ReadWriteLock(name)
@@ -418,11 +423,7 @@ func TestAttack11PartialUnlockOvertakenByFinalReportsLoss(t *testing.T) {
 // Expected: B, waiting for the write lock, gets it within the repeated undos, not after the 30s
 // lease. (Before the fix an abandoned wait was undone once, and the copy held the lock for 30s.)
 func TestAttack11LateWaitCopyAfterAbandon(t *testing.T) {
-	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	hook := newA11Hook()
-	a := a11Client(t, srv, hook)
-	b := newClient(t, srv.Client(t))
+	_, admin, hook, a, b := a11Setup(t)
 	ctx := t.Context()
 	const name = "a11-late-abandon"
 	r0 := mustRLock(t, b.ReadWriteLock(name), ctx)
@@ -454,11 +455,7 @@ func TestAttack11LateWaitCopyAfterAbandon(t *testing.T) {
 // a reader took the freed lock) answers as the first run did and deletes nothing: the per-request
 // outcome key works for the read side too.
 func TestAttack11ForceUnlockReplayKeepsNewReaderPassing(t *testing.T) {
-	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	hook := newA11Hook()
-	a := a11Client(t, srv, hook)
-	b := newClient(t, srv.Client(t))
+	srv, admin, hook, a, b := a11Setup(t)
 	ctx := t.Context()
 	const name = "a11-force-replay"
 	x := mustLockRW(t, b.ReadWriteLock(name), ctx)
