@@ -7,7 +7,8 @@
 --   r:<owner>    "<levels>|<expiry>"          one field per reader owner
 --   ww:<owner>   "<ticket>|<deadline>"        a writer waiting
 --   wr:<owner>   "<ticket>|<deadline>"        a reader waiting
---   seq          the last ticket issued to a waiter
+--   seq          the last ticket issued to a waiter; a new hash starts at its server time in µs
+--                (ms × 1000), so tickets never repeat across lives of the hash (rw_wait)
 -- Waiters are served in ticket order by phases: a reader may enter while no writer holds the lock and
 -- no writer with an earlier ticket waits (so the readers waiting when a writer leaves all enter
 -- together, before the next writer); a writer when nobody holds it and nobody with an earlier ticket
@@ -208,11 +209,18 @@ end
 local function rw_wait(key, s, tbl, pfx, owner, now, ms)
   local w = tbl[owner]
   if not w then
-    w = {ticket = redis.call('HINCRBY', key, 'seq', 1)}
+    if s.seq == 0 then
+      -- A new life of the hash: tickets go on from where no earlier life's can have reached, so
+      -- that a waiter's (owner, ticket) names one registration only (see rw_grant's message).
+      s.seq = now * 1000
+      redis.call('HSET', key, 'seq', string.format('%d', s.seq))
+    end
+    s.seq = redis.call('HINCRBY', key, 'seq', 1)
+    w = {ticket = s.seq}
     tbl[owner] = w
   end
   w.deadline = now + ms
-  redis.call('HSET', key, pfx .. owner, w.ticket .. '|' .. w.deadline)
+  redis.call('HSET', key, pfx .. owner, string.format('%d|%d', w.ticket, w.deadline))
 end
 
 -- rw_unwait takes owner out of the waiters of both sides.
@@ -276,7 +284,7 @@ local function rw_grant(key, s, now, reserveMs, publish, wakePrefix)
   for _, g in ipairs(granted) do
     local client = string.match(g.owner, '^(.+):[^:]*$') or g.owner
     local expiry = now + reserveMs
-    if redis.call(publish, wakePrefix .. client, g.owner .. '|' .. g.ticket .. '|' .. reserveMs) == 0 then
+    if redis.call(publish, wakePrefix .. client, string.format('%s|%d|%d', g.owner, g.ticket, reserveMs)) == 0 then
       expiry = math.min(expiry, g.deadline)
     end
     if g == first then
