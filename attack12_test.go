@@ -72,6 +72,24 @@ func (g *a12Gate) around(a []string, next func()) {
 	}
 }
 
+// a12HoldNextAttempt holds back the next waiting attempt of owner w on side (rw_acquire "w") and
+// returns once it is held; the gate opens at the end of the test at the latest.
+func a12HoldNextAttempt(t *testing.T, ctx context.Context, hook *a11Hook, w, side string) *a12Gate {
+	t.Helper()
+	gate := newA12Gate(a11Acquire(w, "w", side))
+	hook.setAround(gate.around)
+	t.Cleanup(func() { hook.setAround(nil) })
+	t.Cleanup(gate.open)
+	gate.arm()
+	regressAwait(ctx, gate.reached, 5*time.Second)
+	select {
+	case <-gate.reached:
+	default:
+		t.Fatal("precondition: W made no further attempt")
+	}
+	return gate
+}
+
 // a12Fields returns the hash fields of a ReadWriteLock key.
 func a12Fields(t *testing.T, admin *redis.Client, key string) map[string]string {
 	t.Helper()
@@ -150,17 +168,7 @@ func TestAttack12StaleGrantAcceptedAfterTicketReuse(t *testing.T) {
 			if v := a12Fields(t, admin, key)[pfx+w]; !strings.Contains(v, "|") {
 				t.Fatalf("precondition: W's registration %q; want \"<ticket>|<deadline>\"", v)
 			}
-			gate := newA12Gate(a11Acquire(w, "w", side))
-			hook.setAround(gate.around)
-			defer hook.setAround(nil)
-			defer gate.open()
-			gate.arm()
-			regressAwait(ctx, gate.reached, 5*time.Second)
-			select {
-			case <-gate.reached:
-			default:
-				t.Fatal("precondition: W made no further attempt")
-			}
+			gate := a12HoldNextAttempt(t, ctx, hook, w, side)
 
 			mustUnlock(t, hx) // grants the lock to W, message "W|T|..." to A's channel
 			f := a12Fields(t, admin, key)
@@ -249,17 +257,7 @@ func TestAttack12GrantRacingWaitEndPassing(t *testing.T) {
 					ch := redisson.ChannelOf(a, name)
 					return w != "" && admin.PubSubNumSub(ctx, ch).Val()[ch] >= 1
 				})
-				gate := newA12Gate(a11Acquire(w, "w", side))
-				hook.setAround(gate.around)
-				defer hook.setAround(nil)
-				defer gate.open()
-				gate.arm()
-				regressAwait(ctx, gate.reached, 5*time.Second)
-				select {
-				case <-gate.reached:
-				default:
-					t.Fatal("precondition: W made no further attempt")
-				}
+				gate := a12HoldNextAttempt(t, ctx, hook, w, side)
 				mustUnlock(t, hx) // grants the lock to W
 				if f := a12Fields(t, admin, key); side == "x" && !strings.HasPrefix(f["w"], w+"|") || side == "r" && f["r:"+w] == "" {
 					t.Fatalf("precondition: the release did not grant the lock to W: %v", f)
@@ -507,17 +505,7 @@ func TestAttack12StaleGrantRejectedWhenHashKeptPassing(t *testing.T) {
 		}
 		return n == 2
 	})
-	gate := newA12Gate(a11Acquire(w, "w", "x"))
-	hook.setAround(gate.around)
-	defer hook.setAround(nil)
-	defer gate.open()
-	gate.arm()
-	regressAwait(ctx, gate.reached, 5*time.Second)
-	select {
-	case <-gate.reached:
-	default:
-		t.Fatal("precondition: W made no further attempt")
-	}
+	gate := a12HoldNextAttempt(t, ctx, hook, w, "x")
 	mustUnlock(t, hx) // grants W (ticket 1)
 	if f := a12Fields(t, admin, key); !strings.HasPrefix(f["w"], w+"|") {
 		t.Fatalf("precondition: the release did not grant the lock to W: %v", f)
