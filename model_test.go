@@ -2147,6 +2147,8 @@ func (r *modelRun) checkRWHash(name string, reported map[string]bool) []modelRWH
 	}
 	maxLease := max(modelMaxLease, modelWatchdog).Milliseconds() + 200 // server time vs the lease's start
 	var holders []modelRWHolder
+	counters := map[string]int64{}
+	var nr, nww int64 // r: and ww: fields, lapsed ones included
 	checkTime := func(field string, at int64, limit int64) bool {
 		if at > now && pttl >= 0 && at-now > pttl+5 {
 			bad("field %s lasts until %dms from now, past the key's TTL", field, at-now)
@@ -2175,6 +2177,7 @@ func (r *modelRun) checkRWHash(name string, reported map[string]bool) []modelRWH
 				holders = append(holders, modelRWHolder{field, value, f[0], modelLevelCount(f[1])})
 			}
 		case strings.HasPrefix(field, "r:"):
+			nr++
 			f := strings.Split(value, "|")
 			if len(f) != 2 || len(field) == 2 || !modelLevelsOK(f[0]) {
 				bad("bad reader field %s = %q", field, value)
@@ -2189,6 +2192,9 @@ func (r *modelRun) checkRWHash(name string, reported map[string]bool) []modelRWH
 				holders = append(holders, modelRWHolder{field, value, field[2:], modelLevelCount(f[0])})
 			}
 		case strings.HasPrefix(field, "ww:") || strings.HasPrefix(field, "wr:"):
+			if strings.HasPrefix(field, "ww:") {
+				nww++
+			}
 			f := strings.Split(value, "|")
 			if len(f) != 2 {
 				bad("bad waiter field %s = %q", field, value)
@@ -2201,19 +2207,27 @@ func (r *modelRun) checkRWHash(name string, reported map[string]bool) []modelRWH
 				continue
 			}
 			checkTime(field, at, modelWatchdog.Milliseconds()+200) // the waiter timeout
-		case field == "seq":
-			if _, err := strconv.ParseInt(value, 10, 64); err != nil {
-				bad("bad seq %q", value)
+		case field == "seq" || field == "nr" || field == "nww":
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil {
+				bad("bad %s %q", field, value)
 			}
+			counters[field] = n
 		default:
 			bad("unknown field %s = %q", field, value)
 		}
+	}
+	if counters["nr"] != nr || counters["nww"] != nww {
+		bad("counters nr=%d nww=%d, but %d reader and %d waiting writer fields", counters["nr"], counters["nww"], nr, nww)
 	}
 	return holders
 }
 
 // modelLevelsOK reports whether levels is a list of level ids (rw_value.lua).
 func modelLevelsOK(levels string) bool {
+	if levels == "" {
+		return true // a partial release took the last level; the final release removes the field
+	}
 	for _, id := range strings.Split(levels, ",") {
 		if id == "" || strings.Trim(id, "0123456789abcdefghijklmnopqrstuvwxyz") != "" {
 			return false
@@ -2222,7 +2236,12 @@ func modelLevelsOK(levels string) bool {
 	return true
 }
 
-func modelLevelCount(levels string) int { return len(strings.Split(levels, ",")) }
+func modelLevelCount(levels string) int {
+	if levels == "" {
+		return 0
+	}
+	return len(strings.Split(levels, ","))
+}
 
 // pubsubKiller kills the pub/sub connections to A about every second.
 func (r *modelRun) pubsubKiller(stop <-chan struct{}) {

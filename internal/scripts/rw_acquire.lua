@@ -31,6 +31,35 @@ local now = rw_now()
 if mode ~= 'r' and redis.call('GET', KEYS[2]) == owner .. '=r' then
   return {-1, 0, 0, 0} -- a late copy of an acquisition whose owner has released since
 end
+if side == 'r' and mode ~= 'r' and vouch == '' then
+  -- The common acquisition: a reader new to the lock (it neither holds nor waits). It enters while
+  -- no writer holds the lock and none waits, else it waits; the counters tell without loading the
+  -- hash (a lapsed waiting writer still counted only makes it wait, as the ticket order would until
+  -- the writer's registration is swept). A hash without them that exists is left to rw_load.
+  local v = redis.call('HMGET', key, 'w', 'nww', 'nr', 'seq', 'r:' .. owner, 'wr:' .. owner, 'ww:' .. owner)
+  local wexp, nww = rw_expiry(v[1]), tonumber(v[2])
+  if not (v[5] or v[6] or v[7]) and (not v[1] or wexp) and
+      (nww or redis.call('EXISTS', key) == 0) then
+    local ttl = redis.call('PTTL', key)
+    if (wexp and wexp > now) or (nww and nww > 0) then
+      if mode ~= 'w' then
+        return {-3 - math.max(ttl, 0), 0, 0, 0}
+      end
+      local t = {seq = tonumber(v[4]) or 0, rwaiters = {}}
+      rw_wait(key, t, t.rwaiters, 'wr:', owner, now, waiterMs)
+      if ttl < waiterMs then
+        redis.call('PEXPIRE', key, waiterMs)
+      end
+      return {-3 - math.max(ttl, 0), 0, t.rwaiters[owner].ticket, 0}
+    end
+    redis.call('HSET', key, 'r:' .. owner, level .. '|' .. (now + leaseMs))
+    redis.call('HINCRBY', key, 'nr', 1)
+    if ttl < leaseMs then
+      redis.call('PEXPIRE', key, leaseMs)
+    end
+    return {1, 0, 0, 0}
+  end
+end
 local s, err = rw_load(key, now)
 if not s then
   return err

@@ -28,16 +28,16 @@ local owner, level, final, side, publish, wakePrefix, historyMs, reserveMs =
   ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
 local now = rw_now()
 if final and side == 'r' and historyMs > 0 then
-  -- The common release: a reader's, while others read on. Nothing changes for anyone else (no
-  -- writer holds, and nobody waits for this reader alone), so the state need not be loaded.
-  local mine = redis.call('HMGET', key, 'r:' .. owner, 'wr:' .. owner, 'ww:' .. owner)
-  if mine[1] and not mine[2] and not mine[3] then
-    local exp = string.match(mine[1], '^[0-9a-z,]*|(%d+)$')
-    if exp and tonumber(exp) > now and rw_others_read(key, owner, now) then
-      redis.call('HDEL', key, 'r:' .. owner)
-      redis.call('SET', history, owner .. '=r', 'PX', historyMs)
-      return 0
-    end
+  -- The common release: a reader's, while other reader fields remain (nr > 1). It frees nothing for
+  -- anyone (no writer holds beside readers that are not its own), so the hash need not be loaded.
+  -- Should every other reader have lapsed, the waiters' heartbeats find the way clear (rw_renew.lua).
+  local v = redis.call('HMGET', key, 'r:' .. owner, 'wr:' .. owner, 'ww:' .. owner, 'nr')
+  local exp, nr = rw_expiry(v[1]), tonumber(v[4])
+  if exp and exp > now and not (v[2] or v[3]) and nr and nr > 1 then
+    redis.call('HDEL', key, 'r:' .. owner)
+    redis.call('HINCRBY', key, 'nr', -1)
+    redis.call('SET', history, owner .. '=r', 'PX', historyMs)
+    return 0
   end
 end
 local s, err = rw_load(key, now)

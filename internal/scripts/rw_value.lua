@@ -9,6 +9,9 @@
 --   wr:<owner>   "<ticket>|<deadline>"        a reader waiting
 --   seq          the last ticket issued to a waiter; a new hash starts at its server time in µs
 --                (ms × 1000), so tickets never repeat across lives of the hash (rw_wait)
+--   nr, nww      the number of r: and of ww: fields in the hash, lapsed ones included: exact after
+--                every script (rw_counts), so that the common acquisitions and releases of readers
+--                need not load the hash (rw_acquire.lua, rw_release.lua)
 -- Waiters are served in ticket order by phases: a reader may enter while no writer holds the lock and
 -- no writer with an earlier ticket waits (so the readers waiting when a writer leaves all enter
 -- together, before the next writer); a writer when nobody holds it and nobody with an earlier ticket
@@ -31,6 +34,22 @@ local function rw_foreign()
   return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 
+-- rw_counts sets the counters nr and nww to the number of readers and of waiting writers in s, if
+-- they differ from what the hash holds (s.nr, s.nww).
+local function rw_counts(key, s)
+  local nr, nww = 0, 0
+  for _ in pairs(s.readers) do
+    nr = nr + 1
+  end
+  for _ in pairs(s.waiters) do
+    nww = nww + 1
+  end
+  if nr ~= s.nr or nww ~= s.nww then
+    s.nr, s.nww = nr, nww
+    redis.call('HSET', key, 'nr', nr, 'nww', nww)
+  end
+end
+
 -- rw_load reads the hash at key, deletes the fields whose time has passed, and returns the state:
 -- writer {owner, levels, expiry} or nil, readers[owner] = {levels, expiry}, nreaders, waiters
 -- (writers) and rwaiters (readers) [owner] = {ticket, deadline}, seq. A hash field of another shape
@@ -38,7 +57,8 @@ end
 local function rw_load(key, now)
   local flat = redis.call('HGETALL', key) -- WRONGTYPE on a string: a lock of another kind
   local readers, waiters, rwaiters = {}, {}, {}
-  local s = {writer = nil, readers = readers, nreaders = 0, waiters = waiters, rwaiters = rwaiters, seq = 0}
+  local s = {writer = nil, readers = readers, nreaders = 0, waiters = waiters, rwaiters = rwaiters, seq = 0,
+    nr = 0, nww = 0}
   local dead = nil
   local byte, sub, match = string.byte, string.sub, string.match
   for i = 1, #flat, 2 do
@@ -80,8 +100,12 @@ local function rw_load(key, now)
       if exp > now then
         s.writer = {owner = owner, levels = levels, expiry = exp}
       end
-    elseif f == 'seq' then
-      s.seq = tonumber(v)
+    elseif f == 'seq' or f == 'nr' or f == 'nww' then
+      exp = tonumber(v)
+      if not exp then
+        return rw_foreign()
+      end
+      s[f] = exp
       exp = now + 1
     else
       return rw_foreign()
@@ -94,30 +118,17 @@ local function rw_load(key, now)
   if dead then
     redis.call('HDEL', key, unpack(dead))
   end
+  rw_counts(key, s)
   return s
 end
 
--- rw_others_read reports whether a reader other than owner holds a live read hold, looking at the
--- reader fields only, and at no more of them than it takes to find one (see rw_release.lua: the
--- final release of one reader among others changes nothing for anyone else). A reader field of
--- another shape answers false: rw_load then decides.
-local function rw_others_read(key, owner, now)
-  local flat = redis.call('HGETALL', key)
-  local byte, sub, match = string.byte, string.sub, string.match
-  for i = 1, #flat, 2 do
-    local f = flat[i]
-    local c1, c2 = byte(f, 1, 2)
-    if c1 == 114 and c2 == 58 then
-      local exp = match(flat[i + 1], '^[0-9a-z,]*|(%d+)$')
-      if not exp then
-        return false
-      end
-      if tonumber(exp) > now and sub(f, 3) ~= owner then
-        return true
-      end
-    end
+-- rw_expiry returns the expiry (or deadline) of a field's value v, the number after its last "|",
+-- or nil if v is false (an absent field, as HMGET gives it to Lua) or has no such number.
+local function rw_expiry(v)
+  if not v then
+    return nil
   end
-  return false
+  return tonumber(string.match(v, '|(%d+)$'))
 end
 
 -- rw_store writes the state's fields back (the writer, the readers named in changed) and sets the
@@ -139,6 +150,7 @@ local function rw_store(key, now, s)
   if latest <= now then
     redis.call('DEL', key)
   else
+    rw_counts(key, s)
     redis.call('PEXPIRE', key, latest - now)
   end
 end
