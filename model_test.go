@@ -2148,7 +2148,7 @@ func (r *modelRun) checkRWHash(name string, reported map[string]bool) []modelRWH
 	maxLease := max(modelMaxLease, modelWatchdog).Milliseconds() + 200 // server time vs the lease's start
 	var holders []modelRWHolder
 	counters := map[string]int64{}
-	var nr, nww int64 // r: and ww: fields, lapsed ones included
+	var nr, nww, wwd int64 // r: and ww: fields, lapsed ones included, and the latest ww: deadline
 	checkTime := func(field string, at int64, limit int64) bool {
 		if at > now && pttl >= 0 && at-now > pttl+5 {
 			bad("field %s lasts until %dms from now, past the key's TTL", field, at-now)
@@ -2206,8 +2206,11 @@ func (r *modelRun) checkRWHash(name string, reported map[string]bool) []modelRWH
 				bad("bad waiter field %s = %q", field, value)
 				continue
 			}
+			if strings.HasPrefix(field, "ww:") {
+				wwd = max(wwd, at)
+			}
 			checkTime(field, at, modelWatchdog.Milliseconds()+200) // the waiter timeout
-		case field == "seq" || field == "nr" || field == "nww":
+		case field == "seq" || field == "nr" || field == "nww" || field == "wwd":
 			n, err := strconv.ParseInt(value, 10, 64)
 			if err != nil {
 				bad("bad %s %q", field, value)
@@ -2217,8 +2220,9 @@ func (r *modelRun) checkRWHash(name string, reported map[string]bool) []modelRWH
 			bad("unknown field %s = %q", field, value)
 		}
 	}
-	if counters["nr"] != nr || counters["nww"] != nww {
-		bad("counters nr=%d nww=%d, but %d reader and %d waiting writer fields", counters["nr"], counters["nww"], nr, nww)
+	if _, ok := counters["wwd"]; !ok || counters["nr"] != nr || counters["nww"] != nww || counters["wwd"] != wwd {
+		bad("counters nr=%d nww=%d wwd=%d (present: %v), but %d reader and %d waiting writer fields, latest deadline %d",
+			counters["nr"], counters["nww"], counters["wwd"], ok, nr, nww, wwd)
 	}
 	return holders
 }

@@ -34,26 +34,29 @@ end
 if side == 'r' and mode ~= 'r' and vouch == '' then
   -- The common acquisition: a reader new to the lock (it neither holds nor waits). It enters while
   -- no writer holds the lock and none waits, else it waits; the counters tell without loading the
-  -- hash (a lapsed waiting writer still counted only makes it wait, as the ticket order would until
-  -- the writer's registration is swept). A hash without them that exists is left to rw_load.
-  local v = redis.call('HMGET', key, 'w', 'nww', 'nr', 'seq', 'r:' .. owner, 'wr:' .. owner, 'ww:' .. owner)
-  local wexp, nww = rw_expiry(v[1]), tonumber(v[2])
-  if not (v[5] or v[6] or v[7]) and (not v[1] or wexp) and
-      (nww or redis.call('EXISTS', key) == 0) then
+  -- hash. Left to rw_load: a hash without valid counters (not one of ours), and waiting writers that
+  -- may all have lapsed (rw_load sweeps them).
+  local v = redis.call('HMGET', key, 'w', 'nr', 'nww', 'wwd', 'seq', 'r:' .. owner, 'wr:' .. owner, 'ww:' .. owner)
+  local wexp, nr, nww, wwd = rw_expiry(v[1]), tonumber(v[2]), tonumber(v[3]), tonumber(v[4])
+  if not (v[1] or v[2] or v[3] or v[4] or v[5]) and redis.call('EXISTS', key) == 0 then
+    nr, nww, wwd = 0, 0, 0
+  end
+  if nr and nww and wwd and (not v[5] or tonumber(v[5])) and not (v[6] or v[7] or v[8]) and
+      (not v[1] or wexp) and (nww == 0 or wwd > now) then
     local ttl = redis.call('PTTL', key)
-    if (wexp and wexp > now) or (nww and nww > 0) then
+    if (wexp and wexp > now) or nww > 0 then
       if mode ~= 'w' then
         return {-3 - math.max(ttl, 0), 0, 0, 0}
       end
-      local t = {seq = tonumber(v[4]) or 0, rwaiters = {}}
+      local t = {seq = tonumber(v[5]) or 0, rwaiters = {}}
       rw_wait(key, t, t.rwaiters, 'wr:', owner, now, waiterMs)
       if ttl < waiterMs then
         redis.call('PEXPIRE', key, waiterMs)
       end
       return {-3 - math.max(ttl, 0), 0, t.rwaiters[owner].ticket, 0}
     end
-    redis.call('HSET', key, 'r:' .. owner, level .. '|' .. (now + leaseMs))
-    redis.call('HINCRBY', key, 'nr', 1)
+    redis.call('HSET', key, 'r:' .. owner, level .. '|' .. (now + leaseMs), 'nr', nr + 1, 'nww', nww,
+      'wwd', string.format('%d', wwd))
     if ttl < leaseMs then
       redis.call('PEXPIRE', key, leaseMs)
     end

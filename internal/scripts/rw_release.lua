@@ -35,7 +35,7 @@ if final and side == 'r' and historyMs > 0 then
   local exp, nr = rw_expiry(v[1]), tonumber(v[4])
   if exp and exp > now and not (v[2] or v[3]) and nr and nr > 1 then
     redis.call('HDEL', key, 'r:' .. owner)
-    redis.call('HINCRBY', key, 'nr', -1)
+    redis.call('HSET', key, 'nr', nr - 1)
     redis.call('SET', history, owner .. '=r', 'PX', historyMs)
     return 0
   end

@@ -9,9 +9,10 @@
 --   wr:<owner>   "<ticket>|<deadline>"        a reader waiting
 --   seq          the last ticket issued to a waiter; a new hash starts at its server time in µs
 --                (ms × 1000), so tickets never repeat across lives of the hash (rw_wait)
---   nr, nww      the number of r: and of ww: fields in the hash, lapsed ones included: exact after
---                every script (rw_counts), so that the common acquisitions and releases of readers
---                need not load the hash (rw_acquire.lua, rw_release.lua)
+--   nr, nww, wwd the number of r: and of ww: fields in the hash, lapsed ones included, and the
+--                latest deadline of the ww: fields (0: none): present in every hash the scripts
+--                leave, and exact after every script (rw_counts), so that the common acquisitions and
+--                releases of readers need not load the hash (rw_acquire.lua, rw_release.lua)
 -- Waiters are served in ticket order by phases: a reader may enter while no writer holds the lock and
 -- no writer with an earlier ticket waits (so the readers waiting when a writer leaves all enter
 -- together, before the next writer); a writer when nobody holds it and nobody with an earlier ticket
@@ -34,19 +35,19 @@ local function rw_foreign()
   return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 
--- rw_counts sets the counters nr and nww to the number of readers and of waiting writers in s, if
--- they differ from what the hash holds (s.nr, s.nww).
+-- rw_counts sets the counters nr, nww and wwd to what s holds (its readers, its waiting writers and
+-- their latest deadline), if they differ from what the hash holds (s.nr, s.nww, s.wwd; nil: absent).
 local function rw_counts(key, s)
-  local nr, nww = 0, 0
+  local nr, nww, wwd = 0, 0, 0
   for _ in pairs(s.readers) do
     nr = nr + 1
   end
-  for _ in pairs(s.waiters) do
-    nww = nww + 1
+  for _, w in pairs(s.waiters) do
+    nww, wwd = nww + 1, math.max(wwd, w.deadline)
   end
-  if nr ~= s.nr or nww ~= s.nww then
-    s.nr, s.nww = nr, nww
-    redis.call('HSET', key, 'nr', nr, 'nww', nww)
+  if nr ~= s.nr or nww ~= s.nww or wwd ~= s.wwd then
+    s.nr, s.nww, s.wwd = nr, nww, wwd
+    redis.call('HSET', key, 'nr', nr, 'nww', nww, 'wwd', string.format('%d', wwd))
   end
 end
 
@@ -57,8 +58,7 @@ end
 local function rw_load(key, now)
   local flat = redis.call('HGETALL', key) -- WRONGTYPE on a string: a lock of another kind
   local readers, waiters, rwaiters = {}, {}, {}
-  local s = {writer = nil, readers = readers, nreaders = 0, waiters = waiters, rwaiters = rwaiters, seq = 0,
-    nr = 0, nww = 0}
+  local s = {writer = nil, readers = readers, nreaders = 0, waiters = waiters, rwaiters = rwaiters, seq = 0}
   local dead = nil
   local byte, sub, match = string.byte, string.sub, string.match
   for i = 1, #flat, 2 do
@@ -100,7 +100,7 @@ local function rw_load(key, now)
       if exp > now then
         s.writer = {owner = owner, levels = levels, expiry = exp}
       end
-    elseif f == 'seq' or f == 'nr' or f == 'nww' then
+    elseif f == 'seq' or f == 'nr' or f == 'nww' or f == 'wwd' then
       exp = tonumber(v)
       if not exp then
         return rw_foreign()
@@ -118,7 +118,9 @@ local function rw_load(key, now)
   if dead then
     redis.call('HDEL', key, unpack(dead))
   end
-  rw_counts(key, s)
+  if #flat > 0 and (not dead or redis.call('EXISTS', key) == 1) then
+    rw_counts(key, s) -- never on a key that is gone: it would come back without a TTL
+  end
   return s
 end
 
