@@ -148,7 +148,7 @@ func a11Client(t *testing.T, srv *redistest.Server, hook redis.Hook, opts ...red
 	return newClient(t, rdb, opts...)
 }
 
-// DEFECT: a partial Unlock of a ReadWriteLock hold that lands before a concurrent Reenter of the same
+// Fixed (review 11; a partial release never frees a side). Was: a partial Unlock of a ReadWriteLock hold that lands before a concurrent Reenter of the same
 // owner frees the lock while the owner still holds it: another writer gets in beside it.
 //
 // Scenario: H (Client A) holds the write lock (or a read hold), one level. Goroutine 1 calls

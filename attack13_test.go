@@ -87,7 +87,8 @@ func a13Check(m map[string]string, now int64) string {
 	return strings.Join(bad, "; ")
 }
 
-// DEFECT: a waiting writer whose process died keeps new readers' TryRLock out long after its waiter
+// Fixed (review 13; wwd, the latest waiting-writer deadline, sends the fast path to rw_load once
+// every waiting writer lapsed). Was: a waiting writer whose process died keeps new readers' TryRLock out long after its waiter
 // timeout, for as long as no script loads the hash (up to the fixed lease of the readers holding).
 //
 // Scenario: R1 (Client A) holds a read hold with a fixed lease of 30s (no renewals). A writer W
@@ -107,31 +108,11 @@ func a13Check(m map[string]string, now int64) string {
 // instead of answering blocked, or keep the earliest ww: deadline in the hash and fall back when it
 // has passed.
 func TestAttack13DeadWaitingWriterBlocksTryRLock(t *testing.T) {
-	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	a := newClient(t, srv.Client(t))
-	c := newClient(t, srv.Client(t))
 	ctx := t.Context()
 	const name = "a13-dead-writer"
-	key := redisson.LockKeyOf(a, name)
-	r1, err := a.ReadWriteLock(name).TryRLock(ctx, redisson.WithLease(30*time.Second))
-	if err != nil {
-		t.Fatalf("R1 TryRLock: %v", err)
-	}
-	defer func() { _ = r1.Unlock(context.Background()) }()
-
-	// The dead writer: one waiting attempt (as lock.go sends it), then nothing.
-	res, err := scripts.RWAcquire.Run(ctx, admin, []string{key, key + ":a13-dead-history"},
-		"a13dead:1", 30000, "1", "w", "x", 300, "").Int64Slice()
-	if err != nil || res[0] > -3 || res[2] == 0 {
-		t.Fatalf("precondition: the writer's waiting attempt = %v, %v; want blocked and queued", res, err)
-	}
-	m, now := a13Snapshot(t, admin, key)
-	deadline := a13Exp(m["ww:a13dead:1"])
-	eventually(t, 5*time.Second, "the dead writer's registration to lapse", func() bool {
-		_, now = a13Snapshot(t, admin, key)
-		return now > deadline+5
-	})
+	admin, c, key, deadline := a13BehindDeadWriter(t, name)
+	var m map[string]string
+	var now int64
 
 	// Give R3 a generous second, many attempts: one should do.
 	var lastErr error
@@ -163,7 +144,8 @@ func TestAttack13DeadWaitingWriterBlocksTryRLock(t *testing.T) {
 	}
 }
 
-// DEFECT (for three of the five subtests): the fast admission path writes into a hash that is not a
+// Fixed (review 13; the fast paths need valid counters nr/nww/wwd, which every hash of ours has).
+// Was, for three of the five subtests: the fast admission path writes into a hash that is not a
 // ReadWriteLock's when that hash happens to have a field "nww".
 //
 // Scenario: another program keeps a HASH at the lock's name, with its own fields and a field called
@@ -451,29 +433,10 @@ func TestAttack13CountersRandomWalkPassing(t *testing.T) {
 // the fast path still counts in nww: the reader is queued (wr:) and its first heartbeat (a third of
 // its 600ms waiter timeout; re-polls an hour apart) sweeps the field and lets it in, well within 2s.
 func TestAttack13DeadWaitingWriterRLockWaiterPassing(t *testing.T) {
-	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	a := newClient(t, srv.Client(t))
-	c := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(600*time.Millisecond), a10Slow)
 	ctx := t.Context()
 	const name = "a13-dead-writer-waiter"
-	key := redisson.LockKeyOf(a, name)
-	r1, err := a.ReadWriteLock(name).TryRLock(ctx, redisson.WithLease(30*time.Second))
-	if err != nil {
-		t.Fatalf("R1 TryRLock: %v", err)
-	}
-	defer func() { _ = r1.Unlock(context.Background()) }()
-	res, err := scripts.RWAcquire.Run(ctx, admin, []string{key, key + ":a13-dead-history"},
-		"a13dead:1", 30000, "1", "w", "x", 300, "").Int64Slice()
-	if err != nil || res[0] > -3 || res[2] == 0 {
-		t.Fatalf("precondition: the writer's waiting attempt = %v, %v; want blocked and queued", res, err)
-	}
-	m, now := a13Snapshot(t, admin, key)
-	deadline := a13Exp(m["ww:a13dead:1"])
-	eventually(t, 5*time.Second, "the dead writer's registration to lapse", func() bool {
-		_, now = a13Snapshot(t, admin, key)
-		return now > deadline+5
-	})
+	admin, c, key, _ := a13BehindDeadWriter(t, name, redisson.WithWaiterTimeout(600*time.Millisecond), a10Slow)
+	var m map[string]string
 	start := time.Now()
 	h, err := c.ReadWriteLock(name).RLock(ctx, redisson.WithWait(2*time.Second))
 	if err != nil {
@@ -531,4 +494,36 @@ func TestAttack13ClusterFastPathsPassing(t *testing.T) {
 		t.Errorf("a reader got in beside the writer")
 	}
 	mustUnlock(t, got.h)
+}
+
+// a13BehindDeadWriter starts a server where R1 (Client a) holds a read lock on name with a fixed 30s
+// lease and a writer that died queued (one waiting attempt with a 300ms waiter timeout, then nothing)
+// has lapsed; it returns an admin connection, Client c (with copts), the key and the writer's
+// registration deadline (server ms).
+func a13BehindDeadWriter(t *testing.T, name string, copts ...redisson.Option) (*redis.Client, *redisson.Client, string, int64) {
+	t.Helper()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	a := newClient(t, srv.Client(t))
+	c := newClient(t, srv.Client(t), copts...)
+	ctx := t.Context()
+	key := redisson.LockKeyOf(a, name)
+	r1, err := a.ReadWriteLock(name).TryRLock(ctx, redisson.WithLease(30*time.Second))
+	if err != nil {
+		t.Fatalf("R1 TryRLock: %v", err)
+	}
+	t.Cleanup(func() { _ = r1.Unlock(context.Background()) })
+	// The dead writer: one waiting attempt (as lock.go sends it), then nothing.
+	res, err := scripts.RWAcquire.Run(ctx, admin, []string{key, key + ":a13-dead-history"},
+		"a13dead:1", 30000, "1", "w", "x", 300, "").Int64Slice()
+	if err != nil || res[0] > -3 || res[2] == 0 {
+		t.Fatalf("precondition: the writer's waiting attempt = %v, %v; want blocked and queued", res, err)
+	}
+	m, _ := a13Snapshot(t, admin, key)
+	deadline := a13Exp(m["ww:a13dead:1"])
+	eventually(t, 5*time.Second, "the dead writer's registration to lapse", func() bool {
+		_, now := a13Snapshot(t, admin, key)
+		return now > deadline+5
+	})
+	return admin, c, key, deadline
 }
