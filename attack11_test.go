@@ -301,7 +301,7 @@ func a11Within(ch <-chan struct{}) {
 	}
 }
 
-// DEFECT: two levels of a ReadWriteLock hold unlocked concurrently: when the partial release reaches
+// Fixed (review 11; not a loss while the final release is in flight). Was: two levels of a ReadWriteLock hold unlocked concurrently: when the partial release reaches
 // Redis after the final one but its reply is processed first, the hold is reported LOST (ErrLockLost,
 // EventLost, context cancelled with ErrLockLost) although both unlocks were legitimate and the lock
 // was released normally. A Lock (control subtest) handles the same interleaving.
