@@ -349,7 +349,7 @@ func (c *Client) Stats() Stats {
 		held, renewed = held+h, renewed+r
 	}
 	waiting, beats := c.sched.KindStats(kindWaiter)
-	for _, k := range []int{kindRWWaiter, kindRWReadWaiter} {
+	for _, k := range []int{kindRWWaiter, kindRWReadWaiter, kindSemWaiter} {
 		w, b := c.sched.KindStats(k)
 		waiting, beats = waiting+w, beats+b
 	}
@@ -407,9 +407,10 @@ const (
 	kindRWWrite             // a ReadWriteLock writer: rw_renew.lua moves its expiry
 	kindRWWaiter            // a ReadWriteLock writer waiting: rw_renew.lua moves its registration
 	kindRWReadWaiter        // a ReadWriteLock reader waiting: rw_renew.lua moves its registration
+	kindSemWaiter           // a Semaphore waiter: sem_beat.lua moves its registration
 )
 
-var _ [renew.Kinds - kindRWReadWaiter - 1]struct{} // every kind fits the scheduler's bound
+var _ [renew.Kinds - kindSemWaiter - 1]struct{} // every kind fits the scheduler's bound
 
 // renewBatches is the scheduler's Renewer: one script call per batch (one kind and slot each), the
 // calls for one Redis node pipelined in one round trip, the nodes of a Cluster in parallel, so that a
@@ -570,6 +571,8 @@ func (c *Client) renewCall(batch []*renew.Entry) (*redis.Script, []string, []any
 		return scripts.RWRenew, keys, args
 	case batch[0].Kind == kindWaiter:
 		return scripts.WaitBeat, keys, args
+	case batch[0].Kind == kindSemWaiter:
+		return scripts.SemBeat, keys, args
 	}
 	return scripts.LockRenew, keys, args
 }

@@ -1,5 +1,7 @@
 package redisson
 
+import "context"
+
 // Test-only access to internals, for the external test package (redisson_test).
 
 // LockKeyOf returns the Redis key of lock name for Client c (with c's key prefix).
@@ -46,3 +48,11 @@ func WakePattern(name string) string {
 }
 
 var kindMarkers = map[string]string{"Lock": kindPlain, "FairLock": kindFair, "FencedLock": kindFenced}
+
+// SemaphoreWaiters returns how many waiters the semaphore name's waiters hash lists.
+func SemaphoreWaiters(ctx context.Context, c *Client, name string) (int, error) {
+	s := c.Semaphore(name)
+	m, err := c.rdb.HGetAll(ctx, s.waiters).Result()
+	delete(m, "seq")
+	return len(m), err
+}

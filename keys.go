@@ -34,6 +34,8 @@ const (
 	sfxWake      = "w:"   // + client id: wake-up channel
 	sfxForce     = "fu:"  // + request id: the outcome of a force unlock
 	sfxFence     = "fence"
+	sfxWaiters   = "sw"  // a Semaphore's waiters
+	sfxRequest   = "sr:" // + request id: the outcome of a Semaphore request
 )
 
 // objectKeys returns the object key of name and a function building its auxiliary names

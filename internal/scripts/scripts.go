@@ -4,7 +4,8 @@
 //
 // A stored format is encoded and decoded in exactly one Lua prelude, prepended to every script that
 // touches it: wait_queue.lua (an object's wait queue), then lock_value.lua (the lock string and the
-// release records); rw_value.lua (a ReadWriteLock's hash).
+// release records); rw_value.lua (a ReadWriteLock's hash); sem_value.lua (a Semaphore's permits and
+// waiters).
 //
 // Every script must be safe to run twice: go-redis re-sends a command after a network error, so the
 // header of each file says how a repeat is recognised.
@@ -45,6 +46,14 @@ var (
 	rwStateSrc string
 	//go:embed rw_force_unlock.lua
 	rwForceUnlockSrc string
+	//go:embed sem_value.lua
+	semValueSrc string
+	//go:embed sem_acquire.lua
+	semAcquireSrc string
+	//go:embed sem_release.lua
+	semReleaseSrc string
+	//go:embed sem_beat.lua
+	semBeatSrc string
 )
 
 // lockPrelude is what every lock script starts with.
@@ -74,6 +83,12 @@ var (
 	RWState = redis.NewScript(rwValueSrc + rwStateSrc)
 	// RWForceUnlock deletes every hold of a ReadWriteLock. See rw_force_unlock.lua.
 	RWForceUnlock = redis.NewScript(rwValueSrc + rwForceUnlockSrc)
+	// SemAcquire makes one attempt to take permits of a Semaphore. See sem_acquire.lua.
+	SemAcquire = redis.NewScript(semValueSrc + semAcquireSrc)
+	// SemRelease releases, adds, drains or sets permits, or ends a wait. See sem_release.lua.
+	SemRelease = redis.NewScript(semValueSrc + semReleaseSrc)
+	// SemBeat keeps many Semaphore waiters alive at once. See sem_beat.lua.
+	SemBeat = redis.NewScript(semValueSrc + semBeatSrc)
 )
 
 // All lists every script by the name of its file, for loading ahead of pipelines and for tests.
@@ -89,4 +104,7 @@ var All = map[string]*redis.Script{
 	"rw_renew":          RWRenew,
 	"rw_state":          RWState,
 	"rw_force_unlock":   RWForceUnlock,
+	"sem_acquire":       SemAcquire,
+	"sem_release":       SemRelease,
+	"sem_beat":          SemBeat,
 }

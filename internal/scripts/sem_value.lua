@@ -1,0 +1,127 @@
+-- sem_value.lua: the one Lua encoder and decoder of a Semaphore's stored format. It is prepended to
+-- every Semaphore script (see scripts.go).
+--
+-- The object key holds the available permits as a STRING integer (absent: none set yet, 0; it may
+-- go below 0 only through a negative AddPermits). Beside it, in the same slot:
+--   <key>:~sw         HASH of the waiters: field <waiter id> = "<ticket>|<n>|<deadline>", and "seq",
+--                     the last ticket issued (a new hash starts at its server time in µs, so tickets
+--                     never repeat). A waiter wants n permits; deadline (server ms) is moved by its
+--                     client's heartbeats, and a waiter whose deadline passed is dropped by the next
+--                     script that loads the hash.
+--   <key>:~sr:<id>    the outcome of request id (an acquisition, release, AddPermits, DrainPermits),
+--                     kept for the re-send window: "a" an acquisition took its permits, "u" it was
+--                     undone (a copy landing later takes nothing), or the answer of a release-like
+--                     request, so that a re-sent request is answered, not applied, again.
+-- Waiters are served first come, first served, with reservations: an acquisition of n permits
+-- succeeds when the permits left after those that every waiter ahead of it wants are at least n (a
+-- newcomer is behind every waiter). So a large request is never passed by smaller ones, and waiters
+-- woken together do not block each other. A release wakes, in ticket order, the waiters whose
+-- wants fit in the permits then available, and stops at the first that does not.
+
+-- sem_now returns the server time in ms.
+local function sem_now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- sem_permits returns the permits available at key (0 when unset), or nil and a WRONGTYPE error if
+-- the key holds something else.
+local function sem_permits(key)
+  local v = redis.call('GET', key) -- WRONGTYPE on a hash, list, ...: not a semaphore
+  if not v then
+    return 0
+  end
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) then
+    return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+  end
+  return n
+end
+
+-- sem_load reads the waiters hash, deletes the waiters whose deadline passed, and returns them
+-- sorted by ticket ({id, ticket, n, deadline}), a map id -> waiter, and seq; or nil and a WRONGTYPE
+-- error if a field has another shape.
+local function sem_load(waiters, now)
+  local flat = redis.call('HGETALL', waiters)
+  local list, byID, seq, dead = {}, {}, 0, nil
+  for i = 1, #flat, 2 do
+    local f, v = flat[i], flat[i + 1]
+    if f == 'seq' then
+      seq = tonumber(v)
+      if not seq then
+        return nil, nil, nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+      end
+    else
+      local ticket, n, d = string.match(v, '^(%d+)|(%d+)|(%d+)$')
+      if not ticket then
+        return nil, nil, nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+      end
+      if tonumber(d) <= now then
+        dead = dead or {}
+        dead[#dead + 1] = f
+      else
+        local w = {id = f, ticket = tonumber(ticket), n = tonumber(n), deadline = tonumber(d)}
+        list[#list + 1] = w
+        byID[f] = w
+      end
+    end
+  end
+  if dead then
+    redis.call('HDEL', waiters, unpack(dead))
+  end
+  table.sort(list, function(a, b) return a.ticket < b.ticket end)
+  return list, byID, seq
+end
+
+-- sem_ahead returns the permits wanted by the waiters of list before ticket (nil: a newcomer, behind
+-- all of them).
+local function sem_ahead(list, ticket)
+  local sum = 0
+  for _, w in ipairs(list) do
+    if ticket and w.ticket >= ticket then
+      break
+    end
+    sum = sum + w.n
+  end
+  return sum
+end
+
+-- sem_keep sets the waiters hash's TTL to its latest deadline, or deletes it when nobody waits.
+local function sem_keep(waiters, list, now)
+  local latest = 0
+  for _, w in ipairs(list) do
+    latest = math.max(latest, w.deadline)
+  end
+  if latest <= now then
+    redis.call('DEL', waiters)
+  else
+    redis.call('PEXPIRE', waiters, latest - now)
+  end
+end
+
+-- sem_wake wakes, in ticket order, the waiters of list whose wants fit in permits, each on its
+-- client's channel "<wakePrefix><client id>" (ids are "<client id>:<sequence>") by a message naming
+-- it; it stops at the first that does not fit.
+local function sem_wake(list, permits, publish, wakePrefix)
+  for _, w in ipairs(list) do
+    if w.n > permits then
+      return
+    end
+    permits = permits - w.n
+    redis.call(publish, wakePrefix .. (string.match(w.id, '^(.+):[^:]*$') or w.id), w.id)
+  end
+end
+
+-- sem_remove takes waiter id out of list and the hash, if it is there.
+local function sem_remove(waiters, list, byID, id)
+  if byID[id] then
+    redis.call('HDEL', waiters, id)
+    byID[id] = nil
+    for i, w in ipairs(list) do
+      if w.id == id then
+        table.remove(list, i)
+        break
+      end
+    end
+  end
+end

@@ -1,0 +1,290 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/renew"
+	"github.com/goredisson/redisson/internal/scripts"
+	"github.com/goredisson/redisson/internal/wait"
+)
+
+// Semaphore is a distributed counting semaphore, Redisson's RSemaphore, shaped like
+// golang.org/x/sync/semaphore.Weighted across processes: permits are counted in Redis and owned by
+// nobody, so any process may release what another acquired. Get one with Client.Semaphore; it is a
+// name plus a client, does no I/O, and is safe to share between goroutines.
+//
+// The permits start unset, which counts as 0: set them once with TrySetPermits (only if unset, so
+// every process may call it at start), or change them with AddPermits and Release.
+//
+// Waiting: acquisitions are served first come, first served, with reservations, as x/sync's are: an
+// acquisition of n succeeds when the permits left after what every earlier waiter wants are at least
+// n, so a large request is never passed by smaller ones. Waiters register in Redis and are kept alive
+// by heartbeats (one whose process died stops holding up the others after the waiter timeout,
+// WithWaiterTimeout). A release (or AddPermits, TrySetPermits) wakes, in order, just the waiters
+// whose wants fit in what is then available, each on its own Client's channel; waiters also re-poll
+// (WithRepollInterval), so a lost message delays a waiter by at most the re-poll interval, and a
+// heartbeat that finds a waiter's wants fit wakes it at once.
+//
+// A wait that ends (its context, the WithWait bound, Close) leaves the semaphore as it was: permits an
+// attempt took as the wait ended are given back. Every change is safe to re-send: each request has an
+// id, and its outcome is kept in Redis for go-redis's re-send window, so a repeat is answered, not
+// applied again.
+//
+// In the replica-acknowledged mode (WithReplicaAcks) every change waits for the replicas; an
+// acquisition they did not acknowledge is given back and fails (ErrNotObtained, ErrNotReplicated); a
+// release, AddPermits, DrainPermits or TrySetPermits they did not acknowledge happened on the master
+// and is reported with ErrNotReplicated (a failover now could lose it, and with it the permits).
+type Semaphore struct {
+	c           *Client
+	name, key   string
+	waiters     string              // the waiters hash (sem_value.lua)
+	aux         func(string) string // auxiliary names (keys.go)
+	wakePrefix  string
+	wakeChannel string // this Client's
+	err         error
+}
+
+// Semaphore returns the semaphore called name (Redisson's RSemaphore). It does no I/O; the handle is
+// cheap and safe to share. A bad name is reported by the first call on the handle
+// (ErrInvalidArgument). The name is a STRING of permits: using it as another kind of object fails
+// with ErrWrongType.
+func (c *Client) Semaphore(name string) *Semaphore {
+	s := &Semaphore{c: c, name: name}
+	if !c.valid() {
+		s.err = invalidf("nil client or Client not created by New")
+		return s
+	}
+	s.key, s.aux, s.err = objectKeys(c.cfg.prefix, name)
+	if s.err != nil {
+		return s
+	}
+	s.waiters = s.aux(sfxWaiters)
+	s.wakePrefix = s.aux(sfxWake)
+	s.wakeChannel = s.wakePrefix + c.id
+	return s
+}
+
+// Name returns the name the semaphore was created with ("" for a nil handle).
+func (s *Semaphore) Name() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
+
+func (s *Semaphore) check(ctx context.Context) error {
+	switch {
+	case s == nil:
+		return invalidf("nil semaphore handle")
+	case s.c == nil && s.err == nil:
+		return invalidf("semaphore handle not created by a Client")
+	case s.err != nil:
+		return s.err
+	}
+	return s.c.checkCall(ctx)
+}
+
+// Acquire takes n permits (n ≥ 1), waiting until they are available, ctx ends, the optional
+// WithWait bound passes, or the Client is closed. It blocks. On failure nothing was taken, and the
+// error matches ErrNotObtained, with ctx's error, ErrClosed, ErrInvalidArgument (n < 1, WithLease:
+// permits have no lease), ErrWrongType, ErrNotReplicated or the Redis error.
+func (s *Semaphore) Acquire(ctx context.Context, n int64, opts ...AcquireOption) error {
+	ok, err := s.acquire(ctx, "acquire", n, opts, true)
+	if err == nil && !ok {
+		err = opErr("acquire", s.Name(), ErrNotObtained, errors.New("wait bound passed"))
+	}
+	return err
+}
+
+// TryAcquire takes n permits (n ≥ 1) if they are available now, or, with WithWait, within that
+// bound; it reports whether it took them. It blocks for one round trip, or up to the bound. Errors
+// are those of Acquire; not getting the permits in time is (false, nil).
+func (s *Semaphore) TryAcquire(ctx context.Context, n int64, opts ...AcquireOption) (bool, error) {
+	return s.acquire(ctx, "try acquire", n, opts, false)
+}
+
+// errNotNow ends a single attempt that found too few permits.
+var errNotNow = errors.New("too few permits")
+
+func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []AcquireOption, waiting bool) (bool, error) {
+	if err := s.check(ctx); err != nil {
+		return false, opErr(op, s.Name(), ErrNotObtained, err)
+	}
+	ac, err := parseAcquire(opts)
+	switch {
+	case err != nil:
+		return false, opErr(op, s.name, ErrNotObtained, err)
+	case n < 1:
+		return false, opErr(op, s.name, ErrNotObtained, invalidf("%d permits: must be at least 1", n))
+	case ac.lease != 0:
+		return false, opErr(op, s.name, ErrNotObtained, invalidf("semaphore permits have no lease (WithLease)"))
+	}
+	waitCtx := ctx
+	if ac.waitSet {
+		waiting = ac.wait > 0
+		if waiting {
+			var cancel context.CancelFunc
+			waitCtx, cancel = context.WithTimeout(ctx, ac.wait)
+			defer cancel()
+		}
+	}
+	c := s.c
+	id := c.newID()
+	keys := []string{s.key, s.waiters, s.aux(sfxRequest + id)}
+	mode := "f"
+	if waiting {
+		mode = "w"
+	}
+	sent := false
+	attempt := func(ctx context.Context, _ wait.Woken) (wait.Outcome, error) {
+		sent = true
+		cmd, ackErr := c.eval(ctx, scripts.SemAcquire, keys, id, n, mode, c.waiterArg, c.historyArg)
+		r, err := cmd.Int64Slice()
+		if err == nil && len(r) != 2 {
+			err = errors.New("redisson: unexpected reply to a semaphore acquisition")
+		}
+		switch {
+		case err != nil:
+			return wait.Outcome{}, redisErr(err)
+		case r[0] == 1 && ackErr != nil:
+			return wait.Outcome{}, ackErr
+		case r[0] == 1:
+			return wait.Outcome{Acquired: true}, nil
+		case r[0] < 0:
+			return wait.Outcome{}, errors.New("redisson: the acquisition was undone")
+		case r[1] > 0:
+			return wait.Outcome{Queued: true, Ticket: r[1], Retry: -1}, nil
+		}
+		return wait.Outcome{}, errNotNow
+	}
+	if !waiting {
+		_, err = attempt(waitCtx, wait.Woken{})
+	} else {
+		err = c.engine.Wait(waitCtx, &wait.Waiter{Channel: s.wakeChannel, ID: id, Beat: renew.Entry{
+			Kind: kindSemWaiter, Key: s.key, Keys: []string{s.key, s.waiters}, Owner: id,
+			Group: c.group(s.key), Lease: c.cfg.waiterTimeout,
+		}}, attempt)
+	}
+	if err == nil {
+		return true, nil
+	}
+	if sent && !noEffect(err) && !errors.Is(err, errNotNow) {
+		// The wait ended, or an attempt's outcome is unknown: give back what it may have taken and
+		// leave the waiters. The request's record makes a copy still travelling take nothing.
+		s.undo(ctx, id, n)
+	}
+	switch {
+	case errors.Is(err, errNotNow):
+		return false, nil
+	case errors.Is(err, wait.ErrClosed):
+		return false, opErr(op, s.name, ErrNotObtained, ErrClosed)
+	case ctx.Err() != nil:
+		return false, opErr(op, s.name, ErrNotObtained, ctx.Err())
+	case waitCtx.Err() != nil:
+		return false, nil // the WithWait bound passed
+	}
+	return false, opErr(op, s.name, ErrNotObtained, err)
+}
+
+// undo gives back the permits acquisition id may have taken and takes it out of the waiters, on a
+// detached context.
+func (s *Semaphore) undo(ctx context.Context, id string, n int64) {
+	ctx, cancel := detached(ctx)
+	defer cancel()
+	if _, _, err := s.change(ctx, "u", n, id); err != nil {
+		s.c.cfg.logger.Warn("redisson: could not give back the permits of an ended semaphore wait", "semaphore", s.name, "err", err)
+	}
+}
+
+// change runs sem_release.lua: what (see its header) with n, as request id (a new one if "").
+func (s *Semaphore) change(ctx context.Context, what string, n int64, id string) (int64, error, error) {
+	req := id
+	if req == "" {
+		req = s.c.newID()
+	}
+	c := s.c
+	cmd, ackErr := c.eval(ctx, scripts.SemRelease, []string{s.key, s.waiters, s.aux(sfxRequest + req)},
+		what, n, c.publish, s.wakePrefix, c.historyArg, id)
+	v, err := cmd.Int64()
+	return v, ackErr, redisErr(err)
+}
+
+// mutate runs change for the exported operations: it checks the call, and reports a change the
+// replicas did not acknowledge with ErrNotReplicated.
+func (s *Semaphore) mutate(ctx context.Context, op, what string, n int64) (int64, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, opErr(op, s.Name(), err)
+	}
+	v, ackErr, err := s.change(ctx, what, n, "")
+	if err != nil {
+		return 0, opErr(op, s.name, err)
+	}
+	if ackErr != nil {
+		return v, opErr(op, s.name, ackErr)
+	}
+	return v, nil
+}
+
+// Release gives back n permits (n ≥ 1) and wakes the waiters they let through. It blocks for one
+// round trip. Nothing checks that they were acquired: a Semaphore has no owners. On failure the
+// error is ErrInvalidArgument (nothing changed), ErrWrongType, ErrNotReplicated (released on the
+// master only), or a Redis error (the outcome is unknown: a re-sent release is applied once).
+func (s *Semaphore) Release(ctx context.Context, n int64) error {
+	if n < 1 && s.check(ctx) == nil {
+		return opErr("release", s.name, invalidf("%d permits: must be at least 1", n))
+	}
+	_, err := s.mutate(ctx, "release", "r", n)
+	return err
+}
+
+// AddPermits adds n permits (negative n takes them away; the count may then go below 0 until
+// releases bring it back) and wakes the waiters they let through. It blocks for one round trip and
+// returns the permits available after it. Errors are those of Release (n = 0 is ErrInvalidArgument).
+func (s *Semaphore) AddPermits(ctx context.Context, n int64) (int64, error) {
+	if n == 0 && s.check(ctx) == nil {
+		return 0, opErr("add permits", s.name, invalidf("0 permits"))
+	}
+	return s.mutate(ctx, "add permits", "a", n)
+}
+
+// TrySetPermits sets the permits to n (n ≥ 0) if they were never set (or were deleted), and reports
+// whether it did; it wakes the waiters they let through. It blocks for one round trip. Errors are
+// those of Release.
+func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if n < 0 && s.check(ctx) == nil {
+		return false, opErr("try set permits", s.name, invalidf("%d permits: must not be negative", n))
+	}
+	v, err := s.mutate(ctx, "try set permits", "s", n)
+	return v == 1, err
+}
+
+// DrainPermits takes every available permit and returns how many it took (0 if none, or the count is
+// below 0). It blocks for one round trip. Errors are those of Release.
+func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
+	return s.mutate(ctx, "drain permits", "d", 0)
+}
+
+// AvailablePermits returns the permits available now (0 if never set; below 0 after a negative
+// AddPermits). It blocks for one round trip; waiters may take them at any moment. It fails with
+// ErrWrongType if the name holds another kind of object.
+func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, opErr("available permits", s.Name(), err)
+	}
+	v, err := s.c.rdb.Get(ctx, s.key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, nil
+	case err != nil:
+		return 0, opErr("available permits", s.name, redisErr(err))
+	}
+	n, perr := strconv.ParseInt(v, 10, 64)
+	if perr != nil {
+		return 0, opErr("available permits", s.name, because(ErrWrongType, perr))
+	}
+	return n, nil
+}

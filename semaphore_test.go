@@ -1,0 +1,236 @@
+package redisson_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson"
+)
+
+// semaphoreConformance is the Semaphore's suite (TestConformance): permits never exceeded across
+// Clients, set-if-unset, add/drain, waiting and wake-up by release, first come first served with
+// reservations, an ended wait leaves the semaphore as it was, bad input.
+func semaphoreConformance() []conformanceCase {
+	return []conformanceCase{
+		{"bound", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			ctx := t.Context()
+			if ok, err := newC().Semaphore(name).TrySetPermits(ctx, 3); err != nil || !ok {
+				t.Fatalf("TrySetPermits = %v, %v", ok, err)
+			}
+			var inside, most, done int32
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for range 3 {
+				s := newC().Semaphore(name)
+				for range 3 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for range 8 {
+							if err := s.Acquire(ctx, 1); err != nil {
+								t.Error(err)
+								return
+							}
+							mu.Lock()
+							inside++
+							most = max(most, inside)
+							mu.Unlock()
+							time.Sleep(time.Millisecond)
+							mu.Lock()
+							inside--
+							done++
+							mu.Unlock()
+							if err := s.Release(ctx, 1); err != nil {
+								t.Error(err)
+								return
+							}
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			if most > 3 || done != 72 {
+				t.Fatalf("at most %d holders at once (want ≤ 3), %d of 72 acquisitions", most, done)
+			}
+			if n, err := newC().Semaphore(name).AvailablePermits(ctx); err != nil || n != 3 {
+				t.Fatalf("AvailablePermits at the end = %d, %v; want 3", n, err)
+			}
+		}},
+		{"set add drain", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			ctx := t.Context()
+			s := newC().Semaphore(name)
+			if n, err := s.AvailablePermits(ctx); err != nil || n != 0 {
+				t.Fatalf("AvailablePermits of an unset semaphore = %d, %v; want 0", n, err)
+			}
+			if ok, err := s.TrySetPermits(ctx, 5); err != nil || !ok {
+				t.Fatalf("TrySetPermits = %v, %v", ok, err)
+			}
+			if ok, err := s.TrySetPermits(ctx, 9); err != nil || ok {
+				t.Fatalf("second TrySetPermits = %v, %v; want false", ok, err)
+			}
+			if n, err := s.AddPermits(ctx, -2); err != nil || n != 3 {
+				t.Fatalf("AddPermits(-2) = %d, %v; want 3", n, err)
+			}
+			if ok, err := s.TryAcquire(ctx, 4); err != nil || ok {
+				t.Fatalf("TryAcquire(4) of 3 = %v, %v; want false", ok, err)
+			}
+			if ok, err := s.TryAcquire(ctx, 2); err != nil || !ok {
+				t.Fatalf("TryAcquire(2) of 3 = %v, %v; want true", ok, err)
+			}
+			if n, err := s.DrainPermits(ctx); err != nil || n != 1 {
+				t.Fatalf("DrainPermits = %d, %v; want 1", n, err)
+			}
+			if err := s.Release(ctx, 2); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := s.AvailablePermits(ctx); err != nil || n != 2 {
+				t.Fatalf("AvailablePermits = %d, %v; want 2", n, err)
+			}
+		}},
+		{"wake by release", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			ctx := t.Context()
+			a := newC().Semaphore(name)
+			// Re-polls and heartbeats far apart: only the release's message can wake the waiter.
+			b := newC(redisson.WithRepollInterval(time.Hour), redisson.WithWaiterTimeout(time.Hour)).Semaphore(name)
+			if _, err := a.TrySetPermits(ctx, 2); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Acquire(ctx, 2); err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan error, 1)
+			go func() { got <- b.Acquire(ctx, 2) }()
+			semWaiting(t, newC(), name, 1)
+			if err := a.Release(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-got:
+				t.Fatalf("B acquired 2 permits with 1 available: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+			if err := a.Release(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := regressWait(t, got, 10*time.Second, "B woken by the release"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"first come first served", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			ctx := t.Context()
+			s := newC().Semaphore(name)
+			big := make(chan error, 1)
+			go func() { big <- newC().Semaphore(name).Acquire(ctx, 3) }()
+			semWaiting(t, newC(), name, 1)
+			small := make(chan error, 1)
+			go func() { small <- newC().Semaphore(name).Acquire(ctx, 1) }()
+			semWaiting(t, newC(), name, 2)
+			if _, err := s.AddPermits(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-small:
+				t.Fatal("a later request for 1 passed an earlier one for 3")
+			case <-big:
+				t.Fatal("3 permits acquired with 1 available")
+			case <-time.After(200 * time.Millisecond):
+			}
+			if _, err := s.AddPermits(ctx, 3); err != nil {
+				t.Fatal(err)
+			}
+			if err := regressWait(t, big, 10*time.Second, "the request for 3"); err != nil {
+				t.Fatal(err)
+			}
+			if err := regressWait(t, small, 10*time.Second, "the request for 1"); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := s.AvailablePermits(ctx); err != nil || n != 0 {
+				t.Fatalf("AvailablePermits = %d, %v; want 0", n, err)
+			}
+		}},
+		{"ended wait", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			ctx := t.Context()
+			s := newC().Semaphore(name)
+			if _, err := s.TrySetPermits(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithCancel(ctx)
+			got := make(chan error, 1)
+			go func() { got <- newC().Semaphore(name).Acquire(wctx, 2) }()
+			semWaiting(t, newC(), name, 1)
+			cancel()
+			if err := regressWait(t, got, 10*time.Second, "the cancelled wait"); !errors.Is(err, context.Canceled) || !errors.Is(err, redisson.ErrNotObtained) {
+				t.Fatalf("cancelled Acquire = %v; want context.Canceled and ErrNotObtained", err)
+			}
+			if ok, err := newC().Semaphore(name).TryAcquire(ctx, 2, redisson.WithWait(50*time.Millisecond)); err != nil || ok {
+				t.Fatalf("TryAcquire(2) with a wait bound, 1 available = %v, %v; want false, nil", ok, err)
+			}
+			semWaiting(t, newC(), name, 0)
+			if n, err := s.AvailablePermits(ctx); err != nil || n != 1 {
+				t.Fatalf("AvailablePermits after ended waits = %d, %v; want 1", n, err)
+			}
+			// The ended waits hold up nobody: an acquisition of the one permit succeeds at once.
+			if ok, err := s.TryAcquire(ctx, 1); err != nil || !ok {
+				t.Fatalf("TryAcquire(1) = %v, %v", ok, err)
+			}
+		}},
+		{"bad input", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			ctx := t.Context()
+			c := newC()
+			s := c.Semaphore(name)
+			if _, err := s.TrySetPermits(ctx, 2); err != nil {
+				t.Fatal(err)
+			}
+			for what, err := range map[string]error{
+				"Acquire(0)":          s.Acquire(ctx, 0),
+				"Acquire(WithLease)":  s.Acquire(ctx, 1, redisson.WithLease(time.Second)),
+				"Release(0)":          s.Release(ctx, 0),
+				"Release(-1)":         s.Release(ctx, -1),
+				"nil semaphore":       (*redisson.Semaphore)(nil).Release(ctx, 1),
+				"empty name":          c.Semaphore("").Release(ctx, 1),
+				"AddPermits(0)":       func() error { _, err := s.AddPermits(ctx, 0); return err }(),
+				"TrySetPermits(-1)":   func() error { _, err := s.TrySetPermits(ctx, -1); return err }(),
+				"TryAcquire(-3)":      func() error { _, err := s.TryAcquire(ctx, -3); return err }(),
+				"Acquire(nil option)": s.Acquire(ctx, 1, nil),
+			} {
+				if !errors.Is(err, redisson.ErrInvalidArgument) {
+					t.Errorf("%s = %v; want ErrInvalidArgument", what, err)
+				}
+			}
+			if n, err := s.AvailablePermits(ctx); err != nil || n != 2 {
+				t.Fatalf("AvailablePermits after bad input = %d, %v; want 2 (unchanged)", n, err)
+			}
+			// A name used as a lock is not a semaphore, and the reverse.
+			h, err := c.Lock(name + ":lock").Lock(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Semaphore(name+":lock").TryAcquire(ctx, 1); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("TryAcquire on a lock's name = %v; want ErrWrongType", err)
+			}
+			if err := c.Semaphore(name+":lock").Release(ctx, 1); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("Release on a lock's name = %v; want ErrWrongType", err)
+			}
+			mustUnlock(t, h)
+			if _, err := c.Lock(name).TryLock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("TryLock on a semaphore's name = %v; want ErrWrongType", err)
+			}
+			if n, err := s.AvailablePermits(ctx); err != nil || n != 2 {
+				t.Fatalf("AvailablePermits at the end = %d, %v; want 2 (unchanged)", n, err)
+			}
+		}},
+	}
+}
+
+// semWaiting waits until want acquisitions wait on the semaphore name, as its waiters hash in Redis
+// lists them.
+func semWaiting(t *testing.T, c *redisson.Client, name string, want int) {
+	t.Helper()
+	eventually(t, 10*time.Second, "semaphore waiters", func() bool {
+		n, err := redisson.SemaphoreWaiters(t.Context(), c, name)
+		return err == nil && n == want
+	})
+}
