@@ -608,6 +608,8 @@ func TestFaultHelperProcess(t *testing.T) {
 		faultHelperFencedHolder(t, ctx, addr, name, stdin)
 	case "rwload":
 		faultHelperRWLoad(t, ctx, addr, name, stdin)
+	case "semload":
+		faultHelperSemLoad(t, ctx, addr, name, stdin)
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}

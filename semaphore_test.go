@@ -1,13 +1,21 @@
 package redisson_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
 )
 
 // semaphoreConformance is the Semaphore's suite (TestConformance): permits never exceeded across
@@ -233,4 +241,103 @@ func semWaiting(t *testing.T, c *redisson.Client, name string, want int) {
 		n, err := redisson.SemaphoreWaiters(t.Context(), c, name)
 		return err == nil && n == want
 	})
+}
+
+// semLoadResult is what one process saw in TestSemaphoreTwoProcesses.
+type semLoadResult struct {
+	Acquisitions int
+	Over         int   // acquisitions that found more than the permits' worth of holders inside
+	MostInside   int64 // the most holders inside at once, across both processes
+}
+
+// semLoad runs goroutines on 3 Clients of this process until stop, each acquiring one permit of the
+// semaphore name and holding it for a millisecond; a Redis counter beside it counts the holders
+// inside across processes.
+func semLoad(t *testing.T, ctx context.Context, rdb *redis.Client, name string, permits int64, goroutines int, stop time.Time) semLoadResult {
+	var mu sync.Mutex
+	var res semLoadResult
+	var wg sync.WaitGroup
+	clients := []*redisson.Client{newClient(t, rdb), newClient(t, rdb), newClient(t, rdb)}
+	inside := name + ":inside"
+	for g := range goroutines {
+		s := clients[g%len(clients)].Semaphore(name)
+		spawn(&wg, func() {
+			for time.Now().Before(stop) {
+				if err := s.Acquire(ctx, 1); err != nil {
+					t.Error(err)
+					return
+				}
+				n := rdb.Incr(ctx, inside).Val()
+				time.Sleep(time.Millisecond) // the critical section
+				rdb.Decr(ctx, inside)
+				mu.Lock()
+				res.Acquisitions++
+				res.MostInside = max(res.MostInside, n)
+				if n > permits {
+					res.Over++
+				}
+				mu.Unlock()
+				if err := s.Release(ctx, 1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return res
+}
+
+// Issue 9: 3 permits, 12 goroutines across 2 processes for 30 s: never more than 3 holders, 3 seen
+// at once, and the permits back to 3 at the end.
+func TestSemaphoreTwoProcesses(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := t.Context()
+	const name = "sem-procs"
+	if ok, err := newClient(t, rdb).Semaphore(name).TrySetPermits(ctx, 3); err != nil || !ok {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	child := faultStartChild(t, "semload", "GOREDISSON_FAULT_ADDR="+srv.Addr(), "GOREDISSON_FAULT_LOCK="+name)
+	child.expect(t, "FAULT-READY", 30*time.Second)
+	stop := time.Now().Add(30 * time.Second)
+	if _, err := fmt.Fprintf(child.stdin, "%d\n", stop.UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	mine := semLoad(t, ctx, rdb, name, 3, 6, stop)
+	line := child.expect(t, "FAULT-SEM ", 30*time.Second)
+	var theirs semLoadResult
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "FAULT-SEM ")), &theirs); err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	child.wait(t, 30*time.Second)
+	t.Logf("this process %+v; the other %+v", mine, theirs)
+	if mine.Over+theirs.Over != 0 {
+		t.Fatalf("%d acquisitions found more than 3 holders inside", mine.Over+theirs.Over)
+	}
+	if max(mine.MostInside, theirs.MostInside) < 3 || mine.Acquisitions == 0 || theirs.Acquisitions == 0 {
+		t.Fatalf("most holders at once %d (want 3), acquisitions %d and %d",
+			max(mine.MostInside, theirs.MostInside), mine.Acquisitions, theirs.Acquisitions)
+	}
+	if n, err := newClient(t, rdb).Semaphore(name).AvailablePermits(ctx); err != nil || n != 3 {
+		t.Fatalf("AvailablePermits at the end = %d, %v; want 3", n, err)
+	}
+}
+
+// faultHelperSemLoad is the child's share of TestSemaphoreTwoProcesses: it starts when the parent
+// writes the stop time (UnixNano) and prints its result as JSON.
+func faultHelperSemLoad(t *testing.T, ctx context.Context, addr, name string, stdin *bufio.Reader) {
+	rdb := faultHelperRedis(t, addr)
+	fmt.Println("FAULT-READY")
+	line, err := stdin.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := semLoad(t, ctx, rdb, name, 3, 6, time.Unix(0, ns))
+	b, _ := json.Marshal(res)
+	fmt.Printf("FAULT-SEM %s\n", b)
 }
