@@ -610,6 +610,8 @@ func TestFaultHelperProcess(t *testing.T) {
 		faultHelperRWLoad(t, ctx, addr, name, stdin)
 	case "semload":
 		faultHelperSemLoad(t, ctx, addr, name, stdin)
+	case "latchwait":
+		faultHelperLatchWait(t, ctx, addr, name)
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}

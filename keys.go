@@ -35,7 +35,8 @@ const (
 	sfxForce     = "fu:"  // + request id: the outcome of a force unlock
 	sfxFence     = "fence"
 	sfxWaiters   = "sw"  // a Semaphore's waiters
-	sfxRequest   = "sr:" // + request id: the outcome of a Semaphore request
+	sfxRequest   = "sr:" // + request id: the outcome of a Semaphore or CountDownLatch request
+	sfxLatchWake = "lw"  // a CountDownLatch's wake-up channel, shared by its Clients
 )
 
 // objectKeys returns the object key of name and a function building its auxiliary names

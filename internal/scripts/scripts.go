@@ -54,6 +54,8 @@ var (
 	semReleaseSrc string
 	//go:embed sem_beat.lua
 	semBeatSrc string
+	//go:embed latch.lua
+	latchSrc string
 )
 
 // lockPrelude is what every lock script starts with.
@@ -89,6 +91,8 @@ var (
 	SemRelease = redis.NewScript(semValueSrc + semReleaseSrc)
 	// SemBeat keeps many Semaphore waiters alive at once. See sem_beat.lua.
 	SemBeat = redis.NewScript(semValueSrc + semBeatSrc)
+	// Latch sets or counts down a CountDownLatch. See latch.lua.
+	Latch = redis.NewScript(latchSrc)
 )
 
 // All lists every script by the name of its file, for loading ahead of pipelines and for tests.
@@ -107,4 +111,5 @@ var All = map[string]*redis.Script{
 	"sem_acquire":       SemAcquire,
 	"sem_release":       SemRelease,
 	"sem_beat":          SemBeat,
+	"latch":             Latch,
 }

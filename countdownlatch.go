@@ -1,0 +1,161 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/scripts"
+	"github.com/goredisson/redisson/internal/wait"
+)
+
+// CountDownLatch is a distributed latch, Redisson's RCountDownLatch: waiters in any process block
+// until the count, set once, has been counted down to zero. Get one with Client.CountDownLatch; it
+// is a name plus a client, does no I/O, and is safe to share between goroutines.
+//
+// The count is an integer in Redis, absent when zero: a latch never set, or counted down to zero,
+// lets every Wait through, and may be set again (TrySetCount) to be used once more. Reaching zero
+// wakes every waiter of every Client at once, by one message on the latch's channel; waiters also
+// re-poll (WithRepollInterval), so a lost message, or a pub/sub connection lost while waiting, delays
+// them by at most the re-poll interval (Redisson's await() has no such fallback and can hang).
+//
+// TrySetCount and CountDown are safe to re-send: each request has an id, and its answer is kept in
+// Redis for go-redis's re-send window, so a repeat is answered, not applied again. In the
+// replica-acknowledged mode (WithReplicaAcks) both wait for the replicas and report a change they did
+// not acknowledge with ErrNotReplicated (it happened on the master; a failover now could lose it).
+type CountDownLatch struct {
+	c       *Client
+	name    string
+	key     string
+	aux     func(string) string
+	channel string // the latch's wake-up channel, shared by its Clients
+	err     error
+}
+
+// CountDownLatch returns the latch called name (Redisson's RCountDownLatch). It does no I/O; the
+// handle is cheap and safe to share. A bad name is reported by the first call on the handle
+// (ErrInvalidArgument). The name is a STRING count: using it as another kind of object fails with
+// ErrWrongType.
+func (c *Client) CountDownLatch(name string) *CountDownLatch {
+	l := &CountDownLatch{c: c, name: name}
+	if !c.valid() {
+		l.err = invalidf("nil client or Client not created by New")
+		return l
+	}
+	l.key, l.aux, l.err = objectKeys(c.cfg.prefix, name)
+	if l.err == nil {
+		l.channel = l.aux(sfxLatchWake)
+	}
+	return l
+}
+
+// Name returns the name the latch was created with ("" for a nil handle).
+func (l *CountDownLatch) Name() string {
+	if l == nil {
+		return ""
+	}
+	return l.name
+}
+
+func (l *CountDownLatch) check(ctx context.Context) error {
+	switch {
+	case l == nil:
+		return invalidf("nil latch handle")
+	case l.c == nil && l.err == nil:
+		return invalidf("latch handle not created by a Client")
+	case l.err != nil:
+		return l.err
+	}
+	return l.c.checkCall(ctx)
+}
+
+// change runs latch.lua (see its header) as a new request.
+func (l *CountDownLatch) change(ctx context.Context, op, what string, n int64) (int64, error) {
+	if err := l.check(ctx); err != nil {
+		return 0, opErr(op, l.Name(), err)
+	}
+	c := l.c
+	cmd, ackErr := c.eval(ctx, scripts.Latch, []string{l.key, l.aux(sfxRequest + c.newID())},
+		what, n, c.publish, l.channel, c.historyArg)
+	v, err := cmd.Int64()
+	if err != nil {
+		return 0, opErr(op, l.name, redisErr(err))
+	}
+	if ackErr != nil {
+		return v, opErr(op, l.name, ackErr)
+	}
+	return v, nil
+}
+
+// TrySetCount sets the count to n (n ≥ 1) if it is zero (never set, or counted down to zero), and
+// reports whether it did. It blocks for one round trip. On failure the error is ErrInvalidArgument
+// (n < 1; nothing changed), ErrWrongType, ErrNotReplicated (set on the master only), or a Redis error
+// (the outcome is unknown; a re-sent request is applied once).
+func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error) {
+	if n < 1 && l.check(ctx) == nil {
+		return false, opErr("try set count", l.name, invalidf("count %d: must be at least 1", n))
+	}
+	v, err := l.change(ctx, "try set count", "s", n)
+	return v == 1, err
+}
+
+// CountDown decrements the count, if it is not zero, and returns the count after it; reaching zero
+// releases every waiter. It blocks for one round trip. Errors are those of TrySetCount.
+func (l *CountDownLatch) CountDown(ctx context.Context) (int64, error) {
+	return l.change(ctx, "count down", "d", 0)
+}
+
+// Count returns the current count (0 if never set or counted down). It blocks for one round trip; it
+// fails with ErrWrongType if the name holds another kind of object.
+func (l *CountDownLatch) Count(ctx context.Context) (int64, error) {
+	if err := l.check(ctx); err != nil {
+		return 0, opErr("count", l.Name(), err)
+	}
+	n, err := l.count(ctx)
+	if err != nil {
+		return 0, opErr("count", l.name, err)
+	}
+	return n, nil
+}
+
+func (l *CountDownLatch) count(ctx context.Context) (int64, error) {
+	v, err := l.c.rdb.Get(ctx, l.key).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, nil
+	case err != nil:
+		return 0, redisErr(err)
+	}
+	n, perr := strconv.ParseInt(v, 10, 64)
+	if perr != nil || n < 1 {
+		return 0, because(ErrWrongType, errors.New("not a latch count"))
+	}
+	return n, nil
+}
+
+// Wait blocks until the count is zero, ctx ends, or the Client is closed. It returns nil once the
+// count is zero (at once if it is zero already), ctx's error, ErrClosed, ErrWrongType, or a Redis
+// error; waiting changes nothing in Redis.
+func (l *CountDownLatch) Wait(ctx context.Context) error {
+	if err := l.check(ctx); err != nil {
+		return opErr("wait", l.Name(), err)
+	}
+	err := l.c.engine.Wait(ctx, &wait.Waiter{Channel: l.channel}, func(ctx context.Context, _ wait.Woken) (wait.Outcome, error) {
+		n, err := l.count(ctx)
+		if err != nil {
+			return wait.Outcome{}, err
+		}
+		return wait.Outcome{Acquired: n == 0, Retry: -1}, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, wait.ErrClosed):
+		return opErr("wait", l.name, ErrClosed)
+	case ctx.Err() != nil:
+		return opErr("wait", l.name, ctx.Err())
+	}
+	return opErr("wait", l.name, err)
+}

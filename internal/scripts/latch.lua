@@ -1,0 +1,48 @@
+-- latch.lua: set or count down a CountDownLatch. The latch is a STRING integer at the object key,
+-- absent when it is zero (never set, or counted down to zero: then it can be set again).
+--
+-- KEYS[1]  the count
+-- KEYS[2]  the request's record: its answer, kept for the re-send window
+-- ARGV[1]  what: "s" set the count to ARGV[2] if it is zero; "d" count down by one
+-- ARGV[2]  "s": the count (≥ 1)
+-- ARGV[3]  publish command: PUBLISH or SPUBLISH
+-- ARGV[4]  the latch's wake-up channel, shared by its Clients: reaching zero publishes "*" there
+-- ARGV[5]  ms to keep the request's record
+--
+-- returns  "s": 1 set, 0 the count was not zero; "d": the count after it (0 also when it was zero
+--          already); a WRONGTYPE error if the key holds anything but a positive integer
+--
+-- Safe to run twice: a repeat finds the request's record and answers what the first run answered,
+-- changing nothing (a late copy of a set cannot arm a latch again once it reached zero).
+local key, record = KEYS[1], KEYS[2]
+local what, n, publish, channel, keepMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
+local done = redis.call('GET', record)
+if done then
+  return tonumber(done)
+end
+local v = redis.call('GET', key) -- WRONGTYPE on a hash, list, ...: not a latch
+local count = 0
+if v then
+  count = tonumber(v)
+  if not count or count < 1 or count ~= math.floor(count) then
+    return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+  end
+end
+local out
+if what == 's' then
+  out = 0
+  if count == 0 then
+    redis.call('SET', key, n)
+    out = 1
+  end
+else
+  out = 0
+  if count > 1 then
+    out = redis.call('DECR', key)
+  elseif count == 1 then
+    redis.call('DEL', key)
+    redis.call(publish, channel, '*')
+  end
+end
+redis.call('SET', record, out, 'PX', keepMs)
+return out
