@@ -38,6 +38,8 @@ type config struct {
 	rw           bool
 	rwReads      float64
 	rwOnly       bool
+	sem          bool
+	semOnly      bool
 	rounds       int
 	cpuProfile   string
 }
@@ -55,6 +57,7 @@ type report struct {
 	Hold        *holdResult        `json:"hold,omitempty"`
 	ClusterHold *clusterHoldResult `json:"cluster_hold,omitempty"`
 	RW          *rwResult          `json:"rw_read_heavy,omitempty"`
+	Sem         *semResult         `json:"semaphore,omitempty"`
 	HoldError   string             `json:"hold_error,omitempty"`
 	Ratios      []ratio            `json:"ratios"`
 	Failures    []string           `json:"failures,omitempty"`
@@ -79,6 +82,8 @@ func main() {
 	flag.BoolVar(&cfg.rw, "rw", true, "also run the read-heavy ReadWriteLock scenario (16 Clients, -rw-reads reads) against the Lock")
 	flag.Float64Var(&cfg.rwReads, "rw-reads", 0.9, "share of reads in the ReadWriteLock scenario")
 	flag.BoolVar(&cfg.rwOnly, "rw-only", false, "run the read-heavy ReadWriteLock scenario only")
+	flag.BoolVar(&cfg.sem, "sem", true, "also run the Semaphore scenario (1 Client uncontended; 16 and 64 Clients on 4 permits against 4 Locks)")
+	flag.BoolVar(&cfg.semOnly, "sem-only", false, "run the Semaphore scenario only")
 	flag.IntVar(&cfg.rounds, "rounds", 2, "repeat the scenarios of all implementations this many times (order rotated each round) and pool the results")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
@@ -197,7 +202,10 @@ func run(ctx context.Context, cfg *config) (err error) {
 	failed := map[string]bool{}
 	nrounds := cfg.rounds
 	if cfg.rwOnly {
-		nrounds, cfg.holdLocks, cfg.rw = 0, 0, true
+		nrounds, cfg.holdLocks, cfg.rw, cfg.sem = 0, 0, true, false
+	}
+	if cfg.semOnly {
+		nrounds, cfg.holdLocks, cfg.rw, cfg.sem = 0, 0, false, true
 	}
 rounds:
 	for round := range nrounds {
@@ -284,6 +292,17 @@ rounds:
 				return ctx.Err()
 			}
 			rep.Failures = append(rep.Failures, "redisson read-heavy scenario: "+err.Error())
+		}
+	}
+	if cfg.sem && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {
+		logf("redisson: Semaphore scenario")
+		r, err := semBench(ctx, addr, stats, 4, cfg.critical, cfg.contDuration)
+		rep.Sem = r
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rep.Failures = append(rep.Failures, "redisson semaphore scenario: "+err.Error())
 		}
 	}
 	if err := stats.FlushAll(ctx).Err(); err != nil && ctx.Err() != nil {

@@ -206,6 +206,9 @@ func printReport(w io.Writer, rep *report) {
 			{"unlock errors", fmt.Sprint(h.UnlockErrors)},
 		})
 	}
+	if rep.Sem != nil {
+		printSem(w, rep.Sem)
+	}
 	if rep.RW != nil {
 		printRW(w, rep.RW)
 		fmt.Fprintln(w)
