@@ -60,6 +60,10 @@ type Client struct {
 	bgMu      sync.Mutex     // orders background against Close
 	bg        sync.WaitGroup // background goroutines (see background)
 
+	// permits are the watchdog-renewed permits of PermitExpirableSemaphores: "<leases key> <permit
+	// id>" → *renew.Entry, until released or lost.
+	permits sync.Map
+
 	// notes remembers, per lock (by gate name), what this Client's acquisitions learnt of it lately.
 	notesMu sync.Mutex
 	notes   map[string]lockNotes
@@ -408,9 +412,10 @@ const (
 	kindRWWaiter            // a ReadWriteLock writer waiting: rw_renew.lua moves its registration
 	kindRWReadWaiter        // a ReadWriteLock reader waiting: rw_renew.lua moves its registration
 	kindSemWaiter           // a Semaphore waiter: sem_beat.lua moves its registration
+	kindPermit              // a PermitExpirableSemaphore permit: sem_renew.lua moves its lease
 )
 
-var _ [renew.Kinds - kindSemWaiter - 1]struct{} // every kind fits the scheduler's bound
+var _ [renew.Kinds - kindPermit - 1]struct{} // every kind fits the scheduler's bound
 
 // renewBatches is the scheduler's Renewer: one script call per batch (one kind and slot each), the
 // calls for one Redis node pipelined in one round trip, the nodes of a Cluster in parallel, so that a
@@ -573,6 +578,8 @@ func (c *Client) renewCall(batch []*renew.Entry) (*redis.Script, []string, []any
 		return scripts.WaitBeat, keys, args
 	case batch[0].Kind == kindSemWaiter:
 		return scripts.SemBeat, keys, args
+	case batch[0].Kind == kindPermit:
+		return scripts.SemRenew, keys, args
 	}
 	return scripts.LockRenew, keys, args
 }

@@ -133,7 +133,8 @@ func TestConformance(t *testing.T) {
 	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "ReadWriteLock", "MultiLock", "RedLock") {
 		suites = append(suites, suite{kind, lockConformance(kind)}) // the lock family
 	}
-	suites = append(suites, suite{"Semaphore", semaphoreConformance()}, suite{"CountDownLatch", latchConformance()})
+	suites = append(suites, suite{"Semaphore", semaphoreConformance()}, suite{"CountDownLatch", latchConformance()},
+		suite{"PermitExpirableSemaphore", permitConformance()})
 	for _, top := range topologies {
 		t.Run(top.name, func(t *testing.T) {
 			if top.slow && testing.Short() {

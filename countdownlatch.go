@@ -94,8 +94,8 @@ func (l *CountDownLatch) change(ctx context.Context, op, what string, n int64) (
 // (n < 1; nothing changed), ErrWrongType, ErrNotReplicated (set on the master only), or a Redis error
 // (the outcome is unknown; a re-sent request is applied once).
 func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error) {
-	if n < 1 && l.check(ctx) == nil {
-		return false, opErr("try set count", l.name, invalidf("count %d: must be at least 1", n))
+	if (n < 1 || n > maxPermits) && l.check(ctx) == nil {
+		return false, opErr("try set count", l.name, invalidf("count %d: must be in [1, 2^53-1]", n))
 	}
 	v, err := l.change(ctx, "try set count", "s", n)
 	return v == 1, err

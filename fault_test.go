@@ -612,6 +612,8 @@ func TestFaultHelperProcess(t *testing.T) {
 		faultHelperSemLoad(t, ctx, addr, name, stdin)
 	case "latchwait":
 		faultHelperLatchWait(t, ctx, addr, name)
+	case "permitholder":
+		faultHelperPermitHolder(t, ctx, addr, name, stdin)
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}

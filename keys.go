@@ -35,6 +35,7 @@ const (
 	sfxForce     = "fu:"  // + request id: the outcome of a force unlock
 	sfxFence     = "fence"
 	sfxWaiters   = "sw"  // a Semaphore's waiters
+	sfxLeases    = "sl"  // a Semaphore's leased permits (PermitExpirableSemaphore)
 	sfxRequest   = "sr:" // + request id: the outcome of a Semaphore or CountDownLatch request
 	sfxLatchWake = "lw"  // a CountDownLatch's wake-up channel, shared by its Clients
 )

@@ -3,9 +3,8 @@ package redisson
 import (
 	"context"
 	"errors"
-	"strconv"
-
-	"github.com/redis/go-redis/v9"
+	"strings"
+	"time"
 
 	"github.com/goredisson/redisson/internal/renew"
 	"github.com/goredisson/redisson/internal/scripts"
@@ -42,6 +41,7 @@ type Semaphore struct {
 	c           *Client
 	name, key   string
 	waiters     string              // the waiters hash (sem_value.lua)
+	leases      string              // the leased permits (sem_value.lua)
 	aux         func(string) string // auxiliary names (keys.go)
 	wakePrefix  string
 	wakeChannel string // this Client's
@@ -62,7 +62,7 @@ func (c *Client) Semaphore(name string) *Semaphore {
 	if s.err != nil {
 		return s
 	}
-	s.waiters = s.aux(sfxWaiters)
+	s.waiters, s.leases = s.aux(sfxWaiters), s.aux(sfxLeases)
 	s.wakePrefix = s.aux(sfxWake)
 	s.wakeChannel = s.wakePrefix + c.id
 	return s
@@ -93,10 +93,7 @@ func (s *Semaphore) check(ctx context.Context) error {
 // error matches ErrNotObtained, with ctx's error, ErrClosed, ErrInvalidArgument (n < 1, WithLease:
 // permits have no lease), ErrWrongType, ErrNotReplicated or the Redis error.
 func (s *Semaphore) Acquire(ctx context.Context, n int64, opts ...AcquireOption) error {
-	ok, err := s.acquire(ctx, "acquire", n, opts, true)
-	if err == nil && !ok {
-		err = opErr("acquire", s.Name(), ErrNotObtained, errors.New("wait bound passed"))
-	}
+	_, err := s.acquire(ctx, "acquire", n, opts, true, false)
 	return err
 }
 
@@ -104,28 +101,38 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64, opts ...AcquireOption)
 // bound; it reports whether it took them. It blocks for one round trip, or up to the bound. Errors
 // are those of Acquire; not getting the permits in time is (false, nil).
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, opts ...AcquireOption) (bool, error) {
-	return s.acquire(ctx, "try acquire", n, opts, false)
+	id, err := s.acquire(ctx, "try acquire", n, opts, false, false)
+	return id != "", err
 }
+
+// maxPermits bounds every count of permits: the scripts' numbers hold integers exactly up to it.
+const maxPermits = 1<<53 - 1
 
 // errNotNow ends a single attempt that found too few permits.
 var errNotNow = errors.New("too few permits")
 
-func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []AcquireOption, waiting bool) (bool, error) {
+// acquire takes n permits: one attempt, or, if waiting (or WithWait), attempts through the waiting
+// engine. It returns the acquisition's id, or "" when it took nothing: with nil when a single attempt
+// or the WithWait bound found too few permits (Acquire makes that an error), else the error. With
+// leased (PermitExpirableSemaphore), each permit is leased (WithLease, else the watchdog's lease,
+// renewed while the Client lives) and its id is "<acquisition id>#<i>".
+func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []AcquireOption, waiting, leased bool) (string, error) {
 	if err := s.check(ctx); err != nil {
-		return false, opErr(op, s.Name(), ErrNotObtained, err)
+		return "", opErr(op, s.Name(), ErrNotObtained, err)
 	}
 	ac, err := parseAcquire(opts)
 	switch {
 	case err != nil:
-		return false, opErr(op, s.name, ErrNotObtained, err)
-	case n < 1:
-		return false, opErr(op, s.name, ErrNotObtained, invalidf("%d permits: must be at least 1", n))
-	case ac.lease != 0:
-		return false, opErr(op, s.name, ErrNotObtained, invalidf("semaphore permits have no lease (WithLease)"))
+		return "", opErr(op, s.name, ErrNotObtained, err)
+	case n < 1 || n > maxPermits:
+		return "", opErr(op, s.name, ErrNotObtained, invalidf("%d permits: must be in [1, 2^53-1]", n))
+	case ac.lease != 0 && !leased:
+		return "", opErr(op, s.name, ErrNotObtained, invalidf("semaphore permits have no lease (WithLease)"))
 	}
+	bounded := ac.waitSet && ac.wait > 0
 	waitCtx := ctx
 	if ac.waitSet {
-		waiting = ac.wait > 0
+		waiting = bounded
 		if waiting {
 			var cancel context.CancelFunc
 			waitCtx, cancel = context.WithTimeout(ctx, ac.wait)
@@ -134,17 +141,26 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	}
 	c := s.c
 	id := c.newID()
-	keys := []string{s.key, s.waiters, s.aux(sfxRequest + id)}
+	keys := []string{s.key, s.waiters, s.aux(sfxRequest + id), s.leases}
 	mode := "f"
 	if waiting {
 		mode = "w"
 	}
+	var leaseMs int64
+	if leased {
+		leaseMs = c.cfg.watchdog.Milliseconds()
+		if ac.lease > 0 {
+			leaseMs = ac.lease.Milliseconds()
+		}
+	}
 	sent := false
+	var at time.Time // when the attempt that took the permits was sent
 	attempt := func(ctx context.Context, _ wait.Woken) (wait.Outcome, error) {
 		sent = true
-		cmd, ackErr := c.eval(ctx, scripts.SemAcquire, keys, id, n, mode, c.waiterArg, c.historyArg)
+		at = time.Now()
+		cmd, ackErr := c.eval(ctx, scripts.SemAcquire, keys, id, n, mode, c.waiterArg, c.historyArg, leaseMs, c.publish, s.wakePrefix)
 		r, err := cmd.Int64Slice()
-		if err == nil && len(r) != 2 {
+		if err == nil && len(r) != 3 {
 			err = errors.New("redisson: unexpected reply to a semaphore acquisition")
 		}
 		switch {
@@ -154,10 +170,14 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 			return wait.Outcome{}, ackErr
 		case r[0] == 1:
 			return wait.Outcome{Acquired: true}, nil
+		case r[0] < 0 && !waiting:
+			// A re-sent copy of this single attempt, after its first run found too few permits.
+			return wait.Outcome{}, errNotNow
 		case r[0] < 0:
 			return wait.Outcome{}, errors.New("redisson: the acquisition was undone")
 		case r[1] > 0:
-			return wait.Outcome{Queued: true, Ticket: r[1], Retry: -1}, nil
+			// Queued; a leased permit coming back wakes nobody: try again when the first lease ends.
+			return wait.Outcome{Queued: true, Ticket: r[1], Retry: time.Duration(r[2]) * time.Millisecond}, nil
 		}
 		return wait.Outcome{}, errNotNow
 	}
@@ -165,51 +185,70 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		_, err = attempt(waitCtx, wait.Woken{})
 	} else {
 		err = c.engine.Wait(waitCtx, &wait.Waiter{Channel: s.wakeChannel, ID: id, Beat: renew.Entry{
-			Kind: kindSemWaiter, Key: s.key, Keys: []string{s.key, s.waiters}, Owner: id,
+			Kind: kindSemWaiter, Key: s.key, Keys: []string{s.key, s.waiters, s.leases}, Owner: id,
 			Group: c.group(s.key), Lease: c.cfg.waiterTimeout,
 		}}, attempt)
 	}
 	if err == nil {
-		return true, nil
+		if leased && ac.lease == 0 && !s.watch(id, n, at) {
+			s.undo(ctx, id, n, leased) // closed meanwhile: nothing would renew them
+			return "", opErr(op, s.name, ErrNotObtained, ErrClosed)
+		}
+		return id, nil
 	}
 	if sent && !noEffect(err) && !errors.Is(err, errNotNow) {
 		// The wait ended, or an attempt's outcome is unknown: give back what it may have taken and
 		// leave the waiters. The request's record makes a copy still travelling take nothing.
-		s.undo(ctx, id, n)
+		s.undo(ctx, id, n, leased)
 	}
 	switch {
 	case errors.Is(err, errNotNow):
-		return false, nil
+		err = nil
 	case errors.Is(err, wait.ErrClosed):
-		return false, opErr(op, s.name, ErrNotObtained, ErrClosed)
+		err = opErr(op, s.name, ErrNotObtained, ErrClosed)
 	case ctx.Err() != nil:
-		return false, opErr(op, s.name, ErrNotObtained, ctx.Err())
-	case waitCtx.Err() != nil:
-		return false, nil // the WithWait bound passed
+		err = opErr(op, s.name, ErrNotObtained, ctx.Err())
+	case bounded && waitCtx.Err() != nil:
+		err = nil // the WithWait bound passed
+	default:
+		err = opErr(op, s.name, ErrNotObtained, err)
 	}
-	return false, opErr(op, s.name, ErrNotObtained, err)
+	if err == nil && op == "acquire" {
+		err = opErr(op, s.name, ErrNotObtained, errors.New("wait bound passed"))
+	}
+	return "", err
 }
 
 // undo gives back the permits acquisition id may have taken and takes it out of the waiters, on a
 // detached context.
-func (s *Semaphore) undo(ctx context.Context, id string, n int64) {
+func (s *Semaphore) undo(ctx context.Context, id string, n int64, leased bool) {
 	ctx, cancel := detached(ctx)
 	defer cancel()
-	if _, _, err := s.change(ctx, "u", n, id); err != nil {
+	if _, _, err := s.change(ctx, "u", n, id, leased); err != nil {
 		s.c.cfg.logger.Warn("redisson: could not give back the permits of an ended semaphore wait", "semaphore", s.name, "err", err)
 	}
 }
 
-// change runs sem_release.lua: what (see its header) with n, as request id (a new one if "").
-func (s *Semaphore) change(ctx context.Context, what string, n int64, id string) (int64, error, error) {
+// change runs sem_release.lua: what (see its header) with n, as request id (a new one if ""), the
+// undo's leased flag, and permit ids.
+func (s *Semaphore) change(ctx context.Context, what string, n int64, id string, leased bool, pids ...string) (int64, error, error) {
 	req := id
 	if req == "" {
 		req = s.c.newID()
 	}
 	c := s.c
-	cmd, ackErr := c.eval(ctx, scripts.SemRelease, []string{s.key, s.waiters, s.aux(sfxRequest + req)},
-		what, n, c.publish, s.wakePrefix, c.historyArg, id)
+	args := []any{what, n, c.publish, s.wakePrefix, c.historyArg, id, "0"}
+	if leased {
+		args[6] = "1"
+	}
+	for _, p := range pids {
+		args = append(args, p)
+	}
+	cmd, ackErr := c.eval(ctx, scripts.SemRelease, []string{s.key, s.waiters, s.aux(sfxRequest + req), s.leases}, args...)
 	v, err := cmd.Int64()
+	if err != nil && strings.Contains(err.Error(), "permits out of range") {
+		return 0, nil, because(ErrInvalidArgument, err) // nothing changed (sem_bound)
+	}
 	return v, ackErr, redisErr(err)
 }
 
@@ -219,7 +258,7 @@ func (s *Semaphore) mutate(ctx context.Context, op, what string, n int64) (int64
 	if err := s.check(ctx); err != nil {
 		return 0, opErr(op, s.Name(), err)
 	}
-	v, ackErr, err := s.change(ctx, what, n, "")
+	v, ackErr, err := s.change(ctx, what, n, "", false)
 	if err != nil {
 		return 0, opErr(op, s.name, err)
 	}
@@ -234,8 +273,8 @@ func (s *Semaphore) mutate(ctx context.Context, op, what string, n int64) (int64
 // error is ErrInvalidArgument (nothing changed), ErrWrongType, ErrNotReplicated (released on the
 // master only), or a Redis error (the outcome is unknown: a re-sent release is applied once).
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
-	if n < 1 && s.check(ctx) == nil {
-		return opErr("release", s.name, invalidf("%d permits: must be at least 1", n))
+	if (n < 1 || n > maxPermits) && s.check(ctx) == nil {
+		return opErr("release", s.name, invalidf("%d permits: must be in [1, 2^53-1]", n))
 	}
 	_, err := s.mutate(ctx, "release", "r", n)
 	return err
@@ -245,8 +284,8 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 // releases bring it back) and wakes the waiters they let through. It blocks for one round trip and
 // returns the permits available after it. Errors are those of Release (n = 0 is ErrInvalidArgument).
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) (int64, error) {
-	if n == 0 && s.check(ctx) == nil {
-		return 0, opErr("add permits", s.name, invalidf("0 permits"))
+	if (n == 0 || n > maxPermits || n < -maxPermits) && s.check(ctx) == nil {
+		return 0, opErr("add permits", s.name, invalidf("%d permits: must be non-zero, within ±(2^53-1)", n))
 	}
 	return s.mutate(ctx, "add permits", "a", n)
 }
@@ -255,8 +294,8 @@ func (s *Semaphore) AddPermits(ctx context.Context, n int64) (int64, error) {
 // whether it did; it wakes the waiters they let through. It blocks for one round trip. Errors are
 // those of Release.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
-	if n < 0 && s.check(ctx) == nil {
-		return false, opErr("try set permits", s.name, invalidf("%d permits: must not be negative", n))
+	if (n < 0 || n > maxPermits) && s.check(ctx) == nil {
+		return false, opErr("try set permits", s.name, invalidf("%d permits: must be in [0, 2^53-1]", n))
 	}
 	v, err := s.mutate(ctx, "try set permits", "s", n)
 	return v == 1, err
@@ -269,22 +308,15 @@ func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
 }
 
 // AvailablePermits returns the permits available now (0 if never set; below 0 after a negative
-// AddPermits). It blocks for one round trip; waiters may take them at any moment. It fails with
-// ErrWrongType if the name holds another kind of object.
+// AddPermits), counting back leased permits whose lease passed. It blocks for one round trip; waiters
+// may take them at any moment. It fails with ErrWrongType if the name holds another kind of object.
 func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 	if err := s.check(ctx); err != nil {
 		return 0, opErr("available permits", s.Name(), err)
 	}
-	v, err := s.c.rdb.Get(ctx, s.key).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return 0, nil
-	case err != nil:
-		return 0, opErr("available permits", s.name, redisErr(err))
+	v, _, err := s.change(ctx, "q", 0, "", false)
+	if err != nil {
+		return 0, opErr("available permits", s.name, err)
 	}
-	n, perr := strconv.ParseInt(v, 10, 64)
-	if perr != nil {
-		return 0, opErr("available permits", s.name, because(ErrWrongType, perr))
-	}
-	return n, nil
+	return v, nil
 }

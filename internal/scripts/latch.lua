@@ -23,10 +23,10 @@ end
 local v = redis.call('GET', key) -- WRONGTYPE on a hash, list, ...: not a latch
 local count = 0
 if v then
-  count = tonumber(v)
-  if not count or count < 1 or count ~= math.floor(count) then
+  if not string.match(v, '^%d+$') or #v > 16 or tonumber(v) < 1 or tonumber(v) > 9007199254740991 then
     return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
   end
+  count = tonumber(v)
 end
 local out
 if what == 's' then

@@ -54,6 +54,8 @@ var (
 	semReleaseSrc string
 	//go:embed sem_beat.lua
 	semBeatSrc string
+	//go:embed sem_renew.lua
+	semRenewSrc string
 	//go:embed latch.lua
 	latchSrc string
 )
@@ -91,6 +93,8 @@ var (
 	SemRelease = redis.NewScript(semValueSrc + semReleaseSrc)
 	// SemBeat keeps many Semaphore waiters alive at once. See sem_beat.lua.
 	SemBeat = redis.NewScript(semValueSrc + semBeatSrc)
+	// SemRenew extends many leased permits at once. See sem_renew.lua.
+	SemRenew = redis.NewScript(semValueSrc + semRenewSrc)
 	// Latch sets or counts down a CountDownLatch. See latch.lua.
 	Latch = redis.NewScript(latchSrc)
 )
@@ -111,5 +115,6 @@ var All = map[string]*redis.Script{
 	"sem_acquire":       SemAcquire,
 	"sem_release":       SemRelease,
 	"sem_beat":          SemBeat,
+	"sem_renew":         SemRenew,
 	"latch":             Latch,
 }

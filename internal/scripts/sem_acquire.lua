@@ -3,25 +3,33 @@
 -- KEYS[1]  the permits
 -- KEYS[2]  the waiters hash
 -- KEYS[3]  the acquisition's request record
+-- KEYS[4]  the leased permits
 -- ARGV[1]  the acquisition's id (its waiter id: "<client id>:<sequence>")
 -- ARGV[2]  n, the permits wanted (≥ 1)
 -- ARGV[3]  "f" one attempt; "w" a waiting attempt, which registers the waiter when it fails
 -- ARGV[4]  the waiter timeout in ms (a registration lasts that long without a heartbeat)
 -- ARGV[5]  ms to keep the request record (the re-send window)
+-- ARGV[6]  lease in ms of each permit taken (PermitExpirableSemaphore: the permits "<id>#1".."<id>#n"
+--          are leased until now + lease), or 0: plain permits
+-- ARGV[7]  publish command, ARGV[8] wake channel prefix: expired leases that came back may let
+--          waiters through (see sem_wake)
 --
--- returns  {1, 0} the permits were taken; {0, ticket} not now (ticket: the waiter's place if the
---          attempt registered it, else 0); {-1, 0} the acquisition was undone already (a late copy)
+-- returns  {1, 0, 0} the permits were taken; {0, ticket, next} not now (ticket: the waiter's place if
+--          the attempt registered it, else 0; next: ms until the earliest leased permit expires or
+--          the registration of a waiter ahead lapses, -1 none); {-1, 0, 0} the acquisition was undone
+--          already (a late copy, or of a single attempt that failed)
 --
 -- Safe to run twice: a repeat of an attempt that took the permits finds its record "a" and answers 1
--- without taking more; a copy landing after the undo finds "u" and takes nothing; a repeated
--- registration keeps its ticket.
-local key, waiters, record = KEYS[1], KEYS[2], KEYS[3]
+-- without taking more; a copy landing after the undo, or after a single attempt ("f") that failed,
+-- finds "u" and takes nothing; a repeated registration keeps its ticket.
+local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, n, mode, waiterMs, keepMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local leaseMs, publish, wakePrefix = tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local done = redis.call('GET', record)
 if done == 'a' then
-  return {1, 0}
+  return {1, 0, 0}
 elseif done then
-  return {-1, 0}
+  return {-1, 0, 0}
 end
 local now = sem_now()
 local permits, err = sem_permits(key)
@@ -32,16 +40,45 @@ local list, byID, seq, lerr = sem_load(waiters, now)
 if not list then
   return lerr
 end
+local back
+permits, back = sem_reclaim(key, leases, permits, now)
 local mine = byID[id]
 if permits - sem_ahead(list, mine and mine.ticket) >= n then
-  redis.call('DECRBY', key, n)
+  permits = redis.call('DECRBY', key, n)
+  if leaseMs > 0 then
+    local args = {}
+    for _, pid in ipairs(sem_ids(id, n)) do
+      args[#args + 1] = now + leaseMs
+      args[#args + 1] = pid
+    end
+    redis.call('ZADD', leases, unpack(args))
+  end
   redis.call('SET', record, 'a', 'PX', keepMs)
   sem_remove(waiters, list, byID, id)
   sem_keep(waiters, list, now)
-  return {1, 0}
+  if back > 0 then
+    sem_wake(list, permits, publish, wakePrefix)
+  end
+  return {1, 0, 0}
+end
+if back > 0 then
+  sem_wake(list, permits, publish, wakePrefix)
+end
+-- Try again when the first lease ends, or the registration of a waiter ahead lapses (a waiter that
+-- died stops holding this one up then, even if this Client's heartbeats are far apart).
+local retry = sem_next(leases, now)
+for _, w in ipairs(list) do
+  if mine and w.ticket >= mine.ticket then
+    break
+  end
+  if retry < 0 or w.deadline - now < retry then
+    retry = math.max(w.deadline - now, 1)
+  end
 end
 if mode ~= 'w' then
-  return {0, 0}
+  -- A single attempt that failed is over: a copy of it landing later must take nothing.
+  redis.call('SET', record, 'u', 'PX', keepMs)
+  return {0, 0, retry}
 end
 if not mine then
   if seq == 0 then
@@ -54,4 +91,4 @@ end
 mine.deadline = now + waiterMs
 redis.call('HSET', waiters, id, string.format('%d|%d|%d', mine.ticket, n, mine.deadline))
 sem_keep(waiters, list, now)
-return {0, mine.ticket}
+return {0, mine.ticket, retry}

@@ -4,21 +4,29 @@
 -- KEYS[1]  the permits
 -- KEYS[2]  the waiters hash
 -- KEYS[3]  the request's record
+-- KEYS[4]  the leased permits
 -- ARGV[1]  what: "r" release n; "a" add n (may be negative); "d" drain (take all available);
 --          "s" set the permits to n if they are not set; "u" undo acquisition ARGV[6] of n permits
---          (give them back if it took them; leave the waiters either way)
+--          (give them back if it took them; leave the waiters either way); "x" release the leased
+--          permits ARGV[8..] (all or none); "e" extend the leases of the permits ARGV[8..] to n ms
+--          from now; "q" the ms left of the lease of permit ARGV[8], or without one the permits
 -- ARGV[2]  n
 -- ARGV[3]  publish command: PUBLISH or SPUBLISH
 -- ARGV[4]  wake channel prefix: a waiter is woken on "<prefix><its client id>"
 -- ARGV[5]  ms to keep the request record (the re-send window)
 -- ARGV[6]  "u": the acquisition's id (its waiter id)
+-- ARGV[7]  "u": "1" if the acquisition leased its permits (then only those still leased come back)
+-- ARGV[8…] "x", "e", "q": permit ids
 --
--- returns  "r", "a": the permits available after it; "d": the permits drained; "s": 1 set, 0 they
---          were set already; "u": n given back, 0 nothing was taken
+-- returns  "r", "a", "x": the permits available after it ("x": -1 if a permit is not leased, or its
+--          lease passed: nothing released); "d": the permits drained; "s": 1 set, 0 they were set
+--          already; "u": the permits given back; "e": how many leases were extended; "q": ms left, -1
+--          if the permit is not leased, or the permits available (expired leases counted back)
 --
--- After any change, the waiters whose wants now fit are woken (see sem_wake). Safe to run twice: a
--- repeat finds the request's record and answers what the first run answered, changing nothing.
-local key, waiters, record = KEYS[1], KEYS[2], KEYS[3]
+-- Expired leases come back first (sem_reclaim). After any change, the waiters whose wants now fit
+-- are woken (see sem_wake). Safe to run twice: a repeat finds the request's record and answers what
+-- the first run answered, changing nothing ("e" and "q" keep no record: they are idempotent).
+local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local what, n, publish, wakePrefix, keepMs, id = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
 local done = redis.call('GET', record)
 if done and what ~= 'u' then
@@ -33,8 +41,52 @@ local list, byID, _, lerr = sem_load(waiters, now)
 if not list then
   return lerr
 end
+local back
+permits, back = sem_reclaim(key, leases, permits, now)
+if back > 0 then
+  sem_wake(list, permits, publish, wakePrefix)
+end
+local pids = {}
+for i = 8, #ARGV do
+  pids[#pids + 1] = ARGV[i]
+end
 local out
-if what == 'r' or what == 'a' then
+if what == 'q' then
+  if not pids[1] then
+    return permits
+  end
+  local score = redis.call('ZSCORE', leases, pids[1])
+  if not score then
+    return -1
+  end
+  return tonumber(score) - now
+elseif what == 'e' then
+  out = 0
+  for _, pid in ipairs(pids) do
+    if redis.call('ZSCORE', leases, pid) then
+      redis.call('ZADD', leases, 'XX', now + n, pid)
+      out = out + 1
+    end
+  end
+  return out
+elseif what == 'x' then
+  out = -1
+  local held = true
+  for _, pid in ipairs(pids) do
+    if not redis.call('ZSCORE', leases, pid) then
+      held = false
+    end
+  end
+  if held and #pids > 0 then
+    redis.call('ZREM', leases, unpack(pids))
+    permits = redis.call('INCRBY', key, #pids)
+    out = permits
+  end
+elseif what == 'r' or what == 'a' then
+  local berr = sem_bound(permits + n)
+  if berr then
+    return berr
+  end
   permits = redis.call('INCRBY', key, n)
   out = permits
 elseif what == 'd' then
@@ -50,8 +102,13 @@ elseif what == 's' then
 else -- 'u'
   out = 0
   if done == 'a' then
-    permits = redis.call('INCRBY', key, n)
     out = n
+    if ARGV[7] == '1' then
+      out = redis.call('ZREM', leases, unpack(sem_ids(id, n)))
+    end
+    if out > 0 then
+      permits = redis.call('INCRBY', key, out)
+    end
   end
   sem_remove(waiters, list, byID, id)
   redis.call('SET', record, 'u', 'PX', keepMs)

@@ -8,6 +8,9 @@
 --                     never repeat). A waiter wants n permits; deadline (server ms) is moved by its
 --                     client's heartbeats, and a waiter whose deadline passed is dropped by the next
 --                     script that loads the hash.
+--   <key>:~sl         ZSET of leased permits (PermitExpirableSemaphore): member "<acquisition id>#<i>",
+--                     score its expiry (server ms). A permit whose expiry passed is back in the pool:
+--                     the next script that looks (sem_reclaim) removes it and adds it to the permits.
 --   <key>:~sr:<id>    the outcome of request id (an acquisition, release, AddPermits, DrainPermits),
 --                     kept for the re-send window: "a" an acquisition took its permits, "u" it was
 --                     undone (a copy landing later takes nothing), or the answer of a release-like
@@ -31,11 +34,47 @@ local function sem_permits(key)
   if not v then
     return 0
   end
-  local n = tonumber(v)
-  if not n or n ~= math.floor(n) then
+  -- Decimal digits only, and within what a Lua number holds exactly (the Go side keeps every count
+  -- within ±(2^53 - 1): see sem_bound).
+  if not string.match(v, '^-?%d+$') or #v > 16 or math.abs(tonumber(v)) > 9007199254740991 then
     return nil, redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
   end
-  return n
+  return tonumber(v)
+end
+
+-- sem_bound is the error of a change that would take the permits beyond ±(2^53 - 1).
+local function sem_bound(permits)
+  if math.abs(permits) > 9007199254740991 then
+    return redis.error_reply('ERR semaphore permits out of range')
+  end
+end
+
+-- sem_reclaim returns to the permits at key the leased permits whose expiry passed, and returns the
+-- permits then available and how many came back.
+local function sem_reclaim(key, leases, permits, now)
+  local back = redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
+  if back > 0 then
+    permits = redis.call('INCRBY', key, back)
+  end
+  return permits, back
+end
+
+-- sem_next returns ms until the earliest leased permit's expiry, or -1 if none is leased.
+local function sem_next(leases, now)
+  local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
+  if not first[2] then
+    return -1
+  end
+  return math.max(tonumber(first[2]) - now, 1)
+end
+
+-- sem_ids returns the permit ids of acquisition id leasing n permits.
+local function sem_ids(id, n)
+  local ids = {}
+  for i = 1, n do
+    ids[i] = id .. '#' .. i
+  end
+  return ids
 end
 
 -- sem_load reads the waiters hash, deletes the waiters whose deadline passed, and returns them

@@ -1,0 +1,24 @@
+-- sem_renew.lua: extend the leases of many PermitExpirableSemaphore permits at once (the watchdog).
+-- Format: sem_value.lua.
+--
+-- KEYS[1..n]  the leased permits of permit i (on Cluster all keys of one call are in one slot)
+-- ARGV[1]     lease in ms
+-- ARGV[i+1]   permit i's id
+--
+-- returns     array of integers, one per permit: 1 renewed; 0 it is no longer leased (released, or
+--             its lease passed: it is back in the pool, whether or not a script has counted it yet)
+--
+-- Safe to run twice: setting the same lease again changes nothing that matters.
+local leaseMs = tonumber(ARGV[1])
+local now = sem_now()
+local out = {}
+for i, leases in ipairs(KEYS) do
+  out[i] = 0
+  -- pcall: a key of another type must not fail the renewal of the whole batch.
+  local ok, score = pcall(redis.call, 'ZSCORE', leases, ARGV[i + 1])
+  if ok and score and tonumber(score) > now then
+    redis.call('ZADD', leases, 'XX', now + leaseMs, ARGV[i + 1])
+    out[i] = 1
+  end
+end
+return out
