@@ -79,7 +79,19 @@
 //	RedLock     a majority of N independent masters, the Redlock algorithm (RedissonRedLock)
 //
 // All return a *Hold and share ownership, re-entry, leases, the watchdog and the loss signal; all
-// satisfy Locker. A name is one kind: using it as another fails with ErrWrongType. The Hold of a
+// satisfy Locker.
+//
+// # Synchronizers
+//
+//	Semaphore                 counting, weighted, no owners (RSemaphore, x/sync/semaphore)
+//	PermitExpirableSemaphore  the same semaphore with leased permits that have ids
+//	                          (RPermitExpirableSemaphore); watchdog-renewed unless WithLease
+//	CountDownLatch            wait until a count reaches zero (RCountDownLatch); re-armable
+//
+// They wait through the same engine as the locks, with the same bounded fallback (re-poll, waiter
+// heartbeats), and every change they make carries a request id whose outcome Redis keeps for the
+// re-send window, so a re-sent request is answered, not applied twice. Permits and counts are
+// integers within ±(2^53-1). A name is one kind: using it as another fails with ErrWrongType. The Hold of a
 // MultiLock or RedLock stands for its parts (Hold.Parts): its Unlock and Reenter act on every part,
 // and its context ends when too few parts remain held.
 //
@@ -185,6 +197,11 @@
 //	                                    (:~frel:, :~trel: for a FairLock, a FencedLock)
 //	<prefix>{<name>}:~fu:<request id>   the outcome of one ForceUnlock call, likewise
 //	<prefix>{<name>}:~fence             a FencedLock's token counter: never deleted by this package
+//	<prefix>{<name>}                    a ReadWriteLock: a hash (see internal/scripts/rw_value.lua); a
+//	                                    Semaphore: its permits; a CountDownLatch: its count (strings)
+//	<prefix>{<name>}:~sw, :~sl          a Semaphore's waiters (hash) and leased permits (sorted set)
+//	<prefix>{<name>}:~sr:<request id>   the outcome of one Semaphore or CountDownLatch request
+//	<prefix>{<name>}:~lw                a CountDownLatch's wake-up channel, shared by its Clients
 //
 // Every name starting with "<prefix>{<name>}:~" belongs to this package: do not store your own data
 // there (WithKeyPrefix puts the package's keys in a namespace of their own). Keys and channels of
