@@ -329,10 +329,10 @@ func (c *Client) Lock(name string) *Lock { return &Lock{c.newMutex(name, kindPla
 
 // Stats is a snapshot of a Client's internal activity.
 type Stats struct {
-	Held          int    // holds registered with the renewal scheduler (watchdog and fixed lease)
+	Held          int    // holds registered with the renewal scheduler (watchdog and fixed lease), and watchdog-renewed permits
 	Waiting       int    // acquisitions waiting: queued in Redis and kept alive by heartbeats, or in no queue (SpinLock, RedLock)
 	RenewCalls    uint64 // renewal and heartbeat round trips made so far (one per node per round: up to 256 script calls of up to 100 entries each)
-	Renewed       uint64 // lock renewals made so far
+	Renewed       uint64 // lock (and permit) renewals made so far
 	Heartbeats    uint64 // waiter heartbeats made so far (each moves one waiter's deadline)
 	Lost          uint64 // holds that ended without a successful unlock (lost, fixed lease over, Close)
 	Subscriptions int    // channels the pub/sub hub is subscribed to
@@ -348,7 +348,7 @@ func (c *Client) Stats() Stats {
 	}
 	calls, _, _ := c.sched.Stats()
 	held, renewed := c.sched.KindStats(kindLock)
-	for _, k := range []int{kindRWRead, kindRWWrite} {
+	for _, k := range []int{kindRWRead, kindRWWrite, kindPermit} {
 		h, r := c.sched.KindStats(k)
 		held, renewed = held+h, renewed+r
 	}

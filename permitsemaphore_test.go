@@ -46,6 +46,22 @@ func permitConformance() []conformanceCase {
 			if n, err := p.AvailablePermits(ctx); err != nil || n != 3 {
 				t.Fatalf("AvailablePermits = %d, %v; want 3", n, err)
 			}
+			// Watchdog permits are holds of the Client until released.
+			c := newC()
+			w := c.PermitExpirableSemaphore(name)
+			wids, err := w.Acquire(ctx, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if held := c.Stats().Held; held != 2 {
+				t.Fatalf("Stats().Held with 2 watchdog permits = %d", held)
+			}
+			if err := w.Release(ctx, wids...); err != nil {
+				t.Fatal(err)
+			}
+			if held := c.Stats().Held; held != 0 {
+				t.Fatalf("Stats().Held after Release = %d", held)
+			}
 		}},
 		{"lease ends", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
 			ctx := t.Context()
