@@ -210,3 +210,75 @@ func ExampleClient_SpinLock() {
 	h.Unlock(ctx)
 	// Output: second acquisition: true
 }
+
+// A counting semaphore across processes: set the permits once, acquire and release any number.
+func ExampleSemaphore() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb)
+	defer c.Close()
+
+	ctx := context.Background()
+	s := c.Semaphore("example:connections")
+	set, _ := s.TrySetPermits(ctx, 3) // only if never set
+	if err := s.Acquire(ctx, 2); err != nil {
+		panic(err)
+	}
+	ok, _ := s.TryAcquire(ctx, 2) // only 1 left
+	left, _ := s.AvailablePermits(ctx)
+	fmt.Println("set:", set, "second TryAcquire(2):", ok, "left:", left)
+	s.Release(ctx, 2)
+	left, _ = s.AvailablePermits(ctx)
+	fmt.Println("after release:", left)
+	// Output:
+	// set: true second TryAcquire(2): false left: 1
+	// after release: 3
+}
+
+// Leased permits with ids: released by id, or back in the pool when the lease ends.
+func ExamplePermitExpirableSemaphore() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb)
+	defer c.Close()
+
+	ctx := context.Background()
+	p := c.PermitExpirableSemaphore("example:exports")
+	p.TrySetPermits(ctx, 1)
+	ids, err := p.Acquire(ctx, 1, redisson.WithLease(200*time.Millisecond))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("permits:", len(ids))
+	// Nobody releases it: a waiter gets it when the lease ends.
+	again, err := p.Acquire(ctx, 1, redisson.WithWait(5*time.Second))
+	fmt.Println("taken again after the lease:", err == nil)
+	fmt.Println("release of the expired one:", errors.Is(p.Release(ctx, ids...), redisson.ErrNotHeld))
+	p.Release(ctx, again...)
+	// Output:
+	// permits: 1
+	// taken again after the lease: true
+	// release of the expired one: true
+}
+
+// A latch: waiters anywhere are released together when the count reaches zero.
+func ExampleCountDownLatch() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb)
+	defer c.Close()
+
+	ctx := context.Background()
+	l := c.CountDownLatch("example:warmup")
+	l.TrySetCount(ctx, 2)
+	done := make(chan error)
+	go func() { done <- l.Wait(ctx) }()
+	l.CountDown(ctx)
+	l.CountDown(ctx) // zero: the waiter is released
+	fmt.Println("released:", <-done == nil)
+	n, _ := l.Count(ctx)
+	fmt.Println("count:", n)
+	// Output:
+	// released: true
+	// count: 0
+}
