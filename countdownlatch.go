@@ -77,7 +77,7 @@ func (l *CountDownLatch) change(ctx context.Context, op, what string, n int64) (
 		return 0, opErr(op, l.Name(), err)
 	}
 	c := l.c
-	cmd, ackErr := c.eval(ctx, scripts.Latch, []string{l.key, l.aux(sfxRequest + c.newID())},
+	cmd, ackErr := c.eval(ctx, scripts.Latch, []string{l.key, l.aux(sfxRequest + c.newID()), l.aux(sfxLatchRound)},
 		what, n, c.publish, l.channel, c.historyArg)
 	v, err := cmd.Int64()
 	if err != nil {
@@ -121,33 +121,57 @@ func (l *CountDownLatch) Count(ctx context.Context) (int64, error) {
 }
 
 func (l *CountDownLatch) count(ctx context.Context) (int64, error) {
-	v, err := l.c.rdb.Get(ctx, l.key).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return 0, nil
-	case err != nil:
-		return 0, redisErr(err)
+	n, _, err := l.state(ctx, false)
+	return n, err
+}
+
+// state reads the count and, with round, the number of times it reached zero, in one round trip.
+func (l *CountDownLatch) state(ctx context.Context, round bool) (n, rounds int64, err error) {
+	var count, rnd *redis.StringCmd
+	_, err = l.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		count = p.Get(ctx, l.key)
+		if round {
+			rnd = p.Get(ctx, l.aux(sfxLatchRound))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, 0, redisErr(err)
 	}
-	n, perr := strconv.ParseInt(v, 10, 64)
-	if perr != nil || n < 1 {
-		return 0, because(ErrWrongType, errors.New("not a latch count"))
+	if rnd != nil {
+		if v, err := rnd.Result(); err == nil {
+			rounds, _ = strconv.ParseInt(v, 10, 64)
+		}
 	}
-	return n, nil
+	v, err := count.Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, rounds, nil
+	}
+	if n, err = strconv.ParseInt(v, 10, 64); err != nil || n < 1 {
+		return 0, 0, because(ErrWrongType, errors.New("not a latch count"))
+	}
+	return n, rounds, nil
 }
 
 // Wait blocks until the count is zero, ctx ends, or the Client is closed. It returns nil once the
-// count is zero (at once if it is zero already), ctx's error, ErrClosed, ErrWrongType, or a Redis
-// error; waiting changes nothing in Redis.
+// count is zero (at once if it is zero already), or has reached zero since Wait began even if the
+// latch was set again since; ctx's error, ErrClosed, ErrWrongType, or a Redis error. Waiting changes
+// nothing in Redis.
 func (l *CountDownLatch) Wait(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return opErr("wait", l.Name(), err)
 	}
+	first := int64(-1) // the round the wait began in
 	err := l.c.engine.Wait(ctx, &wait.Waiter{Channel: l.channel}, func(ctx context.Context, _ wait.Woken) (wait.Outcome, error) {
-		n, err := l.count(ctx)
+		n, round, err := l.state(ctx, true)
 		if err != nil {
 			return wait.Outcome{}, err
 		}
-		return wait.Outcome{Acquired: n == 0, Retry: -1}, nil
+		if first < 0 {
+			first = round
+		}
+		// Zero, or zero since the wait began (the latch may have been set again meanwhile).
+		return wait.Outcome{Acquired: n == 0 || round != first, Retry: -1}, nil
 	})
 	switch {
 	case err == nil:

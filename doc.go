@@ -202,6 +202,8 @@
 //	<prefix>{<name>}:~sw, :~sl          a Semaphore's waiters (hash) and leased permits (sorted set)
 //	<prefix>{<name>}:~sr:<request id>   the outcome of one Semaphore or CountDownLatch request
 //	<prefix>{<name>}:~lw                a CountDownLatch's wake-up channel, shared by its Clients
+//	<prefix>{<name>}:~lr                a CountDownLatch's rounds (times it reached zero): never
+//	                                    deleted by this package
 //
 // Every name starting with "<prefix>{<name>}:~" belongs to this package: do not store your own data
 // there (WithKeyPrefix puts the package's keys in a namespace of their own). Keys and channels of

@@ -45,7 +45,7 @@ func (p *PermitExpirableSemaphore) sem() *Semaphore {
 // Name returns the name the semaphore was created with ("" for a nil handle).
 func (p *PermitExpirableSemaphore) Name() string { return p.sem().Name() }
 
-// Acquire takes n permits (n ≥ 1) and returns their ids, waiting until they are available, ctx ends,
+// Acquire takes n permits (1 ≤ n ≤ 1000) and returns their ids, waiting until they are available, ctx ends,
 // the optional WithWait bound passes, or the Client is closed. It blocks. WithLease gives each permit
 // that fixed lease; without it the watchdog renews them. On failure nothing was taken; errors are
 // those of Semaphore.Acquire.
@@ -65,6 +65,21 @@ func (p *PermitExpirableSemaphore) TryAcquire(ctx context.Context, n int64, opts
 		return nil, err
 	}
 	return permitIDs(id, n), err
+}
+
+// checkIDs refuses an empty list of permit ids, one longer than maxLeased, and repeated ids.
+func checkIDs(ids []string) error {
+	if len(ids) == 0 || len(ids) > maxLeased {
+		return invalidf("%d permit ids: must be 1 to %d", len(ids), maxLeased)
+	}
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			return invalidf("permit id %q given twice", id)
+		}
+		seen[id] = true
+	}
+	return nil
 }
 
 // permitIDs returns the ids of the n permits of acquisition id (see sem_value.lua).
@@ -94,29 +109,32 @@ func (s *Semaphore) watch(id string, n int64, sent time.Time) bool {
 	return true
 }
 
-// Release returns the permits ids to the pool, all or none, and wakes the waiters they let through.
+// Release returns the permits ids (1 to 1000, none twice) to the pool, all or none, and wakes the waiters they let through.
 // It blocks for one round trip. It fails with ErrNotHeld, changing nothing, if a permit is unknown,
 // released already, or its lease passed; with ErrInvalidArgument if ids is empty; otherwise as
-// Semaphore.Release. A released permit is no longer renewed.
+// Semaphore.Release. After the call its permits are no longer renewed, whatever the answer: one whose
+// release failed with an unknown outcome lapses within its lease unless Release is called again.
 func (p *PermitExpirableSemaphore) Release(ctx context.Context, ids ...string) error {
 	s := p.sem()
 	if err := s.check(ctx); err != nil {
 		return opErr("release", s.Name(), err)
 	}
-	if len(ids) == 0 {
-		return opErr("release", s.name, invalidf("no permit ids"))
+	if err := checkIDs(ids); err != nil {
+		return opErr("release", s.name, err)
 	}
 	v, ackErr, err := s.change(ctx, "x", 0, "", false, ids...)
+	// Whatever the answer, the caller is done with these permits: stop renewing them (released, or,
+	// if the outcome is unknown, left to lapse within their lease unless a retry releases them).
+	for _, pid := range ids {
+		if e, ok := s.c.permits.LoadAndDelete(s.leases + " " + pid); ok {
+			s.c.sched.Remove(e.(*renew.Entry))
+		}
+	}
 	switch {
 	case err != nil:
 		return opErr("release", s.name, err)
 	case v < 0:
 		return opErr("release", s.name, ErrNotHeld, errors.New("a permit is not leased (unknown, released, or its lease passed)"))
-	}
-	for _, pid := range ids {
-		if e, ok := s.c.permits.LoadAndDelete(s.leases + " " + pid); ok {
-			s.c.sched.Remove(e.(*renew.Entry))
-		}
 	}
 	if ackErr != nil {
 		return opErr("release", s.name, ackErr)
@@ -154,8 +172,8 @@ func (p *PermitExpirableSemaphore) SetLease(ctx context.Context, d time.Duration
 	if err := WithLease(d)(&ac); err != nil {
 		return opErr("set lease", s.name, err)
 	}
-	if len(ids) == 0 {
-		return opErr("set lease", s.name, invalidf("no permit ids"))
+	if err := checkIDs(ids); err != nil {
+		return opErr("set lease", s.name, err)
 	}
 	v, ackErr, err := s.change(ctx, "e", d.Milliseconds(), "", false, ids...)
 	switch {

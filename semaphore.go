@@ -108,6 +108,10 @@ func (s *Semaphore) TryAcquire(ctx context.Context, n int64, opts ...AcquireOpti
 // maxPermits bounds every count of permits: the scripts' numbers hold integers exactly up to it.
 const maxPermits = 1<<53 - 1
 
+// maxLeased bounds the leased permits of one acquisition, and the permit ids of one call: a script
+// passes each to one command (Lua's unpack holds a few thousand values).
+const maxLeased = 1000
+
 // errNotNow ends a single attempt that found too few permits.
 var errNotNow = errors.New("too few permits")
 
@@ -128,6 +132,8 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		return "", opErr(op, s.name, ErrNotObtained, invalidf("%d permits: must be in [1, 2^53-1]", n))
 	case ac.lease != 0 && !leased:
 		return "", opErr(op, s.name, ErrNotObtained, invalidf("semaphore permits have no lease (WithLease)"))
+	case leased && n > maxLeased:
+		return "", opErr(op, s.name, ErrNotObtained, invalidf("%d leased permits at once: at most %d", n, maxLeased))
 	}
 	bounded := ac.waitSet && ac.wait > 0
 	waitCtx := ctx

@@ -3,6 +3,8 @@
 --
 -- KEYS[1]  the count
 -- KEYS[2]  the request's record: its answer, kept for the re-send window
+-- KEYS[3]  the round: how many times the count reached zero (never deleted), so that a waiter that
+--          reads the count only after the latch was set again still sees that its round ended
 -- ARGV[1]  what: "s" set the count to ARGV[2] if it is zero; "d" count down by one
 -- ARGV[2]  "s": the count (≥ 1)
 -- ARGV[3]  publish command: PUBLISH or SPUBLISH
@@ -41,6 +43,7 @@ else
     out = redis.call('DECR', key)
   elseif count == 1 then
     redis.call('DEL', key)
+    redis.call('INCR', KEYS[3])
     redis.call(publish, channel, '*')
   end
 end

@@ -44,10 +44,11 @@ local back
 permits, back = sem_reclaim(key, leases, permits, now)
 local mine = byID[id]
 if permits - sem_ahead(list, mine and mine.ticket) >= n then
+  local first = sem_first(leases)
   permits = redis.call('DECRBY', key, n)
   if leaseMs > 0 then
     local args = {}
-    for _, pid in ipairs(sem_ids(id, n)) do
+    for _, pid in ipairs(sem_ids(id, n)) do -- n ≤ 1000 for leased permits (the Go side checks)
       args[#args + 1] = now + leaseMs
       args[#args + 1] = pid
     end
@@ -58,6 +59,9 @@ if permits - sem_ahead(list, mine and mine.ticket) >= n then
   sem_keep(waiters, list, now)
   if back > 0 then
     sem_wake(list, permits, publish, wakePrefix)
+  end
+  if leaseMs > 0 and (not first or now + leaseMs < first) then
+    sem_nudge(list, publish, wakePrefix) -- the waiters' retry times end later than this lease
   end
   return {1, 0, 0}
 end

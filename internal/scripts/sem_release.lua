@@ -62,11 +62,15 @@ if what == 'q' then
   return tonumber(score) - now
 elseif what == 'e' then
   out = 0
+  local first = sem_first(leases)
   for _, pid in ipairs(pids) do
     if redis.call('ZSCORE', leases, pid) then
       redis.call('ZADD', leases, 'XX', now + n, pid)
       out = out + 1
     end
+  end
+  if out > 0 and now + n < (first or math.huge) then
+    sem_nudge(list, publish, wakePrefix) -- a lease now ends before the waiters' retry times
   end
   return out
 elseif what == 'x' then
@@ -78,8 +82,8 @@ elseif what == 'x' then
     end
   end
   if held and #pids > 0 then
-    redis.call('ZREM', leases, unpack(pids))
-    permits = redis.call('INCRBY', key, #pids)
+    local removed = redis.call('ZREM', leases, unpack(pids)) -- the Go side refuses repeated ids
+    permits = redis.call('INCRBY', key, removed)
     out = permits
   end
 elseif what == 'r' or what == 'a' then

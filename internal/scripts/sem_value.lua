@@ -68,6 +68,26 @@ local function sem_next(leases, now)
   return math.max(tonumber(first[2]) - now, 1)
 end
 
+-- sem_nudge wakes every waiter of list, one message per client ("*": all its waiters on that
+-- channel), so that each tries again and learns when the earliest lease now ends: called when a
+-- lease was made that ends before any other did.
+local function sem_nudge(list, publish, wakePrefix)
+  local seen = {}
+  for _, w in ipairs(list) do
+    local client = string.match(w.id, '^(.+):[^:]*$') or w.id
+    if not seen[client] then
+      seen[client] = true
+      redis.call(publish, wakePrefix .. client, '*')
+    end
+  end
+end
+
+-- sem_first returns the earliest lease expiry (server ms), or nil if nothing is leased.
+local function sem_first(leases)
+  local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
+  return first[2] and tonumber(first[2])
+end
+
 -- sem_ids returns the permit ids of acquisition id leasing n permits.
 local function sem_ids(id, n)
   local ids = {}
