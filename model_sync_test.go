@@ -244,11 +244,11 @@ func (r *modelRun) syncSession(c *modelClient, team int, rng *rand.Rand, p int) 
 		return false
 	}
 	switch {
-	case p < 5:
+	case p < 7:
 		r.semSession(c, team, rng, false)
-	case p < 9:
-		r.psemSession(c, team, rng, false)
 	case p < 11:
+		r.psemSession(c, team, rng, false)
+	case p < 15:
 		r.latchWait(c, team, rng)
 	default:
 		return false
@@ -258,13 +258,13 @@ func (r *modelRun) syncSession(c *modelClient, team int, rng *rand.Rand, p int) 
 
 // semSpec draws the permits, wait and work of a semaphore session.
 func semSpec(rng *rand.Rand, final bool) (n int64, wait, work time.Duration) {
-	n = 1 + rng.Int64N(2)
+	n = 1 + rng.Int64N(modelPermits)
 	switch p := rng.IntN(100); {
 	case final:
 		n, wait = 1, modelFinalWait
 	case p < 15:
 		wait = 0
-	case p < 25:
+	case p < 35: // likely to end while the permits come in
 		wait = modelBetween(rng, 5*time.Millisecond, 30*time.Millisecond)
 	default:
 		wait = modelBetween(rng, 50*time.Millisecond, 1500*time.Millisecond)
@@ -511,7 +511,7 @@ func (r *modelRun) runLatch() {
 			}
 		}
 		drain()
-		r.pause(modelBetween(rng, 50*time.Millisecond, 2*time.Second)) // at zero for a while
+		r.pause(modelBetween(rng, 50*time.Millisecond, 1500*time.Millisecond)) // at zero for a while
 	}
 	drain()
 }
