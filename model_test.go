@@ -33,6 +33,9 @@ package redisson_test
 // earlier in the hold, a force unlock, a fixed lease running out, a blackhole or delay of the
 // hold's Client) are excused; see excuse and modelCSEnter.
 //
+// A Semaphore, a PermitExpirableSemaphore and a CountDownLatch are taken by the same teams, through
+// the same faulted Clients, and checked against their own invariants: see model_sync_test.go.
+//
 // The lock API is reached only through lockDriver (driver_test.go), chosen by newModelDriver.
 //
 // Flags: -model.seed (replay a run; the seed fixes every random choice, timing still varies),
@@ -48,6 +51,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -333,6 +337,10 @@ type modelRun struct {
 	trace   *os.File
 
 	clientsOnce, closeOnce sync.Once
+
+	// The synchronizers (model_sync_test.go): "" when not run.
+	semName, psemName, latchName string
+	giveBackFailed               map[string]int64 // per semaphore: acquisitions that could not give back (logged)
 }
 
 // modelClient is one redisson Client with its own proxy to A.
@@ -568,9 +576,10 @@ func (r *modelRun) opCtx() (context.Context, context.CancelFunc) {
 func newModelRun(ctx context.Context, proc int, seed int64, deadline time.Time, names []string, addrA, addrB string, clients int) (*modelRun, error) {
 	r := &modelRun{
 		proc: proc, seed: seed, deadline: deadline, names: names, ctx: ctx,
-		afterOff:   map[int64]func() bool{},
-		stats:      map[string]int64{},
-		violations: map[string]int64{},
+		afterOff:       map[int64]func() bool{},
+		stats:          map[string]int64{},
+		giveBackFailed: map[string]int64{},
+		violations:     map[string]int64{},
 	}
 	r.groups = modelGroups(names)
 	for _, name := range names {
@@ -597,7 +606,7 @@ func newModelRun(ctx context.Context, proc int, seed int64, deadline time.Time, 
 		c := &modelClient{idx: i, key: fmt.Sprintf("p%dc%d", proc, i), proxy: p}
 		c.rdb = redis.NewClient(modelRedisOptions(p.Addr()))
 		c.rc, err = redisson.New(c.rdb, redisson.WithWatchdogTimeout(modelWatchdog), redisson.WithRepollInterval(modelRepoll),
-			redisson.WithWaiterTimeout(modelWatchdog))
+			redisson.WithWaiterTimeout(modelWatchdog), redisson.WithLogger(slog.New(modelWarnCounter{r})))
 		if err != nil {
 			_ = c.rdb.Close()
 			_ = p.Close()
@@ -766,6 +775,13 @@ func (r *modelRun) workload() {
 		defer wg.Done()
 		r.runFaults()
 	}()
+	if r.proc == 0 && r.latchName != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.runLatch()
+		}()
+	}
 	wg.Wait()
 	r.tracef("final phase")
 	r.finalPhase()
@@ -783,6 +799,17 @@ func (r *modelRun) finalPhase() {
 					// A ReadWriteLock: every other team reads.
 					read := kindOf(name) == "ReadWriteLock" && tm%2 == 1
 					r.session(c, tm, modelSpec{name: name, wait: modelFinalWait, final: true, read: read})
+				}()
+			}
+			if r.semName != "" {
+				wg.Add(2)
+				go func() {
+					defer wg.Done()
+					r.semSession(c, tm, r.rng(c.idx, 100+tm), true)
+				}()
+				go func() {
+					defer wg.Done()
+					r.psemSession(c, tm, r.rng(c.idx, 200+tm), true)
 				}()
 			}
 		}
@@ -873,9 +900,9 @@ func (r *modelRun) randomSpec(rng *rand.Rand) modelSpec {
 func (r *modelRun) runTeam(c *modelClient, team int) {
 	rng := r.rng(c.idx, team)
 	for r.workloadOn() {
-		if rng.IntN(100) < 2 && r.faults["force"] {
+		if p := rng.IntN(100); p < 2 && r.faults["force"] {
 			r.forceUnlock(c, team, r.names[rng.IntN(len(r.names))], false)
-		} else {
+		} else if !r.syncSession(c, team, rng, p-2) {
 			r.session(c, team, r.randomSpec(rng))
 		}
 		r.pause(modelBetween(rng, 0, 5*time.Millisecond))
@@ -1821,6 +1848,7 @@ func TestModelChild(t *testing.T) {
 	}
 	deadline := time.UnixMilli(dl)
 	names := strings.Split(os.Getenv("GOREDISSON_MODEL_NAMES"), ",")
+	syncNames := strings.Split(os.Getenv("GOREDISSON_MODEL_SYNC"), ",")
 	faults, err := modelFaultSet(os.Getenv("GOREDISSON_MODEL_FAULTS"))
 	if err != nil {
 		t.Fatal(err)
@@ -1838,6 +1866,7 @@ func TestModelChild(t *testing.T) {
 		r.closeClients()
 		r.close()
 	}()
+	r.setSyncNames(syncNames)
 	r.emit = func(kind, msg string) { modelPrintln(modelLineViolation + kind + "\t" + msg) }
 	r.faults = faults
 	if err := r.openTrace(os.Getenv("GOREDISSON_MODEL_TRACE")); err != nil {
@@ -2008,6 +2037,7 @@ func (pa *modelParent) killAndReplace(victim *modelChild, idx int) {
 		}
 		purged += n
 	}
+	r.purgeSync(ctx, victim.idx)
 	r.tracef("killed child %d (exited %v ago), purged %d critical-section entries", victim.idx, time.Since(exited), purged)
 	r.stat("children killed", 1)
 	if _, err := pa.start(idx); err != nil {
@@ -2030,6 +2060,7 @@ func (r *modelRun) checker(stop <-chan struct{}) {
 			return
 		case <-tick.C:
 		}
+		r.checkSyncRunning(reported)
 		for _, name := range r.keyNames {
 			before := time.Now()
 			if kindOf(name) == "ReadWriteLock" {
@@ -2318,6 +2349,11 @@ func TestModel(t *testing.T) {
 		r.closeClients()
 		r.close()
 	})
+	syncNames := modelSyncNames(tag)
+	r.setSyncNames(syncNames)
+	if err := r.setupSync(); err != nil {
+		t.Fatalf("setting up: %v", err)
+	}
 	pa := &modelParent{r: r, childStats: map[string]int64{}}
 	r.emit = pa.addViolation
 	r.faults = faults
@@ -2328,6 +2364,7 @@ func TestModel(t *testing.T) {
 		"GOREDISSON_MODEL_SEED=" + strconv.FormatInt(seed, 10),
 		"GOREDISSON_MODEL_DEADLINE=" + strconv.FormatInt(deadline.UnixMilli(), 10),
 		"GOREDISSON_MODEL_NAMES=" + strings.Join(names, ","),
+		"GOREDISSON_MODEL_SYNC=" + strings.Join(syncNames, ","),
 		"GOREDISSON_MODEL_A=" + srvA.Addr(),
 		"GOREDISSON_MODEL_B=" + srvB.Addr(),
 		"GOREDISSON_MODEL_TRACE=" + *modelTraceFlag,
@@ -2423,6 +2460,7 @@ func TestModel(t *testing.T) {
 		}
 	}
 
+	r.checkSyncEnd()
 	r.checkLeftovers()
 	r.close()
 
@@ -2486,7 +2524,7 @@ func (r *modelRun) checkLeftovers() {
 		}
 		left = left[:0]
 		for _, k := range keys {
-			if !r.drv.Leftover(k) {
+			if ok, _ := r.syncLeftover(k); !r.drv.Leftover(k) && !ok {
 				left = append(left, k)
 			}
 		}
@@ -2507,8 +2545,9 @@ func (r *modelRun) checkLeftovers() {
 		return
 	}
 	for _, k := range keys {
-		if !r.drv.Leftover(k) {
-			continue
+		sync, noTTL := r.syncLeftover(k)
+		if noTTL || (!r.drv.Leftover(k) && !sync) {
+			continue // a semaphore's permits stay for good, by design
 		}
 		// A FencedLock's counter stays for good, by design (its tokens must never go back).
 		if strings.HasSuffix(k, "}:~fence") {
