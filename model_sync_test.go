@@ -659,7 +659,8 @@ func (r *modelRun) checkSyncEnd() {
 }
 
 // syncLeftover reports whether key is a synchronizer's key that may stay in A: a semaphore's permits
-// (for good: noTTL), its waiters hash and request records (with a TTL), a latch's request records.
+// (for good: noTTL), its waiters hash and request records (with a TTL), a latch's request records and
+// its round counter (for good).
 func (r *modelRun) syncLeftover(key string) (ok, noTTL bool) {
 	if r.semName == "" {
 		return false, false
@@ -673,6 +674,8 @@ func (r *modelRun) syncLeftover(key string) (ok, noTTL bool) {
 			return true, false
 		case strings.HasPrefix(key, k+":~sr:"):
 			return true, false
+		case name == r.latchName && key == k+":~lr":
+			return true, true // the latch's round counter, kept for good
 		}
 	}
 	return false, false
