@@ -31,17 +31,11 @@ if done == 'a' then
 elseif done then
   return {-1, 0, 0}
 end
-local now = sem_now()
-local permits, err = sem_permits(key)
-if not permits then
+local now, st, err = sem_open(key, waiters, leases)
+if not st then
   return err
 end
-local list, byID, seq, lerr = sem_load(waiters, now)
-if not list then
-  return lerr
-end
-local back
-permits, back = sem_reclaim(key, leases, permits, now)
+local permits, back, list, byID, seq = st.permits, st.back, st.list, st.byID, st.seq
 local mine = byID[id]
 if permits - sem_ahead(list, mine and mine.ticket) >= n then
   local first = sem_first(leases)

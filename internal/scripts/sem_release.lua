@@ -32,18 +32,12 @@ local done = redis.call('GET', record)
 if done and what ~= 'u' then
   return tonumber(done)
 end
-local now = sem_now()
-local permits, err = sem_permits(key)
-if not permits then
+local now, st, err = sem_open(key, waiters, leases)
+if not st then
   return err
 end
-local list, byID, _, lerr = sem_load(waiters, now)
-if not list then
-  return lerr
-end
-local back
-permits, back = sem_reclaim(key, leases, permits, now)
-if back > 0 then
+local permits, list, byID = st.permits, st.list, st.byID
+if st.back > 0 then
   sem_wake(list, permits, publish, wakePrefix)
 end
 local pids = {}

@@ -184,3 +184,21 @@ local function sem_remove(waiters, list, byID, id)
     end
   end
 end
+
+-- sem_open loads what every change starts from: it returns the server time, a state {permits (with
+-- expired leases counted back), back (how many came back), list, byID, seq} (see sem_load), or nil and
+-- a WRONGTYPE error if a key is not a semaphore's.
+local function sem_open(key, waiters, leases)
+  local now = sem_now()
+  local permits, err = sem_permits(key)
+  if not permits then
+    return now, nil, err
+  end
+  local list, byID, seq, lerr = sem_load(waiters, now)
+  if not list then
+    return now, nil, lerr
+  end
+  local back
+  permits, back = sem_reclaim(key, leases, permits, now)
+  return now, {permits = permits, back = back, list = list, byID = byID, seq = seq}
+end
