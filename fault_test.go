@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -1098,4 +1099,40 @@ func faultProgressAfter(t *testing.T, outage func(*testing.T, *redistest.Server)
 	})
 	cancel()
 	wg.Wait()
+}
+
+// twoProcesses runs load in this process and, in a child of the test binary (helper role, on the
+// lock or object name), until a stop time d from now shared by both; the child prints marker and its
+// result as JSON (see childLoad). It returns both results.
+func twoProcesses[R any](t *testing.T, srv *redistest.Server, role, name, marker string, d time.Duration, load func(stop time.Time) R) (mine, theirs R) {
+	t.Helper()
+	child := faultStartChild(t, role, "GOREDISSON_FAULT_ADDR="+srv.Addr(), "GOREDISSON_FAULT_LOCK="+name)
+	child.expect(t, "FAULT-READY", 30*time.Second)
+	stop := time.Now().Add(d)
+	if _, err := fmt.Fprintf(child.stdin, "%d\n", stop.UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	mine = load(stop)
+	line := child.expect(t, marker+" ", 30*time.Second)
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, marker+" ")), &theirs); err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	child.wait(t, 30*time.Second)
+	return mine, theirs
+}
+
+// childLoad is the child's share of twoProcesses: once ready, it reads the stop time (UnixNano) from
+// stdin, runs load until then and prints marker and its result as JSON.
+func childLoad[R any](t *testing.T, stdin *bufio.Reader, marker string, load func(stop time.Time) R) {
+	fmt.Println("FAULT-READY")
+	line, err := stdin.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(load(time.Unix(0, ns)))
+	fmt.Printf("%s %s\n", marker, b)
 }

@@ -3,12 +3,10 @@ package redisson_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -248,19 +246,9 @@ func TestReadWriteLockTwoProcesses(t *testing.T) {
 	rdb := srv.Client(t)
 	ctx := t.Context()
 	const name = "rw-procs"
-	child := faultStartChild(t, "rwload", "GOREDISSON_FAULT_ADDR="+srv.Addr(), "GOREDISSON_FAULT_LOCK="+name)
-	child.expect(t, "FAULT-READY", 30*time.Second)
-	stop := time.Now().Add(10 * time.Second)
-	if _, err := fmt.Fprintf(child.stdin, "%d\n", stop.UnixNano()); err != nil {
-		t.Fatal(err)
-	}
-	mine := rwLoad(t, ctx, newClient(t, rdb), rdb, name, 4, 1, stop)
-	line := child.expect(t, "FAULT-RW ", 30*time.Second)
-	var theirs rwLoadResult
-	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "FAULT-RW ")), &theirs); err != nil {
-		t.Fatalf("%q: %v", line, err)
-	}
-	child.wait(t, 30*time.Second)
+	mine, theirs := twoProcesses(t, srv, "rwload", name, "FAULT-RW", 10*time.Second, func(stop time.Time) rwLoadResult {
+		return rwLoad(t, ctx, newClient(t, rdb), rdb, name, 4, 1, stop)
+	})
 	t.Logf("this process %+v; the other %+v", mine, theirs)
 	if mine.Overlaps+theirs.Overlaps != 0 {
 		t.Fatalf("%d overlaps of a writer with another holder", mine.Overlaps+theirs.Overlaps)
@@ -281,18 +269,7 @@ func TestReadWriteLockTwoProcesses(t *testing.T) {
 func faultHelperRWLoad(t *testing.T, ctx context.Context, addr, name string, stdin *bufio.Reader) {
 	rdb := faultHelperRedis(t, addr)
 	c := newClient(t, rdb)
-	fmt.Println("FAULT-READY")
-	line, err := stdin.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := rwLoad(t, ctx, c, rdb, name, 4, 1, time.Unix(0, ns))
-	b, _ := json.Marshal(res)
-	fmt.Printf("FAULT-RW %s\n", b)
+	childLoad(t, stdin, "FAULT-RW", func(stop time.Time) rwLoadResult { return rwLoad(t, ctx, c, rdb, name, 4, 1, stop) })
 }
 
 // 16 Clients, one goroutine each, 90% reads, with re-polls an hour apart: every wait must be ended by

@@ -3,11 +3,7 @@ package redisson_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -298,19 +294,9 @@ func TestSemaphoreTwoProcesses(t *testing.T) {
 	if ok, err := newClient(t, rdb).Semaphore(name).TrySetPermits(ctx, 3); err != nil || !ok {
 		t.Fatalf("TrySetPermits = %v, %v", ok, err)
 	}
-	child := faultStartChild(t, "semload", "GOREDISSON_FAULT_ADDR="+srv.Addr(), "GOREDISSON_FAULT_LOCK="+name)
-	child.expect(t, "FAULT-READY", 30*time.Second)
-	stop := time.Now().Add(30 * time.Second)
-	if _, err := fmt.Fprintf(child.stdin, "%d\n", stop.UnixNano()); err != nil {
-		t.Fatal(err)
-	}
-	mine := semLoad(t, ctx, rdb, name, 3, 6, stop)
-	line := child.expect(t, "FAULT-SEM ", 30*time.Second)
-	var theirs semLoadResult
-	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "FAULT-SEM ")), &theirs); err != nil {
-		t.Fatalf("%q: %v", line, err)
-	}
-	child.wait(t, 30*time.Second)
+	mine, theirs := twoProcesses(t, srv, "semload", name, "FAULT-SEM", 30*time.Second, func(stop time.Time) semLoadResult {
+		return semLoad(t, ctx, rdb, name, 3, 6, stop)
+	})
 	t.Logf("this process %+v; the other %+v", mine, theirs)
 	if mine.Over+theirs.Over != 0 {
 		t.Fatalf("%d acquisitions found more than 3 holders inside", mine.Over+theirs.Over)
@@ -328,16 +314,5 @@ func TestSemaphoreTwoProcesses(t *testing.T) {
 // writes the stop time (UnixNano) and prints its result as JSON.
 func faultHelperSemLoad(t *testing.T, ctx context.Context, addr, name string, stdin *bufio.Reader) {
 	rdb := faultHelperRedis(t, addr)
-	fmt.Println("FAULT-READY")
-	line, err := stdin.ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(line), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := semLoad(t, ctx, rdb, name, 3, 6, time.Unix(0, ns))
-	b, _ := json.Marshal(res)
-	fmt.Printf("FAULT-SEM %s\n", b)
+	childLoad(t, stdin, "FAULT-SEM", func(stop time.Time) semLoadResult { return semLoad(t, ctx, rdb, name, 3, 6, stop) })
 }
