@@ -57,9 +57,10 @@ func (h *a15Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 		f, c := h.pipe, h.cmd
 		h.mu.Unlock()
 		if f == nil && c != nil && len(cmds) > 0 {
-			// A pipeline (CountDownLatch.Wait reads its count and round together) is seen as its
-			// first command.
-			return c(ctx, a15Args(cmds[0]), cmds[0], func() error { return next(ctx, cmds) })
+			// A pipeline (CountDownLatch.Wait reads its round, then its count) is seen as its last
+			// command.
+			last := cmds[len(cmds)-1]
+			return c(ctx, a15Args(last), last, func() error { return next(ctx, cmds) })
 		}
 		if f == nil {
 			return next(ctx, cmds)

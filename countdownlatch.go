@@ -129,10 +129,12 @@ func (l *CountDownLatch) count(ctx context.Context) (int64, error) {
 func (l *CountDownLatch) state(ctx context.Context, round bool) (n, rounds int64, err error) {
 	var count, rnd *redis.StringCmd
 	_, err = l.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		count = p.Get(ctx, l.key)
+		// The round first: a count read after it can only be older news than the round, so a zero
+		// between the two reads is never mistaken for the start of the wait's own round.
 		if round {
 			rnd = p.Get(ctx, l.aux(sfxLatchRound))
 		}
+		count = p.Get(ctx, l.key)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {

@@ -112,8 +112,9 @@ func (s *Semaphore) watch(id string, n int64, sent time.Time) bool {
 // Release returns the permits ids (1 to 1000, none twice) to the pool, all or none, and wakes the waiters they let through.
 // It blocks for one round trip. It fails with ErrNotHeld, changing nothing, if a permit is unknown,
 // released already, or its lease passed; with ErrInvalidArgument if ids is empty; otherwise as
-// Semaphore.Release. After the call its permits are no longer renewed, whatever the answer: one whose
-// release failed with an unknown outcome lapses within its lease unless Release is called again.
+// Semaphore.Release. Once the call reaches Redis its permits are no longer renewed, whatever the
+// answer: one whose release failed with an unknown outcome lapses within its lease unless Release is
+// called again. Bad input (no ids, repeated ids) changes nothing.
 func (p *PermitExpirableSemaphore) Release(ctx context.Context, ids ...string) error {
 	s := p.sem()
 	if err := s.check(ctx); err != nil {
@@ -161,8 +162,9 @@ func (p *PermitExpirableSemaphore) RemainingLease(ctx context.Context, id string
 }
 
 // SetLease sets the lease of each permit of ids to d from now (1ms ≤ d ≤ 30 days). It blocks for one
-// round trip and fails with ErrNotHeld if a permit is not leased (the others are set). A permit the
-// watchdog renews gets the watchdog's lease again at its next renewal.
+// round trip and fails with ErrNotHeld if a permit is not leased (the others are set). The watchdog
+// never shortens a lease: a permit it renews keeps a longer lease set here until that passes, then
+// gets the watchdog's lease again.
 func (p *PermitExpirableSemaphore) SetLease(ctx context.Context, d time.Duration, ids ...string) error {
 	s := p.sem()
 	if err := s.check(ctx); err != nil {

@@ -84,6 +84,9 @@ type channel struct {
 	// held keeps, for Hold, the messages that named a waiter not registered (yet): a waiter that
 	// registers with that id just after its message arrived is woken at once (see Subscribe).
 	held map[string]heldMessage
+	// allAt is when the last "*" (WakeAll) arrived: a waiter that registers within Hold of it is
+	// woken at once too, since it may have tried before the message and slept after it.
+	allAt time.Time
 }
 
 // heldMessage is a message kept for a waiter not registered yet.
@@ -129,7 +132,8 @@ func newHub(open func(*Hub) transport, log *slog.Logger) *Hub {
 
 // Subscribe registers a waiter on the channel name, subscribing on the server if no waiter of this
 // hub is subscribed to it yet. A message equal to id wakes this waiter only (id "": none does),
-// including one that arrived up to Hold before this call, while the channel was subscribed. It blocks only for the network write of SUBSCRIBE, bounded by ctx,
+// including one that arrived up to Hold before this call, while the channel was subscribed; so does
+// a "*" that arrived up to Hold before. It blocks only for the network write of SUBSCRIBE, bounded by ctx,
 // and only when the channel is new. It fails only after Close; a SUBSCRIBE that could not be sent is
 // retried by go-redis on reconnect and is logged, and the waiter stays registered (its timer-bounded
 // wait still works).
@@ -156,6 +160,8 @@ func (h *Hub) Subscribe(ctx context.Context, name, id string) (*Waiter, error) {
 		delete(ch.held, id)
 		w.message = m.text
 		signal(w) // its message came just before it registered
+	} else if !ch.allAt.IsZero() && time.Since(ch.allAt) < Hold {
+		signal(w) // a "*" came just before it registered
 	}
 	tr := h.tr
 	h.mu.Unlock()
@@ -324,6 +330,7 @@ func (h *Hub) sweep(now time.Time) {
 // naming a waiter that is not registered is held for it (see Subscribe).
 func deliver(ch *channel, message string, now time.Time) {
 	if message == WakeAll {
+		ch.allAt = now
 		wakeAll(ch)
 		return
 	}

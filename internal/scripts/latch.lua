@@ -22,6 +22,10 @@ local done = redis.call('GET', record)
 if done then
   return tonumber(done)
 end
+local round = redis.call('GET', KEYS[3]) -- WRONGTYPE on a hash, ...: checked before any write
+if round and (not string.match(round, '^%d+$') or #round > 15) then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
 local v = redis.call('GET', key) -- WRONGTYPE on a hash, list, ...: not a latch
 local count = 0
 if v then

@@ -5,7 +5,8 @@
 -- ARGV[1]     lease in ms
 -- ARGV[i+1]   permit i's id
 --
--- returns     array of integers, one per permit: 1 renewed; 0 it is no longer leased (released, or
+-- returns     array of integers, one per permit: 1 renewed (or its lease already ends later); 0 it is
+--             no longer leased (released, or
 --             its lease passed: it is back in the pool, whether or not a script has counted it yet)
 --
 -- Safe to run twice: setting the same lease again changes nothing that matters.
@@ -17,7 +18,9 @@ for i, leases in ipairs(KEYS) do
   -- pcall: a key of another type must not fail the renewal of the whole batch.
   local ok, score = pcall(redis.call, 'ZSCORE', leases, ARGV[i + 1])
   if ok and score and tonumber(score) > now then
-    redis.call('ZADD', leases, 'XX', now + leaseMs, ARGV[i + 1])
+    -- GT: a renewal never shortens a lease (a longer one set by SetLease stands), so no lease ever
+    -- ends sooner than the waiters were told (see sem_nudge).
+    redis.call('ZADD', leases, 'XX', 'GT', now + leaseMs, ARGV[i + 1])
     out[i] = 1
   end
 end
