@@ -611,7 +611,8 @@ func (c *Client) run(ctx context.Context, script *redis.Script, keys []string, a
 // shortly: TRYAGAIN (a script names all the keys of an object, and while their slot migrates, one
 // that finds some of them moved and others not, or absent, is refused until the migration ends),
 // CLUSTERDOWN (a failover under way), or, on a Cluster, a connection refused (a master that died,
-// which the slot map still names: the map is reloaded).
+// which the slot map still names) or a MOVED/ASK left after go-redis's redirections ran out (a
+// migration ending): the slot map is reloaded.
 func (c *Client) refused(err error) bool {
 	switch {
 	case err == nil:
@@ -620,6 +621,12 @@ func (c *Client) refused(err error) bool {
 		return true
 	}
 	cc, ok := c.rdb.(*redis.ClusterClient)
+	if ok && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")) {
+		// go-redis ran out of redirections while the slot map was changing (a migration ending):
+		// the node refused without running the command. The slot map is read again.
+		c.reloadSlots(cc)
+		return true
+	}
 	if ok && errors.Is(err, syscall.ECONNREFUSED) {
 		c.reloadSlots(cc)
 		return true
