@@ -64,6 +64,10 @@ type Client struct {
 	// id>" → *renew.Entry, until released or lost.
 	permits sync.Map
 
+	// blooms remembers the parameters of the BloomFilters this Client used, by object key.
+	bloomMu sync.Mutex
+	blooms  map[string]bloomParams
+
 	// notes remembers, per lock (by gate name), what this Client's acquisitions learnt of it lately.
 	notesMu sync.Mutex
 	notes   map[string]lockNotes
@@ -97,6 +101,31 @@ func (c *Client) note(name string, update func(*lockNotes)) {
 	n := c.notes[name]
 	update(&n)
 	c.notes[name] = n
+}
+
+// noteBloom remembers the parameters of the BloomFilter at key.
+func (c *Client) noteBloom(key string, p bloomParams) {
+	c.bloomMu.Lock()
+	defer c.bloomMu.Unlock()
+	if c.blooms == nil || len(c.blooms) >= maxNotes {
+		c.blooms = map[string]bloomParams{} // forget: each filter's next call reads them again
+	}
+	c.blooms[key] = p
+}
+
+// bloomParams returns the remembered parameters of the BloomFilter at key.
+func (c *Client) bloomParams(key string) (bloomParams, bool) {
+	c.bloomMu.Lock()
+	defer c.bloomMu.Unlock()
+	p, ok := c.blooms[key]
+	return p, ok
+}
+
+// forgetBloom forgets the parameters of the BloomFilter at key.
+func (c *Client) forgetBloom(key string) {
+	c.bloomMu.Lock()
+	defer c.bloomMu.Unlock()
+	delete(c.blooms, key)
 }
 
 // markContended notes that an acquisition found the lock of gate name held.

@@ -134,7 +134,9 @@ func TestConformance(t *testing.T) {
 		suites = append(suites, suite{kind, lockConformance(kind)}) // the lock family
 	}
 	suites = append(suites, suite{"Semaphore", semaphoreConformance()}, suite{"CountDownLatch", latchConformance()},
-		suite{"PermitExpirableSemaphore", permitConformance()})
+		suite{"PermitExpirableSemaphore", permitConformance()}, suite{"AtomicLong", atomicConformance()},
+		suite{"BitSet", bitsetConformance()}, suite{"BloomFilter", bloomConformance()},
+		suite{"HyperLogLog", hllConformance()})
 	for _, top := range topologies {
 		t.Run(top.name, func(t *testing.T) {
 			if top.slow && testing.Short() {

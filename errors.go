@@ -40,6 +40,18 @@ var (
 	// acknowledgement can be had (see WithReplicaAcks and Client.CheckReplicas).
 	ErrNoWait = errors.New("redisson: server has no WAIT command")
 
+	// ErrOutOfRange: the result of an operation would not fit its type (an AtomicLong added past
+	// the int64 range). Nothing was changed.
+	ErrOutOfRange = errors.New("redisson: result out of range")
+
+	// ErrNotInitialized: the object must be initialized first (a BloomFilter's TryInit). Nothing was
+	// changed.
+	ErrNotInitialized = errors.New("redisson: object not initialized")
+
+	// ErrConfigMismatch: the object exists with another configuration (a BloomFilter initialized with
+	// other parameters). Nothing was changed.
+	ErrConfigMismatch = errors.New("redisson: object exists with another configuration")
+
 	// ErrInvalidArgument: bad input (empty or malformed name, out-of-range duration, nil client,
 	// context or handle). Nothing was sent to Redis.
 	ErrInvalidArgument = errors.New("redisson: invalid argument")

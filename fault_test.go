@@ -613,6 +613,8 @@ func TestFaultHelperProcess(t *testing.T) {
 		faultHelperSemLoad(t, ctx, addr, name, stdin)
 	case "latchwait":
 		faultHelperLatchWait(t, ctx, addr, name)
+	case "atomicload":
+		faultHelperAtomicLoad(t, ctx, addr, name, stdin)
 	case "permitholder":
 		faultHelperPermitHolder(t, ctx, addr, name, stdin)
 	default:

@@ -27,18 +27,19 @@ package redisson
 // Suffixes of auxiliary names, which objectKeys puts after ":"+sfxReserved; per-kind ones start with
 // the kind marker.
 const (
-	sfxReserved   = "~"
-	sfxQueue      = "q"    // wait queue, arrival order (per kind)
-	sfxDeadlines  = "qt"   // wait queue, liveness deadlines (per kind)
-	sfxHistory    = "rel:" // + client id: release history (per kind)
-	sfxWake       = "w:"   // + client id: wake-up channel
-	sfxForce      = "fu:"  // + request id: the outcome of a force unlock
-	sfxFence      = "fence"
-	sfxWaiters    = "sw"  // a Semaphore's waiters
-	sfxLeases     = "sl"  // a Semaphore's leased permits (PermitExpirableSemaphore)
-	sfxRequest    = "sr:" // + request id: the outcome of a Semaphore or CountDownLatch request
-	sfxLatchWake  = "lw"  // a CountDownLatch's wake-up channel, shared by its Clients
-	sfxLatchRound = "lr"  // a CountDownLatch's rounds: how many times its count reached zero
+	sfxReserved    = "~"
+	sfxQueue       = "q"    // wait queue, arrival order (per kind)
+	sfxDeadlines   = "qt"   // wait queue, liveness deadlines (per kind)
+	sfxHistory     = "rel:" // + client id: release history (per kind)
+	sfxWake        = "w:"   // + client id: wake-up channel
+	sfxForce       = "fu:"  // + request id: the outcome of a force unlock
+	sfxFence       = "fence"
+	sfxWaiters     = "sw"  // a Semaphore's waiters
+	sfxLeases      = "sl"  // a Semaphore's leased permits (PermitExpirableSemaphore)
+	sfxRequest     = "sr:" // + request id: the outcome of a Semaphore or CountDownLatch request
+	sfxLatchWake   = "lw"  // a CountDownLatch's wake-up channel, shared by its Clients
+	sfxLatchRound  = "lr"  // a CountDownLatch's rounds: how many times its count reached zero
+	sfxBloomConfig = "bf"  // a BloomFilter's configuration
 )
 
 // objectKeys returns the object key of name and a function building its auxiliary names

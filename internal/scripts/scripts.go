@@ -5,10 +5,11 @@
 // A stored format is encoded and decoded in exactly one Lua prelude, prepended to every script that
 // touches it: wait_queue.lua (an object's wait queue), then lock_value.lua (the lock string and the
 // release records); rw_value.lua (a ReadWriteLock's hash); sem_value.lua (a Semaphore's permits and
-// waiters).
+// waiters); int64_value.lua (an AtomicLong's value).
 //
 // Every script must be safe to run twice: go-redis re-sends a command after a network error, so the
-// header of each file says how a repeat is recognised.
+// header of each file says how a repeat is recognised. The data objects' scripts (atomic.lua,
+// bitset.lua, bloom.lua) are the exception: they are sent once (marked NoRetry), and say so.
 package scripts
 
 import (
@@ -58,6 +59,14 @@ var (
 	semRenewSrc string
 	//go:embed latch.lua
 	latchSrc string
+	//go:embed int64_value.lua
+	int64ValueSrc string
+	//go:embed atomic.lua
+	atomicSrc string
+	//go:embed bitset.lua
+	bitsetSrc string
+	//go:embed bloom.lua
+	bloomSrc string
 )
 
 // lockPrelude is what every lock script starts with.
@@ -97,6 +106,12 @@ var (
 	SemRenew = redis.NewScript(semValueSrc + semRenewSrc)
 	// Latch sets or counts down a CountDownLatch. See latch.lua.
 	Latch = redis.NewScript(latchSrc)
+	// Atomic runs the AtomicLong operations that read before they write. See atomic.lua.
+	Atomic = redis.NewScript(int64ValueSrc + atomicSrc)
+	// BitSet runs the BitSet operations that are not one Redis command. See bitset.lua.
+	BitSet = redis.NewScript(bitsetSrc)
+	// Bloom initializes, adds to and queries a BloomFilter. See bloom.lua.
+	Bloom = redis.NewScript(bloomSrc)
 )
 
 // All lists every script by the name of its file, for loading ahead of pipelines and for tests.
@@ -117,4 +132,7 @@ var All = map[string]*redis.Script{
 	"sem_beat":          SemBeat,
 	"sem_renew":         SemRenew,
 	"latch":             Latch,
+	"atomic":            Atomic,
+	"bitset":            BitSet,
+	"bloom":             Bloom,
 }

@@ -1,0 +1,395 @@
+package redisson
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/zeebo/xxh3"
+
+	"github.com/goredisson/redisson/internal/scripts"
+)
+
+// BloomFilter is a probabilistic set in Redis, shared by every process that uses its name:
+// Redisson's RBloomFilter. Contains never answers false for an element that was added; it answers
+// true for an element never added with a probability near the false-positive rate the filter was
+// sized for, as long as no more elements were added than it was sized for. Get one with
+// Client.BloomFilter and size it once with TryInit; the handle is a name plus a client, does no I/O,
+// and is safe to share between goroutines.
+//
+// Layout: the bits are a STRING at the object key; the configuration a HASH beside it
+// ("<key>:~bf", same Cluster slot), with the number of bits m = ⌈−n·ln p / (ln 2)²⌉ and of hash
+// functions k = max(1, round(m/n · ln 2)) computed from the expected insertions n and the
+// false-positive rate p, plus n, p and the name of the element hash. Every Client reads the
+// configuration from Redis (and keeps it; a script checks it on every call), so all of them set and
+// test the same bits.
+//
+// Hashing is client-side: each element is hashed once with XXH3-128, and its k bit indices come
+// from the two 64-bit halves by enhanced double hashing (Dillinger and Manolios): x = h1 mod m,
+// y = h2 mod m, then index i is x, and x += y, y += i (mod m). The bit indices of a whole batch go to
+// Redis in one script call per 8,192 indices, all calls in one pipelined round trip; the script
+// checks the configuration and sets or reads the bits, atomically per call.
+//
+// Add and AddMany are sent once, as AtomicLong's mutations are: after a network error the elements
+// may or may not have been added (adding them again is harmless). A name whose keys hold other types,
+// or whose bitmap exists without a configuration, fails with ErrWrongType, nothing changed.
+type BloomFilter struct {
+	object
+	config string // the configuration's key
+}
+
+// BloomConfig is a BloomFilter's configuration, as TryInit stored it.
+type BloomConfig struct {
+	Insertions        int64   // the expected number of insertions n
+	FalsePositiveRate float64 // the false-positive rate p at n insertions
+	Bits              int64   // the number of bits m
+	Hashes            int     // the number of hash functions k
+}
+
+// bloomHash names the element hash in the configuration: Clients hashing another way refuse it.
+const bloomHash = "xxh3-128"
+
+// Limits of a BloomFilter: at most MaxBit+1 bits (a Redis string's), 100 hash functions, and 8,192
+// bit indices per script call.
+const (
+	maxBloomHashes      = 100
+	bloomIndicesPerCall = 8192
+)
+
+// bloomParams is what a Client needs to compute bit indices: m and k, checked by every script call.
+type bloomParams struct {
+	bits   uint64
+	hashes int
+}
+
+// BloomFilter returns the BloomFilter called name. It does no I/O; the handle is cheap and safe to
+// share. A bad name is reported by the first call on the handle (ErrInvalidArgument).
+func (c *Client) BloomFilter(name string) *BloomFilter {
+	f := &BloomFilter{object: c.newObject(name)}
+	if f.err == nil {
+		f.config = f.aux(sfxBloomConfig)
+	}
+	return f
+}
+
+// Name returns the name the BloomFilter was created with ("" for a nil handle).
+func (f *BloomFilter) Name() string {
+	if f == nil {
+		return ""
+	}
+	return f.name
+}
+
+func (f *BloomFilter) check(ctx context.Context) error {
+	if f == nil {
+		return invalidf("nil BloomFilter handle")
+	}
+	return f.object.check(ctx, "BloomFilter")
+}
+
+// BloomSize returns the number of bits and of hash functions of a BloomFilter for the expected
+// insertions n and false-positive rate p (see BloomFilter), or an error matching ErrInvalidArgument
+// if n < 1, p is not in (0, 1), or the filter would need more than 2^32 bits or 100 hash functions.
+func BloomSize(n int64, p float64) (bits int64, hashes int, err error) {
+	if n < 1 {
+		return 0, 0, invalidf("expected insertions %d: must be at least 1", n)
+	}
+	if !(p > 0 && p < 1) {
+		return 0, 0, invalidf("false-positive rate %v: must be in (0, 1)", p)
+	}
+	m := math.Ceil(-float64(n) * math.Log(p) / (math.Ln2 * math.Ln2))
+	if m > MaxBit+1 {
+		return 0, 0, invalidf("%d insertions at a false-positive rate of %v need %.0f bits: at most 2^32", n, p, m)
+	}
+	k := max(1, int(math.Round(m/float64(n)*math.Ln2)))
+	if k > maxBloomHashes {
+		return 0, 0, invalidf("a false-positive rate of %v needs %d hash functions: at most %d", p, k, maxBloomHashes)
+	}
+	return int64(m), k, nil
+}
+
+// TryInit sizes the filter for n expected insertions at false-positive rate p, if it has no
+// configuration yet, and reports whether it did. If it has one that gives the same number of bits
+// and hash functions, it returns false; if another, an error matching ErrConfigMismatch: a filter is
+// never silently reshaped (Delete it first). It blocks for one round trip. It fails with
+// ErrInvalidArgument (see BloomSize), ErrConfigMismatch or ErrWrongType (nothing changed, all three),
+// ErrNotReplicated, or a Redis error (the outcome is unknown; trying again is safe).
+func (f *BloomFilter) TryInit(ctx context.Context, n int64, p float64) (bool, error) {
+	if err := f.check(ctx); err != nil {
+		return false, opErr("try init", f.Name(), err)
+	}
+	m, k, err := BloomSize(n, p)
+	if err != nil {
+		return false, opErr("try init", f.name, err)
+	}
+	cmd, ackErr := mutateOne(ctx, f.c, f.key, scripts.Bloom, func() *redis.Cmd {
+		return scriptCmd(ctx, scripts.Bloom, f.keys(), "init", m, k, n, strconv.FormatFloat(p, 'g', -1, 64), bloomHash)
+	})
+	v, err := cmd.Int64()
+	if err != nil {
+		return false, f.errOf("try init", err)
+	}
+	f.c.noteBloom(f.key, bloomParams{uint64(m), k})
+	return v == 1, objectErr("try init", f.name, nil, ackErr)
+}
+
+func (f *BloomFilter) keys() []string { return []string{f.key, f.config} }
+
+// errOf explains an error of bloom.lua.
+func (f *BloomFilter) errOf(op string, err error) error {
+	switch {
+	case redis.HasErrorPrefix(err, "NOTINIT"):
+		return opErr(op, f.name, ErrNotInitialized)
+	case redis.HasErrorPrefix(err, "CONFIG"):
+		return opErr(op, f.name, ErrConfigMismatch, fmt.Errorf("stored configuration: bits, hashes, hash = %s",
+			strings.TrimPrefix(err.Error(), "CONFIG ")))
+	}
+	return objectErr(op, f.name, err, nil)
+}
+
+// Config returns the filter's configuration. It blocks for one round trip. It fails with
+// ErrNotInitialized (no configuration), ErrWrongType, or a Redis error.
+func (f *BloomFilter) Config(ctx context.Context) (BloomConfig, error) {
+	if err := f.check(ctx); err != nil {
+		return BloomConfig{}, opErr("config", f.Name(), err)
+	}
+	cfg, err := f.load(ctx)
+	if err != nil {
+		return BloomConfig{}, opErr("config", f.name, err)
+	}
+	return cfg, nil
+}
+
+// load reads and decodes the configuration (the one Go decoder of it), and remembers its
+// parameters.
+func (f *BloomFilter) load(ctx context.Context) (BloomConfig, error) {
+	v, err := f.c.rdb.HMGet(ctx, f.config, "bits", "hashes", "insertions", "fpr", "hash").Result()
+	if err != nil {
+		return BloomConfig{}, redisErr(err)
+	}
+	if v[0] == nil {
+		return BloomConfig{}, ErrNotInitialized
+	}
+	var cfg BloomConfig
+	var hash string
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i], _ = x.(string)
+	}
+	cfg.Bits, err = strconv.ParseInt(s[0], 10, 64)
+	if err == nil {
+		cfg.Hashes, err = strconv.Atoi(s[1])
+	}
+	if err == nil {
+		cfg.Insertions, err = strconv.ParseInt(s[2], 10, 64)
+	}
+	if err == nil {
+		cfg.FalsePositiveRate, err = strconv.ParseFloat(s[3], 64)
+	}
+	hash = s[4]
+	if err != nil || hash != bloomHash || cfg.Bits < 1 || cfg.Bits > MaxBit+1 || cfg.Hashes < 1 || cfg.Hashes > maxBloomHashes {
+		return BloomConfig{}, because(ErrWrongType, fmt.Errorf("not a BloomFilter configuration (bits %q, hashes %q, hash %q)", s[0], s[1], hash))
+	}
+	f.c.noteBloom(f.key, bloomParams{uint64(cfg.Bits), cfg.Hashes})
+	return cfg, nil
+}
+
+// params returns the parameters to compute indices with: those the Client remembers, or read.
+func (f *BloomFilter) params(ctx context.Context) (bloomParams, error) {
+	if p, ok := f.c.bloomParams(f.key); ok {
+		return p, nil
+	}
+	cfg, err := f.load(ctx)
+	return bloomParams{uint64(cfg.Bits), cfg.Hashes}, err
+}
+
+// indices appends the k bit indices of element e, 4 bytes each, big-endian, to dst.
+func (p bloomParams) indices(dst []byte, e string) []byte {
+	h := xxh3.HashString128(e)
+	m := p.bits
+	x, y := h.Lo%m, h.Hi%m
+	for i := range p.hashes {
+		dst = binary.BigEndian.AppendUint32(dst, uint32(x))
+		x = (x + y) % m
+		y = (y + uint64(i)) % m
+	}
+	return dst
+}
+
+// bits runs bloom.lua's op ("add" or "has") over elements: one script call per bloomIndicesPerCall
+// indices, all in one round trip. If the configuration changed since the Client read it (the filter
+// was deleted and made again), it is read again and the calls that found it changed are sent again,
+// once. It returns the replies, in order, and ackErr.
+func (f *BloomFilter) bits(ctx context.Context, op string, elements []string) ([]redis.Cmder, error) {
+	p, err := f.params(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for retried := false; ; retried = true {
+		per := max(1, bloomIndicesPerCall/p.hashes) // elements per call
+		n := (len(elements) + per - 1) / per
+		packed := make([][]byte, n)
+		buf := make([]byte, 0, 4*p.hashes*len(elements))
+		for i := range n {
+			start := len(buf)
+			for _, e := range elements[i*per : min((i+1)*per, len(elements))] {
+				buf = p.indices(buf, e)
+			}
+			packed[i] = buf[start:len(buf):len(buf)]
+		}
+		build := func(i int) redis.Cmder {
+			return scriptCmd(ctx, scripts.Bloom, f.keys(), op, p.bits, p.hashes, bloomHash, packed[i])
+		}
+		var cmds []redis.Cmder
+		var ackErr error
+		if op == "add" {
+			cmds, ackErr = f.c.mutate(ctx, f.key, scripts.Bloom, n, build)
+		} else {
+			cmds = f.c.sendAll(ctx, scripts.Bloom, n, build)
+		}
+		stale := false
+		for _, cmd := range cmds {
+			stale = stale || redis.HasErrorPrefix(cmd.Err(), "CONFIG") || redis.HasErrorPrefix(cmd.Err(), "NOTINIT")
+		}
+		if !stale || retried {
+			return cmds, ackErr
+		}
+		f.c.forgetBloom(f.key)
+		if p, err = f.params(ctx); err != nil {
+			return nil, err
+		}
+		// Send everything again: the parameters changed, so the filter was made again since the
+		// Client read them, and what the first calls did belongs to the old one.
+	}
+}
+
+// Add adds element and reports whether it was new (some of its bits were clear: a false positive
+// makes a new element look old). It blocks for one round trip (two the first time the Client uses
+// the filter: it reads the configuration). It fails with ErrNotInitialized or ErrWrongType
+// (nothing changed, both), ErrNotReplicated, or a Redis error (the element may or may not have
+// been added).
+func (f *BloomFilter) Add(ctx context.Context, element string) (bool, error) {
+	n, err := f.add(ctx, "add", []string{element})
+	return n == 1, err
+}
+
+// AddMany adds elements and returns how many were new (see Add), in one round trip however many
+// there are; no elements is a no-op that sends nothing. The elements of one script call (8,192 bit
+// indices) are added atomically; a batch larger than that is not. Errors are those of Add.
+func (f *BloomFilter) AddMany(ctx context.Context, elements []string) (int, error) {
+	return f.add(ctx, "add many", elements)
+}
+
+func (f *BloomFilter) add(ctx context.Context, op string, elements []string) (int, error) {
+	if err := f.check(ctx); err != nil {
+		return 0, opErr(op, f.Name(), err)
+	}
+	if len(elements) == 0 {
+		return 0, nil
+	}
+	cmds, ackErr := f.bits(ctx, "add", elements)
+	if cmds == nil {
+		return 0, opErr(op, f.name, ackErr)
+	}
+	added, failed := 0, error(nil)
+	for _, cmd := range cmds {
+		v, err := cmd.(*redis.Cmd).Int64()
+		if err != nil {
+			if failed == nil {
+				failed = err
+			}
+			continue
+		}
+		added += int(v)
+	}
+	if failed != nil {
+		return added, f.errOf(op, failed)
+	}
+	return added, objectErr(op, f.name, nil, ackErr)
+}
+
+// Contains reports whether element may have been added: false means it was not; true means it was,
+// or it is a false positive. It blocks for one round trip (two the first time the Client uses the
+// filter). It fails with ErrNotInitialized, ErrWrongType, or a Redis error.
+func (f *BloomFilter) Contains(ctx context.Context, element string) (bool, error) {
+	v, err := f.contains(ctx, "contains", []string{element})
+	return err == nil && v[0], err
+}
+
+// ContainsMany reports, for each element, whether it may have been added (see Contains), in one
+// round trip however many there are; no elements is a no-op that sends nothing. Errors are those of
+// Contains.
+func (f *BloomFilter) ContainsMany(ctx context.Context, elements []string) ([]bool, error) {
+	return f.contains(ctx, "contains many", elements)
+}
+
+func (f *BloomFilter) contains(ctx context.Context, op string, elements []string) ([]bool, error) {
+	if err := f.check(ctx); err != nil {
+		return nil, opErr(op, f.Name(), err)
+	}
+	if len(elements) == 0 {
+		return []bool{}, nil
+	}
+	cmds, err := f.bits(ctx, "has", elements)
+	if cmds == nil {
+		return nil, opErr(op, f.name, err)
+	}
+	out := make([]bool, 0, len(elements))
+	for _, cmd := range cmds {
+		s, err := cmd.(*redis.Cmd).Text()
+		if err != nil {
+			return nil, f.errOf(op, err)
+		}
+		for i := range len(s) {
+			out = append(out, s[i] == '1')
+		}
+	}
+	if len(out) != len(elements) {
+		return nil, opErr(op, f.name, fmt.Errorf("%d answers for %d elements", len(out), len(elements)))
+	}
+	return out, nil
+}
+
+// Count estimates how many distinct elements were added, from the number of bits set X:
+// −(m/k)·ln(1 − X/m) (Swamidass and Baldi), rounded. It blocks for one round trip. It fails with
+// ErrNotInitialized, ErrWrongType, or a Redis error.
+func (f *BloomFilter) Count(ctx context.Context) (int64, error) {
+	if err := f.check(ctx); err != nil {
+		return 0, opErr("count", f.Name(), err)
+	}
+	v, err := f.c.run(ctx, scripts.Bloom, f.keys(), "count").Slice()
+	if err != nil {
+		return 0, f.errOf("count", err)
+	}
+	if len(v) != 3 {
+		return 0, opErr("count", f.name, because(ErrWrongType, errors.New("not a BloomFilter configuration")))
+	}
+	m, _ := strconv.ParseFloat(fmt.Sprint(v[0]), 64)
+	k, _ := strconv.ParseFloat(fmt.Sprint(v[1]), 64)
+	x, _ := v[2].(int64)
+	if m < 1 || k < 1 {
+		return 0, opErr("count", f.name, because(ErrWrongType, errors.New("not a BloomFilter configuration")))
+	}
+	if float64(x) >= m {
+		return int64(m), nil // every bit set: the estimate is unbounded; m is as good as any
+	}
+	return int64(math.Round(-m / k * math.Log1p(-float64(x)/m))), nil
+}
+
+// Delete removes the filter (bits and configuration) and reports whether there was anything to
+// remove. It blocks for one round trip. It fails with ErrNotReplicated or a Redis error; whatever is
+// under the keys is deleted.
+func (f *BloomFilter) Delete(ctx context.Context) (bool, error) {
+	if f == nil {
+		return false, opErr("delete", "", invalidf("nil BloomFilter handle"))
+	}
+	if f.c != nil && f.err == nil {
+		f.c.forgetBloom(f.key)
+	}
+	return f.del(ctx, "BloomFilter", f.config)
+}

@@ -1,0 +1,225 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/slot"
+)
+
+// What the data objects (AtomicLong, BitSet, BloomFilter, HyperLogLog) share: a handle made of a
+// Client and a name, the checks every call starts with, and how their commands are sent.
+//
+// Sent once. A mutation of a data object is a plain Redis command or a short script whose second
+// run would apply it twice (an INCRBY), answer wrongly (a compare-and-swap that succeeded reports
+// failure when repeated, so its caller's loop applies the update again), or undo another Client's
+// change made in between (a Store sent again after someone's Add). go-redis re-sends a command after
+// a network error (MaxRetries); these are marked so that it does not (go-redis's Cmder.NoRetry). A
+// mutation that fails with a network error may or may not have happened: the caller is told, and
+// nothing is applied twice. Errors that prove the command did not run (the connection was never
+// made, TRYAGAIN, CLUSTERDOWN, MOVED or ASK left over, NOSCRIPT) are re-sent by this package.
+// Reads are sent as usual (go-redis may re-send them: a read twice is harmless).
+
+// object is the part of a data object's handle built from the Client and the name.
+type object struct {
+	c    *Client
+	name string
+	key  string
+	aux  func(string) string
+	err  error // a bad Client or name, reported by every call
+}
+
+// newObject lays out name for an object of c (see objectKeys).
+func (c *Client) newObject(name string) object {
+	o := object{c: c, name: name}
+	if !c.valid() {
+		o.err = invalidf("nil client or Client not created by New")
+		return o
+	}
+	o.key, o.aux, o.err = objectKeys(c.cfg.prefix, name)
+	return o
+}
+
+// check returns why a call on the handle cannot be made (nil handle, bad name, nil or ended
+// context, closed Client), or nil. what names the kind of handle.
+func (o *object) check(ctx context.Context, what string) error {
+	switch {
+	case o == nil:
+		return invalidf("nil %s handle", what)
+	case o.c == nil && o.err == nil:
+		return invalidf("%s handle not created by a Client", what)
+	case o.err != nil:
+		return o.err
+	}
+	return o.c.checkCall(ctx)
+}
+
+// nameOf returns the handle's name, "" for a nil handle.
+func (o *object) nameOf() string {
+	if o == nil {
+		return ""
+	}
+	return o.name
+}
+
+// withOthers returns the keys of the object and of the objects called names (the object's key first),
+// for commands over several objects (BITOP, PFCOUNT, PFMERGE). Each name must be valid and, on a
+// Cluster, in the object's slot (a name sharing a {hash tag} with it), else ErrInvalidArgument.
+func (o *object) withOthers(names []string) ([]string, error) {
+	keys := make([]string, 0, len(names)+1)
+	keys = append(keys, o.key)
+	for _, n := range names {
+		k, _, err := objectKeys(o.c.cfg.prefix, n)
+		if err != nil {
+			return nil, err
+		}
+		if o.c.cluster && slot.Of(k) != slot.Of(o.key) {
+			return nil, invalidf("%q and %q are in different Cluster slots: give the names a common {hash tag} prefix", o.name, n)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// del deletes the object's keys (the object key first) and reports whether the first existed.
+func (o *object) del(ctx context.Context, what string, keys ...string) (bool, error) {
+	if err := o.check(ctx, what); err != nil {
+		return false, opErr("delete", o.nameOf(), err)
+	}
+	keys = append([]string{o.key}, keys...)
+	cmd, ackErr := mutateOne(ctx, o.c, o.key, nil, func() *redis.IntCmd {
+		args := []any{"unlink"}
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		return redis.NewIntCmd(ctx, args...)
+	})
+	return cmd.Val() > 0, objectErr("delete", o.name, cmd.Err(), ackErr)
+}
+
+// onceCmd marks a command that go-redis must not send again after a network error (see "Sent once").
+type onceCmd struct{ redis.Cmder }
+
+// NoRetry tells go-redis not to re-send the command.
+func (onceCmd) NoRetry() bool { return true }
+
+// scriptCmd is an EVALSHA of script, to be sent as it is (Script.Run would send it through the
+// client's re-sending Process).
+func scriptCmd(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	a := make([]any, 0, 3+len(keys)+len(args))
+	a = append(a, "evalsha", script.Hash(), len(keys))
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	return redis.NewCmd(ctx, append(a, args...)...)
+}
+
+// mutate sends n commands, all on key's slot, built by build(i), in one round trip (one command
+// alone, or a pipeline), each at most once (see "Sent once"), and returns them; their errors are the
+// caller's to read. In the replica-acknowledged mode they are followed by WAIT (Client.acked) and
+// ackErr reports too few acknowledgements. script is the script the commands run with EVALSHA, if
+// any: a NOSCRIPT reply loads it and sends those commands again. Commands refused without running
+// (see Client.refused and unsent) are sent again after a pause, as long as ctx allows.
+func (c *Client) mutate(ctx context.Context, key string, script *redis.Script, n int, build func(i int) redis.Cmder) (cmds []redis.Cmder, ackErr error) {
+	if c.acks.on() {
+		cmds = make([]redis.Cmder, n)
+		_, ackErr = c.acked(ctx, key, script, func(p redis.Pipeliner) redis.Cmder {
+			for i := range cmds {
+				cmds[i] = build(i)
+				_ = p.Process(ctx, onceCmd{cmds[i]})
+			}
+			return cmds[0]
+		})
+		return cmds, ackErr
+	}
+	return c.sendAll(ctx, script, n, build), nil
+}
+
+// sendAll is mutate without the replica-acknowledged mode: reads use it directly.
+func (c *Client) sendAll(ctx context.Context, script *redis.Script, n int, build func(i int) redis.Cmder) []redis.Cmder {
+	cmds := make([]redis.Cmder, n)
+	pending := make([]int, n)
+	for i := range pending {
+		pending[i] = i
+	}
+	loaded := false
+	for attempt := 0; ; attempt++ {
+		for _, i := range pending {
+			cmds[i] = build(i)
+		}
+		if len(pending) == 1 {
+			_ = c.rdb.Process(ctx, onceCmd{cmds[pending[0]]})
+		} else {
+			p := c.rdb.Pipeline()
+			for _, i := range pending {
+				_ = p.Process(ctx, onceCmd{cmds[i]})
+			}
+			_, _ = p.Exec(ctx)
+		}
+		var again []int
+		noScript := false
+		for _, i := range pending {
+			switch err := cmds[i].Err(); {
+			case script != nil && redis.HasErrorPrefix(err, "NOSCRIPT"):
+				noScript = true
+				again = append(again, i)
+			case c.refused(err) || unsent(err):
+				again = append(again, i)
+			}
+		}
+		switch {
+		case len(again) == 0:
+			return cmds
+		case noScript && !loaded:
+			loaded = true
+			if err := script.Load(ctx, c.rdb).Err(); err != nil {
+				return cmds
+			}
+		case noScript || !retryPause(ctx, attempt):
+			return cmds
+		}
+		pending = again
+	}
+}
+// mutateOne is mutate for one command: it returns the command (typed as build made it) and ackErr.
+func mutateOne[C redis.Cmder](ctx context.Context, c *Client, key string, script *redis.Script, build func() C) (C, error) {
+	var cmd C
+	_, ackErr := c.mutate(ctx, key, script, 1, func(int) redis.Cmder {
+		cmd = build()
+		return cmd
+	})
+	return cmd, ackErr
+}
+
+// unsent reports whether err proves that a command was never written to Redis: the connection could
+// not be made, or none was free in time.
+func unsent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return err != nil && strings.Contains(err.Error(), "connection pool timeout")
+}
+
+// objectErr wraps an error of a data object's command for the caller: WRONGTYPE and a value Redis
+// cannot read as its type match ErrWrongType, an integer overflow matches ErrOutOfRange; ackErr (see
+// Client.acked) is added. It returns nil if both are nil.
+func objectErr(op, name string, err, ackErr error) error {
+	switch {
+	case err == nil && ackErr == nil:
+		return nil
+	case err == nil:
+		return opErr(op, name, ackErr)
+	case strings.Contains(err.Error(), "overflow"):
+		err = because(ErrOutOfRange, err)
+	case strings.Contains(err.Error(), "not an integer"):
+		err = because(ErrWrongType, err)
+	default:
+		err = redisErr(err)
+	}
+	return opErr(op, name, err, ackErr)
+}
