@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
 )
@@ -246,3 +248,57 @@ func TestAtomicLongCompareAndSwapContention(t *testing.T) {
 	}
 }
 
+// A mutation whose reply is lost (the server ran it, the connection closed before the reply came
+// back) is not re-sent by go-redis: the caller gets an error and the change happened exactly once.
+// Reads are re-sent as usual.
+func TestObjectsDroppedReplyAppliedOnce(t *testing.T) {
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }) // default MaxRetries: re-sends
+	c := newClient(t, rdb)
+	a, b, f := c.AtomicLong("once"), c.BitSet("once-bits"), c.BloomFilter("once-bloom")
+	if _, err := a.Add(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.TryInit(ctx, 1000, 0.01); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CompareAndSwap(ctx, 1, 2); err != nil { // loads the script
+		t.Fatal(err)
+	}
+	if _, err := f.Add(ctx, "warm-up"); err != nil {
+		t.Fatal(err)
+	}
+	lost := func(what string, op func() error) {
+		t.Helper()
+		if _, err := a.Load(ctx); err != nil { // a connection in the pool: the dropped reply is op's
+			t.Fatal(err)
+		}
+		p.DropReplies(1)
+		if err := op(); err == nil {
+			t.Fatalf("%s with its reply dropped = nil error; want the network error (re-sent?)", what)
+		}
+	}
+	lost("Add(5)", func() error { _, err := a.Add(ctx, 5); return err })
+	if v, err := admin.Get(ctx, "{once}").Int64(); err != nil || v != 15 {
+		t.Fatalf("after Add(5) lost its reply: %d, %v; want 15 (added once)", v, err)
+	}
+	lost("CompareAndSwap(15, 16)", func() error { _, err := a.CompareAndSwap(ctx, 15, 16); return err })
+	if v, err := a.Load(ctx); err != nil || v != 16 {
+		t.Fatalf("after CompareAndSwap lost its reply: %d, %v; want 16", v, err)
+	}
+	lost("Set(7)", func() error { _, err := b.Set(ctx, 7); return err })
+	if was, err := b.Set(ctx, 7); err != nil || !was {
+		t.Fatalf("Set(7) after the lost one = %v, %v; want it set once already", was, err)
+	}
+	lost("BloomFilter.AddMany", func() error { _, err := f.AddMany(ctx, []string{"x", "y"}); return err })
+	if got, err := f.ContainsMany(ctx, []string{"x", "y"}); err != nil || !got[0] || !got[1] {
+		t.Fatalf("ContainsMany after the lost AddMany = %v, %v; want both added", got, err)
+	}
+	p.DropReplies(1)
+	if v, err := a.Load(ctx); err != nil || v != 16 {
+		t.Fatalf("Load with its reply dropped = %d, %v; want 16 (a read is re-sent)", v, err)
+	}
+}

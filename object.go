@@ -185,6 +185,7 @@ func (c *Client) sendAll(ctx context.Context, script *redis.Script, n int, build
 		pending = again
 	}
 }
+
 // mutateOne is mutate for one command: it returns the command (typed as build made it) and ackErr.
 func mutateOne[C redis.Cmder](ctx context.Context, c *Client, key string, script *redis.Script, build func() C) (C, error) {
 	var cmd C
