@@ -2,7 +2,6 @@ package redisson
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -31,9 +30,10 @@ import (
 //
 // Hashing is client-side: each element is hashed once with XXH3-128, and its k bit indices come
 // from the two 64-bit halves by enhanced double hashing (Dillinger and Manolios): x = h1 mod m,
-// y = h2 mod m, then index i is x, and x += y, y += i (mod m). The bit indices of a whole batch go to
-// Redis in one script call per 8,192 indices, all calls in one pipelined round trip; the script
-// checks the configuration and sets or reads the bits, atomically per call.
+// y = h2 mod m, then index i is x, and x += y, y += i (mod m). The bits of a whole batch go to Redis
+// in one round trip: an add is one script call per 1,950 bits (whole elements) that checks the
+// configuration and then sets the bits with one BITFIELD, atomically per call; a lookup is a MULTI
+// of the configuration and one BITFIELD_RO per 1,950 bits, the configuration checked on the reply.
 //
 // Add and AddMany are sent once, as AtomicLong's mutations are: after a network error the elements
 // may or may not have been added (adding them again is harmless). A name whose keys hold other types,
@@ -54,11 +54,11 @@ type BloomConfig struct {
 // bloomHash names the element hash in the configuration: Clients hashing another way refuse it.
 const bloomHash = "xxh3-128"
 
-// Limits of a BloomFilter: at most MaxBit+1 bits (a Redis string's), 100 hash functions, and 8,192
-// bit indices per script call.
+// Limits of a BloomFilter: at most MaxBit+1 bits (a Redis string's), 100 hash functions, and 1,950
+// bits per BITFIELD (7,800 arguments: Lua's unpack takes at most 8,000).
 const (
-	maxBloomHashes      = 100
-	bloomIndicesPerCall = 8192
+	maxBloomHashes   = 100
+	bloomBitsPerCall = 1950
 )
 
 // bloomParams is what a Client needs to compute bit indices: m and k, checked by every script call.
@@ -208,63 +208,144 @@ func (f *BloomFilter) params(ctx context.Context) (bloomParams, error) {
 	return bloomParams{uint64(cfg.Bits), cfg.Hashes}, err
 }
 
-// indices appends the k bit indices of element e, 4 bytes each, big-endian, to dst.
-func (p bloomParams) indices(dst []byte, e string) []byte {
+// indices appends the k bit indices of element e to dst.
+func (p bloomParams) indices(dst []int64, e string) []int64 {
 	h := xxh3.HashString128(e)
 	m := p.bits
 	x, y := h.Lo%m, h.Hi%m
 	for i := range p.hashes {
-		dst = binary.BigEndian.AppendUint32(dst, uint32(x))
+		dst = append(dst, int64(x))
 		x = (x + y) % m
 		y = (y + uint64(i)) % m
 	}
 	return dst
 }
 
-// bits runs bloom.lua's op ("add" or "has") over elements: one script call per bloomIndicesPerCall
-// indices, all in one round trip. If the configuration changed since the Client read it (the filter
-// was deleted and made again), it is read again and the calls that found it changed are sent again,
-// once. It returns the replies, in order, and ackErr.
-func (f *BloomFilter) bits(ctx context.Context, op string, elements []string) ([]redis.Cmder, error) {
-	p, err := f.params(ctx)
-	if err != nil {
-		return nil, err
-	}
+// perCall is how many elements go into one BITFIELD: whole elements, at most bloomBitsPerCall bits.
+func (p bloomParams) perCall() int { return max(1, bloomBitsPerCall/p.hashes) }
+
+// BITFIELD_RO's constant arguments, boxed once.
+var (
+	argGet any = "GET"
+	argU1  any = "u1"
+)
+
+// stale reports whether err says the Client's parameters are not those in Redis (the filter was
+// deleted, or deleted and made again with other ones).
+func stale(err error) bool {
+	return redis.HasErrorPrefix(err, "CONFIG") || redis.HasErrorPrefix(err, "NOTINIT")
+}
+
+// addBits sets the bits of elements: one bloom.lua call per perCall elements, all in one round
+// trip, each sent once. If the parameters the Client knew were stale, it reads them again and sends
+// everything again, once (what the first calls did belongs to a filter that is gone). It returns
+// how many elements were new, the first error, and ackErr.
+func (f *BloomFilter) addBits(ctx context.Context, elements []string) (added int, err, ackErr error) {
 	for retried := false; ; retried = true {
-		per := max(1, bloomIndicesPerCall/p.hashes) // elements per call
+		p, err := f.params(ctx)
+		if err != nil {
+			return 0, err, nil
+		}
+		bits := make([]int64, 0, p.hashes*len(elements))
+		for _, e := range elements {
+			bits = p.indices(bits, e)
+		}
+		per := p.perCall()
 		n := (len(elements) + per - 1) / per
-		packed := make([][]byte, n)
-		buf := make([]byte, 0, 4*p.hashes*len(elements))
-		for i := range n {
-			start := len(buf)
-			for _, e := range elements[i*per : min((i+1)*per, len(elements))] {
-				buf = p.indices(buf, e)
+		cmds, ackErr := f.c.mutate(ctx, f.key, scripts.Bloom, n, func(i int) redis.Cmder {
+			part := bits[i*per*p.hashes : min((i+1)*per, len(elements))*p.hashes]
+			args := make([]any, 0, 9+len(part))
+			args = append(args, "evalsha", scripts.Bloom.Hash(), 2, f.key, f.config, "add", p.bits, p.hashes, bloomHash)
+			for _, b := range part {
+				args = append(args, b)
 			}
-			packed[i] = buf[start:len(buf):len(buf)]
-		}
-		build := func(i int) redis.Cmder {
-			return scriptCmd(ctx, scripts.Bloom, f.keys(), op, p.bits, p.hashes, bloomHash, packed[i])
-		}
-		var cmds []redis.Cmder
-		var ackErr error
-		if op == "add" {
-			cmds, ackErr = f.c.mutate(ctx, f.key, scripts.Bloom, n, build)
-		} else {
-			cmds = f.c.sendAll(ctx, scripts.Bloom, n, build)
-		}
-		stale := false
+			return redis.NewCmd(ctx, args...)
+		})
+		added, err = 0, nil
+		again := false
 		for _, cmd := range cmds {
-			stale = stale || redis.HasErrorPrefix(cmd.Err(), "CONFIG") || redis.HasErrorPrefix(cmd.Err(), "NOTINIT")
+			v, cerr := cmd.(*redis.Cmd).Int64()
+			switch {
+			case cerr == nil:
+				added += int(v)
+			case stale(cerr) && !retried:
+				again = true
+			case err == nil:
+				err = cerr
+			}
 		}
-		if !stale || retried {
-			return cmds, ackErr
+		if !again {
+			return added, err, ackErr
 		}
 		f.c.forgetBloom(f.key)
-		if p, err = f.params(ctx); err != nil {
+	}
+}
+
+// hasBits reads the bits of elements: a MULTI of HMGET (the configuration) and one BITFIELD_RO per
+// perCall elements, in one round trip; the configuration is checked after (a read needs no more).
+// Stale parameters are read again and the bits read again, once.
+func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, error) {
+	for retried := false; ; retried = true {
+		p, err := f.params(ctx)
+		if err != nil {
 			return nil, err
 		}
-		// Send everything again: the parameters changed, so the filter was made again since the
-		// Client read them, and what the first calls did belongs to the old one.
+		bits := make([]int64, 0, p.hashes*len(elements))
+		for _, e := range elements {
+			bits = p.indices(bits, e)
+		}
+		per := p.perCall()
+		var cfg *redis.SliceCmd
+		var parts []*redis.IntSliceCmd
+		for attempt := 0; ; attempt++ {
+			parts = parts[:0]
+			_, err = f.c.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+				cfg = pipe.HMGet(ctx, f.config, "bits", "hashes", "hash")
+				for i := 0; i < len(elements); i += per {
+					part := bits[i*p.hashes : min(i+per, len(elements))*p.hashes]
+					args := append(make([]any, 0, 2+3*len(part)), "bitfield_ro", f.key)
+					for _, b := range part {
+						args = append(args, argGet, argU1, b)
+					}
+					cmd := redis.NewIntSliceCmd(ctx, args...)
+					parts = append(parts, cmd)
+					_ = pipe.Process(ctx, cmd)
+				}
+				return nil
+			})
+			if !f.c.refused(err) || !retryPause(ctx, attempt) {
+				break
+			}
+		}
+		if err != nil {
+			return nil, redisErr(err)
+		}
+		v := cfg.Val()
+		switch {
+		case v[0] == nil:
+			return nil, ErrNotInitialized
+		case v[0] != strconv.FormatUint(p.bits, 10) || v[1] != strconv.Itoa(p.hashes) || v[2] != bloomHash:
+			if retried {
+				return nil, because(ErrConfigMismatch, errors.New("the configuration changed while reading"))
+			}
+			f.c.forgetBloom(f.key)
+			continue
+		}
+		out := make([]bool, 0, len(elements))
+		for _, cmd := range parts {
+			got := cmd.Val()
+			for e := 0; e+p.hashes <= len(got); e += p.hashes {
+				all := true
+				for _, b := range got[e : e+p.hashes] {
+					all = all && b == 1
+				}
+				out = append(out, all)
+			}
+		}
+		if len(out) != len(elements) {
+			return nil, fmt.Errorf("%d answers for %d elements", len(out), len(elements))
+		}
+		return out, nil
 	}
 }
 
@@ -292,23 +373,9 @@ func (f *BloomFilter) add(ctx context.Context, op string, elements []string) (in
 	if len(elements) == 0 {
 		return 0, nil
 	}
-	cmds, ackErr := f.bits(ctx, "add", elements)
-	if cmds == nil {
-		return 0, opErr(op, f.name, ackErr)
-	}
-	added, failed := 0, error(nil)
-	for _, cmd := range cmds {
-		v, err := cmd.(*redis.Cmd).Int64()
-		if err != nil {
-			if failed == nil {
-				failed = err
-			}
-			continue
-		}
-		added += int(v)
-	}
-	if failed != nil {
-		return added, f.errOf(op, failed)
+	added, err, ackErr := f.addBits(ctx, elements)
+	if err != nil {
+		return added, f.errOf(op, err)
 	}
 	return added, objectErr(op, f.name, nil, ackErr)
 }
@@ -335,22 +402,9 @@ func (f *BloomFilter) contains(ctx context.Context, op string, elements []string
 	if len(elements) == 0 {
 		return []bool{}, nil
 	}
-	cmds, err := f.bits(ctx, "has", elements)
-	if cmds == nil {
+	out, err := f.hasBits(ctx, elements)
+	if err != nil {
 		return nil, opErr(op, f.name, err)
-	}
-	out := make([]bool, 0, len(elements))
-	for _, cmd := range cmds {
-		s, err := cmd.(*redis.Cmd).Text()
-		if err != nil {
-			return nil, f.errOf(op, err)
-		}
-		for i := range len(s) {
-			out = append(out, s[i] == '1')
-		}
-	}
-	if len(out) != len(elements) {
-		return nil, opErr(op, f.name, fmt.Errorf("%d answers for %d elements", len(out), len(elements)))
 	}
 	return out, nil
 }

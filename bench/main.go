@@ -40,6 +40,8 @@ type config struct {
 	rwOnly       bool
 	sem          bool
 	semOnly      bool
+	obj          bool
+	objOnly      bool
 	rounds       int
 	cpuProfile   string
 }
@@ -58,6 +60,7 @@ type report struct {
 	ClusterHold *clusterHoldResult `json:"cluster_hold,omitempty"`
 	RW          *rwResult          `json:"rw_read_heavy,omitempty"`
 	Sem         *semResult         `json:"semaphore,omitempty"`
+	Obj         *objResult         `json:"objects,omitempty"`
 	HoldError   string             `json:"hold_error,omitempty"`
 	Ratios      []ratio            `json:"ratios"`
 	Failures    []string           `json:"failures,omitempty"`
@@ -84,6 +87,8 @@ func main() {
 	flag.BoolVar(&cfg.rwOnly, "rw-only", false, "run the read-heavy ReadWriteLock scenario only")
 	flag.BoolVar(&cfg.sem, "sem", true, "also run the Semaphore scenario (1 Client uncontended; 16 and 64 Clients on 4 permits against 4 Locks)")
 	flag.BoolVar(&cfg.semOnly, "sem-only", false, "run the Semaphore scenario only")
+	flag.BoolVar(&cfg.obj, "obj", true, "also run the data objects scenario (AtomicLong, BloomFilter against raw go-redis)")
+	flag.BoolVar(&cfg.objOnly, "obj-only", false, "run the data objects scenario only")
 	flag.IntVar(&cfg.rounds, "rounds", 2, "repeat the scenarios of all implementations this many times (order rotated each round) and pool the results")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
@@ -202,10 +207,13 @@ func run(ctx context.Context, cfg *config) (err error) {
 	failed := map[string]bool{}
 	nrounds := cfg.rounds
 	if cfg.rwOnly {
-		nrounds, cfg.holdLocks, cfg.rw, cfg.sem = 0, 0, true, false
+		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj = 0, 0, true, false, false
 	}
 	if cfg.semOnly {
-		nrounds, cfg.holdLocks, cfg.rw, cfg.sem = 0, 0, false, true
+		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj = 0, 0, false, true, false
+	}
+	if cfg.objOnly {
+		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj = 0, 0, false, false, true
 	}
 rounds:
 	for round := range nrounds {
@@ -303,6 +311,17 @@ rounds:
 				return ctx.Err()
 			}
 			rep.Failures = append(rep.Failures, "redisson semaphore scenario: "+err.Error())
+		}
+	}
+	if cfg.obj && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {
+		logf("redisson: data objects scenario")
+		r, err := objBench(ctx, addr, 2*time.Second, 2)
+		rep.Obj = r
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rep.Failures = append(rep.Failures, "redisson data objects scenario: "+err.Error())
 		}
 	}
 	if err := stats.FlushAll(ctx).Err(); err != nil && ctx.Err() != nil {

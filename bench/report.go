@@ -209,6 +209,9 @@ func printReport(w io.Writer, rep *report) {
 	if rep.Sem != nil {
 		printSem(w, rep.Sem)
 	}
+	if rep.Obj != nil {
+		printObj(w, rep.Obj)
+	}
 	if rep.RW != nil {
 		printRW(w, rep.RW)
 		fmt.Fprintln(w)

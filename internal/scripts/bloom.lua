@@ -1,22 +1,20 @@
 -- bloom.lua: a BloomFilter's bitmap (a STRING at the object key) and its configuration (a HASH beside
 -- it, fields bits, hashes, insertions, fpr, hash: the number of bits m, of hash functions k, the
 -- expected insertions and false-positive rate they were sized for, and the element hash). Clients
--- hash elements themselves; every operation on the bits first checks that the configuration it was
--- computed for is the one in Redis.
+-- hash elements themselves; every write of bits first checks that the configuration they were
+-- computed for is the one in Redis (reads are a MULTI of HMGET and BITFIELD_RO, checked after).
 --
 -- KEYS[1]  the bitmap
 -- KEYS[2]  the configuration
 -- ARGV[1]  the operation:
 --            "init"  ARGV[2..6] = bits, hashes, insertions, fpr, hash: create the configuration if
 --                    there is none; returns 1 created, 0 the same bits, hashes and hash exist
---            "add"   ARGV[2..4] = bits, hashes, hash; ARGV[5] = bit indices, 4 bytes each, big-endian,
---                    ARGV[3] per element: set them; returns how many elements had a bit clear
---            "has"   as "add", reading: returns one character per element, "1" if all its bits are
---                    set, else "0"
+--            "add"   ARGV[2..4] = bits, hashes, hash; ARGV[5..] = the ARGV[3] bits of each element:
+--                    set them; returns how many elements had a bit clear
 --            "count" returns {bits, hashes, BITCOUNT}
 --
--- errors   "NOTINIT" no configuration (add, has, count); "CONFIG <bits> <hashes> <hash>" another
---          configuration (init, add, has); WRONGTYPE, nothing changed, if either key holds another
+-- errors   "NOTINIT" no configuration (add, count); "CONFIG <bits> <hashes> <hash>" another
+--          configuration (init, add); WRONGTYPE, nothing changed, if either key holds another
 --          type, or (init) the bitmap exists without a configuration
 --
 -- "add" is sent once (the caller marks it NoRetry): a repeat would answer 0 new elements.
@@ -44,34 +42,22 @@ end
 if c[1] ~= ARGV[2] or c[2] ~= ARGV[3] or c[3] ~= ARGV[4] then
   return redis.error_reply('CONFIG ' .. c[1] .. ' ' .. tostring(c[2]) .. ' ' .. tostring(c[3]))
 end
-local k, packed = tonumber(ARGV[3]), ARGV[5]
-local byte = string.byte
-local n = #packed / 4
-local out, added = {}, 0
-for e = 1, n / k do
-  local all = true
-  local base = (e - 1) * k * 4 + 1
-  for j = 0, k - 1 do
-    local b1, b2, b3, b4 = byte(packed, base + 4 * j, base + 4 * j + 3)
-    local bit = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
-    if op == 'add' then
-      if redis.call('SETBIT', bitmap, bit, 1) == 0 then
-        all = false
-      end
-    elseif redis.call('GETBIT', bitmap, bit) == 0 then
-      all = false
-      break -- the element's other bits need not be read
-    end
-  end
-  if op == 'add' then
-    if not all then
+-- "add": one BITFIELD, "SET u1 <bit> 1" per bit (at most 1,950 bits: 7,800 arguments, within
+-- Lua's unpack limit of 8,000), which answers each bit's old value.
+local k = tonumber(ARGV[3])
+local args, a = {}, 0
+for i = 5, #ARGV do
+  args[a + 1], args[a + 2], args[a + 3], args[a + 4] = 'SET', 'u1', ARGV[i], '1'
+  a = a + 4
+end
+local old = redis.call('BITFIELD', bitmap, unpack(args))
+local added = 0
+for e = 0, #old / k - 1 do
+  for j = e * k + 1, e * k + k do
+    if old[j] == 0 then
       added = added + 1
+      break
     end
-  else
-    out[e] = all and '1' or '0'
   end
 end
-if op == 'add' then
-  return added
-end
-return table.concat(out)
+return added
