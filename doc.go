@@ -1,7 +1,8 @@
-// Package redisson gives Go services the distributed locks of Redisson (Java) on Redis, with Go
-// semantics: reentrant locks (Lock, FairLock, FencedLock) whose lease a watchdog keeps alive, waits
-// served from a queue in Redis and woken one at a time instead of polling, and a signal when a lock
-// is lost.
+// Package redisson gives Go services the distributed locks, synchronizers and objects of Redisson
+// (Java) on Redis, with Go semantics: reentrant locks (Lock, FairLock, FencedLock) whose lease a
+// watchdog keeps alive, waits served from a queue in Redis and woken one at a time instead of
+// polling, a signal when a lock is lost; semaphores and latches; and shared data objects
+// (AtomicLong, BitSet, BloomFilter, HyperLogLog).
 //
 //	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: addrs, ContextTimeoutEnabled: true})
 //	c, err := redisson.New(rdb)
@@ -94,6 +95,23 @@
 // integers within ±(2^53-1). A name is one kind: using it as another fails with ErrWrongType. The Hold of a
 // MultiLock or RedLock stands for its parts (Hold.Parts): its Unlock and Reenter act on every part,
 // and its context ends when too few parts remain held.
+//
+// # Data objects
+//
+//	AtomicLong   an int64: Load, Store, Add, Swap, CompareAndSwap (sync/atomic.Int64's words),
+//	             SetIfGreater, SetIfLess, GetAndDelete (RAtomicLong)
+//	BitSet       bits: single and ranges, counts, AND/OR/XOR/NOT, bytes, typed fields (RBitSet)
+//	BloomFilter  a probabilistic set sized from expected insertions and a false-positive rate,
+//	             hashed client-side (RBloomFilter)
+//	HyperLogLog  a distinct-count estimate in 12 KiB (RHyperLogLog)
+//
+// They do not wait and hold nothing: each method is one round trip and one atomic step in Redis (a
+// BloomFilter batch: one step per 1,950 bits). Unlike the locks' scripts, which are written to run
+// twice, their mutations are sent once: go-redis is told not to re-send them after a network error
+// (a second INCRBY would add twice, a second compare-and-swap would report failure), so a mutation
+// that fails with a network error may or may not have happened, and none is ever applied twice.
+// Operations over several objects (BitSet.And, HyperLogLog.CountWith, MergeWith) take names that,
+// on a Cluster, must share the object's slot (a common {hash tag} prefix).
 //
 // # Waiting
 //
@@ -204,6 +222,10 @@
 //	<prefix>{<name>}:~lw                a CountDownLatch's wake-up channel, shared by its Clients
 //	<prefix>{<name>}:~lr                a CountDownLatch's rounds (times it reached zero): never
 //	                                    deleted by this package
+//	<prefix>{<name>}                    an AtomicLong (an integer), a BitSet, a BloomFilter's bits, a
+//	                                    HyperLogLog (strings in Redis's own formats)
+//	<prefix>{<name>}:~bf                a BloomFilter's configuration (hash: bits, hashes,
+//	                                    insertions, fpr, hash)
 //
 // Every name starting with "<prefix>{<name>}:~" belongs to this package: do not store your own data
 // there (WithKeyPrefix puts the package's keys in a namespace of their own). Keys and channels of

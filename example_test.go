@@ -282,3 +282,108 @@ func ExampleCountDownLatch() {
 	// released: true
 	// count: 0
 }
+
+// A stock counter shared by every process: decrement only while stock remains, with a
+// compare-and-swap loop, so the sale never oversells.
+func ExampleAtomicLong() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb)
+	defer c.Close()
+
+	ctx := context.Background()
+	stock := c.AtomicLong("example:stock")
+	_ = stock.Store(ctx, 2)
+	sell := func() bool {
+		for {
+			n, err := stock.Load(ctx)
+			if err != nil || n == 0 {
+				return false
+			}
+			if ok, err := stock.CompareAndSwap(ctx, n, n-1); err != nil {
+				return false // outcome unknown: a real sale would check before retrying
+			} else if ok {
+				return true
+			}
+		}
+	}
+	fmt.Println(sell(), sell(), sell())
+	views, _ := c.AtomicLong("example:views").Add(ctx, 10)
+	fmt.Println("views:", views)
+	_, _ = c.AtomicLong("example:views").GetAndDelete(ctx)
+	// Output:
+	// true true false
+	// views: 10
+}
+
+// A Bloom filter sized once, then used by every process: no false negatives, about 1% false
+// positives.
+func ExampleBloomFilter() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb)
+	defer c.Close()
+
+	ctx := context.Background()
+	seen := c.BloomFilter("example:seen-emails")
+	defer seen.Delete(ctx)
+	if _, err := seen.TryInit(ctx, 100000, 0.01); err != nil {
+		panic(err)
+	}
+	added, _ := seen.AddMany(ctx, []string{"ann@example.com", "bob@example.com"})
+	in, _ := seen.Contains(ctx, "ann@example.com")
+	cfg, _ := seen.Config(ctx)
+	fmt.Println("added:", added, "contains ann:", in)
+	fmt.Println("bits:", cfg.Bits, "hashes:", cfg.Hashes)
+	_, err := seen.TryInit(ctx, 5000, 0.01)
+	fmt.Println("init again with other parameters:", errors.Is(err, redisson.ErrConfigMismatch))
+	// Output:
+	// added: 2 contains ann: true
+	// bits: 958506 hashes: 7
+	// init again with other parameters: true
+}
+
+// A BitSet of daily active users, by user number, and a typed counter field.
+func ExampleBitSet() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb)
+	defer c.Close()
+
+	ctx := context.Background()
+	mon, tue := c.BitSet("{example:active}:mon"), c.BitSet("{example:active}:tue")
+	defer mon.Delete(ctx)
+	defer tue.Delete(ctx)
+	for _, user := range []int64{3, 7, 9} {
+		_, _ = mon.Set(ctx, user)
+	}
+	_, _ = tue.Set(ctx, 7)
+	_ = mon.And(ctx, "{example:active}:tue") // names sharing a {hash tag}: one Cluster slot
+	both, _ := mon.Cardinality(ctx)
+	p, _ := mon.Bytes(ctx)
+	fmt.Printf("active both days: %d, bytes %08b\n", both, p)
+	v, _ := tue.AddField(ctx, redisson.Uint16, 16, 300)
+	fmt.Println("u16 field at bit 16:", v)
+	// Output:
+	// active both days: 1, bytes [00000001 00000000]
+	// u16 field at bit 16: 300
+}
+
+// Distinct visitors, estimated in a few KiB, per day and over two days.
+func ExampleHyperLogLog() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, _ := redisson.New(rdb)
+	defer c.Close()
+
+	ctx := context.Background()
+	mon, tue := c.HyperLogLog("{example:visitors}:mon"), c.HyperLogLog("{example:visitors}:tue")
+	defer mon.Delete(ctx)
+	defer tue.Delete(ctx)
+	_, _ = mon.AddMany(ctx, []string{"ann", "bob", "cy"})
+	_, _ = tue.AddMany(ctx, []string{"bob", "dee"})
+	n, _ := mon.Count(ctx)
+	both, _ := mon.CountWith(ctx, "{example:visitors}:tue")
+	fmt.Println("monday:", n, "over both days:", both)
+	// Output: monday: 3 over both days: 4
+}
