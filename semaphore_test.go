@@ -284,7 +284,7 @@ func semLoad(t *testing.T, ctx context.Context, rdb *redis.Client, name string, 
 	return res
 }
 
-// Issue 9: 3 permits, 12 goroutines across 2 processes for 30 s: never more than 3 holders, 3 seen
+// Issue 9: 3 permits, 12 goroutines across 2 processes for 10 s: never more than 3 holders, 3 seen
 // at once, and the permits back to 3 at the end.
 func TestSemaphoreTwoProcesses(t *testing.T) {
 	srv := redistest.Start(t)
@@ -294,7 +294,7 @@ func TestSemaphoreTwoProcesses(t *testing.T) {
 	if ok, err := newClient(t, rdb).Semaphore(name).TrySetPermits(ctx, 3); err != nil || !ok {
 		t.Fatalf("TrySetPermits = %v, %v", ok, err)
 	}
-	mine, theirs := twoProcesses(t, srv, "semload", name, "FAULT-SEM", 30*time.Second, func(stop time.Time) semLoadResult {
+	mine, theirs := twoProcesses(t, srv, "semload", name, "FAULT-SEM", 10*time.Second, func(stop time.Time) semLoadResult {
 		return semLoad(t, ctx, rdb, name, 3, 6, stop)
 	})
 	t.Logf("this process %+v; the other %+v", mine, theirs)
