@@ -167,7 +167,7 @@ func (c *Client) sendAll(ctx context.Context, script *redis.Script, n int, build
 			case script != nil && redis.HasErrorPrefix(err, "NOSCRIPT"):
 				noScript = true
 				again = append(again, i)
-			case c.refused(err) || unsent(err):
+			case c.refused(err), unsent(err) && attempt < unsentRetries:
 				again = append(again, i)
 			}
 		}
@@ -195,6 +195,10 @@ func mutateOne[C redis.Cmder](ctx context.Context, c *Client, key string, script
 	})
 	return cmd, ackErr
 }
+
+// unsentRetries bounds the re-sends of a command that was never written (go-redis's default
+// MaxRetries): a server that cannot be reached is reported soon, not after the refusals' budget.
+const unsentRetries = 3
 
 // unsent reports whether err proves that a command was never written to Redis: the connection could
 // not be made, or none was free in time.
