@@ -94,9 +94,10 @@ func (b *BitSet) setBit(ctx context.Context, op string, i int64, v int) (bool, e
 }
 
 // SetRange sets the bits [from, to) (none if from ≥ to). It blocks for one round trip, one script
-// that writes whole bytes at once. It fails with ErrInvalidArgument (from or to outside
-// [0, MaxBit+1]) or ErrWrongType (nothing changed, both), ErrNotReplicated, or a Redis error (the
-// bits may or may not be set).
+// that writes whole bytes at once, highest first, so that a string the server will not let grow that
+// long (proto-max-bulk-len) fails before anything is written. It fails with ErrInvalidArgument (from
+// or to outside [0, MaxBit+1]) or ErrWrongType (nothing changed, both), ErrNotReplicated, or a Redis
+// error (the bits may or may not be set).
 func (b *BitSet) SetRange(ctx context.Context, from, to int64) error {
 	return b.setRange(ctx, "set range", from, to, "1")
 }
@@ -108,9 +109,9 @@ func (b *BitSet) ClearRange(ctx context.Context, from, to int64) error {
 }
 
 func (b *BitSet) setRange(ctx context.Context, op string, from, to int64, bit string) error {
-	err := b.check(ctx, from, max(to-1, 0))
-	if err == nil && (to < 0 || to > MaxBit+1) {
-		err = invalidf("range end %d: must be in [0, %d]", to, int64(MaxBit)+1)
+	err := b.check(ctx)
+	if err == nil && (from < 0 || from > MaxBit+1 || to < 0 || to > MaxBit+1) {
+		err = invalidf("range [%d, %d): both ends must be in [0, %d]", from, to, int64(MaxBit)+1)
 	}
 	if err != nil {
 		return opErr(op, b.Name(), err)
@@ -179,14 +180,14 @@ func (b *BitSet) Bytes(ctx context.Context) ([]byte, error) {
 		return nil, opErr("bytes", b.Name(), err)
 	}
 	v, err := b.c.rdb.Get(ctx, b.key).Bytes()
-	if errors.Is(err, redis.Nil) {
+	if errors.Is(err, redis.Nil) || (err == nil && len(v) == 0) {
 		return nil, nil
 	}
 	return v, objectErr("bytes", b.name, err, nil)
 }
 
-// SetBytes replaces the bits by p, in Redis's bit order (see BitSet); an empty p leaves an empty
-// set. It blocks for one round trip. It fails with ErrInvalidArgument (p longer than 512 MiB) or
+// SetBytes replaces the bits by p, in Redis's bit order (see BitSet); an empty p deletes the key
+// (the empty set). It blocks for one round trip. It fails with ErrInvalidArgument (p longer than 512 MiB) or
 // ErrWrongType (nothing changed, both), ErrNotReplicated, or a Redis error (the change may or may not
 // have happened).
 func (b *BitSet) SetBytes(ctx context.Context, p []byte) error {

@@ -1,6 +1,7 @@
 package redisson
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,12 +22,13 @@ import (
 // Client.BloomFilter and size it once with TryInit; the handle is a name plus a client, does no I/O,
 // and is safe to share between goroutines.
 //
-// Layout: the bits are a STRING at the object key; the configuration a HASH beside it
-// ("<key>:~bf", same Cluster slot), with the number of bits m = ⌈−n·ln p / (ln 2)²⌉ and of hash
-// functions k = max(1, round(m/n · ln 2)) computed from the expected insertions n and the
-// false-positive rate p, plus n, p and the name of the element hash. Every Client reads the
-// configuration from Redis (and keeps it; a script checks it on every call), so all of them set and
-// test the same bits.
+// Layout: the configuration is a HASH at the object key, with the number of bits
+// m = ⌈−n·ln p / (ln 2)²⌉ and of hash functions k = max(1, round(m/n · ln 2)) computed from the
+// expected insertions n and the false-positive rate p, plus n, p and the name of the element hash;
+// the bits are a STRING beside it ("<key>:~bf", same Cluster slot). The configuration holds the
+// object key so that a lock or another object under the same name is refused (ErrWrongType) both
+// ways. Every Client reads the configuration from Redis (and keeps it; every call checks it), so all
+// of them set and test the same bits.
 //
 // Hashing is client-side: each element is hashed once with XXH3-128, and its k bit indices come
 // from the two 64-bit halves by enhanced double hashing (Dillinger and Manolios): x = h1 mod m,
@@ -39,8 +41,8 @@ import (
 // may or may not have been added (adding them again is harmless). A name whose keys hold other types,
 // or whose bitmap exists without a configuration, fails with ErrWrongType, nothing changed.
 type BloomFilter struct {
-	object
-	config string // the configuration's key
+	object        // the object key holds the configuration
+	bitmap string // the bits' key
 }
 
 // BloomConfig is a BloomFilter's configuration, as TryInit stored it.
@@ -72,7 +74,7 @@ type bloomParams struct {
 func (c *Client) BloomFilter(name string) *BloomFilter {
 	f := &BloomFilter{object: c.newObject(name)}
 	if f.err == nil {
-		f.config = f.aux(sfxBloomConfig)
+		f.bitmap = f.aux(sfxBloomBits)
 	}
 	return f
 }
@@ -138,7 +140,7 @@ func (f *BloomFilter) TryInit(ctx context.Context, n int64, p float64) (bool, er
 	return v == 1, objectErr("try init", f.name, nil, ackErr)
 }
 
-func (f *BloomFilter) keys() []string { return []string{f.key, f.config} }
+func (f *BloomFilter) keys() []string { return []string{f.key, f.bitmap} }
 
 // errOf explains an error of bloom.lua.
 func (f *BloomFilter) errOf(op string, err error) error {
@@ -165,37 +167,53 @@ func (f *BloomFilter) Config(ctx context.Context) (BloomConfig, error) {
 	return cfg, nil
 }
 
-// load reads and decodes the configuration (the one Go decoder of it), and remembers its
-// parameters.
+// load reads the configuration and remembers its parameters.
 func (f *BloomFilter) load(ctx context.Context) (BloomConfig, error) {
-	v, err := f.c.rdb.HMGet(ctx, f.config, "bits", "hashes", "insertions", "fpr", "hash").Result()
+	v, err := f.c.rdb.HMGet(ctx, f.key, bloomFields...).Result()
 	if err != nil {
 		return BloomConfig{}, redisErr(err)
 	}
 	if v[0] == nil {
-		return BloomConfig{}, ErrNotInitialized
+		// No configuration; a hash without one is someone else's.
+		if n, err := f.c.rdb.Exists(ctx, f.key).Result(); err != nil || n == 0 {
+			return BloomConfig{}, cmp.Or(redisErr(err), ErrNotInitialized)
+		}
+		return BloomConfig{}, because(ErrWrongType, errors.New("a hash that is not a BloomFilter configuration"))
 	}
-	var cfg BloomConfig
-	var hash string
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i], _ = x.(string)
-	}
-	cfg.Bits, err = strconv.ParseInt(s[0], 10, 64)
-	if err == nil {
-		cfg.Hashes, err = strconv.Atoi(s[1])
-	}
-	if err == nil {
-		cfg.Insertions, err = strconv.ParseInt(s[2], 10, 64)
-	}
-	if err == nil {
-		cfg.FalsePositiveRate, err = strconv.ParseFloat(s[3], 64)
-	}
-	hash = s[4]
-	if err != nil || hash != bloomHash || cfg.Bits < 1 || cfg.Bits > MaxBit+1 || cfg.Hashes < 1 || cfg.Hashes > maxBloomHashes {
-		return BloomConfig{}, because(ErrWrongType, fmt.Errorf("not a BloomFilter configuration (bits %q, hashes %q, hash %q)", s[0], s[1], hash))
+	cfg, err := decodeBloomConfig(v)
+	if err != nil {
+		return BloomConfig{}, err
 	}
 	f.c.noteBloom(f.key, bloomParams{uint64(cfg.Bits), cfg.Hashes})
+	return cfg, nil
+}
+
+// bloomFields are the fields of a configuration, in the order decodeBloomConfig reads them.
+var bloomFields = []string{"bits", "hashes", "insertions", "fpr", "hash"}
+
+// decodeBloomConfig decodes a configuration's fields (bloomFields, as HMGET or bloom.lua's "count"
+// return them): the one Go decoder of the format. Integers must be in Redis's canonical form and
+// within BloomSize's limits, the rate in (0, 1), the hash this package's; else ErrWrongType.
+func decodeBloomConfig(v []any) (BloomConfig, error) {
+	s := make([]string, len(bloomFields))
+	for i := range s {
+		if i < len(v) {
+			s[i], _ = v[i].(string)
+		}
+	}
+	var cfg BloomConfig
+	var hashes int64
+	var err1, err2, err3, err4 error
+	cfg.Bits, err1 = parseInt64Value(s[0])
+	hashes, err2 = parseInt64Value(s[1])
+	cfg.Insertions, err3 = parseInt64Value(s[2])
+	cfg.FalsePositiveRate, err4 = strconv.ParseFloat(s[3], 64)
+	cfg.Hashes = int(hashes)
+	if err := errors.Join(err1, err2, err3, err4); err != nil || s[4] != bloomHash || cfg.Bits < 1 || cfg.Bits > MaxBit+1 ||
+		hashes < 1 || hashes > maxBloomHashes || cfg.Insertions < 1 || !(cfg.FalsePositiveRate > 0 && cfg.FalsePositiveRate < 1) {
+		return BloomConfig{}, because(ErrWrongType, fmt.Errorf("not a BloomFilter configuration (bits %q, hashes %q, insertions %q, fpr %q, hash %q)",
+			s[0], s[1], s[2], s[3], s[4]))
+	}
 	return cfg, nil
 }
 
@@ -255,7 +273,7 @@ func (f *BloomFilter) addBits(ctx context.Context, elements []string) (added int
 		cmds, ackErr := f.c.mutate(ctx, f.key, scripts.Bloom, n, func(i int) redis.Cmder {
 			part := bits[i*per*p.hashes : min((i+1)*per, len(elements))*p.hashes]
 			args := make([]any, 0, 9+len(part))
-			args = append(args, "evalsha", scripts.Bloom.Hash(), 2, f.key, f.config, "add", p.bits, p.hashes, bloomHash)
+			args = append(args, "evalsha", scripts.Bloom.Hash(), 2, f.key, f.bitmap, "add", p.bits, p.hashes, bloomHash)
 			for _, b := range part {
 				args = append(args, b)
 			}
@@ -300,10 +318,10 @@ func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, e
 		for attempt := 0; ; attempt++ {
 			parts = parts[:0]
 			_, err = f.c.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-				cfg = pipe.HMGet(ctx, f.config, "bits", "hashes", "hash")
+				cfg = pipe.HMGet(ctx, f.key, "bits", "hashes", "hash")
 				for i := 0; i < len(elements); i += per {
 					part := bits[i*p.hashes : min(i+per, len(elements))*p.hashes]
-					args := append(make([]any, 0, 2+3*len(part)), "bitfield_ro", f.key)
+					args := append(make([]any, 0, 2+3*len(part)), "bitfield_ro", f.bitmap)
 					for _, b := range part {
 						args = append(args, argGet, argU1, b)
 					}
@@ -323,7 +341,9 @@ func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, e
 		v := cfg.Val()
 		switch {
 		case v[0] == nil:
-			return nil, ErrNotInitialized
+			f.c.forgetBloom(f.key)
+			_, err := f.load(ctx) // ErrNotInitialized, or ErrWrongType for a hash of someone else's
+			return nil, cmp.Or(err, ErrNotInitialized)
 		case v[0] != strconv.FormatUint(p.bits, 10) || v[1] != strconv.Itoa(p.hashes) || v[2] != bloomHash:
 			if retried {
 				return nil, because(ErrConfigMismatch, errors.New("the configuration changed while reading"))
@@ -420,17 +440,14 @@ func (f *BloomFilter) Count(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, f.errOf("count", err)
 	}
-	if len(v) != 3 {
-		return 0, opErr("count", f.name, because(ErrWrongType, errors.New("not a BloomFilter configuration")))
+	cfg, err := decodeBloomConfig(v)
+	if err != nil {
+		return 0, opErr("count", f.name, err)
 	}
-	m, _ := strconv.ParseFloat(fmt.Sprint(v[0]), 64)
-	k, _ := strconv.ParseFloat(fmt.Sprint(v[1]), 64)
-	x, _ := v[2].(int64)
-	if m < 1 || k < 1 {
-		return 0, opErr("count", f.name, because(ErrWrongType, errors.New("not a BloomFilter configuration")))
-	}
+	x, _ := v[len(v)-1].(int64)
+	m, k := float64(cfg.Bits), float64(cfg.Hashes)
 	if float64(x) >= m {
-		return int64(m), nil // every bit set: the estimate is unbounded; m is as good as any
+		return cfg.Bits, nil // every bit set: the estimate is unbounded; m is as good as any
 	}
 	return int64(math.Round(-m / k * math.Log1p(-float64(x)/m))), nil
 }
@@ -445,5 +462,5 @@ func (f *BloomFilter) Delete(ctx context.Context) (bool, error) {
 	if f.c != nil && f.err == nil {
 		f.c.forgetBloom(f.key)
 	}
-	return f.del(ctx, "BloomFilter", f.config)
+	return f.del(ctx, "BloomFilter", f.bitmap)
 }

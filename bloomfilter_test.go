@@ -148,11 +148,24 @@ func bloomConformance() []conformanceCase {
 				if _, err := c.BloomFilter(n).TryInit(ctx, 100, 0.01); !errors.Is(err, redisson.ErrWrongType) {
 					t.Errorf("TryInit on %s = %v; want ErrWrongType", n, err)
 				}
-				if _, err := c.BloomFilter(n).Config(ctx); !errors.Is(err, redisson.ErrNotInitialized) {
-					t.Errorf("Config of %s = %v; want ErrNotInitialized (no configuration made)", n, err)
+				o := c.BloomFilter(n)
+				for what, err := range map[string]error{
+					"Config":       errOf(o.Config(ctx)),
+					"Add":          errOf(o.Add(ctx, "a")),
+					"ContainsMany": errOf(o.ContainsMany(ctx, []string{"a", "b"})),
+					"Count":        errOf(o.Count(ctx)),
+				} {
+					wantErr(t, what+" of "+n, err, redisson.ErrWrongType)
 				}
 			}
 			stillThere()
+			// The other way round: a filter's name refuses a lock.
+			if _, err := f.TryInit(ctx, 100, 0.01); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Lock(name).TryLock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("TryLock on a BloomFilter's name = %v; want ErrWrongType", err)
+			}
 		}},
 	}
 }

@@ -222,10 +222,10 @@
 //	<prefix>{<name>}:~lw                a CountDownLatch's wake-up channel, shared by its Clients
 //	<prefix>{<name>}:~lr                a CountDownLatch's rounds (times it reached zero): never
 //	                                    deleted by this package
-//	<prefix>{<name>}                    an AtomicLong (an integer), a BitSet, a BloomFilter's bits, a
-//	                                    HyperLogLog (strings in Redis's own formats)
-//	<prefix>{<name>}:~bf                a BloomFilter's configuration (hash: bits, hashes,
-//	                                    insertions, fpr, hash)
+//	<prefix>{<name>}                    an AtomicLong (an integer), a BitSet, a HyperLogLog (strings
+//	                                    in Redis's own formats); a BloomFilter's configuration (hash:
+//	                                    bits, hashes, insertions, fpr, hash)
+//	<prefix>{<name>}:~bf                a BloomFilter's bits (a string)
 //
 // Every name starting with "<prefix>{<name>}:~" belongs to this package: do not store your own data
 // there (WithKeyPrefix puts the package's keys in a namespace of their own). Keys and channels of
@@ -236,7 +236,11 @@
 // is co-located with a lock. Names must not be empty or start with '}'. A name holding another type
 // of value, a string this package did not write, or a lock of another kind, gets ErrWrongType and is
 // not modified. The kinds of lock share only the lock key: each has its own queue, so a release
-// never hands a waiter a lock of another kind.
+// never hands a waiter a lock of another kind. Kinds that share one stored format cannot tell each
+// other apart, and must not share a name: an AtomicLong, a Semaphore's permits and a
+// CountDownLatch's count are the same decimal integer string (so an AtomicLong under a Semaphore's
+// name reads and changes its permits), and a BitSet accepts any string, a lock's included (a BitSet
+// under a lock's name corrupts the lock).
 //
 // # What is guaranteed, and what is not
 //

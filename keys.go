@@ -22,24 +22,27 @@ package redisson
 //   - Two kinds of object with the same name (a Lock and a FairLock) share the object key on purpose,
 //     so that using a name as two kinds is detected (ErrWrongType) instead of silently giving two
 //     independent locks; everything else of theirs is separate, so that a waiter of one kind is never
-//     handed a lock of another.
+//     handed a lock of another. The exception is the kinds that share one stored format, which Redis
+//     cannot tell apart: an AtomicLong, a Semaphore's permits and a CountDownLatch's count are all a
+//     decimal integer string (Redisson's layouts, readable with INCR and GET), and a BitSet is any
+//     string, a lock's included. Those kinds detect every other kind under their name, not each other.
 
 // Suffixes of auxiliary names, which objectKeys puts after ":"+sfxReserved; per-kind ones start with
 // the kind marker.
 const (
-	sfxReserved    = "~"
-	sfxQueue       = "q"    // wait queue, arrival order (per kind)
-	sfxDeadlines   = "qt"   // wait queue, liveness deadlines (per kind)
-	sfxHistory     = "rel:" // + client id: release history (per kind)
-	sfxWake        = "w:"   // + client id: wake-up channel
-	sfxForce       = "fu:"  // + request id: the outcome of a force unlock
-	sfxFence       = "fence"
-	sfxWaiters     = "sw"  // a Semaphore's waiters
-	sfxLeases      = "sl"  // a Semaphore's leased permits (PermitExpirableSemaphore)
-	sfxRequest     = "sr:" // + request id: the outcome of a Semaphore or CountDownLatch request
-	sfxLatchWake   = "lw"  // a CountDownLatch's wake-up channel, shared by its Clients
-	sfxLatchRound  = "lr"  // a CountDownLatch's rounds: how many times its count reached zero
-	sfxBloomConfig = "bf"  // a BloomFilter's configuration
+	sfxReserved   = "~"
+	sfxQueue      = "q"    // wait queue, arrival order (per kind)
+	sfxDeadlines  = "qt"   // wait queue, liveness deadlines (per kind)
+	sfxHistory    = "rel:" // + client id: release history (per kind)
+	sfxWake       = "w:"   // + client id: wake-up channel
+	sfxForce      = "fu:"  // + request id: the outcome of a force unlock
+	sfxFence      = "fence"
+	sfxWaiters    = "sw"  // a Semaphore's waiters
+	sfxLeases     = "sl"  // a Semaphore's leased permits (PermitExpirableSemaphore)
+	sfxRequest    = "sr:" // + request id: the outcome of a Semaphore or CountDownLatch request
+	sfxLatchWake  = "lw"  // a CountDownLatch's wake-up channel, shared by its Clients
+	sfxLatchRound = "lr"  // a CountDownLatch's rounds: how many times its count reached zero
+	sfxBloomBits  = "bf"  // a BloomFilter's bits (its configuration is at the object key)
 )
 
 // objectKeys returns the object key of name and a function building its auxiliary names

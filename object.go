@@ -44,8 +44,8 @@ func (c *Client) newObject(name string) object {
 	return o
 }
 
-// check returns why a call on the handle cannot be made (nil handle, bad name, nil or ended
-// context, closed Client), or nil. what names the kind of handle.
+// check returns why a call on the handle cannot be made (nil handle, bad name, nil context, closed
+// Client), or nil; an ended context is left to the command. what names the kind of handle.
 func (o *object) check(ctx context.Context, what string) error {
 	switch {
 	case o == nil:
@@ -211,17 +211,19 @@ func unsent(err error) bool {
 }
 
 // objectErr wraps an error of a data object's command for the caller: WRONGTYPE and a value Redis
-// cannot read as its type match ErrWrongType, an integer overflow matches ErrOutOfRange; ackErr (see
-// Client.acked) is added. It returns nil if both are nil.
+// cannot read as its type (INCRBY on a string that is no integer, a corrupt HyperLogLog) match
+// ErrWrongType, INCRBY's overflow matches ErrOutOfRange; ackErr (see Client.acked) is added. It
+// returns nil if both are nil.
 func objectErr(op, name string, err, ackErr error) error {
 	switch {
 	case err == nil && ackErr == nil:
 		return nil
 	case err == nil:
 		return opErr(op, name, ackErr)
-	case strings.Contains(err.Error(), "overflow"):
+	case strings.Contains(err.Error(), "increment or decrement would overflow"): // INCRBY
 		err = because(ErrOutOfRange, err)
-	case strings.Contains(err.Error(), "not an integer"):
+	case strings.Contains(err.Error(), "value is not an integer"), // INCRBY on a string of another kind
+		redis.HasErrorPrefix(err, "INVALIDOBJ"): // a corrupt HyperLogLog
 		err = because(ErrWrongType, err)
 	default:
 		err = redisErr(err)

@@ -20,7 +20,11 @@ if t ~= 'string' and t ~= 'none' then
   return redis.error_reply(WRONGTYPE)
 end
 if op == 'bytes' then
-  redis.call('SET', key, ARGV[2])
+  if ARGV[2] == '' then
+    redis.call('DEL', key)
+  else
+    redis.call('SET', key, ARGV[2])
+  end
   return 0
 end
 if op == 'length' then
@@ -43,29 +47,28 @@ if op == 'length' then
   end
   return 0
 end
--- "range"
+-- "range", written from the highest bit down: if the server will not let the string grow that long
+-- (proto-max-bulk-len), the first write fails and nothing is changed.
 local from, to, bit = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 if bit == '0' then
   to = math.min(to, redis.call('STRLEN', key) * 8)
 end
-local i = from
-while i < to and i % 8 ~= 0 do -- the first byte's bits
+local head = math.min(to, math.ceil(from / 8) * 8) -- bits [from, head) precede the whole bytes
+local last = math.floor(to / 8)                    -- whole bytes [head / 8, last)
+for i = to - 1, math.max(head, last * 8), -1 do   -- bits after the whole bytes
   redis.call('SETBIT', key, i, bit)
-  i = i + 1
 end
-local last = math.floor(to / 8) -- whole bytes [i / 8, last), 1 MiB per SETRANGE
-if i < to and i / 8 < last then
+if head / 8 < last then
   local fill = string.char(bit == '1' and 255 or 0)
-  local chunk = 1048576
-  local full = string.rep(fill, chunk)
-  for off = i / 8, last - 1, chunk do
-    local n = math.min(chunk, last - off)
-    redis.call('SETRANGE', key, off, n == chunk and full or string.rep(fill, n))
+  local chunk = 1048576 -- 1 MiB per SETRANGE, the last chunk first
+  local off = last
+  while off > head / 8 do
+    local n = math.min(chunk, off - head / 8)
+    off = off - n
+    redis.call('SETRANGE', key, off, string.rep(fill, n))
   end
-  i = last * 8
 end
-while i < to do -- the last byte's bits
+for i = head - 1, from, -1 do
   redis.call('SETBIT', key, i, bit)
-  i = i + 1
 end
 return 0

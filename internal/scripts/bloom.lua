@@ -1,29 +1,35 @@
--- bloom.lua: a BloomFilter's bitmap (a STRING at the object key) and its configuration (a HASH beside
--- it, fields bits, hashes, insertions, fpr, hash: the number of bits m, of hash functions k, the
--- expected insertions and false-positive rate they were sized for, and the element hash). Clients
--- hash elements themselves; every write of bits first checks that the configuration they were
--- computed for is the one in Redis (reads are a MULTI of HMGET and BITFIELD_RO, checked after).
+-- bloom.lua: a BloomFilter's configuration (a HASH at the object key, fields bits, hashes,
+-- insertions, fpr, hash: the number of bits m, of hash functions k, the expected insertions and
+-- false-positive rate they were sized for, and the element hash) and its bits (a STRING beside it).
+-- The configuration is at the object key so that a lock or another object under the same name is
+-- refused (WRONGTYPE) either way. Clients hash elements themselves; every write of bits first checks
+-- that the configuration they were computed for is the one in Redis (reads are a MULTI of HMGET and
+-- BITFIELD_RO, checked on the reply).
 --
--- KEYS[1]  the bitmap
--- KEYS[2]  the configuration
+-- KEYS[1]  the configuration
+-- KEYS[2]  the bits
 -- ARGV[1]  the operation:
 --            "init"  ARGV[2..6] = bits, hashes, insertions, fpr, hash: create the configuration if
 --                    there is none; returns 1 created, 0 the same bits, hashes and hash exist
 --            "add"   ARGV[2..4] = bits, hashes, hash; ARGV[5..] = the ARGV[3] bits of each element:
 --                    set them; returns how many elements had a bit clear
---            "count" returns {bits, hashes, BITCOUNT}
+--            "count" returns {bits, hashes, insertions, fpr, hash, BITCOUNT}
 --
 -- errors   "NOTINIT" no configuration (add, count); "CONFIG <bits> <hashes> <hash>" another
---          configuration (init, add); WRONGTYPE, nothing changed, if either key holds another
---          type, or (init) the bitmap exists without a configuration
+--          configuration (init, add); WRONGTYPE, nothing changed, if a key holds another type, the
+--          object key a hash that is not a configuration, or (init) the bits exist without one
 --
 -- "add" is sent once (the caller marks it NoRetry): a repeat would answer 0 new elements.
-local bitmap, config, op = KEYS[1], KEYS[2], ARGV[1]
-local c = redis.call('HMGET', config, 'bits', 'hashes', 'hash')
+local config, bitmap, op = KEYS[1], KEYS[2], ARGV[1]
+local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+local c = redis.call('HMGET', config, 'bits', 'hashes', 'hash', 'insertions', 'fpr')
+if not c[1] and redis.call('EXISTS', config) == 1 then
+  return redis.error_reply(WRONGTYPE) -- a hash of someone else's
+end
 if op == 'init' then
   if not c[1] then
     if redis.call('EXISTS', bitmap) == 1 then
-      return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+      return redis.error_reply(WRONGTYPE)
     end
     redis.call('HSET', config, 'bits', ARGV[2], 'hashes', ARGV[3], 'insertions', ARGV[4], 'fpr', ARGV[5], 'hash', ARGV[6])
     return 1
@@ -37,13 +43,14 @@ if not c[1] then
   return redis.error_reply('NOTINIT the BloomFilter has no configuration')
 end
 if op == 'count' then
-  return {c[1], c[2], redis.call('BITCOUNT', bitmap)}
+  return {c[1], c[2] or '', c[4] or '', c[5] or '', c[3] or '', redis.call('BITCOUNT', bitmap)}
 end
 if c[1] ~= ARGV[2] or c[2] ~= ARGV[3] or c[3] ~= ARGV[4] then
   return redis.error_reply('CONFIG ' .. c[1] .. ' ' .. tostring(c[2]) .. ' ' .. tostring(c[3]))
 end
 -- "add": one BITFIELD, "SET u1 <bit> 1" per bit (at most 1,950 bits: 7,800 arguments, within
--- Lua's unpack limit of 8,000), which answers each bit's old value.
+-- Lua's unpack limit of 8,000), which answers each bit's old value. BITFIELD checks every offset
+-- before it writes any, so a call is all or nothing.
 local k = tonumber(ARGV[3])
 local args, a = {}, 0
 for i = 5, #ARGV do
