@@ -35,6 +35,8 @@ package redisson_test
 //
 // A Semaphore, a PermitExpirableSemaphore and a CountDownLatch are taken by the same teams, through
 // the same faulted Clients, and checked against their own invariants: see model_sync_test.go.
+// The data objects (two AtomicLongs, a BitSet, a BloomFilter, a HyperLogLog) are used by the same
+// teams too, each mutation tracked as applied, not applied or unknown: see model_objects_test.go.
 //
 // The lock API is reached only through lockDriver (driver_test.go), chosen by newModelDriver.
 //
@@ -341,6 +343,8 @@ type modelRun struct {
 	// The synchronizers (model_sync_test.go): "" when not run.
 	semName, psemName, latchName string
 	giveBackFailed               map[string]int64 // per semaphore: acquisitions that could not give back (logged)
+	// The data objects (model_objects_test.go): nil when not run.
+	objs *modelObjects
 }
 
 // modelClient is one redisson Client with its own proxy to A.
@@ -902,7 +906,7 @@ func (r *modelRun) runTeam(c *modelClient, team int) {
 	for r.workloadOn() {
 		if p := rng.IntN(100); p < 2 && r.faults["force"] {
 			r.forceUnlock(c, team, r.names[rng.IntN(len(r.names))], false)
-		} else if !r.syncSession(c, team, rng, p-2) {
+		} else if !r.syncSession(c, team, rng, p-2) && !r.objSession(c, team, rng, p-17) {
 			r.session(c, team, r.randomSpec(rng))
 		}
 		r.pause(modelBetween(rng, 0, 5*time.Millisecond))
@@ -1867,6 +1871,7 @@ func TestModelChild(t *testing.T) {
 		r.close()
 	}()
 	r.setSyncNames(syncNames)
+	r.setObjectNames(strings.Split(os.Getenv("GOREDISSON_MODEL_OBJECTS"), ","))
 	r.emit = func(kind, msg string) { modelPrintln(modelLineViolation + kind + "\t" + msg) }
 	r.faults = faults
 	if err := r.openTrace(os.Getenv("GOREDISSON_MODEL_TRACE")); err != nil {
@@ -2354,6 +2359,11 @@ func TestModel(t *testing.T) {
 	if err := r.setupSync(); err != nil {
 		t.Fatalf("setting up: %v", err)
 	}
+	objNames := modelObjectNames(tag)
+	r.setObjectNames(objNames)
+	if err := r.setupObjects(); err != nil {
+		t.Fatalf("setting up: %v", err)
+	}
 	pa := &modelParent{r: r, childStats: map[string]int64{}}
 	r.emit = pa.addViolation
 	r.faults = faults
@@ -2365,6 +2375,7 @@ func TestModel(t *testing.T) {
 		"GOREDISSON_MODEL_DEADLINE=" + strconv.FormatInt(deadline.UnixMilli(), 10),
 		"GOREDISSON_MODEL_NAMES=" + strings.Join(names, ","),
 		"GOREDISSON_MODEL_SYNC=" + strings.Join(syncNames, ","),
+		"GOREDISSON_MODEL_OBJECTS=" + strings.Join(objNames, ","),
 		"GOREDISSON_MODEL_A=" + srvA.Addr(),
 		"GOREDISSON_MODEL_B=" + srvB.Addr(),
 		"GOREDISSON_MODEL_TRACE=" + *modelTraceFlag,
@@ -2461,6 +2472,7 @@ func TestModel(t *testing.T) {
 	}
 
 	r.checkSyncEnd()
+	r.checkObjectsEnd()
 	r.checkLeftovers()
 	r.close()
 
