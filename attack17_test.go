@@ -232,8 +232,8 @@ func TestAttack17LostReplyEveryMutationAcked(t *testing.T) {
 // BitSet
 // ---------------------------------------------------------------------------------------------
 
-// bitModel applies SetRange/ClearRange to a Go copy of the string, as documented.
-func bitModel(s []byte, from, to int64, set bool) []byte {
+// applyBitRange applies SetRange/ClearRange to a Go copy of the string, as documented.
+func applyBitRange(s []byte, from, to int64, set bool) []byte {
 	if set && to > 0 && from < to {
 		need := (to + 7) / 8
 		for int64(len(s)) < need {
@@ -269,7 +269,7 @@ func TestAttack17BitSetRangeBoundaries(t *testing.T) {
 					err = b.ClearRange(ctx, from, to)
 				}
 				a17Must(t, fmt.Sprintf("range(%d, %d, %v)", from, to, set), err)
-				want := bitModel(bytes.Clone(start), from, to, set)
+				want := applyBitRange(bytes.Clone(start), from, to, set)
 				got, err := admin.Get(ctx, "{rb}").Bytes()
 				if err != nil || !bytes.Equal(got, want) {
 					t.Fatalf("range [%d, %d) set=%v on a5a5a5: %x, %v; want %x", from, to, set, got, err, want)
