@@ -11,8 +11,8 @@
 --
 -- returns  as above; a WRONGTYPE error, nothing changed, if the key holds another type
 --
--- "range" and "bytes" are sent once (the caller marks them NoRetry): a repeat could undo a change
--- made in between.
+-- "range" and "bytes" are not safe to run twice (a repeat could undo a change made in between):
+-- they are sent once (the caller marks them NoRetry). "length" only reads.
 local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 local key, op = KEYS[1], ARGV[1]
 local t = redis.call('TYPE', key)['ok']

@@ -19,7 +19,9 @@
 --          configuration (init, add); WRONGTYPE, nothing changed, if a key holds another type, the
 --          object key a hash that is not a configuration, or (init) the bits exist without one
 --
--- "add" is sent once (the caller marks it NoRetry): a repeat would answer 0 new elements.
+-- "add" is not safe to run twice (a repeat would answer 0 new elements): it is sent once (the
+-- caller marks it NoRetry). "init" run twice answers 0 the second time: its caller also sends it
+-- once.
 local config, bitmap, op = KEYS[1], KEYS[2], ARGV[1]
 local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 local c = redis.call('HMGET', config, 'bits', 'hashes', 'hash', 'insertions', 'fpr')
