@@ -24,7 +24,12 @@
 -- once.
 local config, bitmap, op = KEYS[1], KEYS[2], ARGV[1]
 local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
-local c = redis.call('HMGET', config, 'bits', 'hashes', 'hash', 'insertions', 'fpr')
+local c
+if op == 'count' then
+  c = redis.call('HMGET', config, 'bits', 'hashes', 'hash', 'insertions', 'fpr')
+else
+  c = redis.call('HMGET', config, 'bits', 'hashes', 'hash')
+end
 if not c[1] and redis.call('EXISTS', config) == 1 then
   return redis.error_reply(WRONGTYPE) -- a hash of someone else's
 end
