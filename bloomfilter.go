@@ -34,8 +34,11 @@ import (
 // from the two 64-bit halves by enhanced double hashing (Dillinger and Manolios): x = h1 mod m,
 // y = h2 mod m, then index i is x, and x += y, y += i (mod m). The bits of a whole batch go to Redis
 // in one round trip: an add is one script call per 1,950 bits (whole elements) that checks the
-// configuration and then sets the bits with one BITFIELD, atomically per call; a lookup is a MULTI
-// of the configuration and one BITFIELD_RO per 1,950 bits, the configuration checked on the reply.
+// configuration and then sets the bits with one BITFIELD, atomically per call; a lookup is a
+// pipeline of HMGET (the configuration) and one BITFIELD_RO per 1,950 bits, the configuration
+// checked on the reply. A lookup needs no more: if the configuration read first is the one the
+// Client computed with, every element added before the lookup began is in those bits (a filter
+// made again after that read holds only elements added concurrently with the lookup).
 //
 // Add and AddMany are sent once, as AtomicLong's mutations are: after a network error the elements
 // may or may not have been added (adding them again is harmless). A name whose keys hold other types,
@@ -299,8 +302,9 @@ func (f *BloomFilter) addBits(ctx context.Context, elements []string) (added int
 	}
 }
 
-// hasBits reads the bits of elements: a MULTI of HMGET (the configuration) and one BITFIELD_RO per
-// perCall elements, in one round trip; the configuration is checked after (a read needs no more).
+// hasBits reads the bits of elements: a pipeline of HMGET (the configuration) and one BITFIELD_RO
+// per perCall elements, in one round trip; the configuration is checked on the reply (see
+// BloomFilter: a read needs no more).
 // Stale parameters are read again and the bits read again, once.
 func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, error) {
 	for retried := false; ; retried = true {
@@ -317,7 +321,7 @@ func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, e
 		var parts []*redis.IntSliceCmd
 		for attempt := 0; ; attempt++ {
 			parts = parts[:0]
-			_, err = f.c.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+			_, err = f.c.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 				cfg = pipe.HMGet(ctx, f.key, "bits", "hashes", "hash")
 				for i := 0; i < len(elements); i += per {
 					part := bits[i*p.hashes : min(i+per, len(elements))*p.hashes]

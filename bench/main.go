@@ -315,7 +315,7 @@ rounds:
 	}
 	if cfg.obj && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {
 		logf("redisson: data objects scenario")
-		r, err := objBench(ctx, addr, 2*time.Second, 2)
+		r, err := objBench(ctx, addr, 500*time.Millisecond, 8)
 		rep.Obj = r
 		if err != nil {
 			if ctx.Err() != nil {

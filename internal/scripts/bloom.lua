@@ -3,8 +3,8 @@
 -- false-positive rate they were sized for, and the element hash) and its bits (a STRING beside it).
 -- The configuration is at the object key so that a lock or another object under the same name is
 -- refused (WRONGTYPE) either way. Clients hash elements themselves; every write of bits first checks
--- that the configuration they were computed for is the one in Redis (reads are a MULTI of HMGET and
--- BITFIELD_RO, checked on the reply).
+-- that the configuration they were computed for is the one in Redis (reads are a pipeline of HMGET
+-- and BITFIELD_RO, checked on the reply).
 --
 -- KEYS[1]  the configuration
 -- KEYS[2]  the bits
