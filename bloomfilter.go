@@ -172,14 +172,20 @@ func (f *BloomFilter) Config(ctx context.Context) (BloomConfig, error) {
 
 // load reads the configuration and remembers its parameters.
 func (f *BloomFilter) load(ctx context.Context) (BloomConfig, error) {
-	v, err := f.c.rdb.HMGet(ctx, f.key, bloomFields...).Result()
-	if err != nil {
+	var fields *redis.SliceCmd
+	var exists *redis.IntCmd
+	// One MULTI: a configuration made between the two reads must not look like someone's hash.
+	if _, err := f.c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		fields = p.HMGet(ctx, f.key, bloomFields...)
+		exists = p.Exists(ctx, f.key)
+		return nil
+	}); err != nil {
 		return BloomConfig{}, redisErr(err)
 	}
+	v := fields.Val()
 	if v[0] == nil {
-		// No configuration; a hash without one is someone else's.
-		if n, err := f.c.rdb.Exists(ctx, f.key).Result(); err != nil || n == 0 {
-			return BloomConfig{}, cmp.Or(redisErr(err), ErrNotInitialized)
+		if exists.Val() == 0 {
+			return BloomConfig{}, ErrNotInitialized
 		}
 		return BloomConfig{}, because(ErrWrongType, errors.New("a hash that is not a BloomFilter configuration"))
 	}
@@ -376,8 +382,9 @@ func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, e
 // Add adds element and reports whether it was new (some of its bits were clear: a false positive
 // makes a new element look old). It blocks for one round trip (two the first time the Client uses
 // the filter: it reads the configuration). It fails with ErrNotInitialized or ErrWrongType
-// (nothing changed, both), ErrNotReplicated, or a Redis error (the element may or may not have
-// been added).
+// (nothing changed, both), ErrConfigMismatch (the filter was made again twice during the call:
+// nothing added to the current one), ErrNotReplicated, or a Redis error (the element may or may not
+// have been added).
 func (f *BloomFilter) Add(ctx context.Context, element string) (bool, error) {
 	n, err := f.add(ctx, "add", []string{element})
 	return n == 1, err
@@ -406,7 +413,8 @@ func (f *BloomFilter) add(ctx context.Context, op string, elements []string) (in
 
 // Contains reports whether element may have been added: false means it was not; true means it was,
 // or it is a false positive. It blocks for one round trip (two the first time the Client uses the
-// filter). It fails with ErrNotInitialized, ErrWrongType, or a Redis error.
+// filter). It fails with ErrNotInitialized, ErrWrongType, ErrConfigMismatch (the filter was made
+// again twice during the call), or a Redis error.
 func (f *BloomFilter) Contains(ctx context.Context, element string) (bool, error) {
 	v, err := f.contains(ctx, "contains", []string{element})
 	return err == nil && v[0], err

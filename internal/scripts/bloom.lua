@@ -17,21 +17,39 @@
 --
 -- errors   "NOTINIT" no configuration (add, count); "CONFIG <bits> <hashes> <hash>" another
 --          configuration (init, add); WRONGTYPE, nothing changed, if a key holds another type, the
---          object key a hash that is not a configuration, or (init) the bits exist without one
+--          object key a hash that is not a well-formed configuration (init and count check every
+--          field; add the three it compares), or (init) the bits exist without one
 --
 -- "add" is not safe to run twice (a repeat would answer 0 new elements): it is sent once (the
 -- caller marks it NoRetry). "init" run twice answers 0 the second time: its caller also sends it
 -- once.
 local config, bitmap, op = KEYS[1], KEYS[2], ARGV[1]
 local WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value'
+-- config_ok checks all five fields as the Go decoder (decodeBloomConfig) does: canonical integers,
+-- 1 ≤ bits ≤ 2^32, 1 ≤ hashes ≤ 100, insertions ≥ 1, 0 < fpr < 1, this package's hash.
+local function config_ok(c)
+  local int = '^[1-9]%d*$'
+  if not (c[1] and c[2] and c[3] and c[4] and c[5]) or c[3] ~= 'xxh3-128' then
+    return false
+  end
+  if not (string.match(c[1], int) and string.match(c[2], int) and string.match(c[4], int)) then
+    return false
+  end
+  local fpr = tonumber(c[5])
+  return #c[1] <= 10 and tonumber(c[1]) <= 4294967296 and #c[2] <= 3 and tonumber(c[2]) <= 100 and
+    #c[4] <= 19 and fpr ~= nil and fpr > 0 and fpr < 1
+end
 local c
-if op == 'count' then
-  c = redis.call('HMGET', config, 'bits', 'hashes', 'hash', 'insertions', 'fpr')
-else
+if op == 'add' then -- the fields it uses; the Client's parameters came from a checked configuration
   c = redis.call('HMGET', config, 'bits', 'hashes', 'hash')
+else
+  c = redis.call('HMGET', config, 'bits', 'hashes', 'hash', 'insertions', 'fpr')
 end
 if not c[1] and redis.call('EXISTS', config) == 1 then
   return redis.error_reply(WRONGTYPE) -- a hash of someone else's
+end
+if op ~= 'add' and c[1] and not config_ok(c) then
+  return redis.error_reply(WRONGTYPE)
 end
 if op == 'init' then
   if not c[1] then
