@@ -657,7 +657,7 @@ func TestAttack17BloomHugeBatch(t *testing.T) {
 		}
 	}
 	// Every bit set (m is not a multiple of 8 here: bits past m set too).
-	a17Must(t, "SET", admin.Set(ctx, "{huge}:~bf", bytes.Repeat([]byte{0xFF}, int((m+7)/8)), 0).Err())
+	a17Must(t, "SET", admin.Set(ctx, fmt.Sprintf("{huge}:~bf:%d:%d", m, k), bytes.Repeat([]byte{0xFF}, int((m+7)/8)), 0).Err())
 	if cnt, err := f.Count(ctx); err != nil || cnt != m {
 		t.Fatalf("Count with every bit set = %d, %v; want m = %d", cnt, err, m)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,27 +26,31 @@ import (
 // Layout: the configuration is a HASH at the object key, with the number of bits
 // m = ⌈−n·ln p / (ln 2)²⌉ and of hash functions k = max(1, round(m/n · ln 2)) computed from the
 // expected insertions n and the false-positive rate p, plus n, p and the name of the element hash;
-// the bits are a STRING beside it ("<key>:~bf", same Cluster slot). The configuration holds the
-// object key so that a lock or another object under the same name is refused (ErrWrongType) both
-// ways. Every Client reads the configuration from Redis (and keeps it; every call checks it), so all
-// of them set and test the same bits.
+// the bits are a STRING beside it, named after m and k ("<key>:~bf:<m>:<k>", same Cluster slot).
+// The configuration holds the object key so that a lock or another object under the same name is
+// refused (ErrWrongType) both ways. Every Client reads the configuration from Redis and keeps it, so
+// all of them set and test the same bits.
 //
 // Hashing is client-side: each element is hashed once with XXH3-128, and its k bit indices come
 // from the two 64-bit halves by enhanced double hashing (Dillinger and Manolios): x = h1 mod m,
 // y = h2 mod m, then index i is x, and x += y, y += i (mod m). The bits of a whole batch go to Redis
-// in one round trip: an add is one script call per 1,950 bits (whole elements) that checks the
-// configuration and then sets the bits with one BITFIELD, atomically per call; a lookup is a
-// pipeline of HMGET (the configuration) and one BITFIELD_RO per 1,950 bits, the configuration
-// checked on the reply. A lookup needs no more: if the configuration read first is the one the
-// Client computed with, every element added before the lookup began is in those bits (a filter
-// made again after that read holds only elements added concurrently with the lookup).
+// in one round trip, one BITFIELD per 1,950 bits (whole elements), with no script on the way:
+//   - An add is a MULTI of HMGET (the configuration) and the BITFIELD SETs, atomic as a whole. A
+//     Client whose parameters are stale (the filter was deleted, or deleted and made again with
+//     others) sees it in the same reply, and its bits went to a key named after parameters no
+//     filter has, which nobody reads: it deletes that key (unless a filter with those parameters was
+//     made meanwhile), reads the parameters again and adds again, once. TryInit also deletes bits
+//     left under its key by a Client that died between the two steps.
+//   - A lookup is a pipeline of HMGET and BITFIELD_RO, the configuration checked on the reply. It
+//     needs no MULTI: if the configuration read first is the one the Client computed with, every
+//     element added before the lookup began is in those bits (a filter made again after that read
+//     holds only elements added concurrently with the lookup).
 //
 // Add and AddMany are sent once, as AtomicLong's mutations are: after a network error the elements
-// may or may not have been added (adding them again is harmless). A name whose keys hold other types,
-// or whose bitmap exists without a configuration, fails with ErrWrongType, nothing changed.
+// may or may not have been added (adding them again is harmless). A name whose object key holds
+// another type, or a hash that is not a configuration, fails with ErrWrongType, nothing changed.
 type BloomFilter struct {
-	object        // the object key holds the configuration
-	bitmap string // the bits' key
+	object // the object key holds the configuration; the bits are beside it (bitsKey)
 }
 
 // BloomConfig is a BloomFilter's configuration, as TryInit stored it.
@@ -60,13 +65,13 @@ type BloomConfig struct {
 const bloomHash = "xxh3-128"
 
 // Limits of a BloomFilter: at most MaxBit+1 bits (a Redis string's), 100 hash functions, and 1,950
-// bits per BITFIELD (7,800 arguments: Lua's unpack takes at most 8,000).
+// bits per BITFIELD (bounding one command's work).
 const (
 	maxBloomHashes   = 100
 	bloomBitsPerCall = 1950
 )
 
-// bloomParams is what a Client needs to compute bit indices: m and k, checked by every script call.
+// bloomParams is what a Client needs to compute bit indices: m and k, checked against the configuration by every call.
 type bloomParams struct {
 	bits   uint64
 	hashes int
@@ -75,11 +80,7 @@ type bloomParams struct {
 // BloomFilter returns the BloomFilter called name. It does no I/O; the handle is cheap and safe to
 // share. A bad name is reported by the first call on the handle (ErrInvalidArgument).
 func (c *Client) BloomFilter(name string) *BloomFilter {
-	f := &BloomFilter{object: c.newObject(name)}
-	if f.err == nil {
-		f.bitmap = f.aux(sfxBloomBits)
-	}
-	return f
+	return &BloomFilter{object: c.newObject(name)}
 }
 
 // Name returns the name the BloomFilter was created with ("" for a nil handle).
@@ -132,18 +133,25 @@ func (f *BloomFilter) TryInit(ctx context.Context, n int64, p float64) (bool, er
 	if err != nil {
 		return false, opErr("try init", f.name, err)
 	}
+	params := bloomParams{uint64(m), k}
 	cmd, ackErr := mutateOne(ctx, f.c, f.key, scripts.Bloom, func() *redis.Cmd {
-		return scriptCmd(ctx, scripts.Bloom, f.keys(), "init", m, k, n, strconv.FormatFloat(p, 'g', -1, 64), bloomHash)
+		return scriptCmd(ctx, scripts.Bloom, f.keys(params), "init", m, k, n, strconv.FormatFloat(p, 'g', -1, 64), bloomHash)
 	})
 	v, err := cmd.Int64()
 	if err != nil {
 		return false, f.errOf("try init", err)
 	}
-	f.c.noteBloom(f.key, bloomParams{uint64(m), k})
+	f.c.noteBloom(f.key, params)
 	return v == 1, objectErr("try init", f.name, nil, ackErr)
 }
 
-func (f *BloomFilter) keys() []string { return []string{f.key, f.bitmap} }
+// keys are the keys of bloom.lua: the configuration and the bits for p.
+func (f *BloomFilter) keys(p bloomParams) []string { return []string{f.key, f.bitsKey(p)} }
+
+// bitsKey is the key of the bits of a filter with parameters p: "<key>:~bf:<m>:<k>".
+func (f *BloomFilter) bitsKey(p bloomParams) string {
+	return f.aux(sfxBloomBits + strconv.FormatUint(p.bits, 10) + ":" + strconv.Itoa(p.hashes))
+}
 
 // errOf explains an error of bloom.lua.
 func (f *BloomFilter) errOf(op string, err error) error {
@@ -251,10 +259,12 @@ func (p bloomParams) indices(dst []int64, e string) []int64 {
 // perCall is how many elements go into one BITFIELD: whole elements, at most bloomBitsPerCall bits.
 func (p bloomParams) perCall() int { return max(1, bloomBitsPerCall/p.hashes) }
 
-// BITFIELD_RO's constant arguments, boxed once.
+// BITFIELD's constant arguments, boxed once.
 var (
 	argGet any = "GET"
+	argSet any = "SET"
 	argU1  any = "u1"
+	argOne any = "1"
 )
 
 // stale reports whether err says the Client's parameters are not those in Redis (the filter was
@@ -263,10 +273,12 @@ func stale(err error) bool {
 	return redis.HasErrorPrefix(err, "CONFIG") || redis.HasErrorPrefix(err, "NOTINIT")
 }
 
-// addBits sets the bits of elements: one bloom.lua call per perCall elements, all in one round
-// trip, each sent once. If the parameters the Client knew were stale, it reads them again and sends
-// everything again, once (what the first calls did belongs to a filter that is gone). It returns
-// how many elements were new, the first error, and ackErr.
+// addBits sets the bits of elements: a MULTI of HMGET (the configuration) and one BITFIELD SET per
+// perCall elements, in one round trip, sent once. If the configuration is not the one the Client
+// computed with (stale parameters: the filter was deleted, or made again with others), the bits went
+// to a key nobody reads: the Client deletes them ("drop", unless the configuration became theirs
+// meanwhile), reads the parameters again and adds again, once. It returns how many elements were
+// new, the error, and ackErr.
 func (f *BloomFilter) addBits(ctx context.Context, elements []string) (added int, err, ackErr error) {
 	for retried := false; ; retried = true {
 		p, err := f.params(ctx)
@@ -277,35 +289,54 @@ func (f *BloomFilter) addBits(ctx context.Context, elements []string) (added int
 		for _, e := range elements {
 			bits = p.indices(bits, e)
 		}
-		per := p.perCall()
-		n := (len(elements) + per - 1) / per
-		cmds, ackErr := f.c.mutate(ctx, f.key, scripts.Bloom, n, func(i int) redis.Cmder {
-			part := bits[i*per*p.hashes : min((i+1)*per, len(elements))*p.hashes]
-			args := make([]any, 0, 9+len(part))
-			args = append(args, "evalsha", scripts.Bloom.Hash(), 2, f.key, f.bitmap, "add", p.bits, p.hashes, bloomHash)
+		key, per := f.bitsKey(p), p.perCall()
+		cmds := [][]any{{"hmget", f.key, "bits", "hashes", "hash"}}
+		for i := 0; i < len(elements); i += per {
+			part := bits[i*p.hashes : min(i+per, len(elements))*p.hashes]
+			args := append(make([]any, 0, 2+4*len(part)), "bitfield", key)
 			for _, b := range part {
-				args = append(args, b)
+				args = append(args, argSet, argU1, b, argOne)
 			}
-			return redis.NewCmd(ctx, args...)
-		})
-		added, err = 0, nil
-		again := false
-		for _, cmd := range cmds {
-			v, cerr := cmd.(*redis.Cmd).Int64()
-			switch {
-			case cerr == nil:
-				added += int(v)
-			case stale(cerr) && !retried:
-				again = true
-			case err == nil:
-				err = cerr
-			}
+			cmds = append(cmds, args)
 		}
-		if !again {
-			return added, err, ackErr
+		replies, ackErr, err := f.c.execOnce(ctx, f.key, cmds)
+		if err != nil {
+			return 0, err, nil
+		}
+		if cfg, _ := replies[0].([]any); len(cfg) == 3 && cfg[0] == strconv.FormatUint(p.bits, 10) &&
+			cfg[1] == strconv.Itoa(p.hashes) && cfg[2] == bloomHash {
+			added = 0
+			for _, r := range replies[1:] {
+				old, ok := r.([]any)
+				if !ok {
+					return added, cmp.Or(asErr(r), fmt.Errorf("BITFIELD answered %T", r)), ackErr
+				}
+				for e := 0; e+p.hashes <= len(old); e += p.hashes {
+					if slices.Contains(old[e:e+p.hashes], any(int64(0))) {
+						added++
+					}
+				}
+			}
+			return added, nil, ackErr
+		}
+		// Stale: the bits went to a key nobody reads.
+		if derr := f.c.run(ctx, scripts.Bloom, f.keys(p), "drop", p.bits, p.hashes, bloomHash).Err(); derr != nil {
+			return 0, redisErr(derr), nil
 		}
 		f.c.forgetBloom(f.key)
+		if retried {
+			if _, err := f.load(ctx); err != nil {
+				return 0, err, nil
+			}
+			return 0, because(ErrConfigMismatch, errors.New("the configuration changed while adding")), nil
+		}
 	}
+}
+
+// asErr returns r if it is an error, else nil.
+func asErr(r any) error {
+	err, _ := r.(error)
+	return err
 }
 
 // hasBits reads the bits of elements: a pipeline of HMGET (the configuration) and one BITFIELD_RO
@@ -331,7 +362,7 @@ func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, e
 				cfg = pipe.HMGet(ctx, f.key, "bits", "hashes", "hash")
 				for i := 0; i < len(elements); i += per {
 					part := bits[i*p.hashes : min(i+per, len(elements))*p.hashes]
-					args := append(make([]any, 0, 2+3*len(part)), "bitfield_ro", f.bitmap)
+					args := append(make([]any, 0, 2+3*len(part)), "bitfield_ro", f.bitsKey(p))
 					for _, b := range part {
 						args = append(args, argGet, argU1, b)
 					}
@@ -391,8 +422,8 @@ func (f *BloomFilter) Add(ctx context.Context, element string) (bool, error) {
 }
 
 // AddMany adds elements and returns how many were new (see Add), in one round trip however many
-// there are; no elements is a no-op that sends nothing. The elements of one script call (8,192 bit
-// indices) are added atomically; a batch larger than that is not. Errors are those of Add.
+// there are, atomically (one MULTI); no elements is a no-op that sends nothing. Errors are those of
+// Add.
 func (f *BloomFilter) AddMany(ctx context.Context, elements []string) (int, error) {
 	return f.add(ctx, "add many", elements)
 }
@@ -448,20 +479,39 @@ func (f *BloomFilter) Count(ctx context.Context) (int64, error) {
 	if err := f.check(ctx); err != nil {
 		return 0, opErr("count", f.Name(), err)
 	}
-	v, err := f.c.run(ctx, scripts.Bloom, f.keys(), "count").Slice()
+	v, err := f.withParams(ctx, func(p bloomParams) (any, error) {
+		return f.c.run(ctx, scripts.Bloom, f.keys(p), "count", p.bits, p.hashes, bloomHash).Slice()
+	})
 	if err != nil {
 		return 0, f.errOf("count", err)
 	}
-	cfg, err := decodeBloomConfig(v)
+	reply := v.([]any)
+	cfg, err := decodeBloomConfig(reply)
 	if err != nil {
 		return 0, opErr("count", f.name, err)
 	}
-	x, _ := v[len(v)-1].(int64)
+	x, _ := reply[len(reply)-1].(int64)
 	m, k := float64(cfg.Bits), float64(cfg.Hashes)
 	if float64(x) >= m {
 		return cfg.Bits, nil // every bit set: the estimate is unbounded; m is as good as any
 	}
 	return int64(math.Round(-m / k * math.Log1p(-float64(x)/m))), nil
+}
+
+// withParams runs call with the Client's parameters of the filter and, if they were stale (a
+// CONFIG or NOTINIT answer), once more with parameters read again.
+func (f *BloomFilter) withParams(ctx context.Context, call func(bloomParams) (any, error)) (any, error) {
+	for retried := false; ; retried = true {
+		p, err := f.params(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v, err := call(p)
+		if !stale(err) || retried {
+			return v, err
+		}
+		f.c.forgetBloom(f.key)
+	}
 }
 
 // Delete removes the filter (bits and configuration) and reports whether there was anything to
@@ -471,8 +521,23 @@ func (f *BloomFilter) Delete(ctx context.Context) (bool, error) {
 	if f == nil {
 		return false, opErr("delete", "", invalidf("nil BloomFilter handle"))
 	}
-	if f.c != nil && f.err == nil {
-		f.c.forgetBloom(f.key)
+	if err := f.check(ctx); err != nil {
+		return false, opErr("delete", f.name, err)
 	}
-	return f.del(ctx, "BloomFilter", f.bitmap)
+	var ackErr error
+	v, err := f.withParams(ctx, func(p bloomParams) (any, error) {
+		cmd, aerr := mutateOne(ctx, f.c, f.key, scripts.Bloom, func() *redis.Cmd {
+			return scriptCmd(ctx, scripts.Bloom, f.keys(p), "delete", p.bits, p.hashes, bloomHash)
+		})
+		ackErr = aerr
+		return cmd.Int64()
+	})
+	f.c.forgetBloom(f.key)
+	switch {
+	case errors.Is(err, ErrNotInitialized):
+		return false, nil
+	case err != nil:
+		return false, f.errOf("delete", err)
+	}
+	return v.(int64) == 1, objectErr("delete", f.name, nil, ackErr)
 }

@@ -105,8 +105,7 @@
 //	             hashed client-side (RBloomFilter)
 //	HyperLogLog  a distinct-count estimate in 12 KiB (RHyperLogLog)
 //
-// They do not wait and hold nothing: each method is one round trip and one atomic step in Redis (a
-// BloomFilter batch: one step per 1,950 bits). Unlike the locks' scripts, which are written to run
+// They do not wait and hold nothing: each method is one round trip and one atomic step in Redis. Unlike the locks' scripts, which are written to run
 // twice, their mutations are sent once: go-redis is told not to re-send them after a network error
 // (a second INCRBY would add twice, a second compare-and-swap would report failure), so a mutation
 // that fails with a network error may or may not have happened, and none is ever applied twice.
@@ -225,7 +224,8 @@
 //	<prefix>{<name>}                    an AtomicLong (an integer), a BitSet, a HyperLogLog (strings
 //	                                    in Redis's own formats); a BloomFilter's configuration (hash:
 //	                                    bits, hashes, insertions, fpr, hash)
-//	<prefix>{<name>}:~bf                a BloomFilter's bits (a string)
+//	<prefix>{<name>}:~bf:<m>:<k>        a BloomFilter's bits (a string), named after its number of
+//	                                    bits and of hash functions
 //
 // Every name starting with "<prefix>{<name>}:~" belongs to this package: do not store your own data
 // there (WithKeyPrefix puts the package's keys in a namespace of their own). Keys and channels of

@@ -42,7 +42,7 @@ const (
 	sfxRequest    = "sr:" // + request id: the outcome of a Semaphore or CountDownLatch request
 	sfxLatchWake  = "lw"  // a CountDownLatch's wake-up channel, shared by its Clients
 	sfxLatchRound = "lr"  // a CountDownLatch's rounds: how many times its count reached zero
-	sfxBloomBits  = "bf"  // a BloomFilter's bits (its configuration is at the object key)
+	sfxBloomBits  = "bf:" // + "<bits>:<hashes>": a BloomFilter's bits (its configuration is at the object key)
 )
 
 // objectKeys returns the object key of name and a function building its auxiliary names

@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 
@@ -229,4 +230,61 @@ func objectErr(op, name string, err, ackErr error) error {
 		err = redisErr(err)
 	}
 	return opErr(op, name, err, ackErr)
+}
+
+// execOnce sends cmds (each a command's arguments, all on key's slot) as one MULTI/EXEC transaction
+// in one round trip, once (see "Sent once"), and returns EXEC's replies in order; a reply that is an
+// error is an error value (the other commands ran). err is the transaction's own failure: refused
+// (sent again after a pause, see Client.refused), discarded (EXECABORT: nothing ran) or a network
+// error (it may or may not have run). In the replica-acknowledged mode MULTI and EXEC are sent by hand
+// before WAIT (Client.acked), and ackErr reports too few acknowledgements.
+func (c *Client) execOnce(ctx context.Context, key string, cmds [][]any) (replies []any, ackErr, err error) {
+	if c.acks.on() {
+		var exec *redis.Cmd
+		_, ackErr = c.acked(ctx, key, nil, func(p redis.Pipeliner) redis.Cmder {
+			_ = p.Process(ctx, onceCmd{redis.NewCmd(ctx, "multi")})
+			for _, args := range cmds {
+				_ = p.Process(ctx, onceCmd{redis.NewCmd(ctx, args...)})
+			}
+			exec = redis.NewCmd(ctx, "exec")
+			_ = p.Process(ctx, onceCmd{exec})
+			return exec
+		})
+		if err := exec.Err(); err != nil {
+			return nil, nil, err
+		}
+		replies, _ = exec.Val().([]any)
+		if len(replies) != len(cmds) {
+			return nil, nil, fmt.Errorf("EXEC answered %d replies for %d commands", len(replies), len(cmds))
+		}
+		return replies, ackErr, nil
+	}
+	for attempt := 0; ; attempt++ {
+		sent := make([]*redis.Cmd, len(cmds))
+		_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for i, args := range cmds {
+				sent[i] = redis.NewCmd(ctx, args...)
+				_ = p.Process(ctx, onceCmd{sent[i]})
+			}
+			return nil
+		})
+		if err != nil && (c.refused(err) || unsent(err) && attempt < unsentRetries) && retryPause(ctx, attempt) {
+			continue
+		}
+		// A command's own error (WRONGTYPE) is its reply; anything else failed the transaction.
+		replies = make([]any, len(sent))
+		for i, cmd := range sent {
+			v, cerr := cmd.Result()
+			var rerr redis.Error
+			switch {
+			case cerr == nil:
+				replies[i] = v
+			case errors.As(cerr, &rerr) && !redis.HasErrorPrefix(cerr, "EXECABORT"):
+				replies[i] = cerr
+			default:
+				return nil, nil, cerr
+			}
+		}
+		return replies, nil, nil
+	}
 }
