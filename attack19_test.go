@@ -4,14 +4,17 @@ package redisson_test
 // ("<key>:~bf:<m>:<k>"), an add a MULTI of HMGET + BITFIELD SET checked on the reply, "drop" of a
 // stale Client's bits, TryInit deleting leftovers; execOnce in plain and acked mode.
 //
-// Tests marked "passing" are attacks the code withstands; the others document a defect:
-//   - TryInitOOMWithLeftovers: with bits left under its key, TryInit's DEL lifts the OOM check and
-//     the configuration is written under maxmemory/noeviction.
-//   - LostReplyAfterDeleteLeavesBits / CanceledBeforeDropLeavesBits: a stale add whose reply is lost,
-//     or whose ctx ends before the drop, leaves a bits key nobody reads or deletes.
+// Tests marked "passing" are attacks the code withstands; the others documented a defect, each fixed
+// in review 19:
+//   - TryInitOOMWithLeftovers: with bits left under its key, TryInit's DEL lifted the OOM check and
+//     the configuration was written under maxmemory/noeviction (now HSET comes first).
+//   - LostReplyAfterDeleteLeavesBits / CanceledBeforeDropLeavesBits: a stale add whose reply was
+//     lost, or whose ctx ended before the drop, left a bits key nobody reads or deletes (now every
+//     call that finds the parameters stale drops their bits, with a context of its own).
 //   - ForeignUnderCachedParams(Acked), "half config": a hash with only bits/hashes/hash matching the
-//     cached parameters is accepted by Add/Contains (a bits key is created beside a foreign hash).
-//   - ClusterMoved: an acked add after its slot moved fails with EXECABORT (MOVED is not followed).
+//     cached parameters was accepted by Add/Contains (now adds and lookups decode all five fields).
+//   - ClusterMoved: an acked add after its slot moved failed with EXECABORT (now the refusal of a
+//     queued command is followed: slot map reloaded, transaction sent again).
 
 import (
 	"context"

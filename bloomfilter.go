@@ -267,9 +267,9 @@ var (
 	argOne any = "1"
 )
 
-// stale reports whether err says the Client's parameters are not those in Redis (the filter was
+// staleErr reports whether err says the Client's parameters are not those in Redis (the filter was
 // deleted, or deleted and made again with other ones).
-func stale(err error) bool {
+func staleErr(err error) bool {
 	return redis.HasErrorPrefix(err, "CONFIG") || redis.HasErrorPrefix(err, "NOTINIT")
 }
 
@@ -290,7 +290,7 @@ func (f *BloomFilter) addBits(ctx context.Context, elements []string) (added int
 			bits = p.indices(bits, e)
 		}
 		key, per := f.bitsKey(p), p.perCall()
-		cmds := [][]any{{"hmget", f.key, "bits", "hashes", "hash"}}
+		cmds := [][]any{append([]any{"hmget", f.key}, bloomFieldArgs...)}
 		for i := 0; i < len(elements); i += per {
 			part := bits[i*p.hashes : min(i+per, len(elements))*p.hashes]
 			args := append(make([]any, 0, 2+4*len(part)), "bitfield", key)
@@ -303,8 +303,9 @@ func (f *BloomFilter) addBits(ctx context.Context, elements []string) (added int
 		if err != nil {
 			return 0, err, nil
 		}
-		if cfg, _ := replies[0].([]any); len(cfg) == 3 && cfg[0] == strconv.FormatUint(p.bits, 10) &&
-			cfg[1] == strconv.Itoa(p.hashes) && cfg[2] == bloomHash {
+		cfg, _ := replies[0].([]any)
+		current, cerr := p.current(cfg, asErr(replies[0]))
+		if current {
 			added = 0
 			for _, r := range replies[1:] {
 				old, ok := r.([]any)
@@ -319,18 +320,57 @@ func (f *BloomFilter) addBits(ctx context.Context, elements []string) (added int
 			}
 			return added, nil, ackErr
 		}
-		// Stale: the bits went to a key nobody reads.
-		if derr := f.c.run(ctx, scripts.Bloom, f.keys(p), "drop", p.bits, p.hashes, bloomHash).Err(); derr != nil {
-			return 0, redisErr(derr), nil
+		// Not the current configuration: the bits went to a key nobody reads.
+		if derr := f.stale(ctx, p); derr != nil {
+			return 0, derr, nil
 		}
-		f.c.forgetBloom(f.key)
-		if retried {
-			if _, err := f.load(ctx); err != nil {
-				return 0, err, nil
-			}
+		switch {
+		case cerr != nil:
+			return 0, cerr, nil
+		case retried:
 			return 0, because(ErrConfigMismatch, errors.New("the configuration changed while adding")), nil
 		}
 	}
+}
+
+// bloomFieldArgs are bloomFields as command arguments.
+var bloomFieldArgs = func() []any {
+	a := make([]any, len(bloomFields))
+	for i, f := range bloomFields {
+		a[i] = f
+	}
+	return a
+}()
+
+// current reports whether cfg, the configuration's fields (bloomFields) as HMGET read them, is a
+// configuration with parameters p. It returns ErrWrongType if cfg is not a configuration (or err,
+// the HMGET's own error, says the key holds another type); false and nil if there is none or it has
+// other parameters (the Client's are stale).
+func (p bloomParams) current(cfg []any, err error) (bool, error) {
+	switch {
+	case err != nil:
+		return false, redisErr(err)
+	case len(cfg) == 0 || cfg[0] == nil:
+		return false, nil // none, or a hash of someone else's: load tells them apart
+	}
+	c, err := decodeBloomConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	return uint64(c.Bits) == p.bits && c.Hashes == p.hashes, nil
+}
+
+// stale handles parameters p found stale: the bits the Client may have written under them (an add
+// just now, or earlier with its reply lost) are deleted unless a filter with p exists again, and the
+// parameters are forgotten. The deletion runs even if ctx has ended (a bounded cleanup).
+func (f *BloomFilter) stale(ctx context.Context, p bloomParams) error {
+	f.c.forgetBloom(f.key)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := f.c.run(ctx, scripts.Bloom, f.keys(p), "drop", p.bits, p.hashes, bloomHash).Err(); err != nil {
+		return redisErr(err)
+	}
+	return nil
 }
 
 // asErr returns r if it is an error, else nil.
@@ -359,7 +399,7 @@ func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, e
 		for attempt := 0; ; attempt++ {
 			parts = parts[:0]
 			_, err = f.c.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-				cfg = pipe.HMGet(ctx, f.key, "bits", "hashes", "hash")
+				cfg = pipe.HMGet(ctx, f.key, bloomFields...)
 				for i := 0; i < len(elements); i += per {
 					part := bits[i*p.hashes : min(i+per, len(elements))*p.hashes]
 					args := append(make([]any, 0, 2+3*len(part)), "bitfield_ro", f.bitsKey(p))
@@ -379,17 +419,20 @@ func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, e
 		if err != nil {
 			return nil, redisErr(err)
 		}
-		v := cfg.Val()
+		current, err := p.current(cfg.Val(), nil)
 		switch {
-		case v[0] == nil:
-			f.c.forgetBloom(f.key)
-			_, err := f.load(ctx) // ErrNotInitialized, or ErrWrongType for a hash of someone else's
-			return nil, cmp.Or(err, ErrNotInitialized)
-		case v[0] != strconv.FormatUint(p.bits, 10) || v[1] != strconv.Itoa(p.hashes) || v[2] != bloomHash:
+		case err != nil:
+			return nil, err
+		case !current:
+			if err := f.stale(ctx, p); err != nil {
+				return nil, err
+			}
+			if _, err := f.load(ctx); err != nil { // ErrNotInitialized, or a hash of someone else's
+				return nil, err
+			}
 			if retried {
 				return nil, because(ErrConfigMismatch, errors.New("the configuration changed while reading"))
 			}
-			f.c.forgetBloom(f.key)
 			continue
 		}
 		out := make([]bool, 0, len(elements))
@@ -507,10 +550,12 @@ func (f *BloomFilter) withParams(ctx context.Context, call func(bloomParams) (an
 			return nil, err
 		}
 		v, err := call(p)
-		if !stale(err) || retried {
+		if !staleErr(err) || retried {
 			return v, err
 		}
-		f.c.forgetBloom(f.key)
+		if err := f.stale(ctx, p); err != nil {
+			return nil, err
+		}
 	}
 }
 

@@ -239,18 +239,34 @@ func objectErr(op, name string, err, ackErr error) error {
 // error (it may or may not have run). In the replica-acknowledged mode MULTI and EXEC are sent by hand
 // before WAIT (Client.acked), and ackErr reports too few acknowledgements.
 func (c *Client) execOnce(ctx context.Context, key string, cmds [][]any) (replies []any, ackErr, err error) {
-	if c.acks.on() {
+	for attempt := 0; c.acks.on(); attempt++ {
 		var exec *redis.Cmd
+		queued := make([]*redis.Cmd, len(cmds))
 		_, ackErr = c.acked(ctx, key, nil, func(p redis.Pipeliner) redis.Cmder {
 			_ = p.Process(ctx, onceCmd{redis.NewCmd(ctx, "multi")})
-			for _, args := range cmds {
-				_ = p.Process(ctx, onceCmd{redis.NewCmd(ctx, args...)})
+			for i, args := range cmds {
+				queued[i] = redis.NewCmd(ctx, args...)
+				_ = p.Process(ctx, onceCmd{queued[i]})
 			}
 			exec = redis.NewCmd(ctx, "exec")
 			_ = p.Process(ctx, onceCmd{exec})
 			return exec
 		})
 		if err := exec.Err(); err != nil {
+			// EXECABORT: a command was refused when queued (MOVED, ASK, TRYAGAIN after a migration
+			// or failover) and nothing ran; Client.acked sees only EXEC's error, so the refusal is
+			// looked at here (the slot map is reloaded) and the transaction sent again.
+			if redis.HasErrorPrefix(err, "EXECABORT") {
+				for _, q := range queued {
+					if c.refused(q.Err()) && retryPause(ctx, attempt) {
+						err = nil
+						break
+					}
+				}
+				if err == nil {
+					continue
+				}
+			}
 			return nil, nil, err
 		}
 		replies, _ = exec.Val().([]any)

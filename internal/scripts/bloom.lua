@@ -48,7 +48,7 @@ end
 
 local c = redis.pcall('HMGET', config, 'bits', 'hashes', 'hash', 'insertions', 'fpr')
 if op == 'drop' then -- whatever the object key holds, unless it is this very configuration
-  if not c['err'] and c[1] == ARGV[2] and c[2] == ARGV[3] and c[3] == ARGV[4] then
+  if not c['err'] and config_ok(c) and c[1] == ARGV[2] and c[2] == ARGV[3] and c[3] == ARGV[4] then
     return 0
   end
   return redis.call('DEL', bits)
@@ -71,12 +71,9 @@ end
 
 if op == 'init' then
   if not c[1] then
-    -- Bits left by a Client with stale parameters (the namespace is ours). Only if there are any:
-    -- a script's first write lifts Redis's out-of-memory check for the rest of it.
-    if redis.call('EXISTS', bits) == 1 then
-      redis.call('DEL', bits)
-    end
+    -- HSET first: a script's first write lifts Redis's out-of-memory check for the rest of it.
     redis.call('HSET', config, 'bits', ARGV[2], 'hashes', ARGV[3], 'insertions', ARGV[4], 'fpr', ARGV[5], 'hash', ARGV[6])
+    redis.call('DEL', bits) -- bits left by a Client with stale parameters (the namespace is ours)
     return 1
   end
   if same then
