@@ -75,6 +75,16 @@ const (
 type bloomParams struct {
 	bits   uint64
 	hashes int
+	fields [5]string // the configuration's fields (bloomFields) as last read and decoded, if known
+}
+
+// paramsOf returns the parameters of cfg, decoded from the fields raw (HMGET's reply).
+func paramsOf(cfg BloomConfig, raw []any) bloomParams {
+	p := bloomParams{bits: uint64(cfg.Bits), hashes: cfg.Hashes}
+	for i := range p.fields {
+		p.fields[i], _ = raw[i].(string)
+	}
+	return p
 }
 
 // BloomFilter returns the BloomFilter called name. It does no I/O; the handle is cheap and safe to
@@ -133,13 +143,17 @@ func (f *BloomFilter) TryInit(ctx context.Context, n int64, p float64) (bool, er
 	if err != nil {
 		return false, opErr("try init", f.name, err)
 	}
-	params := bloomParams{uint64(m), k}
+	params := bloomParams{bits: uint64(m), hashes: k}
+	fpr := strconv.FormatFloat(p, 'g', -1, 64)
 	cmd, ackErr := mutateOne(ctx, f.c, f.key, scripts.Bloom, func() *redis.Cmd {
-		return scriptCmd(ctx, scripts.Bloom, f.keys(params), "init", m, k, n, strconv.FormatFloat(p, 'g', -1, 64), bloomHash)
+		return scriptCmd(ctx, scripts.Bloom, f.keys(params), "init", m, k, n, fpr, bloomHash)
 	})
 	v, err := cmd.Int64()
 	if err != nil {
 		return false, f.errOf("try init", err)
+	}
+	if v == 1 { // its fields are those sent (bloomFields' order)
+		params.fields = [5]string{strconv.FormatInt(m, 10), strconv.Itoa(k), strconv.FormatInt(n, 10), fpr, bloomHash}
 	}
 	f.c.noteBloom(f.key, params)
 	return v == 1, objectErr("try init", f.name, nil, ackErr)
@@ -201,7 +215,7 @@ func (f *BloomFilter) load(ctx context.Context) (BloomConfig, error) {
 	if err != nil {
 		return BloomConfig{}, err
 	}
-	f.c.noteBloom(f.key, bloomParams{uint64(cfg.Bits), cfg.Hashes})
+	f.c.noteBloom(f.key, paramsOf(cfg, v))
 	return cfg, nil
 }
 
@@ -239,8 +253,11 @@ func (f *BloomFilter) params(ctx context.Context) (bloomParams, error) {
 	if p, ok := f.c.bloomParams(f.key); ok {
 		return p, nil
 	}
-	cfg, err := f.load(ctx)
-	return bloomParams{uint64(cfg.Bits), cfg.Hashes}, err
+	if _, err := f.load(ctx); err != nil {
+		return bloomParams{}, err
+	}
+	p, _ := f.c.bloomParams(f.key)
+	return p, nil
 }
 
 // indices appends the k bit indices of element e to dst.
@@ -352,6 +369,14 @@ func (p bloomParams) current(cfg []any, err error) (bool, error) {
 		return false, redisErr(err)
 	case len(cfg) == 0 || cfg[0] == nil:
 		return false, nil // none, or a hash of someone else's: load tells them apart
+	case p.fields[0] != "" && len(cfg) == len(p.fields):
+		same := true // the fields the Client decoded last time: no need to decode them again
+		for i, f := range p.fields {
+			same = same && cfg[i] == f
+		}
+		if same {
+			return true, nil
+		}
 	}
 	c, err := decodeBloomConfig(cfg)
 	if err != nil {
