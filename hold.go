@@ -493,8 +493,8 @@ func (o *owner) endLocked(reason error) func() {
 			l.c.emit(Event{Kind: EventReleased, Name: l.name})
 			return
 		}
+		l.c.lostHolds.Add(1) // before the cancellation: whoever sees the context end sees it counted
 		o.cancel(reason)
-		l.c.lostHolds.Add(1)
 		l.c.cfg.logger.Warn("redisson: lock lost", "lock", l.name, "err", reason)
 		l.c.emit(Event{Kind: EventLost, Name: l.name, Err: reason})
 	}
