@@ -81,7 +81,7 @@ func (a *AtomicLong) Add(ctx context.Context, delta int64) (int64, error) {
 	if err := a.check(ctx); err != nil {
 		return 0, opErr("add", a.Name(), err)
 	}
-	cmd, ackErr := mutateOne(ctx, a.c, a.key, nil, func() *redis.IntCmd { return redis.NewIntCmd(ctx, "incrby", a.key, delta) })
+	cmd, ackErr := mutate(ctx, a.c, a.key, nil, func() *redis.IntCmd { return redis.NewIntCmd(ctx, "incrby", a.key, delta) })
 	if err := objectErr("add", a.name, cmd.Err(), ackErr); err != nil {
 		return cmd.Val(), err
 	}
@@ -168,7 +168,7 @@ func (a *AtomicLong) cond(ctx context.Context, op, what string, x, y int64) (boo
 
 // run sends atomic.lua once.
 func (a *AtomicLong) run(ctx context.Context, what string, x, y int64) (*redis.Cmd, error) {
-	return mutateOne(ctx, a.c, a.key, scripts.Atomic, func() *redis.Cmd {
+	return mutate(ctx, a.c, a.key, scripts.Atomic, func() *redis.Cmd {
 		return scriptCmd(ctx, scripts.Atomic, []string{a.key}, what, x, y)
 	})
 }

@@ -89,7 +89,7 @@ func (b *BitSet) setBit(ctx context.Context, op string, i int64, v int) (bool, e
 	if err := b.check(ctx, i); err != nil {
 		return false, opErr(op, b.Name(), err)
 	}
-	cmd, ackErr := mutateOne(ctx, b.c, b.key, nil, func() *redis.IntCmd { return redis.NewIntCmd(ctx, "setbit", b.key, i, v) })
+	cmd, ackErr := mutate(ctx, b.c, b.key, nil, func() *redis.IntCmd { return redis.NewIntCmd(ctx, "setbit", b.key, i, v) })
 	return cmd.Val() == 1, objectErr(op, b.name, cmd.Err(), ackErr)
 }
 
@@ -129,7 +129,7 @@ func (b *BitSet) script(ctx context.Context, op string, write bool, args ...any)
 	var ackErr error
 	keys := []string{b.key}
 	if write {
-		cmd, ackErr = mutateOne(ctx, b.c, b.key, scripts.BitSet, func() *redis.Cmd {
+		cmd, ackErr = mutate(ctx, b.c, b.key, scripts.BitSet, func() *redis.Cmd {
 			return scriptCmd(ctx, scripts.BitSet, keys, args...)
 		})
 	} else {
@@ -234,7 +234,7 @@ func (b *BitSet) bitop(ctx context.Context, op string, names []string) error {
 	if err != nil {
 		return opErr(op, b.name, err)
 	}
-	cmd, ackErr := mutateOne(ctx, b.c, b.key, nil, func() *redis.IntCmd {
+	cmd, ackErr := mutate(ctx, b.c, b.key, nil, func() *redis.IntCmd {
 		args := []any{"bitop", op, b.key}
 		for _, k := range keys {
 			args = append(args, k)
@@ -356,7 +356,7 @@ func (b *BitSet) AddField(ctx context.Context, f BitField, offset, delta int64) 
 }
 
 func (b *BitSet) bitfield(ctx context.Context, op, sub string, f BitField, offset, v int64) (int64, error) {
-	cmd, ackErr := mutateOne(ctx, b.c, b.key, nil, func() *redis.IntSliceCmd {
+	cmd, ackErr := mutate(ctx, b.c, b.key, nil, func() *redis.IntSliceCmd {
 		return redis.NewIntSliceCmd(ctx, "bitfield", b.key, sub, f.String(), offset, v)
 	})
 	if err := cmd.Err(); err != nil {

@@ -145,7 +145,7 @@ func (f *BloomFilter) TryInit(ctx context.Context, n int64, p float64) (bool, er
 	}
 	params := bloomParams{bits: uint64(m), hashes: k}
 	fpr := strconv.FormatFloat(p, 'g', -1, 64)
-	cmd, ackErr := mutateOne(ctx, f.c, f.key, scripts.Bloom, func() *redis.Cmd {
+	cmd, ackErr := mutate(ctx, f.c, f.key, scripts.Bloom, func() *redis.Cmd {
 		return scriptCmd(ctx, scripts.Bloom, f.keys(params), "init", m, k, n, fpr, bloomHash)
 	})
 	v, err := cmd.Int64()
@@ -596,7 +596,7 @@ func (f *BloomFilter) Delete(ctx context.Context) (bool, error) {
 	}
 	var ackErr error
 	v, err := f.withParams(ctx, func(p bloomParams) (any, error) {
-		cmd, aerr := mutateOne(ctx, f.c, f.key, scripts.Bloom, func() *redis.Cmd {
+		cmd, aerr := mutate(ctx, f.c, f.key, scripts.Bloom, func() *redis.Cmd {
 			return scriptCmd(ctx, scripts.Bloom, f.keys(p), "delete", p.bits, p.hashes, bloomHash)
 		})
 		ackErr = aerr

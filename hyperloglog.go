@@ -62,7 +62,7 @@ func (h *HyperLogLog) add(ctx context.Context, op string, elements []string) (bo
 	if len(elements) == 0 {
 		return false, nil
 	}
-	cmd, ackErr := mutateOne(ctx, h.c, h.key, nil, func() *redis.IntCmd {
+	cmd, ackErr := mutate(ctx, h.c, h.key, nil, func() *redis.IntCmd {
 		args := make([]any, 0, 2+len(elements))
 		args = append(args, "pfadd", h.key)
 		for _, e := range elements {
@@ -111,7 +111,7 @@ func (h *HyperLogLog) MergeWith(ctx context.Context, names ...string) error {
 	if err != nil {
 		return opErr("merge with", h.name, err)
 	}
-	cmd, ackErr := mutateOne(ctx, h.c, h.key, nil, func() *redis.StatusCmd {
+	cmd, ackErr := mutate(ctx, h.c, h.key, nil, func() *redis.StatusCmd {
 		args := []any{"pfmerge"}
 		for _, k := range keys {
 			args = append(args, k)

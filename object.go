@@ -92,7 +92,7 @@ func (o *object) del(ctx context.Context, what string, keys ...string) (bool, er
 		return false, opErr("delete", o.nameOf(), err)
 	}
 	keys = append([]string{o.key}, keys...)
-	cmd, ackErr := mutateOne(ctx, o.c, o.key, nil, func() *redis.IntCmd {
+	cmd, ackErr := mutate(ctx, o.c, o.key, nil, func() *redis.IntCmd {
 		args := []any{"unlink"}
 		for _, k := range keys {
 			args = append(args, k)
@@ -119,82 +119,38 @@ func scriptCmd(ctx context.Context, script *redis.Script, keys []string, args ..
 	return redis.NewCmd(ctx, append(a, args...)...)
 }
 
-// mutate sends n commands, all on key's slot, built by build(i), in one round trip (one command
-// alone, or a pipeline), each at most once (see "Sent once"), and returns them; their errors are the
-// caller's to read. In the replica-acknowledged mode they are followed by WAIT (Client.acked) and
-// ackErr reports too few acknowledgements. script is the script the commands run with EVALSHA, if
-// any: a NOSCRIPT reply loads it and sends those commands again. Commands refused without running
-// (see Client.refused and unsent) are sent again after a pause, as long as ctx allows.
-func (c *Client) mutate(ctx context.Context, key string, script *redis.Script, n int, build func(i int) redis.Cmder) (cmds []redis.Cmder, ackErr error) {
+// mutate sends the command build makes (on key's slot) once (see "Sent once") and returns it, its
+// error the caller's to read. In the replica-acknowledged mode it is followed by WAIT
+// (Client.acked) and ackErr reports too few acknowledgements. script is the script the command runs
+// with EVALSHA, if any: a NOSCRIPT reply loads it and sends the command again. A command refused
+// without running (see Client.refused and unsent) is sent again after a pause, as long as ctx allows.
+func mutate[C redis.Cmder](ctx context.Context, c *Client, key string, script *redis.Script, build func() C) (cmd C, ackErr error) {
 	if c.acks.on() {
-		cmds = make([]redis.Cmder, n)
 		_, ackErr = c.acked(ctx, key, script, func(p redis.Pipeliner) redis.Cmder {
-			for i := range cmds {
-				cmds[i] = build(i)
-				_ = p.Process(ctx, onceCmd{cmds[i]})
-			}
-			return cmds[0]
+			cmd = build()
+			_ = p.Process(ctx, onceCmd{cmd})
+			return cmd
 		})
-		return cmds, ackErr
-	}
-	return c.sendAll(ctx, script, n, build), nil
-}
-
-// sendAll is mutate without the replica-acknowledged mode: reads use it directly.
-func (c *Client) sendAll(ctx context.Context, script *redis.Script, n int, build func(i int) redis.Cmder) []redis.Cmder {
-	cmds := make([]redis.Cmder, n)
-	pending := make([]int, n)
-	for i := range pending {
-		pending[i] = i
+		return cmd, ackErr
 	}
 	loaded := false
 	for attempt := 0; ; attempt++ {
-		for _, i := range pending {
-			cmds[i] = build(i)
-		}
-		if len(pending) == 1 {
-			_ = c.rdb.Process(ctx, onceCmd{cmds[pending[0]]})
-		} else {
-			p := c.rdb.Pipeline()
-			for _, i := range pending {
-				_ = p.Process(ctx, onceCmd{cmds[i]})
-			}
-			_, _ = p.Exec(ctx)
-		}
-		var again []int
-		noScript := false
-		for _, i := range pending {
-			switch err := cmds[i].Err(); {
-			case script != nil && redis.HasErrorPrefix(err, "NOSCRIPT"):
-				noScript = true
-				again = append(again, i)
-			case c.refused(err), unsent(err) && attempt < unsentRetries:
-				again = append(again, i)
-			}
-		}
-		switch {
-		case len(again) == 0:
-			return cmds
-		case noScript && !loaded:
-			loaded = true
-			if err := script.Load(ctx, c.rdb).Err(); err != nil {
-				return cmds
-			}
-		case noScript || !retryPause(ctx, attempt):
-			return cmds
-		}
-		pending = again
-	}
-}
-
-// mutateOne is mutate for one command: it returns the command (typed as build made it) and ackErr.
-func mutateOne[C redis.Cmder](ctx context.Context, c *Client, key string, script *redis.Script, build func() C) (C, error) {
-	var cmd C
-	_, ackErr := c.mutate(ctx, key, script, 1, func(int) redis.Cmder {
 		cmd = build()
-		return cmd
-	})
-	return cmd, ackErr
+		_ = c.rdb.Process(ctx, onceCmd{cmd})
+		switch err := cmd.Err(); {
+		case script != nil && !loaded && redis.HasErrorPrefix(err, "NOSCRIPT"):
+			loaded = true
+			if script.Load(ctx, c.rdb).Err() != nil {
+				return cmd, nil
+			}
+		case c.refused(err), unsent(err) && attempt < unsentRetries:
+			if !retryPause(ctx, attempt) {
+				return cmd, nil
+			}
+		default:
+			return cmd, nil
+		}
+	}
 }
 
 // unsentRetries bounds the re-sends of a command that was never written (go-redis's default
