@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,6 +60,10 @@ type Client struct {
 	closeOnce sync.Once
 	bgMu      sync.Mutex     // orders background against Close
 	bg        sync.WaitGroup // background goroutines (see background)
+
+	// loaded holds "<node address>|<script hash>" for the scripts known to be loaded on a node (see
+	// preload); the address is "" outside a Cluster.
+	loaded sync.Map
 
 	// permits are the watchdog-renewed permits of PermitExpirableSemaphores: "<leases key> <permit
 	// id>" → *renew.Entry, until released or lost.
@@ -376,15 +381,15 @@ func (c *Client) Stats() Stats {
 		return Stats{}
 	}
 	calls, _, _ := c.sched.Stats()
-	held, renewed := c.sched.KindStats(kindLock)
-	for _, k := range []int{kindRWRead, kindRWWrite, kindPermit} {
-		h, r := c.sched.KindStats(k)
-		held, renewed = held+h, renewed+r
-	}
-	waiting, beats := c.sched.KindStats(kindWaiter)
-	for _, k := range []int{kindRWWaiter, kindRWReadWaiter, kindSemWaiter} {
-		w, b := c.sched.KindStats(k)
-		waiting, beats = waiting+w, beats+b
+	var held, waiting int
+	var renewed, beats uint64
+	for k, rk := range renewKinds {
+		n, r := c.sched.KindStats(k)
+		if rk.hold {
+			held, renewed = held+n, renewed+r
+		} else {
+			waiting, beats = waiting+n, beats+r
+		}
 	}
 	subs, reconnects := c.hub.Stats()
 	return Stats{Held: held, Waiting: waiting + int(c.unqueued.Load()), RenewCalls: calls, Renewed: renewed, Heartbeats: beats, Lost: c.lostHolds.Load(),
@@ -432,19 +437,46 @@ func (c *Client) group(key string) int {
 	return 0
 }
 
-// Kinds of renewal entries (renew.Entry.Kind): each is renewed by its own script.
+// Kinds of renewal entries (renew.Entry.Kind). What each kind is renewed with and what it stands
+// for is data, in renewKinds: a property every kind must have is implemented once, over the table.
 const (
-	kindLock         = iota // a held lock: lock_renew.lua resets its lease
-	kindWaiter              // a queued waiter: wait_beat.lua moves its liveness deadline
-	kindRWRead              // a ReadWriteLock reader: rw_renew.lua moves its expiry
-	kindRWWrite             // a ReadWriteLock writer: rw_renew.lua moves its expiry
-	kindRWWaiter            // a ReadWriteLock writer waiting: rw_renew.lua moves its registration
-	kindRWReadWaiter        // a ReadWriteLock reader waiting: rw_renew.lua moves its registration
-	kindSemWaiter           // a Semaphore waiter: sem_beat.lua moves its registration
-	kindPermit              // a PermitExpirableSemaphore permit: sem_renew.lua moves its lease
+	kindLock         = iota // a held lock (Lock, FairLock, FencedLock, SpinLock)
+	kindWaiter              // a waiter queued for a lock
+	kindRWRead              // a ReadWriteLock reader
+	kindRWWrite             // a ReadWriteLock writer
+	kindRWWaiter            // a ReadWriteLock writer waiting
+	kindRWReadWaiter        // a ReadWriteLock reader waiting
+	kindSemWaiter           // a Semaphore waiter
+	kindPermit              // a watchdog-renewed PermitExpirableSemaphore permit
+	numKinds
 )
 
-var _ [renew.Kinds - kindPermit - 1]struct{} // every kind fits the scheduler's bound
+var _ [renew.Kinds - numKinds]struct{} // every kind fits the scheduler's bound
+
+// renewKind is how entries of one kind are renewed.
+type renewKind struct {
+	name   string
+	script *redis.Script // the renewal script: one call renews a batch of entries
+	side   string        // rw_renew.lua's second argument ("" for the other scripts)
+	// hold: the entry stands for something held (a lock, a side, a permit), which a renewal extends.
+	// Holds count in Stats.Held and, in the replica-acknowledged mode, a renewal that too few
+	// replicas acknowledged fails (the hold is lost before its last acknowledged lease may lapse).
+	// The other kinds keep a waiter's registration alive (Stats.Waiting): losing one costs a wait
+	// its place at worst, never an owner.
+	hold bool
+}
+
+// renewKinds describes every kind, indexed by kind.
+var renewKinds = [numKinds]renewKind{
+	kindLock:         {name: "lock", script: scripts.LockRenew, hold: true},
+	kindWaiter:       {name: "lock waiter", script: scripts.WaitBeat},
+	kindRWRead:       {name: "read hold", script: scripts.RWRenew, side: "r", hold: true},
+	kindRWWrite:      {name: "write hold", script: scripts.RWRenew, side: "x", hold: true},
+	kindRWWaiter:     {name: "writer waiting", script: scripts.RWRenew, side: "ww"},
+	kindRWReadWaiter: {name: "reader waiting", script: scripts.RWRenew, side: "wr"},
+	kindSemWaiter:    {name: "semaphore waiter", script: scripts.SemBeat},
+	kindPermit:       {name: "leased permit", script: scripts.SemRenew, hold: true},
+}
 
 // renewBatches is the scheduler's Renewer: one script call per batch (one kind and slot each), the
 // calls for one Redis node pipelined in one round trip, the nodes of a Cluster in parallel, so that a
@@ -519,6 +551,13 @@ func (c *Client) renewOnNode(ctx context.Context, r route, batches [][]*renew.En
 // go into again (if retry), by route; the others are reported. It returns the round trips made.
 func (c *Client) renewSend(ctx context.Context, r route, batches [][]*renew.Entry, idx []int, report func(int, []bool, error),
 	retry bool, loaded map[string]bool, again map[route][]int) int {
+	// A pipelined EVALSHA does not fall back to EVAL: load the scripts first (once per node), rather
+	// than learn it from a NOSCRIPT reply, which in the replica-acknowledged mode costs a whole WAIT.
+	var used []*redis.Script
+	for _, i := range idx {
+		used = append(used, renewKinds[batches[i][0].Kind].script)
+	}
+	trips := c.preload(ctx, r, used...)
 	pipe := r.node.Pipeline()
 	cmds := make([]*redis.Cmd, len(idx))
 	for j, i := range idx {
@@ -536,7 +575,7 @@ func (c *Client) renewSend(ctx context.Context, r route, batches [][]*renew.Entr
 		}
 	}
 	_, _ = pipe.Exec(ctx) // errors are per command
-	trips := 1
+	trips++
 	var ackErr error
 	if wait != nil {
 		ackErr = c.ackResult(wait, need)
@@ -544,14 +583,11 @@ func (c *Client) renewSend(ctx context.Context, r route, batches [][]*renew.Entr
 	for j, i := range idx {
 		res, err := cmds[j].Int64Slice()
 		if err != nil && retry {
-			if redis.HasErrorPrefix(err, "NOSCRIPT") {
-				script, _, _ := c.renewCall(batches[i])
+			if redis.HasErrorPrefix(err, "NOSCRIPT") { // flushed, or a new master: load it again
+				script := renewKinds[batches[i][0].Kind].script
 				if k := r.addr + script.Hash(); !loaded[k] {
 					loaded[k] = true
-					if lerr := script.Load(ctx, r.node).Err(); lerr != nil {
-						c.cfg.logger.Warn("redisson: loading a renewal script failed", "node", r.addr, "err", lerr)
-					}
-					trips++
+					c.forgetLoaded(r.addr, script)
 				}
 				again[r] = append(again[r], i)
 				continue
@@ -561,8 +597,8 @@ func (c *Client) renewSend(ctx context.Context, r route, batches [][]*renew.Entr
 				continue
 			}
 		}
-		if err == nil && ackErr != nil && batches[i][0].Kind == kindLock {
-			err = ackErr
+		if err == nil && ackErr != nil && renewKinds[batches[i][0].Kind].hold {
+			err = ackErr // not extended on enough replicas: as good as not extended
 		}
 		c.reportRenewal(i, len(batches[i]), res, err, report)
 	}
@@ -583,14 +619,14 @@ func (c *Client) reportRenewal(i, entries int, res []int64, err error, report fu
 	report(i, alive, nil)
 }
 
-// renewCall is the script call renewing batch: the lock renewal or the waiter heartbeat.
+// renewCall is the script call renewing batch (one kind): see renewKinds.
 func (c *Client) renewCall(batch []*renew.Entry) (*redis.Script, []string, []any) {
+	k := renewKinds[batch[0].Kind]
 	keys := make([]string, 0, len(batch)*max(1, len(batch[0].Keys)))
 	args := make([]any, 1, len(batch)+2)
 	args[0] = batch[0].Lease.Milliseconds()
-	rw := map[int]string{kindRWRead: "r", kindRWWrite: "x", kindRWWaiter: "ww", kindRWReadWaiter: "wr"}[batch[0].Kind]
-	if rw != "" {
-		args = append(args, rw)
+	if k.side != "" {
+		args = append(args, k.side)
 	}
 	for _, e := range batch {
 		if e.Keys != nil {
@@ -600,17 +636,31 @@ func (c *Client) renewCall(batch []*renew.Entry) (*redis.Script, []string, []any
 		}
 		args = append(args, e.Owner)
 	}
-	switch {
-	case rw != "":
-		return scripts.RWRenew, keys, args
-	case batch[0].Kind == kindWaiter:
-		return scripts.WaitBeat, keys, args
-	case batch[0].Kind == kindSemWaiter:
-		return scripts.SemBeat, keys, args
-	case batch[0].Kind == kindPermit:
-		return scripts.SemRenew, keys, args
+	return k.script, keys, args
+}
+
+// preload loads, on the node of r, the scripts not known to be loaded there yet, for pipelines of
+// EVALSHA, which do not fall back to EVAL. It returns the round trips made (one per script loaded:
+// Script.Load must not run in a pipeline, where it would record an empty hash). A failure is left to
+// the pipeline: its NOSCRIPT replies say what is missing.
+func (c *Client) preload(ctx context.Context, r route, scripts ...*redis.Script) int {
+	trips := 0
+	for i, s := range scripts {
+		if _, ok := c.loaded.Load(r.addr + "|" + s.Hash()); ok || slices.Contains(scripts[:i], s) {
+			continue
+		}
+		trips++
+		if s.Load(ctx, r.node).Err() == nil {
+			c.loaded.Store(r.addr+"|"+s.Hash(), true)
+		}
 	}
-	return scripts.LockRenew, keys, args
+	return trips
+}
+
+// forgetLoaded forgets that script is loaded on the node at addr (it answered NOSCRIPT: flushed, or
+// a new master after a failover), so that the next preload loads it again.
+func (c *Client) forgetLoaded(addr string, script *redis.Script) {
+	c.loaded.Delete(addr + "|" + script.Hash())
 }
 
 // renewFailed logs a failed renewal call; on a Cluster, a connection error (rather than a Redis

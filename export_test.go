@@ -56,3 +56,15 @@ func SemaphoreWaiters(ctx context.Context, c *Client, name string) (int, error) 
 	delete(m, "seq")
 	return len(m), err
 }
+
+// RenewHoldKinds returns the names of the renewal kinds that stand for something held (see
+// renewKinds): each must lose its hold when renewals are not acknowledged by enough replicas.
+func RenewHoldKinds() []string {
+	var names []string
+	for _, k := range renewKinds {
+		if k.hold {
+			names = append(names, k.name)
+		}
+	}
+	return names
+}

@@ -170,3 +170,53 @@ func BenchmarkReplicaAcks(b *testing.B) {
 		})
 	}
 }
+
+// Every kind of hold the watchdog renews (the renewal kinds table: a kind added later fails here until
+// the test knows how to make one) is lost, with ErrLockLost and ErrNotReplicated, when its renewals
+// are no longer acknowledged by a replica; the replica is paused, so the renewals still reach the
+// master.
+func TestReplicaAcksEveryHeldKindLostWhenUnacknowledged(t *testing.T) {
+	// hold makes a hold of the kind on c and returns its context.
+	holds := map[string]func(t *testing.T, c *redisson.Client) context.Context{
+		"lock": func(t *testing.T, c *redisson.Client) context.Context {
+			return mustLock(t, c.Lock("acked-lock"), t.Context()).Context()
+		},
+		"read hold": func(t *testing.T, c *redisson.Client) context.Context {
+			h, err := c.ReadWriteLock("acked-rw-read").RLock(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h.Context()
+		},
+		"write hold": func(t *testing.T, c *redisson.Client) context.Context {
+			return mustLock(t, c.ReadWriteLock("acked-rw-write"), t.Context()).Context()
+		},
+	}
+	for _, kind := range redisson.RenewHoldKinds() {
+		t.Run(kind, func(t *testing.T) {
+			hold := holds[kind]
+			if hold == nil {
+				t.Fatalf("no case for the renewed kind %q: add one", kind)
+			}
+			r := redistest.StartReplicated(t)
+			c := newClient(t, r.Master.Client(t), redisson.WithReplicaAcks(1, 100*time.Millisecond),
+				redisson.WithWatchdogTimeout(time.Second))
+			hctx := hold(t, c)
+			if err := r.Replica.Pause(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = r.Replica.Resume() })
+			select {
+			case <-hctx.Done():
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s: not declared lost while no renewal was acknowledged (Stats %+v)", kind, c.Stats())
+			}
+			if cause := context.Cause(hctx); !errors.Is(cause, redisson.ErrLockLost) || !errors.Is(cause, redisson.ErrNotReplicated) {
+				t.Fatalf("%s: loss cause %v; want ErrLockLost and ErrNotReplicated", kind, cause)
+			}
+			if s := c.Stats(); s.Held != 0 || s.AckFailures == 0 {
+				t.Fatalf("%s: Stats %+v after the loss; want Held 0 and AckFailures > 0", kind, s)
+			}
+		})
+	}
+}

@@ -517,7 +517,11 @@ func (s *Scheduler) apply(chunk []*Entry, gens []uint64, sent time.Time, alive [
 			continue
 		default:
 			e.failures++
-			e.lastErr = err
+			// A round cut short by its own deadline says nothing new: keep the reason of an
+			// earlier failure (ErrNotReplicated, a Redis error) for the loss report.
+			if e.lastErr == nil || !errors.Is(err, context.DeadlineExceeded) {
+				e.lastErr = err
+			}
 			// Retry with backoff; the deadline check declares it lost if that comes too late.
 			e.due = now.Add(backoff(e))
 			if e.due.After(e.deadline) {
