@@ -93,17 +93,18 @@ func (b *BitSet) setBit(ctx context.Context, op string, i int64, v int) (bool, e
 	return cmd.Val() == 1, objectErr(op, b.name, cmd.Err(), ackErr)
 }
 
-// SetRange sets the bits [from, to) (none if from ≥ to). It blocks for one round trip, one script
-// that writes whole bytes at once, highest first, so that a string the server will not let grow that
-// long (proto-max-bulk-len) fails before anything is written. It fails with ErrInvalidArgument (from
-// or to outside [0, MaxBit+1]) or ErrWrongType (nothing changed, both), ErrNotReplicated, or a Redis
-// error (the bits may or may not be set).
+// SetRange sets the bits [from, to); from == to is an empty range (nothing sent), from > to is
+// refused, as Java's BitSet and Go's slicing do. It blocks for one round trip, one script that
+// writes whole bytes at once, highest first, so that a string the server will not let grow that
+// long (proto-max-bulk-len) fails before anything is written. It fails with ErrInvalidArgument
+// (from or to outside [0, MaxBit+1], or from > to: nothing sent) or ErrWrongType (nothing changed),
+// ErrNotReplicated, or a Redis error (the bits may or may not be set).
 func (b *BitSet) SetRange(ctx context.Context, from, to int64) error {
 	return b.setRange(ctx, "set range", from, to, "1")
 }
 
-// ClearRange clears the bits [from, to), never lengthening the string. Blocking and errors are
-// those of SetRange.
+// ClearRange clears the bits [from, to), never lengthening the string. Empty and reversed ranges,
+// blocking and errors are those of SetRange.
 func (b *BitSet) ClearRange(ctx context.Context, from, to int64) error {
 	return b.setRange(ctx, "clear range", from, to, "0")
 }
@@ -113,10 +114,13 @@ func (b *BitSet) setRange(ctx context.Context, op string, from, to int64, bit st
 	if err == nil && (from < 0 || from > MaxBit+1 || to < 0 || to > MaxBit+1) {
 		err = invalidf("range [%d, %d): both ends must be in [0, %d]", from, to, int64(MaxBit)+1)
 	}
+	if err == nil && from > to {
+		err = invalidf("range [%d, %d): from must not be greater than to", from, to)
+	}
 	if err != nil {
 		return opErr(op, b.Name(), err)
 	}
-	if from >= to {
+	if from == to {
 		return nil
 	}
 	_, err = b.script(ctx, op, true, "range", from, to, bit)

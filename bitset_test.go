@@ -195,3 +195,41 @@ func bitsetConformance() []conformanceCase {
 		}},
 	}
 }
+
+// Issue 18: SetRange and ClearRange refuse a reversed range (from > to) with ErrInvalidArgument and
+// change nothing, as Java's BitSet and Go's slicing do; an empty range (from == to) is a no-op.
+func TestBitSetReversedRange(t *testing.T) {
+	c, admin, _ := setup(t)
+	ctx := t.Context()
+	b := c.BitSet("reversed")
+	if err := b.SetBytes(ctx, []byte{0xf0, 0x0f}); err != nil {
+		t.Fatal(err)
+	}
+	absent := c.BitSet("reversed-absent")
+	for what, err := range map[string]error{
+		"SetRange(10, 5)":               b.SetRange(ctx, 10, 5),
+		"ClearRange(10, 5)":             b.ClearRange(ctx, 10, 5),
+		"ClearRange(8, 7)":              b.ClearRange(ctx, 8, 7),
+		"SetRange(MaxBit+1, 0)":         b.SetRange(ctx, redisson.MaxBit+1, 0),
+		"SetRange(9, 3) on an absent":   absent.SetRange(ctx, 9, 3),
+		"ClearRange(9, 3) on an absent": absent.ClearRange(ctx, 9, 3),
+	} {
+		wantErr(t, what, err, redisson.ErrInvalidArgument)
+	}
+	for what, err := range map[string]error{
+		"SetRange(5, 5)":                b.SetRange(ctx, 5, 5),
+		"ClearRange(0, 0)":              b.ClearRange(ctx, 0, 0),
+		"SetRange(3, 3) on an absent":   absent.SetRange(ctx, 3, 3),
+		"ClearRange(3, 3) on an absent": absent.ClearRange(ctx, 3, 3),
+	} {
+		if err != nil {
+			t.Errorf("%s (empty) = %v; want nil", what, err)
+		}
+	}
+	if p, err := b.Bytes(ctx); err != nil || !bytes.Equal(p, []byte{0xf0, 0x0f}) {
+		t.Errorf("after reversed and empty ranges: %x, %v; want f00f (nothing changed)", p, err)
+	}
+	if n, err := admin.Exists(ctx, "{reversed-absent}").Result(); err != nil || n != 0 {
+		t.Errorf("a reversed range on an absent BitSet: EXISTS = %d, %v; want 0 (nothing made)", n, err)
+	}
+}

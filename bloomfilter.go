@@ -150,7 +150,7 @@ func (f *BloomFilter) TryInit(ctx context.Context, n int64, p float64) (bool, er
 	})
 	v, err := cmd.Int64()
 	if err != nil {
-		return false, f.errOf("try init", err)
+		return false, f.errOf("try init", err, fmt.Sprintf("%d insertions at %s (bits %d, hashes %d)", n, fpr, m, k))
 	}
 	if v == 1 { // its fields are those sent (bloomFields' order)
 		params.fields = [5]string{strconv.FormatInt(m, 10), strconv.Itoa(k), strconv.FormatInt(n, 10), fpr, bloomHash}
@@ -167,14 +167,23 @@ func (f *BloomFilter) bitsKey(p bloomParams) string {
 	return f.aux(sfxBloomBits + strconv.FormatUint(p.bits, 10) + ":" + strconv.Itoa(p.hashes))
 }
 
-// errOf explains an error of bloom.lua.
-func (f *BloomFilter) errOf(op string, err error) error {
+// errOf explains an error of bloom.lua (or one already explained). A CONFIG error says what is
+// stored and, if asked is not empty, what the caller asked for.
+func (f *BloomFilter) errOf(op string, err error, asked string) error {
 	switch {
 	case redis.HasErrorPrefix(err, "NOTINIT"):
 		return opErr(op, f.name, ErrNotInitialized)
 	case redis.HasErrorPrefix(err, "CONFIG"):
-		return opErr(op, f.name, ErrConfigMismatch, fmt.Errorf("stored configuration: bits, hashes, hash = %s",
-			strings.TrimPrefix(err.Error(), "CONFIG ")))
+		stored := strings.TrimPrefix(err.Error(), "CONFIG ")
+		// "<bits> <hashes> <hash> <insertions> <fpr>" (bloom.lua); the hash is always this package's.
+		if v := strings.Fields(stored); len(v) == 5 {
+			stored = fmt.Sprintf("%s insertions at %s (bits %s, hashes %s)", v[3], v[4], v[0], v[1])
+		}
+		msg := "stored: " + stored
+		if asked != "" {
+			msg += "; asked: " + asked
+		}
+		return opErr(op, f.name, ErrConfigMismatch, errors.New(msg))
 	}
 	return objectErr(op, f.name, err, nil)
 }
@@ -185,15 +194,17 @@ func (f *BloomFilter) Config(ctx context.Context) (BloomConfig, error) {
 	if err := f.check(ctx); err != nil {
 		return BloomConfig{}, opErr("config", f.Name(), err)
 	}
-	cfg, err := f.load(ctx)
+	cfg, _, err := f.load(ctx)
 	if err != nil {
 		return BloomConfig{}, opErr("config", f.name, err)
 	}
 	return cfg, nil
 }
 
-// load reads the configuration and remembers its parameters.
-func (f *BloomFilter) load(ctx context.Context) (BloomConfig, error) {
+// load reads the configuration, remembers its parameters and returns them: the caller computes
+// with these, not with what the Client remembers, which another call may have made it forget
+// meanwhile (Delete, stale parameters found, the cache reset at maxNotes filters).
+func (f *BloomFilter) load(ctx context.Context) (BloomConfig, bloomParams, error) {
 	var fields *redis.SliceCmd
 	var exists *redis.IntCmd
 	// One MULTI: a configuration made between the two reads must not look like someone's hash.
@@ -202,21 +213,22 @@ func (f *BloomFilter) load(ctx context.Context) (BloomConfig, error) {
 		exists = p.Exists(ctx, f.key)
 		return nil
 	}); err != nil {
-		return BloomConfig{}, redisErr(err)
+		return BloomConfig{}, bloomParams{}, redisErr(err)
 	}
 	v := fields.Val()
 	if v[0] == nil {
 		if exists.Val() == 0 {
-			return BloomConfig{}, ErrNotInitialized
+			return BloomConfig{}, bloomParams{}, ErrNotInitialized
 		}
-		return BloomConfig{}, because(ErrWrongType, errors.New("a hash that is not a BloomFilter configuration"))
+		return BloomConfig{}, bloomParams{}, because(ErrWrongType, errors.New("a hash that is not a BloomFilter configuration"))
 	}
 	cfg, err := decodeBloomConfig(v)
 	if err != nil {
-		return BloomConfig{}, err
+		return BloomConfig{}, bloomParams{}, err
 	}
-	f.c.noteBloom(f.key, paramsOf(cfg, v))
-	return cfg, nil
+	p := paramsOf(cfg, v)
+	f.c.noteBloom(f.key, p)
+	return cfg, p, nil
 }
 
 // bloomFields are the fields of a configuration, in the order decodeBloomConfig reads them.
@@ -248,20 +260,39 @@ func decodeBloomConfig(v []any) (BloomConfig, error) {
 	return cfg, nil
 }
 
-// params returns the parameters to compute indices with: those the Client remembers, or read.
+// params returns the parameters to compute indices with: those the Client remembers, or those read
+// (the ones load returned: the Client may have forgotten them already). A filter without a
+// configuration is ErrNotInitialized.
 func (f *BloomFilter) params(ctx context.Context) (bloomParams, error) {
 	if p, ok := f.c.bloomParams(f.key); ok {
 		return p, nil
 	}
-	if _, err := f.load(ctx); err != nil {
+	_, p, err := f.load(ctx)
+	if err != nil {
 		return bloomParams{}, err
 	}
-	p, _ := f.c.bloomParams(f.key)
+	if f.c.bloomLoaded != nil {
+		f.c.bloomLoaded()
+	}
 	return p, nil
 }
 
-// indices appends the k bit indices of element e to dst.
-func (p bloomParams) indices(dst []int64, e string) []int64 {
+// usable returns nil if p can compute indices: 1 ≤ m ≤ MaxBit+1 and 1 ≤ k ≤ 100, as BloomSize and
+// decodeBloomConfig guarantee; else an error matching ErrNotInitialized, so that parameters the
+// Client does not have (the zero value) never reach a division.
+func (p bloomParams) usable() error {
+	if p.bits < 1 || p.bits > MaxBit+1 || p.hashes < 1 || p.hashes > maxBloomHashes {
+		return because(ErrNotInitialized, fmt.Errorf("no usable parameters (bits %d, hashes %d)", p.bits, p.hashes))
+	}
+	return nil
+}
+
+// indices appends the k bit indices of element e to dst. Parameters that are not usable are an
+// error (nothing appended).
+func (p bloomParams) indices(dst []int64, e string) ([]int64, error) {
+	if err := p.usable(); err != nil {
+		return dst, err
+	}
 	h := xxh3.HashString128(e)
 	m := p.bits
 	x, y := h.Lo%m, h.Hi%m
@@ -270,11 +301,24 @@ func (p bloomParams) indices(dst []int64, e string) []int64 {
 		x = (x + y) % m
 		y = (y + uint64(i)) % m
 	}
-	return dst
+	return dst, nil
 }
 
-// perCall is how many elements go into one BITFIELD: whole elements, at most bloomBitsPerCall bits.
-func (p bloomParams) perCall() int { return max(1, bloomBitsPerCall/p.hashes) }
+// allIndices returns the k bit indices of each element, in order, or the error of indices.
+func (p bloomParams) allIndices(elements []string) ([]int64, error) {
+	bits := make([]int64, 0, max(0, p.hashes)*len(elements))
+	for _, e := range elements {
+		var err error
+		if bits, err = p.indices(bits, e); err != nil {
+			return nil, err
+		}
+	}
+	return bits, nil
+}
+
+// perCall is how many elements go into one BITFIELD: whole elements, at most bloomBitsPerCall bits
+// (one, whatever k, if k < 1: never a division by zero).
+func (p bloomParams) perCall() int { return max(1, bloomBitsPerCall/max(1, p.hashes)) }
 
 // BITFIELD's constant arguments, boxed once.
 var (
@@ -302,9 +346,9 @@ func (f *BloomFilter) addBits(ctx context.Context, elements []string) (added int
 		if err != nil {
 			return 0, err, nil
 		}
-		bits := make([]int64, 0, p.hashes*len(elements))
-		for _, e := range elements {
-			bits = p.indices(bits, e)
+		bits, err := p.allIndices(elements)
+		if err != nil {
+			return 0, err, nil
 		}
 		key, per := f.bitsKey(p), p.perCall()
 		cmds := [][]any{append([]any{"hmget", f.key}, bloomFieldArgs...)}
@@ -409,14 +453,14 @@ func asErr(r any) error {
 // BloomFilter: a read needs no more).
 // Stale parameters are read again and the bits read again, once.
 func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, error) {
+	p, err := f.params(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for retried := false; ; retried = true {
-		p, err := f.params(ctx)
+		bits, err := p.allIndices(elements)
 		if err != nil {
 			return nil, err
-		}
-		bits := make([]int64, 0, p.hashes*len(elements))
-		for _, e := range elements {
-			bits = p.indices(bits, e)
 		}
 		per := p.perCall()
 		var cfg *redis.SliceCmd
@@ -452,7 +496,8 @@ func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, e
 			if err := f.stale(ctx, p); err != nil {
 				return nil, err
 			}
-			if _, err := f.load(ctx); err != nil { // ErrNotInitialized, or a hash of someone else's
+			// The parameters read are the ones to use (the Client may have forgotten them again).
+			if _, p, err = f.load(ctx); err != nil { // ErrNotInitialized, or a hash of someone else's
 				return nil, err
 			}
 			if retried {
@@ -505,7 +550,7 @@ func (f *BloomFilter) add(ctx context.Context, op string, elements []string) (in
 	}
 	added, err, ackErr := f.addBits(ctx, elements)
 	if err != nil {
-		return added, f.errOf(op, err)
+		return added, f.errOf(op, err, "")
 	}
 	return added, objectErr(op, f.name, nil, ackErr)
 }
@@ -551,7 +596,7 @@ func (f *BloomFilter) Count(ctx context.Context) (int64, error) {
 		return f.c.run(ctx, scripts.Bloom, f.keys(p), "count", p.bits, p.hashes, bloomHash).Slice()
 	})
 	if err != nil {
-		return 0, f.errOf("count", err)
+		return 0, f.errOf("count", err, "")
 	}
 	reply := v.([]any)
 	cfg, err := decodeBloomConfig(reply)
@@ -585,8 +630,10 @@ func (f *BloomFilter) withParams(ctx context.Context, call func(bloomParams) (an
 }
 
 // Delete removes the filter (bits and configuration) and reports whether there was anything to
-// remove. It blocks for one round trip. It fails with ErrNotReplicated or a Redis error; whatever is
-// under the keys is deleted.
+// remove. It blocks for one round trip (two the first time the Client uses the filter). It fails
+// with ErrWrongType (the name holds another type, or a hash that is not a configuration: nothing
+// deleted), ErrConfigMismatch (the filter was made again twice during the call: nothing deleted),
+// ErrNotReplicated, or a Redis error (the filter may or may not have been deleted).
 func (f *BloomFilter) Delete(ctx context.Context) (bool, error) {
 	if f == nil {
 		return false, opErr("delete", "", invalidf("nil BloomFilter handle"))
@@ -607,7 +654,7 @@ func (f *BloomFilter) Delete(ctx context.Context) (bool, error) {
 	case errors.Is(err, ErrNotInitialized):
 		return false, nil
 	case err != nil:
-		return false, f.errOf("delete", err)
+		return false, f.errOf("delete", err, "")
 	}
 	return v.(int64) == 1, objectErr("delete", f.name, nil, ackErr)
 }

@@ -4,7 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
@@ -218,5 +222,246 @@ func TestBloomFilterFalsePositiveRate(t *testing.T) {
 		falseNeg, 100*rate, falsePos, n, count, err)
 	if falseNeg != 0 || rate < 0.005 || rate > 0.015 {
 		t.Fatalf("%d false negatives, false-positive rate %.3f%%; want 0 and 0.5%%..1.5%%", falseNeg, 100*rate)
+	}
+}
+
+// Issue 18: goroutines of one Client add and look up while another goroutine of the same Client
+// deletes the filter and makes it again (with alternating parameters), and another makes the
+// Client remember 4,096 other filters over and over (resetting its cache). No call panics (a call
+// computes with the parameters it read, even if another call made the Client forget them
+// meanwhile: before the fix it read them again from the Client's cache and divided by zero), and
+// every error is one the methods document for a filter deleted or made again during the call.
+func TestBloomFilterConcurrentDeleteAndInit(t *testing.T) {
+	c, _, _ := setup(t)
+	ctx := t.Context()
+	f := c.BloomFilter("rotating")
+	sizes := []struct {
+		n int64
+		p float64
+	}{{1000, 0.01}, {5000, 0.001}}
+	if _, err := f.TryInit(ctx, sizes[0].n, sizes[0].p); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var calls, failed, panics atomic.Int64
+	call := func(what string, fn func() error) {
+		calls.Add(1)
+		defer func() {
+			if r := recover(); r != nil {
+				if panics.Add(1) == 1 {
+					t.Errorf("%s panicked: %v", what, r)
+				}
+			}
+		}()
+		err := fn()
+		if err == nil {
+			return
+		}
+		failed.Add(1)
+		if !errors.Is(err, redisson.ErrNotInitialized) && !errors.Is(err, redisson.ErrConfigMismatch) {
+			t.Errorf("%s while the filter is deleted and made again = %v; want nil, ErrNotInitialized or ErrConfigMismatch", what, err)
+		}
+	}
+	for w := range 6 {
+		spawn(&wg, func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				e := fmt.Sprint("w", w, "-", i)
+				switch i % 4 {
+				case 0:
+					call("Add", func() error { _, err := f.Add(ctx, e); return err })
+				case 1:
+					call("Contains", func() error { _, err := f.Contains(ctx, e); return err })
+				case 2:
+					call("AddMany", func() error { _, err := f.AddMany(ctx, []string{e, e + "b", e + "c"}); return err })
+				case 3:
+					call("ContainsMany", func() error { _, err := f.ContainsMany(ctx, []string{e, e + "b"}); return err })
+				}
+			}
+		})
+	}
+	// The Client also uses many other filters: its cache of parameters is reset over and over.
+	spawn(&wg, func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				redisson.FillBloomCache(c)
+			}
+		}
+	})
+	// A bounded run: as many rotations as fit in 2 seconds, at most 2,000.
+	rotations, deadline := 0, time.Now().Add(2*time.Second)
+	for ; rotations < 2000 && time.Now().Before(deadline); rotations++ {
+		if _, err := f.Delete(ctx); err != nil {
+			t.Errorf("Delete: %v", err)
+		}
+		s := sizes[(rotations+1)%len(sizes)]
+		if ok, err := f.TryInit(ctx, s.n, s.p); err != nil || !ok {
+			t.Errorf("TryInit after Delete = %v, %v; want true", ok, err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	t.Logf("%d rotations, %d calls: %d failed with ErrNotInitialized or ErrConfigMismatch, %d panicked",
+		rotations, calls.Load(), failed.Load(), panics.Load())
+}
+
+// Issue 18: the parameters a call read are forgotten by the Client before the call uses them,
+// forced deterministically (OnBloomLoad): the Client's cache is reset (it remembers at most 4,096
+// filters), or the filter is deleted (Delete forgets them). Each method either works with the
+// parameters it read or reports the filter gone (ErrNotInitialized); none panics. Before the fix
+// the call read the cache again, found nothing and divided by zero.
+func TestBloomFilterParamsForgottenAfterRead(t *testing.T) {
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	const name = "forgotten"
+	maker := newClient(t, rdb).BloomFilter(name) // another Client: the one under test reads the configuration
+	ops := []struct {
+		name      string
+		call      func(*redisson.BloomFilter) error
+		ifDeleted error // what the call returns when the filter was deleted under it
+	}{
+		{"Add", func(f *redisson.BloomFilter) error { _, err := f.Add(ctx, "a"); return err }, redisson.ErrNotInitialized},
+		{"AddMany", func(f *redisson.BloomFilter) error { _, err := f.AddMany(ctx, []string{"a", "b"}); return err }, redisson.ErrNotInitialized},
+		{"Contains", func(f *redisson.BloomFilter) error { _, err := f.Contains(ctx, "a"); return err }, redisson.ErrNotInitialized},
+		{"ContainsMany", func(f *redisson.BloomFilter) error { _, err := f.ContainsMany(ctx, []string{"a", "b"}); return err }, redisson.ErrNotInitialized},
+		{"Count", func(f *redisson.BloomFilter) error { _, err := f.Count(ctx); return err }, redisson.ErrNotInitialized},
+		{"Delete", func(f *redisson.BloomFilter) error { _, err := f.Delete(ctx); return err }, nil},
+	}
+	for _, forget := range []struct {
+		what    string
+		deleted bool
+		do      func(*redisson.Client, *redisson.BloomFilter)
+	}{
+		{"the Client's cache is reset", false, func(c *redisson.Client, _ *redisson.BloomFilter) { redisson.FillBloomCache(c) }},
+		{"the filter is deleted", true, func(_ *redisson.Client, f *redisson.BloomFilter) {
+			if _, err := f.Delete(ctx); err != nil {
+				t.Errorf("Delete: %v", err)
+			}
+		}},
+	} {
+		for _, op := range ops {
+			if _, err := maker.TryInit(ctx, 1000, 0.01); err != nil {
+				t.Fatal(err)
+			}
+			c := newClient(t, rdb) // nothing remembered: the call reads the configuration
+			f := c.BloomFilter(name)
+			fired := false
+			redisson.OnBloomLoad(c, func() {
+				if !fired {
+					fired = true
+					forget.do(c, f)
+				}
+			})
+			err := func() (err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = fmt.Errorf("panic: %v", r)
+					}
+				}()
+				return op.call(f)
+			}()
+			var want error
+			if forget.deleted {
+				want = op.ifDeleted
+			}
+			if !fired {
+				t.Errorf("%s: the configuration was not read", op.name)
+			}
+			if (want == nil && err != nil) || !errors.Is(err, want) {
+				t.Errorf("%s when %s after the configuration was read = %v; want %v", op.name, forget.what, err, want)
+			}
+		}
+	}
+}
+
+// Issue 18: every error of a BloomFilter whose name holds another type, or a hash that is not a
+// configuration, says "key holds a value of another type" once, whichever way the call found out
+// (a command's WRONGTYPE, the configuration read, or the check of the configuration an add made).
+// Before the fix some paths explained an error already matching ErrWrongType again.
+func TestBloomFilterWrongTypeSaidOnce(t *testing.T) {
+	c, admin, _ := setup(t)
+	ctx := t.Context()
+	const phrase = "key holds a value of another type"
+	str, hash, stillThere := foreignNames(t, ctx, c, "wt")
+	// A filter this Client knows whose configuration is then tampered with, and one replaced by a
+	// string.
+	for _, n := range []string{"tampered", "replaced"} {
+		if _, err := c.BloomFilter(n).TryInit(ctx, 1000, 0.01); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := admin.HSet(ctx, "{tampered}", "hashes", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Del(ctx, "{replaced}").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Set(ctx, "{replaced}", "application data", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	fresh := newClient(t, admin) // remembers nothing
+	for _, n := range []string{str, hash, "tampered", "replaced"} {
+		for _, cl := range []*redisson.Client{c, fresh} {
+			f := cl.BloomFilter(n)
+			errOf := func(_ any, err error) error { return err }
+			for _, op := range []struct {
+				what string
+				err  func() error
+			}{
+				{"TryInit", func() error { return errOf(f.TryInit(ctx, 1000, 0.01)) }},
+				{"Config", func() error { return errOf(f.Config(ctx)) }},
+				{"Add", func() error { return errOf(f.Add(ctx, "a")) }},
+				{"AddMany", func() error { return errOf(f.AddMany(ctx, []string{"a", "b"})) }},
+				{"Contains", func() error { return errOf(f.Contains(ctx, "a")) }},
+				{"ContainsMany", func() error { return errOf(f.ContainsMany(ctx, []string{"a", "b"})) }},
+				{"Count", func() error { return errOf(f.Count(ctx)) }},
+				{"Delete", func() error { return errOf(f.Delete(ctx)) }},
+			} {
+				err := op.err()
+				if !errors.Is(err, redisson.ErrWrongType) {
+					t.Errorf("%s of %s = %v; want ErrWrongType", op.what, n, err)
+				} else if k := strings.Count(err.Error(), phrase); k != 1 {
+					t.Errorf("%s of %s says %q %d times: %v", op.what, n, phrase, k, err)
+				}
+			}
+		}
+	}
+	stillThere()
+	if v, err := admin.Get(ctx, "{replaced}").Result(); err != nil || v != "application data" {
+		t.Errorf("the string under a filter's name = %q, %v; want it untouched", v, err)
+	}
+}
+
+// Issue 18: TryInit's ErrConfigMismatch says both what is stored and what was asked for: the
+// insertions, rate, bits and hashes of each.
+func TestBloomFilterConfigMismatchSaysStoredAndAsked(t *testing.T) {
+	c, _, _ := setup(t)
+	ctx := t.Context()
+	f := c.BloomFilter("mismatch")
+	if _, err := f.TryInit(ctx, 1000, 0.01); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.TryInit(ctx, 2000, 0.001)
+	if !errors.Is(err, redisson.ErrConfigMismatch) {
+		t.Fatalf("TryInit with other parameters = %v; want ErrConfigMismatch", err)
+	}
+	bits, hashes, _ := redisson.BloomSize(1000, 0.01)
+	askedBits, askedHashes, _ := redisson.BloomSize(2000, 0.001)
+	for _, want := range []string{
+		fmt.Sprintf("stored: 1000 insertions at 0.01 (bits %d, hashes %d)", bits, hashes),
+		fmt.Sprintf("asked: 2000 insertions at 0.001 (bits %d, hashes %d)", askedBits, askedHashes),
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("TryInit's error %q does not say %q", err, want)
+		}
 	}
 }

@@ -72,6 +72,9 @@ type Client struct {
 	// blooms remembers the parameters of the BloomFilters this Client used, by object key.
 	bloomMu sync.Mutex
 	blooms  map[string]bloomParams
+	// bloomLoaded, if set (tests only: export_test.go), is called by a BloomFilter right after it
+	// read the configuration and remembered it, to force an interleaving.
+	bloomLoaded func()
 
 	// notes remembers, per lock (by gate name), what this Client's acquisitions learnt of it lately.
 	notesMu sync.Mutex

@@ -122,9 +122,10 @@ func invalidf(format string, args ...any) error {
 }
 
 // redisErr explains an error from Redis: WRONGTYPE (including a string in a format this package did
-// not write) matches ErrWrongType.
+// not write) matches ErrWrongType. An error that matches it already is returned as it is (explained
+// once: its message says so once).
 func redisErr(err error) error {
-	if err != nil && strings.Contains(err.Error(), "WRONGTYPE") {
+	if err != nil && !errors.Is(err, ErrWrongType) && strings.Contains(err.Error(), "WRONGTYPE") {
 		return because(ErrWrongType, err)
 	}
 	return err

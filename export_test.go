@@ -1,6 +1,9 @@
 package redisson
 
-import "context"
+import (
+	"context"
+	"strconv"
+)
 
 // Test-only access to internals, for the external test package (redisson_test).
 
@@ -67,4 +70,17 @@ func RenewHoldKinds() []string {
 		}
 	}
 	return names
+}
+
+// OnBloomLoad makes c's BloomFilters call fn right after they read a configuration from Redis and
+// remembered its parameters, before they use them (nil: no hook). Set it before the calls.
+func OnBloomLoad(c *Client, fn func()) { c.bloomLoaded = fn }
+
+// FillBloomCache remembers the parameters of maxNotes made-up BloomFilters in c, so that c's cache
+// of parameters is reset on the way (as when a Client uses more than maxNotes filters): every real
+// filter's parameters are forgotten.
+func FillBloomCache(c *Client) {
+	for i := range maxNotes {
+		c.noteBloom("\x00made-up:"+strconv.Itoa(i), bloomParams{bits: 64, hashes: 1})
+	}
 }

@@ -22,9 +22,10 @@
 --            "count"  ARGV[2..4] = bits, hashes, hash: returns {bits, hashes, insertions, fpr, hash,
 --                     BITCOUNT of KEYS[2]}
 --
--- errors   "NOTINIT" no configuration (count); "CONFIG <bits> <hashes> <hash>" another configuration
---          (init, delete, count); WRONGTYPE, nothing changed, if a key holds another type or the
---          object key a hash that is not a well-formed configuration
+-- errors   "NOTINIT" no configuration (count); "CONFIG <bits> <hashes> <hash> <insertions> <fpr>"
+--          another configuration, the stored one (init, delete, count); WRONGTYPE, nothing changed,
+--          if a key holds another type or the object key a hash that is not a well-formed
+--          configuration
 --
 -- "init" and "delete" are not safe to run twice (a repeat answers 0): they are sent once (the
 -- caller marks them NoRetry). "drop" and "count" are.
@@ -66,7 +67,7 @@ end
 local hash = op == 'init' and ARGV[6] or ARGV[4]
 local same = c[1] == ARGV[2] and c[2] == ARGV[3] and c[3] == hash
 local function mismatch()
-  return redis.error_reply('CONFIG ' .. c[1] .. ' ' .. c[2] .. ' ' .. c[3])
+  return redis.error_reply('CONFIG ' .. c[1] .. ' ' .. c[2] .. ' ' .. c[3] .. ' ' .. c[4] .. ' ' .. c[5])
 end
 
 if op == 'init' then
