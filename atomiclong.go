@@ -59,7 +59,9 @@ func (a *AtomicLong) Load(ctx context.Context) (int64, error) {
 	if err := a.check(ctx); err != nil {
 		return 0, opErr("load", a.Name(), err)
 	}
-	s, err := a.c.rdb.Get(ctx, a.key).Result()
+	var get *redis.StringCmd
+	_ = a.c.read(ctx, func(p redis.Pipeliner) { get = p.Get(ctx, a.key) })
+	s, err := get.Result()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}

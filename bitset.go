@@ -68,7 +68,9 @@ func (b *BitSet) Get(ctx context.Context, i int64) (bool, error) {
 	if err := b.check(ctx, i); err != nil {
 		return false, opErr("get", b.Name(), err)
 	}
-	v, err := b.c.rdb.GetBit(ctx, b.key, i).Result()
+	var get *redis.IntCmd
+	_ = b.c.read(ctx, func(p redis.Pipeliner) { get = p.GetBit(ctx, b.key, i) })
+	v, err := get.Result()
 	return v == 1, objectErr("get", b.name, err, nil)
 }
 
@@ -148,7 +150,9 @@ func (b *BitSet) Cardinality(ctx context.Context) (int64, error) {
 	if err := b.check(ctx); err != nil {
 		return 0, opErr("cardinality", b.Name(), err)
 	}
-	n, err := b.c.rdb.BitCount(ctx, b.key, nil).Result()
+	var count *redis.IntCmd
+	_ = b.c.read(ctx, func(p redis.Pipeliner) { count = p.BitCount(ctx, b.key, nil) })
+	n, err := count.Result()
 	return n, objectErr("cardinality", b.name, err, nil)
 }
 
@@ -173,7 +177,9 @@ func (b *BitSet) Size(ctx context.Context) (int64, error) {
 	if err := b.check(ctx); err != nil {
 		return 0, opErr("size", b.Name(), err)
 	}
-	n, err := b.c.rdb.StrLen(ctx, b.key).Result()
+	var strlen *redis.IntCmd
+	_ = b.c.read(ctx, func(p redis.Pipeliner) { strlen = p.StrLen(ctx, b.key) })
+	n, err := strlen.Result()
 	return 8 * n, objectErr("size", b.name, err, nil)
 }
 
@@ -183,7 +189,9 @@ func (b *BitSet) Bytes(ctx context.Context) ([]byte, error) {
 	if err := b.check(ctx); err != nil {
 		return nil, opErr("bytes", b.Name(), err)
 	}
-	v, err := b.c.rdb.Get(ctx, b.key).Bytes()
+	var get *redis.StringCmd
+	_ = b.c.read(ctx, func(p redis.Pipeliner) { get = p.Get(ctx, b.key) })
+	v, err := get.Bytes()
 	if errors.Is(err, redis.Nil) || (err == nil && len(v) == 0) {
 		return nil, nil
 	}
@@ -320,7 +328,9 @@ func (b *BitSet) GetField(ctx context.Context, f BitField, offset int64) (int64,
 	if err != nil {
 		return 0, opErr("get field", b.Name(), err)
 	}
-	v, err := b.c.rdb.BitFieldRO(ctx, b.key, f.String(), offset).Result()
+	var field *redis.IntSliceCmd
+	_ = b.c.read(ctx, func(p redis.Pipeliner) { field = p.BitFieldRO(ctx, b.key, f.String(), offset) })
+	v, err := field.Result()
 	if err != nil {
 		return 0, objectErr("get field", b.name, err, nil)
 	}

@@ -467,7 +467,7 @@ func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, e
 		var parts []*redis.IntSliceCmd
 		for attempt := 0; ; attempt++ {
 			parts = parts[:0]
-			_, err = f.c.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+			err = f.c.read(ctx, func(pipe redis.Pipeliner) {
 				cfg = pipe.HMGet(ctx, f.key, bloomFields...)
 				for i := 0; i < len(elements); i += per {
 					part := bits[i*p.hashes : min(i+per, len(elements))*p.hashes]
@@ -479,7 +479,6 @@ func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, e
 					parts = append(parts, cmd)
 					_ = pipe.Process(ctx, cmd)
 				}
-				return nil
 			})
 			if !f.c.refused(err) || !retryPause(ctx, attempt) {
 				break

@@ -37,7 +37,11 @@ type Client struct {
 	rdb     redis.UniversalClient
 	cfg     config
 	cluster bool
-	publish any // "PUBLISH", or on a Cluster "SPUBLISH" (the hub subscribes per shard)
+	// replicaReads: the go-redis client may send read-only commands to replicas (a ClusterClient
+	// with ReadOnly, RouteByLatency or RouteRandomly); the library's own reads then go in
+	// transactions, which go-redis always sends to the master (see read).
+	replicaReads bool
+	publish      any // "PUBLISH", or on a Cluster "SPUBLISH" (the hub subscribes per shard)
 	// historyArg is how long (ms) a lock's release history keeps a final release: as long as go-redis
 	// may re-send it (see resendWindow).
 	historyArg any
@@ -181,6 +185,13 @@ func (c *Client) knownEpoch(name string, now time.Time) string {
 // logs a warning when it can see the setting is off. A Cluster given by a single seed address needs
 // IsClusterMode: true, or NewUniversalClient returns a plain client.
 //
+// The user's read routing is left to the user's own commands: a ClusterClient (or a Sentinel
+// NewFailoverClusterClient) with ReadOnly, RouteByLatency or RouteRandomly may send read-only
+// commands to replicas, which lag behind their master, so the library sends its own reads to the
+// master of each key, in MULTI/EXEC transactions (which go-redis always routes to the master). A
+// NewFailoverClient with ReplicaOnly connects to a replica only: every mutation then fails with
+// READONLY (do not use one with this package).
+//
 // A *redis.Ring is refused (ErrInvalidArgument): a Ring moves keys to another shard when a shard goes
 // down or comes back, so a lock would silently gain a second owner.
 func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
@@ -219,7 +230,9 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		done:       make(chan struct{}),
 		acks:       acks{need: cfg.acks, timeout: cfg.ackTimeout},
 	}
-	_, c.cluster = rdb.(*redis.ClusterClient)
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		c.cluster, c.replicaReads = true, cc.Options().ReadOnly
+	}
 	if timeoutsOff(rdb) {
 		cfg.logger.Warn("redisson: go-redis ContextTimeoutEnabled is false; context deadlines will not " +
 			"bound network waits. Set ContextTimeoutEnabled: true in the go-redis options.")
@@ -798,6 +811,25 @@ func (c *Client) reloadSlots(cc *redis.ClusterClient) {
 	if last := c.slotsReloaded.Load(); now-last >= int64(time.Second) && c.slotsReloaded.CompareAndSwap(last, now) {
 		cc.ReloadState(context.Background())
 	}
+}
+
+// read sends the read commands fn queues on p in one round trip to the master that serves their
+// keys (one slot), whatever read routing the user's go-redis client has: the library's reads decide
+// what it guarantees (a latch's count, a lock's owner), and a replica may lag behind. A client that
+// may send read-only commands to replicas gets them wrapped in MULTI/EXEC, which go-redis sends to
+// the master; any other client sends them as a plain pipeline. The commands carry their own results
+// and errors; read returns the first error, as Pipelined does (redis.Nil included).
+func (c *Client) read(ctx context.Context, fn func(p redis.Pipeliner)) error {
+	queue := func(p redis.Pipeliner) error {
+		fn(p)
+		return nil
+	}
+	if c.replicaReads {
+		_, err := c.rdb.TxPipelined(ctx, queue)
+		return err
+	}
+	_, err := c.rdb.Pipelined(ctx, queue)
+	return err
 }
 
 // detached returns a context with ctx's values but not its cancellation, bounded by cleanupTimeout:

@@ -128,14 +128,13 @@ func (l *CountDownLatch) count(ctx context.Context) (int64, error) {
 // state reads the count and, with round, the number of times it reached zero, in one round trip.
 func (l *CountDownLatch) state(ctx context.Context, round bool) (n, rounds int64, err error) {
 	var count, rnd *redis.StringCmd
-	_, err = l.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	err = l.c.read(ctx, func(p redis.Pipeliner) {
 		// The round first: a count read after it can only be older news than the round, so a zero
 		// between the two reads is never mistaken for the start of the wait's own round.
 		if round {
 			rnd = p.Get(ctx, l.aux(sfxLatchRound))
 		}
 		count = p.Get(ctx, l.key)
-		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return 0, 0, redisErr(err)

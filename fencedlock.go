@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson/internal/scripts"
 )
 
@@ -122,7 +124,9 @@ func (c *Client) FencedGet(ctx context.Context, key string) (value string, token
 	if err := c.checkCall(ctx); err != nil {
 		return "", 0, opErr("fenced get", key, err)
 	}
-	vals, err := c.rdb.HMGet(ctx, key, "value", "token").Result()
+	var get *redis.SliceCmd
+	_ = c.read(ctx, func(p redis.Pipeliner) { get = p.HMGet(ctx, key, "value", "token") })
+	vals, err := get.Result()
 	if err != nil {
 		return "", 0, opErr("fenced get", key, redisErr(err))
 	}

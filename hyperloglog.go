@@ -95,7 +95,9 @@ func (h *HyperLogLog) CountWith(ctx context.Context, names ...string) (int64, er
 	if err != nil {
 		return 0, opErr(op, h.name, err)
 	}
-	n, err := h.c.rdb.PFCount(ctx, keys...).Result()
+	var count *redis.IntCmd
+	_ = h.c.read(ctx, func(p redis.Pipeliner) { count = p.PFCount(ctx, keys...) })
+	n, err := count.Result()
 	return n, objectErr(op, h.name, err, nil)
 }
 

@@ -859,10 +859,9 @@ func (m *mutex) remainingTTL(ctx context.Context) (time.Duration, error) {
 	}
 	var get *redis.StringCmd
 	var pttl *redis.DurationCmd
-	_, err := m.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	err := m.c.read(ctx, func(p redis.Pipeliner) {
 		get = p.Get(ctx, m.key)
 		pttl = p.PTTL(ctx, m.key)
-		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return 0, opErr("remaining ttl", m.name, redisErr(err))
@@ -908,7 +907,9 @@ func (m *mutex) levelsOf(ctx context.Context, owner string) (int, error) {
 
 // read returns the lock's current value (zero if free).
 func (m *mutex) read(ctx context.Context) (lockValue, error) {
-	v, err := m.c.rdb.Get(ctx, m.key).Result()
+	var get *redis.StringCmd
+	_ = m.c.read(ctx, func(p redis.Pipeliner) { get = p.Get(ctx, m.key) })
+	v, err := get.Result()
 	return m.decode(v, err, "read")
 }
 

@@ -1,0 +1,186 @@
+package redisson_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// The library's reads reach the master whatever read routing the user's go-redis client has: a
+// replica may lag behind, and what the reads find decides what the library guarantees (a latch let
+// through while its count is 3, a lock reported free, an element missing from a BloomFilter). The
+// user keeps the routing for their own commands.
+
+// readCommands are the read-only commands the library sends as plain commands: a data-read on a
+// replica is one of these. PFCOUNT is not counted: it is also replicated (when it updates the cached
+// cardinality), so a replica's count of it includes its master's.
+var readCommands = []string{"get", "mget", "hmget", "hget", "hgetall", "pttl", "ttl", "exists", "getbit",
+	"bitcount", "strlen", "bitfield_ro", "zscore", "zrange"}
+
+// replicaReads sums the calls of readCommands on servers (INFO commandstats).
+func replicaReads(t *testing.T, servers []*redistest.Server) int {
+	t.Helper()
+	total := 0
+	for _, s := range servers {
+		rdb := redis.NewClient(&redis.Options{Addr: s.Addr()})
+		info, err := rdb.Info(t.Context(), "commandstats").Result()
+		_ = rdb.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\n") {
+			for _, cmd := range readCommands {
+				if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls="); ok {
+					n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+					total += n
+				}
+			}
+		}
+	}
+	return total
+}
+
+// everyRead runs each read of the library once on c, against objects it sets up first, checking
+// what each returns.
+func everyRead(t *testing.T, c *redisson.Client) {
+	t.Helper()
+	ctx := t.Context()
+	n := "routing-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	h := mustLock(t, c.Lock(n+":lock"), ctx)
+	if locked, err := c.Lock(n + ":lock").IsLocked(ctx); err != nil || !locked {
+		t.Errorf("IsLocked = %v, %v; want true", locked, err)
+	}
+	if ttl, err := c.Lock(n + ":lock").RemainingTTL(ctx); err != nil || ttl <= 0 {
+		t.Errorf("RemainingTTL = %v, %v; want > 0", ttl, err)
+	}
+	if cnt, err := h.HoldCount(ctx); err != nil || cnt != 1 {
+		t.Errorf("HoldCount = %v, %v; want 1", cnt, err)
+	}
+	mustUnlock(t, h)
+	if _, err := c.FencedSet(ctx, "{"+n+"}:fenced", "v", 3); err != nil {
+		t.Fatal(err)
+	}
+	if v, tok, err := c.FencedGet(ctx, "{"+n+"}:fenced"); err != nil || v != "v" || tok != 3 {
+		t.Errorf("FencedGet = %q, %d, %v; want v, 3", v, tok, err)
+	}
+	a := c.AtomicLong(n + ":counter")
+	if _, err := a.Add(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := a.Load(ctx); err != nil || v != 7 {
+		t.Errorf("AtomicLong.Load after Add(7) = %v, %v", v, err)
+	}
+	l := c.CountDownLatch(n + ":latch")
+	if _, err := l.TrySetCount(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if cnt, err := l.Count(ctx); err != nil || cnt != 3 {
+		t.Errorf("CountDownLatch.Count = %v, %v; want 3", cnt, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	if err := l.Wait(wctx); err == nil {
+		t.Error("CountDownLatch.Wait returned while the count was 3")
+	}
+	cancel()
+	b := c.BitSet(n + ":bits")
+	if _, err := b.Set(ctx, 9); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := b.Get(ctx, 9); err != nil || !v {
+		t.Errorf("BitSet.Get = %v, %v; want true", v, err)
+	}
+	if v, err := b.Cardinality(ctx); err != nil || v != 1 {
+		t.Errorf("BitSet.Cardinality = %v, %v; want 1", v, err)
+	}
+	if v, err := b.Size(ctx); err != nil || v != 16 {
+		t.Errorf("BitSet.Size = %v, %v; want 16", v, err)
+	}
+	if v, err := b.Bytes(ctx); err != nil || len(v) != 2 {
+		t.Errorf("BitSet.Bytes = %v, %v; want 2 bytes", v, err)
+	}
+	if v, err := b.GetField(ctx, redisson.Uint8, 8); err != nil || v != 64 {
+		t.Errorf("BitSet.GetField = %v, %v; want 64", v, err)
+	}
+	f := c.BloomFilter(n + ":bloom")
+	if _, err := f.TryInit(ctx, 100, 0.01); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Add(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := f.Contains(ctx, "x"); err != nil || !v {
+		t.Errorf("BloomFilter.Contains after Add = %v, %v; want true", v, err)
+	}
+	hll := c.HyperLogLog(n + ":hll")
+	if _, err := hll.Add(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := hll.Count(ctx); err != nil || v != 1 {
+		t.Errorf("HyperLogLog.Count = %v, %v; want 1", v, err)
+	}
+}
+
+// The replicas of a Cluster whose client routes reads to replicas (ReadOnly; RouteRandomly) serve
+// none of the library's reads. (RouteByLatency routes as RouteRandomly does, by the same ReadOnly
+// flag; go-redis v9.22's latency probes race with its dials under -race, so it is not run here.)
+func TestReadsReachTheMasterWhateverTheReadRouting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no Cluster")
+	}
+	cl := sharedCluster(t)
+	masters, err := cl.Masters(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replicas []*redistest.Server
+	for _, s := range cl.Nodes {
+		if !slicesContains(masters, s.Addr()) {
+			replicas = append(replicas, s)
+		}
+	}
+	for name, mod := range map[string]func(*redis.ClusterOptions){
+		"ReadOnly":      func(o *redis.ClusterOptions) { o.ReadOnly = true },
+		"RouteRandomly": func(o *redis.ClusterOptions) { o.RouteRandomly = true },
+	} {
+		t.Run(name, func(t *testing.T) {
+			rdb := cl.Client(t, mod)
+			c := newClient(t, rdb)
+			// A new Cluster lists its replicas once they have synced: wait until the client knows them.
+			eventually(t, 30*time.Second, "the client to know the replicas", func() bool {
+				rdb.ReloadState(t.Context())
+				r, err := rdb.SlaveForKey(t.Context(), "routing-probe")
+				m, merr := rdb.MasterForKey(t.Context(), "routing-probe")
+				return err == nil && merr == nil && r.Options().Addr != m.Options().Addr
+			})
+			// The client does route plain reads to replicas: the test can fail.
+			before := replicaReads(t, replicas)
+			for i := range 40 {
+				_ = rdb.Get(t.Context(), "routing-probe-"+strconv.Itoa(i)).Err()
+			}
+			if replicaReads(t, replicas) == before {
+				t.Fatalf("the %s client sent no read to a replica: the check below proves nothing", name)
+			}
+			before = replicaReads(t, replicas)
+			everyRead(t, c)
+			if got := replicaReads(t, replicas) - before; got != 0 {
+				t.Fatalf("replicas served %d of the library's reads through a %s client; want 0", got, name)
+			}
+		})
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
