@@ -431,15 +431,16 @@ func (p bloomParams) current(cfg []any, err error) (bool, error) {
 
 // stale handles parameters p found stale: the bits the Client may have written under them (an add
 // just now, or earlier with its reply lost) are deleted unless a filter with p exists again, and the
-// parameters are forgotten. The deletion runs even if ctx has ended (a bounded cleanup).
+// parameters are forgotten. The deletion runs even if ctx has ended (see Client.cleanup).
 func (f *BloomFilter) stale(ctx context.Context, p bloomParams) error {
 	f.c.forgetBloom(f.key)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	if err := f.c.run(ctx, scripts.Bloom, f.keys(p), "drop", p.bits, p.hashes, bloomHash).Err(); err != nil {
-		return redisErr(err)
+	var err error
+	if !f.c.cleanup(ctx, func(ctx context.Context) {
+		err = f.c.run(ctx, scripts.Bloom, f.keys(p), "drop", p.bits, p.hashes, bloomHash).Err()
+	}) {
+		return ctx.Err() // the deletion goes on in the background
 	}
-	return nil
+	return redisErr(err)
 }
 
 // asErr returns r if it is an error, else nil.

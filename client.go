@@ -51,6 +51,8 @@ type Client struct {
 	seq       atomic.Uint64 // suffix of every owner and request id
 	lostHolds atomic.Uint64 // holds ended by a loss, a fixed lease or Close (Stats.Lost)
 	unqueued  atomic.Int64  // acquisitions waiting in no Redis queue: SpinLock, RedLock (in Stats.Waiting)
+	// unreachable: the latest command that failed could not reach Redis (see unreachableNow).
+	unreachable atomic.Bool
 	// slotsReloaded is when (UnixNano) a renewal's connection error last reloaded the Cluster slot map.
 	slotsReloaded atomic.Int64
 
@@ -61,6 +63,8 @@ type Client struct {
 	engine *wait.Engine
 
 	done      chan struct{} // closed by Close
+	closing   context.Context
+	cancelAll context.CancelFunc // ends closing: Close
 	closeOnce sync.Once
 	bgMu      sync.Mutex     // orders background against Close
 	bg        sync.WaitGroup // background goroutines (see background)
@@ -233,6 +237,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		c.cluster, c.replicaReads = true, cc.Options().ReadOnly
 	}
+	c.closing, c.cancelAll = context.WithCancel(context.Background())
 	if timeoutsOff(rdb) {
 		cfg.logger.Warn("redisson: go-redis ContextTimeoutEnabled is false; context deadlines will not " +
 			"bound network waits. Set ContextTimeoutEnabled: true in the go-redis options.")
@@ -344,6 +349,7 @@ func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		c.bgMu.Lock()
 		close(c.done)
+		c.cancelAll()
 		c.bgMu.Unlock()
 		for _, e := range c.sched.Close() {
 			e.OnLost(ErrClosed)
@@ -358,18 +364,19 @@ func (c *Client) Close() error {
 func (c *Client) valid() bool { return c != nil && c.sched != nil }
 
 // background runs f on a goroutine owned by the Client: stop is closed by Close, which waits for f
-// to return. After Close it does nothing.
-func (c *Client) background(f func(stop <-chan struct{})) {
+// to return. It reports whether it started f: after Close it does nothing.
+func (c *Client) background(f func(stop <-chan struct{})) bool {
 	c.bgMu.Lock()
 	defer c.bgMu.Unlock()
 	if c.closed() {
-		return
+		return false
 	}
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
 		f(c.done)
 	}()
+	return true
 }
 
 // Lock returns the reentrant lock called name (Redisson's RLock). It does no I/O; the handle is cheap
@@ -679,26 +686,43 @@ func (c *Client) forgetLoaded(addr string, script *redis.Script) {
 	c.loaded.Delete(addr + "|" + script.Hash())
 }
 
+// unreachableNow notes that a command could not reach Redis (no connection could be made), logging
+// it once until a command succeeds again (see reachable): a server that is down would otherwise log
+// a line per call and per renewal. (go-redis logs its own dial failures through redis.SetLogger.)
+func (c *Client) unreachableNow(err error) {
+	if !c.unreachable.Swap(true) {
+		c.cfg.logger.Warn("redisson: cannot reach Redis; calls fail until it is back (logged once)", "err", err)
+	}
+}
+
+// reachable notes that a command succeeded (see unreachableNow).
+func (c *Client) reachable() {
+	if c.unreachable.Load() && c.unreachable.Swap(false) {
+		c.cfg.logger.Info("redisson: Redis reachable again")
+	}
+}
+
+// cleanupFailed logs a clean-up (an undo) of the object called name that failed with err.
+func (c *Client) cleanupFailed(what, name string, err error) {
+	if neverWritten(err) {
+		c.unreachableNow(err)
+		return
+	}
+	c.cfg.logger.Warn("redisson: "+what, "name", name, "err", err)
+}
+
 // renewFailed logs a failed renewal call; on a Cluster, a connection error (rather than a Redis
 // reply) also reloads the slot map, at most once a second: go-redis alone keeps dialling a dead master
 // until its periodic reload.
 func (c *Client) renewFailed(entries int, err error) {
-	c.cfg.logger.Warn("redisson: renewal failed", "entries", entries, "err", err)
+	if neverWritten(err) {
+		c.unreachableNow(err)
+	} else {
+		c.cfg.logger.Warn("redisson: renewal failed", "entries", entries, "err", err)
+	}
 	var re redis.Error
 	if cc, ok := c.rdb.(*redis.ClusterClient); ok && !errors.As(err, &re) {
 		c.reloadSlots(cc)
-	}
-}
-
-// run runs script on the master of its keys, as Script.Run does (EVALSHA, then EVAL on NOSCRIPT;
-// go-redis follows MOVED and ASK), and sends it again after a pause while it is refused without
-// running (see refused).
-func (c *Client) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
-	for attempt := 0; ; attempt++ {
-		cmd := script.Run(ctx, c.rdb, keys, args...)
-		if !c.refused(cmd.Err()) || !retryPause(ctx, attempt) {
-			return cmd
-		}
 	}
 }
 
@@ -836,6 +860,44 @@ func (c *Client) read(ctx context.Context, fn func(p redis.Pipeliner)) error {
 // for cleanups that must run after ctx has ended.
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
+// cleanupGrace is how long a call whose context has ended still waits for its clean-up (see cleanup).
+const cleanupGrace = 25 * time.Millisecond
+
+// cleanup runs f, a clean-up that must happen even if ctx has ended (an undo, a release), with a
+// context of its own (ctx's values, bounded by cleanupTimeout, ended by Close), on a goroutine the
+// Client owns, and waits for it while ctx lasts and cleanupGrace longer: a call never overstays its
+// context by more than that, even when Redis is slow or unreachable; f then finishes in the
+// background. It reports whether f finished. After Close, f runs on the caller's goroutine.
+func (c *Client) cleanup(ctx context.Context, f func(ctx context.Context)) bool {
+	done := make(chan struct{})
+	run := func(<-chan struct{}) {
+		defer close(done)
+		fctx, cancel := detached(ctx)
+		defer cancel()
+		defer context.AfterFunc(c.closing, cancel)()
+		f(fctx)
+	}
+	if !c.background(run) {
+		fctx, cancel := detached(ctx)
+		defer cancel()
+		f(fctx)
+		return true
+	}
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(cleanupGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 func checkCtx(ctx context.Context) error {

@@ -58,9 +58,11 @@ type owner struct {
 // cancels the hold's context with cause context.Canceled. It blocks for one round trip (none when
 // the hold already ended).
 //
-// Unlock always makes its attempt: ctx's cancellation and deadline do not cut it short (a release
-// abandoned halfway would leave the lock held for a whole lease), only its values are used; the call
-// is bounded by 5s and by go-redis' own timeouts.
+// Unlock always makes its attempt, and the release is carried out even if ctx ends (a release
+// abandoned halfway would leave the lock held for a whole lease): Unlock waits for it while ctx lasts
+// (and a few milliseconds longer); if ctx ends first, or has ended already and the release does not
+// answer at once, Unlock returns an error matching ctx.Err() and the release goes on in the
+// background (bounded by 5s; it ends the hold as its answer says). Only ctx's values are passed on.
 //
 // It returns nil if the level was released. It returns an error matching ErrNotHeld, changing
 // nothing, if this Hold was already unlocked, or if the owner no longer holds the lock (then it also
@@ -77,8 +79,15 @@ func (h *Hold) Unlock(ctx context.Context) error {
 	if h.g != nil {
 		return h.g.unlock(ctx)
 	}
-	return h.o.release(ctx, h.level)
+	var err error
+	if !h.o.m.c.cleanup(ctx, func(ctx context.Context) { err = h.o.release(ctx, h.level) }) {
+		return opErr("unlock", h.Name(), ctx.Err(), errReleasing)
+	}
+	return err
 }
+
+// errReleasing is why an Unlock returned before its release answered: its context ended.
+var errReleasing = errors.New("the release goes on in the background")
 
 // Reenter takes one more level of the lock for the same owner, as locking a reentrant mutex again
 // does, and returns it; each level must be unlocked. It does not wait: the owner holds the lock. It
@@ -270,9 +279,7 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 		// The outcome is unknown: remove the level if it was added (keeping the TTL). If that fails
 		// too, the level stays in Redis, and goes with the owner's final release, which frees the
 		// lock whatever levels are left.
-		uctx, cancel := detached(ctx)
-		_, _, _ = l.runRelease(uctx, o.id, level, false, "", 0, "")
-		cancel()
+		l.c.cleanup(ctx, func(ctx context.Context) { _, _, _ = l.runRelease(ctx, o.id, level, false, "", 0, "") })
 	}
 
 	o.mu.Lock()
@@ -304,7 +311,7 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 		// the final release to it.
 		o.finalizing = true
 		o.mu.Unlock()
-		_ = o.releaseFinal(ctx, level)
+		l.c.cleanup(ctx, func(ctx context.Context) { _ = o.releaseFinal(ctx, level) })
 	} else {
 		o.inflight--
 		o.mu.Unlock()
@@ -314,7 +321,7 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 
 var errNoLongerHeld = errors.New("no longer held by this owner")
 
-// release releases one level.
+// release releases one level; ctx is a clean-up's (see Client.cleanup), not the caller's.
 func (o *owner) release(ctx context.Context, level string) error {
 	o.mu.Lock()
 	if o.ended {
@@ -334,9 +341,7 @@ func (o *owner) release(ctx context.Context, level string) error {
 	}
 
 	l := o.m
-	rctx, cancel := detached(ctx)
-	res, _, err := l.runRelease(rctx, o.id, level, false, "", o.leaseMs, "")
-	cancel()
+	res, _, err := l.runRelease(ctx, o.id, level, false, "", o.leaseMs, "")
 	o.mu.Lock()
 	o.inflight--
 	var ret error
@@ -380,6 +385,7 @@ func (o *owner) notHeldReason() error {
 }
 
 // releaseFinal releases the owner's hold; the caller has counted it in flight and set finalizing.
+// ctx is a clean-up's (see Client.cleanup), not the caller's.
 // If the next goroutine of this process waiting for the lock wants it, the release may transfer the
 // lock to it in the same round trip.
 func (o *owner) releaseFinal(ctx context.Context, level string) error {
@@ -400,10 +406,8 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 	} else {
 		expected = encodeLockValue(o.id, level, l.kind)
 	}
-	rctx, cancel := detached(ctx)
 	sent := time.Now()
-	res, ackErr, err := l.runRelease(rctx, o.id, level, true, expected, leaseMs, heirID)
-	cancel()
+	res, ackErr, err := l.runRelease(ctx, o.id, level, true, expected, leaseMs, heirID)
 
 	o.mu.Lock()
 	o.inflight--

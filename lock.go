@@ -587,21 +587,12 @@ const (
 func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, level, mode string, fast bool, sent time.Time) (n, token, ticket int64, ackErr, err error) {
 	c := m.c
 	if fast {
-		var set bool
-		if c.acks.on() {
-			var cmd redis.Cmder
-			cmd, ackErr = c.acked(ctx, m.key, nil, func(p redis.Pipeliner) redis.Cmder {
-				return p.SetNX(ctx, m.key, encodeLockValue(owner, level, m.kind), time.Duration(leaseMs)*time.Millisecond)
-			})
-			set, err = cmd.(*redis.BoolCmd).Result()
-		} else {
-			for attempt := 0; ; attempt++ {
-				set, err = c.rdb.SetNX(ctx, m.key, encodeLockValue(owner, level, m.kind), time.Duration(leaseMs)*time.Millisecond).Result()
-				if !c.refused(err) || !retryPause(ctx, attempt) {
-					break
-				}
-			}
-		}
+		// Safe to send again: a repeat finds the key set, and the script recognises the owner's value.
+		cmd, aerr := send(ctx, c, m.key, nil, func() *redis.BoolCmd {
+			return redis.NewBoolCmd(ctx, "set", m.key, encodeLockValue(owner, level, m.kind), "px", leaseMs, "nx")
+		}, sendOpts{resend: true, acked: true})
+		set, err := cmd.Result()
+		ackErr = aerr
 		if err != nil {
 			return 0, 0, 0, nil, err
 		}
@@ -644,28 +635,27 @@ func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, lev
 	return r[0], r[1], r[2], ackErr, nil
 }
 
-// noEffect reports whether err proves that the command changed nothing: a WRONGTYPE reply, by which
-// the scripts refuse a key before any write. Any other error leaves the outcome unknown: besides
+// noEffect reports whether err proves that the command changed nothing: it never reached Redis
+// (notSent, see send), or a WRONGTYPE reply, by which the scripts refuse a key before any write. Any other error leaves the outcome unknown: besides
 // network and context errors, go-redis returns the error reply of a re-send (READONLY, LOADING,
 // TRYAGAIN, ...) when the first run, whose reply was lost, may have been applied.
 func noEffect(err error) bool {
 	var re redis.Error
-	return errors.As(err, &re) && strings.Contains(err.Error(), "WRONGTYPE")
+	var ns notSent
+	return errors.As(err, &ns) || errors.As(err, &re) && strings.Contains(err.Error(), "WRONGTYPE")
 }
 
 // undo releases whatever owner id may hold (a lock applied by a request whose reply was lost, a lock
-// handed over, a lease re-armed after a loss) and takes it out of the wait queue, on a detached
-// context. If a request of the owner may still be travelling (inFlight: its outcome is unknown, or
+// handed over, a lease re-armed after a loss) and takes it out of the wait queue, as a clean-up:
+// even if ctx has ended, without making the caller overstay it (see Client.cleanup). If a request of the owner may still be travelling (inFlight: its outcome is unknown, or
 // go-redis may still re-send it), what the undo finds proves nothing about what lands later: the undo
 // is repeated in the background (see undoLater).
 func (m *mutex) undo(ctx context.Context, id string, inFlight bool) {
-	ctx, cancel := detached(ctx)
-	_, err := m.runUndo(ctx, id)
-	cancel()
-	if err != nil {
-		m.c.cfg.logger.Warn("redisson: could not undo an acquisition with an unknown outcome; it expires with its lease",
-			"lock", m.name, "err", err)
-	}
+	m.c.cleanup(ctx, func(ctx context.Context) {
+		if _, err := m.runUndo(ctx, id); err != nil {
+			m.c.cleanupFailed("could not give back what an ended acquisition may hold; it expires with its lease", m.name, err)
+		}
+	})
 	if inFlight {
 		m.undoLater(id, false)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -15,7 +14,7 @@ import (
 // What the data objects (AtomicLong, BitSet, BloomFilter, HyperLogLog) share: a handle made of a
 // Client and a name, the checks every call starts with, and how their commands are sent.
 //
-// Sent once. A mutation of a data object is a plain Redis command or a short script whose second
+// Sent once (see send.go). A mutation of a data object is a plain Redis command or a short script whose second
 // run would apply it twice (an INCRBY), answer wrongly (a compare-and-swap that succeeded reports
 // failure when repeated, so its caller's loop applies the update again), or undo another Client's
 // change made in between (a Store sent again after someone's Add). go-redis re-sends a command after
@@ -119,54 +118,6 @@ func scriptCmd(ctx context.Context, script *redis.Script, keys []string, args ..
 	return redis.NewCmd(ctx, append(a, args...)...)
 }
 
-// mutate sends the command build makes (on key's slot) once (see "Sent once") and returns it, its
-// error the caller's to read. In the replica-acknowledged mode it is followed by WAIT
-// (Client.acked) and ackErr reports too few acknowledgements. script is the script the command runs
-// with EVALSHA, if any: a NOSCRIPT reply loads it and sends the command again. A command refused
-// without running (see Client.refused and unsent) is sent again after a pause, as long as ctx allows.
-func mutate[C redis.Cmder](ctx context.Context, c *Client, key string, script *redis.Script, build func() C) (cmd C, ackErr error) {
-	if c.acks.on() {
-		_, ackErr = c.acked(ctx, key, script, func(p redis.Pipeliner) redis.Cmder {
-			cmd = build()
-			_ = p.Process(ctx, onceCmd{cmd})
-			return cmd
-		})
-		return cmd, ackErr
-	}
-	loaded := false
-	for attempt := 0; ; attempt++ {
-		cmd = build()
-		_ = c.rdb.Process(ctx, onceCmd{cmd})
-		switch err := cmd.Err(); {
-		case script != nil && !loaded && redis.HasErrorPrefix(err, "NOSCRIPT"):
-			loaded = true
-			if script.Load(ctx, c.rdb).Err() != nil {
-				return cmd, nil
-			}
-		case c.refused(err), unsent(err) && attempt < unsentRetries:
-			if !retryPause(ctx, attempt) {
-				return cmd, nil
-			}
-		default:
-			return cmd, nil
-		}
-	}
-}
-
-// unsentRetries bounds the re-sends of a command that was never written (go-redis's default
-// MaxRetries): a server that cannot be reached is reported soon, not after the refusals' budget.
-const unsentRetries = 3
-
-// unsent reports whether err proves that a command was never written to Redis: the connection could
-// not be made, or none was free in time.
-func unsent(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return true
-	}
-	return err != nil && strings.Contains(err.Error(), "connection pool timeout")
-}
-
 // objectErr wraps an error of a data object's command for the caller: WRONGTYPE and a value Redis
 // cannot read as its type (INCRBY on a string that is no integer, a corrupt HyperLogLog) match
 // ErrWrongType, INCRBY's overflow matches ErrOutOfRange; ackErr (see Client.acked) is added. It
@@ -240,7 +191,7 @@ func (c *Client) execOnce(ctx context.Context, key string, cmds [][]any) (replie
 			}
 			return nil
 		})
-		if err != nil && (c.refused(err) || unsent(err) && attempt < unsentRetries) && retryPause(ctx, attempt) {
+		if err != nil && (c.refused(err) || neverWritten(err) && attempt < unsentRetries) && retryPause(ctx, attempt) {
 			continue
 		}
 		// A command's own error (WRONGTYPE) is its reply; anything else failed the transaction.

@@ -201,17 +201,6 @@ func (c *Client) ackResult(wait *redis.Cmd, need int) error {
 	return err
 }
 
-// eval runs script, through acked when the mode is on, and returns its reply and ackErr (see acked).
-func (c *Client) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
-	if !c.acks.on() {
-		return c.run(ctx, script, keys, args...), nil
-	}
-	cmd, ackErr := c.acked(ctx, keys[0], script, func(p redis.Pipeliner) redis.Cmder {
-		return p.EvalSha(ctx, script.Hash(), keys, args...)
-	})
-	return cmd.(*redis.Cmd), ackErr
-}
-
 // CheckReplicas checks, on every master (one, or each master of a Cluster), that the
 // replica-acknowledged mode (WithReplicaAcks) can be served: that the master has the WAIT command
 // and at least as many connected replicas as the mode requires. It blocks for one round trip per

@@ -225,14 +225,14 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	return "", err
 }
 
-// undo gives back the permits acquisition id may have taken and takes it out of the waiters, on a
-// detached context.
+// undo gives back the permits acquisition id may have taken and takes it out of the waiters, as a
+// clean-up (see Client.cleanup).
 func (s *Semaphore) undo(ctx context.Context, id string, n int64, leased bool) {
-	ctx, cancel := detached(ctx)
-	defer cancel()
-	if _, _, err := s.change(ctx, "u", n, id, leased); err != nil {
-		s.c.cfg.logger.Warn("redisson: could not give back the permits of an ended semaphore wait", "semaphore", s.name, "err", err)
-	}
+	s.c.cleanup(ctx, func(ctx context.Context) {
+		if _, _, err := s.change(ctx, "u", n, id, leased); err != nil {
+			s.c.cleanupFailed("could not give back the permits of an ended semaphore wait", s.name, err)
+		}
+	})
 }
 
 // change runs sem_release.lua: what (see its header) with n, as request id (a new one if ""), the
