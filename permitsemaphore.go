@@ -62,7 +62,8 @@ func (p *PermitExpirableSemaphore) Name() string { return p.sem().Name() }
 // the optional WithWait bound passes, or the Client is closed. It blocks. WithLease gives each permit
 // that fixed lease; without it the watchdog renews them. On failure nothing was taken; errors are
 // those of Semaphore.Acquire. With n = 0 it takes nothing and returns an empty (non-nil) list, sending
-// nothing to Redis. Use AcquireHeld for a context that tells when the permits are lost.
+// nothing to Redis (there is nothing to release: Release refuses an empty list). Use AcquireHeld for
+// a context that tells when the permits are lost.
 func (p *PermitExpirableSemaphore) Acquire(ctx context.Context, n int64, opts ...AcquireOption) ([]string, error) {
 	a, err := p.sem().acquire(ctx, "acquire", n, opts, true, true)
 	if err != nil {
@@ -117,8 +118,9 @@ func (h *HeldPermits) IDs() []string {
 // one set through this Client by SetLease) is about to pass, a Release of it failed or was refused,
 // or the Client was closed (then the cause also matches ErrClosed). It is cancelled with
 // context.Canceled once every one of the permits was released through this Client. It carries the
-// values of the context given to AcquireHeld but not its cancellation. With n = 0 it is never
-// cancelled: nothing is held, so nothing can be lost.
+// values of the context given to AcquireHeld but not its cancellation. If the acquisition's reply
+// came so late that a lease may be about to pass, it is already cancelled (ErrLockLost) when
+// AcquireHeld returns. With n = 0 it is never cancelled: nothing is held, so nothing can be lost.
 func (h *HeldPermits) Context() context.Context {
 	if h == nil || h.set == nil {
 		return canceledContext
@@ -169,10 +171,10 @@ func (s *Semaphore) newPermitSet(ctx context.Context, n int64) *permitSet {
 	return set
 }
 
-// checkIDs refuses a list of permit ids longer than maxLeased, and repeated ids.
+// checkIDs refuses an empty list of permit ids, one longer than maxLeased, and repeated ids.
 func checkIDs(ids []string) error {
-	if len(ids) > maxLeased {
-		return invalidf("%d permit ids: must be at most %d", len(ids), maxLeased)
+	if len(ids) == 0 || len(ids) > maxLeased {
+		return invalidf("%d permit ids: must be 1 to %d", len(ids), maxLeased)
 	}
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
@@ -334,10 +336,10 @@ func (s *Semaphore) releaseLost(pid string) {
 	})
 }
 
-// Release returns the permits ids (0 to 1000, none twice) to the pool, all or none, and wakes the
-// waiters they let through. It blocks for one round trip (none for no ids: nothing is done). It fails
-// with ErrNotHeld, changing nothing in Redis, if a permit is unknown, released already, or its lease
-// passed; with ErrInvalidArgument for repeated ids; otherwise as Semaphore.Release. Once the call
+// Release returns the permits ids (1 to 1000, none twice) to the pool, all or none, and wakes the
+// waiters they let through. It blocks for one round trip. It fails with ErrNotHeld, changing nothing
+// in Redis, if a permit is unknown, released already, or its lease passed; with ErrInvalidArgument if
+// ids is empty or repeats an id; otherwise as Semaphore.Release. Once the call
 // reaches Redis the permits this Client holds among ids are no longer renewed and have ended,
 // whatever the answer: released, their context (HeldPermits.Context) is cancelled with
 // context.Canceled once all of its permits are; refused or with an unknown outcome, with
@@ -350,9 +352,6 @@ func (p *PermitExpirableSemaphore) Release(ctx context.Context, ids ...string) e
 	}
 	if err := checkIDs(ids); err != nil {
 		return opErr("release", s.name, err)
-	}
-	if len(ids) == 0 {
-		return nil
 	}
 	var mine []*leasedPermit
 	for _, pid := range ids {
@@ -432,9 +431,6 @@ func (p *PermitExpirableSemaphore) SetLease(ctx context.Context, d time.Duration
 	var ac acquireConfig
 	if err := WithLease(d)(&ac); err != nil {
 		return opErr("set lease", s.name, err)
-	}
-	if len(ids) == 0 {
-		return opErr("set lease", s.name, invalidf("no permit ids"))
 	}
 	if err := checkIDs(ids); err != nil {
 		return opErr("set lease", s.name, err)

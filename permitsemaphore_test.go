@@ -147,7 +147,7 @@ func permitConformance() []conformanceCase {
 				"Acquire(-1)":          func() error { _, err := p.Acquire(ctx, -1); return err }(),
 				"TryAcquire(-1)":       func() error { _, err := p.TryAcquire(ctx, -1); return err }(),
 				"Acquire(WithLease 0)": func() error { _, err := p.Acquire(ctx, 1, redisson.WithLease(0)); return err }(),
-				"Release(x, x)":        p.Release(ctx, "x", "x"),
+				"Release()":            p.Release(ctx),
 				"SetLease(0)":          p.SetLease(ctx, 0, "x"),
 				"SetLease() no ids":    p.SetLease(ctx, time.Second),
 				"nil handle":           (*redisson.PermitExpirableSemaphore)(nil).Release(ctx, "x"),
