@@ -404,12 +404,17 @@ func TestPermitRenewalInFlightAtLossDoesNotKeepPermit(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := h.IDs()[0]
-	// The first renewal (after 500ms) lands after 500ms more, before the lease ends, and extends it;
-	// its reply would take another 500ms, past the renewal's own time limit.
+	// Once the renewal script is loaded (a first renewal), the next renewal lands 500ms after it is
+	// sent, before the lease ends, and extends it; its reply would take another 500ms, past the
+	// renewal's own time limit, and its retries cannot do better before the lease may lapse.
+	eventually(t, 5*watchdog, "a first renewal", func() bool { return c.Stats().Renewed >= 1 })
 	px.Delay(watchdog / 3)
 	lostAt := faultWaitDone(t, h.Context(), 5*watchdog, "the permit's context to be cancelled")
 	px.Delay(0)
 	permitLostCause(t, h.Context())
+	if leased, left := permitLease(t, admin, name, id); leased {
+		t.Logf("at the loss the permit was leased with %dms left", left)
+	}
 	deadline := time.Now().Add(5 * watchdog)
 	for {
 		leased, left := permitLease(t, admin, name, id)
