@@ -73,8 +73,8 @@ type Client struct {
 	// preload); the address is "" outside a Cluster.
 	loaded sync.Map
 
-	// permits are the watchdog-renewed permits of PermitExpirableSemaphores: "<leases key> <permit
-	// id>" → *renew.Entry, until released or lost.
+	// permits are the leased permits of PermitExpirableSemaphores held through this Client (watchdog
+	// and fixed lease): "<leases key> <permit id>" → *leasedPermit, until released or lost.
 	permits sync.Map
 
 	// blooms remembers the parameters of the BloomFilters this Client used, by object key.
@@ -338,8 +338,9 @@ func resendWindow(rdb redis.UniversalClient) time.Duration {
 
 // Close stops the renewal scheduler and the pub/sub hub and waits for their goroutines. It does not
 // release locks: a held lock stays in Redis until its lease runs out (at most the watchdog timeout
-// after its last renewal), as if the process had exited. The ownership context of every hold is
-// cancelled with a cause matching ErrLockLost and ErrClosed, and waits in progress return ErrClosed.
+// after its last renewal), as if the process had exited. The ownership context of every hold (and
+// of every leased permit: HeldPermits.Context) is cancelled with a cause matching ErrLockLost and
+// ErrClosed, and waits in progress return ErrClosed.
 // Every later call returns ErrClosed. Close does not close rdb, and is idempotent; it returns nil
 // (ErrInvalidArgument on a nil Client).
 func (c *Client) Close() error {
@@ -386,12 +387,12 @@ func (c *Client) Lock(name string) *Lock { return &Lock{c.newMutex(name, kindPla
 
 // Stats is a snapshot of a Client's internal activity.
 type Stats struct {
-	Held          int    // holds registered with the renewal scheduler (watchdog and fixed lease), and watchdog-renewed permits
+	Held          int    // holds registered with the renewal scheduler (watchdog and fixed lease), and leased permits (PermitExpirableSemaphore)
 	Waiting       int    // acquisitions waiting: queued in Redis and kept alive by heartbeats, or in no queue (SpinLock, RedLock)
 	RenewCalls    uint64 // renewal and heartbeat round trips made so far (one per node per round: up to 256 script calls of up to 100 entries each)
 	Renewed       uint64 // lock (and permit) renewals made so far
 	Heartbeats    uint64 // waiter heartbeats made so far (each moves one waiter's deadline)
-	Lost          uint64 // holds that ended without a successful unlock (lost, fixed lease over, Close)
+	Lost          uint64 // holds and leased permits that ended without a successful unlock or release (lost, fixed lease over, Close)
 	Subscriptions int    // channels the pub/sub hub is subscribed to
 	Reconnects    int    // pub/sub reconnects observed
 	AckFailures   uint64 // replica-acknowledged mode: mutations too few replicas acknowledged in time

@@ -86,7 +86,8 @@
 //
 //	Semaphore                 counting, weighted, no owners (RSemaphore, x/sync/semaphore)
 //	PermitExpirableSemaphore  the same semaphore with leased permits that have ids
-//	                          (RPermitExpirableSemaphore); watchdog-renewed unless WithLease
+//	                          (RPermitExpirableSemaphore); watchdog-renewed unless WithLease;
+//	                          AcquireHeld's context is cancelled (ErrLockLost) if a permit is lost
 //	CountDownLatch            wait until a count reaches zero (RCountDownLatch); re-armable
 //
 // They wait through the same engine as the locks, with the same bounded fallback (re-poll, waiter

@@ -21,7 +21,9 @@ var (
 	// ErrLockLost: a lock this process held is no longer held: the watchdog found it gone or could not
 	// renew it before its lease may have lapsed, its fixed lease ran out, an unlock failed, or the
 	// Client was closed. It is the cause of the hold's context cancellation (read it with
-	// context.Cause).
+	// context.Cause). A PermitExpirableSemaphore's leased permit lost the same way (or whose Release
+	// failed) is reported with it too, as the cause of HeldPermits.Context: there is no separate
+	// sentinel for permits.
 	ErrLockLost = errors.New("redisson: lock lost")
 
 	// ErrClosed: the Client was closed.

@@ -191,6 +191,17 @@ func TestReplicaAcksEveryHeldKindLostWhenUnacknowledged(t *testing.T) {
 		"write hold": func(t *testing.T, c *redisson.Client) context.Context {
 			return mustLock(t, c.ReadWriteLock("acked-rw-write"), t.Context()).Context()
 		},
+		"leased permit": func(t *testing.T, c *redisson.Client) context.Context {
+			s := c.PermitExpirableSemaphore("acked-permits")
+			if _, err := s.TrySetPermits(t.Context(), 1); err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.AcquireHeld(t.Context(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p.Context()
+		},
 	}
 	for _, kind := range redisson.RenewHoldKinds() {
 		t.Run(kind, func(t *testing.T) {

@@ -88,21 +88,24 @@ func (s *Semaphore) check(ctx context.Context) error {
 	return s.c.checkCall(ctx)
 }
 
-// Acquire takes n permits (n ≥ 1), waiting until they are available, ctx ends, the optional
+// Acquire takes n permits (n ≥ 0), waiting until they are available, ctx ends, the optional
 // WithWait bound passes, or the Client is closed. It blocks. On failure nothing was taken, and the
-// error matches ErrNotObtained, with ctx's error, ErrClosed, ErrInvalidArgument (n < 1, WithLease:
-// permits have no lease), ErrWrongType, ErrNotReplicated or the Redis error.
+// error matches ErrNotObtained, with ctx's error, ErrClosed, ErrInvalidArgument (n < 0, WithLease:
+// permits have no lease), ErrWrongType, ErrNotReplicated or the Redis error. Acquiring 0 permits
+// succeeds at once, sending nothing to Redis (as Redisson's acquire(0); unlike x/sync's, it does not
+// wait behind the waiters): it fails only for bad input, a closed Client or a ctx already done.
 func (s *Semaphore) Acquire(ctx context.Context, n int64, opts ...AcquireOption) error {
 	_, err := s.acquire(ctx, "acquire", n, opts, true, false)
 	return err
 }
 
-// TryAcquire takes n permits (n ≥ 1) if they are available now, or, with WithWait, within that
+// TryAcquire takes n permits (n ≥ 0) if they are available now, or, with WithWait, within that
 // bound; it reports whether it took them. It blocks for one round trip, or up to the bound. Errors
-// are those of Acquire; not getting the permits in time is (false, nil).
+// are those of Acquire; not getting the permits in time is (false, nil). TryAcquire of 0 permits
+// reports true at once, sending nothing to Redis (see Acquire).
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, opts ...AcquireOption) (bool, error) {
-	id, err := s.acquire(ctx, "try acquire", n, opts, false, false)
-	return id != "", err
+	a, err := s.acquire(ctx, "try acquire", n, opts, false, false)
+	return a != nil, err
 }
 
 // maxPermits bounds every count of permits: the scripts' numbers hold integers exactly up to it.
@@ -116,24 +119,34 @@ const maxLeased = 1000
 var errNotNow = errors.New("too few permits")
 
 // acquire takes n permits: one attempt, or, if waiting (or WithWait), attempts through the waiting
-// engine. It returns the acquisition's id, or "" when it took nothing: with nil when a single attempt
-// or the WithWait bound found too few permits (Acquire makes that an error), else the error. With
-// leased (PermitExpirableSemaphore), each permit is leased (WithLease, else the watchdog's lease,
-// renewed while the Client lives) and its id is "<acquisition id>#<i>".
-func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []AcquireOption, waiting, leased bool) (string, error) {
+// engine. It returns what it took, or nil when it took nothing: with nil when a single attempt or the
+// WithWait bound found too few permits (Acquire makes that an error), else the error. With leased
+// (PermitExpirableSemaphore), each permit is leased (WithLease, else the watchdog's lease, renewed
+// while the Client lives), its id is "<acquisition id>#<i>", and it is registered with the
+// scheduler before it is reported. n = 0 takes nothing, at once, without I/O.
+func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []AcquireOption, waiting, leased bool) (*acquired, error) {
 	if err := s.check(ctx); err != nil {
-		return "", opErr(op, s.Name(), ErrNotObtained, err)
+		return nil, opErr(op, s.Name(), ErrNotObtained, err)
 	}
 	ac, err := parseAcquire(opts)
 	switch {
 	case err != nil:
-		return "", opErr(op, s.name, ErrNotObtained, err)
-	case n < 1 || n > maxPermits:
-		return "", opErr(op, s.name, ErrNotObtained, invalidf("%d permits: must be in [1, 2^53-1]", n))
+		return nil, opErr(op, s.name, ErrNotObtained, err)
+	case n < 0 || n > maxPermits:
+		return nil, opErr(op, s.name, ErrNotObtained, invalidf("%d permits: must be in [0, 2^53-1]", n))
 	case ac.lease != 0 && !leased:
-		return "", opErr(op, s.name, ErrNotObtained, invalidf("semaphore permits have no lease (WithLease)"))
+		return nil, opErr(op, s.name, ErrNotObtained, invalidf("semaphore permits have no lease (WithLease)"))
 	case leased && n > maxLeased:
-		return "", opErr(op, s.name, ErrNotObtained, invalidf("%d leased permits at once: at most %d", n, maxLeased))
+		return nil, opErr(op, s.name, ErrNotObtained, invalidf("%d leased permits at once: at most %d", n, maxLeased))
+	case n == 0:
+		if err := ctx.Err(); err != nil {
+			return nil, opErr(op, s.name, ErrNotObtained, err)
+		}
+		a := &acquired{}
+		if leased {
+			a.set = s.newPermitSet(ctx, 0)
+		}
+		return a, nil
 	}
 	bounded := ac.waitSet && ac.wait > 0
 	waitCtx := ctx
@@ -153,10 +166,12 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		mode = "w"
 	}
 	var leaseMs int64
+	var fixed time.Duration // a fixed lease, as Redis has it
 	if leased {
 		leaseMs = c.cfg.watchdog.Milliseconds()
 		if ac.lease > 0 {
 			leaseMs = ac.lease.Milliseconds()
+			fixed = time.Duration(leaseMs) * time.Millisecond
 		}
 	}
 	sent := false
@@ -196,11 +211,15 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		}}, attempt)
 	}
 	if err == nil {
-		if leased && ac.lease == 0 && !s.watch(id, n, at) {
-			s.undo(ctx, id, n, leased) // closed meanwhile: nothing would renew them
-			return "", opErr(op, s.name, ErrNotObtained, ErrClosed)
+		a := &acquired{id: id, n: n}
+		if leased {
+			var ok bool
+			if a.set, ok = s.hold(ctx, id, n, fixed, at); !ok {
+				s.undo(ctx, id, n, leased) // closed meanwhile: nothing would renew or watch them
+				return nil, opErr(op, s.name, ErrNotObtained, ErrClosed)
+			}
 		}
-		return id, nil
+		return a, nil
 	}
 	if sent && !noEffect(err) && !errors.Is(err, errNotNow) {
 		// The wait ended, or an attempt's outcome is unknown: give back what it may have taken and
@@ -222,7 +241,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	if err == nil && op == "acquire" {
 		err = opErr(op, s.name, ErrNotObtained, errors.New("wait bound passed"))
 	}
-	return "", err
+	return nil, err
 }
 
 // undo gives back the permits acquisition id may have taken and takes it out of the waiters, as a
@@ -274,13 +293,24 @@ func (s *Semaphore) mutate(ctx context.Context, op, what string, n int64) (int64
 	return v, nil
 }
 
-// Release gives back n permits (n ≥ 1) and wakes the waiters they let through. It blocks for one
+// Release gives back n permits (n ≥ 0) and wakes the waiters they let through. It blocks for one
 // round trip. Nothing checks that they were acquired: a Semaphore has no owners. On failure the
 // error is ErrInvalidArgument (nothing changed), ErrWrongType, ErrNotReplicated (released on the
 // master only), or a Redis error (the outcome is unknown: a re-sent release is applied once).
+// Releasing 0 permits does nothing and sends nothing to Redis: it fails only for bad input, a closed
+// Client or a ctx already done.
 func (s *Semaphore) Release(ctx context.Context, n int64) error {
-	if (n < 1 || n > maxPermits) && s.check(ctx) == nil {
-		return opErr("release", s.name, invalidf("%d permits: must be in [1, 2^53-1]", n))
+	if err := s.check(ctx); err != nil {
+		return opErr("release", s.Name(), err)
+	}
+	switch {
+	case n < 0 || n > maxPermits:
+		return opErr("release", s.name, invalidf("%d permits: must be in [0, 2^53-1]", n))
+	case n == 0:
+		if err := ctx.Err(); err != nil {
+			return opErr("release", s.name, err)
+		}
+		return nil
 	}
 	_, err := s.mutate(ctx, "release", "r", n)
 	return err

@@ -189,9 +189,8 @@ func semaphoreConformance() []conformanceCase {
 				t.Fatal(err)
 			}
 			for what, err := range map[string]error{
-				"Acquire(0)":          s.Acquire(ctx, 0),
+				"Acquire(-1)":         s.Acquire(ctx, -1),
 				"Acquire(WithLease)":  s.Acquire(ctx, 1, redisson.WithLease(time.Second)),
-				"Release(0)":          s.Release(ctx, 0),
 				"Release(-1)":         s.Release(ctx, -1),
 				"nil semaphore":       (*redisson.Semaphore)(nil).Release(ctx, 1),
 				"empty name":          c.Semaphore("").Release(ctx, 1),
@@ -315,4 +314,105 @@ func TestSemaphoreTwoProcesses(t *testing.T) {
 func faultHelperSemLoad(t *testing.T, ctx context.Context, addr, name string, stdin *bufio.Reader) {
 	rdb := faultHelperRedis(t, addr)
 	childLoad(t, stdin, "FAULT-SEM", func(stop time.Time) semLoadResult { return semLoad(t, ctx, rdb, name, 3, 6, stop) })
+}
+
+// Zero permits, as x/sync's semaphore and Redisson allow: Acquire(0), TryAcquire(0) and Release(0)
+// succeed at once without sending anything to Redis (here: through a proxy that forwards nothing),
+// even with no permits available and a waiter queued; the call's checks still apply (nil handle,
+// closed Client, ctx already done, bad options, negative n). A PermitExpirableSemaphore acquires 0
+// permits as an empty id list.
+func TestSemaphoreZeroPermits(t *testing.T) {
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	px := redistest.NewProxy(t, srv.Addr())
+	c := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = px.Addr() }))
+	const name = "sem-zero"
+	s := c.Semaphore(name)
+	p := c.PermitExpirableSemaphore(name)
+	// A waiter for the one permit that is not there.
+	w := newClient(t, srv.Client(t)).Semaphore(name)
+	wctx, stopWaiter := context.WithCancel(ctx)
+	defer stopWaiter()
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- w.Acquire(wctx, 1) }()
+	semWaiting(t, newClient(t, srv.Client(t)), name, 1)
+
+	px.Blackhole(true) // anything sent now would hang until the call's deadline
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.Acquire(cctx, 0); err != nil {
+		t.Errorf("Acquire(0) = %v; want nil", err)
+	}
+	if ok, err := s.TryAcquire(cctx, 0); err != nil || !ok {
+		t.Errorf("TryAcquire(0) = %v, %v; want true, nil", ok, err)
+	}
+	if err := s.Release(cctx, 0); err != nil {
+		t.Errorf("Release(0) = %v; want nil", err)
+	}
+	if ids, err := p.Acquire(cctx, 0); err != nil || ids == nil || len(ids) != 0 {
+		t.Errorf("PermitExpirableSemaphore.Acquire(0) = %#v, %v; want an empty list, nil", ids, err)
+	}
+	if ids, err := p.TryAcquire(cctx, 0, redisson.WithLease(time.Second)); err != nil || ids == nil || len(ids) != 0 {
+		t.Errorf("PermitExpirableSemaphore.TryAcquire(0) = %#v, %v; want an empty list, nil", ids, err)
+	}
+	if h, err := p.AcquireHeld(cctx, 0); err != nil || len(h.IDs()) != 0 || h.Context().Err() != nil {
+		t.Errorf("AcquireHeld(0) = %v, %v; want no ids and a live context", h, err)
+	}
+	if cctx.Err() != nil {
+		t.Fatalf("the calls of 0 permits waited for Redis")
+	}
+
+	// The checks still apply.
+	done, cancelDone := context.WithCancel(ctx)
+	cancelDone()
+	for what, err := range map[string]error{
+		"nil handle Acquire(0)":     (*redisson.Semaphore)(nil).Acquire(ctx, 0),
+		"nil handle Release(0)":     (*redisson.Semaphore)(nil).Release(ctx, 0),
+		"nil context":               s.Acquire(nil, 0), //nolint:staticcheck // a nil context is bad input
+		"Acquire(0, WithLease)":     s.Acquire(ctx, 0, redisson.WithLease(time.Second)),
+		"Acquire(-1)":               s.Acquire(ctx, -1),
+		"Release(-1)":               s.Release(ctx, -1),
+		"TryAcquire(-1)":            func() error { _, err := s.TryAcquire(ctx, -1); return err }(),
+		"permit Acquire(-1)":        func() error { _, err := p.Acquire(ctx, -1); return err }(),
+		"nil permit handle Acquire": func() error { _, err := (*redisson.PermitExpirableSemaphore)(nil).Acquire(ctx, 0); return err }(),
+	} {
+		if !errors.Is(err, redisson.ErrInvalidArgument) {
+			t.Errorf("%s = %v; want ErrInvalidArgument", what, err)
+		}
+	}
+	if err := s.Acquire(done, 0); !errors.Is(err, context.Canceled) || !errors.Is(err, redisson.ErrNotObtained) {
+		t.Errorf("Acquire(0) with a cancelled context = %v; want context.Canceled, ErrNotObtained", err)
+	}
+	if ok, err := s.TryAcquire(done, 0); ok || !errors.Is(err, context.Canceled) {
+		t.Errorf("TryAcquire(0) with a cancelled context = %v, %v; want false, context.Canceled", ok, err)
+	}
+	px.Blackhole(false)
+	closed := newClient(t, srv.Client(t))
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cs := closed.Semaphore(name)
+	if err := cs.Acquire(ctx, 0); !errors.Is(err, redisson.ErrClosed) {
+		t.Errorf("Acquire(0) on a closed Client = %v; want ErrClosed", err)
+	}
+	if ok, err := cs.TryAcquire(ctx, 0); ok || !errors.Is(err, redisson.ErrClosed) {
+		t.Errorf("TryAcquire(0) on a closed Client = %v, %v; want false, ErrClosed", ok, err)
+	}
+	if err := cs.Release(ctx, 0); !errors.Is(err, redisson.ErrClosed) {
+		t.Errorf("Release(0) on a closed Client = %v; want ErrClosed", err)
+	}
+	if _, err := closed.PermitExpirableSemaphore(name).Acquire(ctx, 0); !errors.Is(err, redisson.ErrClosed) {
+		t.Errorf("PermitExpirableSemaphore.Acquire(0) on a closed Client = %v; want ErrClosed", err)
+	}
+
+	// Nothing changed: the waiter still waits, and gets the permit a release brings.
+	if n, err := w.AvailablePermits(ctx); err != nil || n != 0 {
+		t.Errorf("AvailablePermits = %d, %v; want 0", n, err)
+	}
+	if err := w.Release(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waitErr; err != nil {
+		t.Fatalf("the waiter's Acquire = %v", err)
+	}
 }
