@@ -757,3 +757,12 @@ func TestNoStarvationAcrossClients(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A Lock or FencedLock waiter of another Client that is granted the lock but gives it back because
+// the answer came too late (a paused server) keeps its place at the head of the queue (see
+// lateGrantOrder in fairlock_test.go): the same mechanism as a FairLock's.
+func TestLockLateGrantKeepsItsPlace(t *testing.T) {
+	for _, kind := range []string{"Lock", "FencedLock"} {
+		t.Run(kind, func(t *testing.T) { lateGrantOrder(t, kind, false) })
+	}
+}

@@ -423,3 +423,10 @@ func TestReadWriteLockRandomFaults(t *testing.T) {
 }
 
 var rwSeedFlag = flag.Int64("rw.seed", 0, "seed of TestReadWriteLockRandomFaults (0: from the clock)")
+
+// A writer that is given the lock but gives it back because the answer came too late (a paused
+// server) keeps its place: served before the writer of another Client that registered after it (see
+// lateGrantOrder in fairlock_test.go; the writers of one Client take turns locally).
+func TestReadWriteLockLateGrantKeepsItsPlace(t *testing.T) {
+	lateGrantOrder(t, "ReadWriteLock", false)
+}
