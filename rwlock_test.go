@@ -473,11 +473,13 @@ func TestReadWriteLockStoppedWaiterStallsItsOwnTimeout(t *testing.T) {
 	eventually(t, 5*time.Second, "X to wait", func() bool { return len(rwWaiting(t, admin, name)) == 2 })
 	p.Blackhole(true) // W's process stops; its connections stay open
 	mustUnlock(t, hr)
+	released := time.Now()
 	select {
 	case res := <-xGot:
 		if res.err != nil {
 			t.Fatalf("X: %v", res.err)
 		}
+		t.Logf("X served %v after the release", time.Since(released))
 		mustUnlock(t, res.h)
 	case res := <-wGot:
 		t.Fatalf("W, cut off, returned %v", res.err)
