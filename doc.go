@@ -159,7 +159,8 @@
 // reference-counted subscription per lock (kept for 2s after its last waiter leaves).
 //
 // Fairness. A FairLock is served strictly in the order of arrival at Redis, across processes and
-// goroutines alike; TryLock without a wait never queues. A Lock queues one waiter per process in
+// goroutines alike, even when a grant's answer comes too late to be relied on (see Re-sent
+// commands); TryLock without a wait never queues. A Lock queues one waiter per process in
 // Redis (the goroutines of one Client queue locally, first come first served, and only the head of
 // that local queue waits in Redis), so processes are served in turn and the goroutines of each in
 // order; when nobody else waits, a release transfers the lock to the next goroutine of its own Client
@@ -197,7 +198,12 @@
 //     so every other error is treated as an unknown outcome and undone.
 //   - An acquisition, or a hand-over to a waiting goroutine, whose answer comes so late that its
 //     lease may already be about to lapse is not reported as held: it is undone, and a waiting call
-//     tries again.
+//     tries again, after a randomized pause that doubles with every such give-back (from 1ms to
+//     128ms), so that a lease shorter than a round trip does not make it spin. A waiting owner that
+//     gives back what it was granted keeps its place at the head of the queue (the release script
+//     queues it again with its ticket before serving the queue, so the lock is handed back to it),
+//     unless its previous give-back kept it already: a lease too short for the round trip then
+//     queues it again at the back instead of holding the queue for ever.
 //
 // # Keys
 //

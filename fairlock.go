@@ -12,7 +12,9 @@ import (
 //
 // Order: every waiting acquisition, whatever its process, queues in Redis in the order of its
 // arrival there, and a release hands the lock to the head of the queue, waking only that waiter: a
-// hand-over costs the same few commands however many wait. A free lock goes to the head of the
+// hand-over costs the same few commands however many wait. A waiter that must give back what it was
+// handed, because the answer came too late to vouch for its lease (a paused or slow server), keeps
+// its place at the head (see the package documentation, Re-sent commands). A free lock goes to the head of the
 // queue, or to anyone if nobody waits; TryLock without a wait never queues. A live waiter keeps its
 // place however long the holder keeps the lock (its Client keeps it alive with heartbeats); one whose
 // process died is evicted after the waiter timeout (WithWaiterTimeout), and stalls the lock at most

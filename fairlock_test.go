@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -354,4 +355,76 @@ func TestLockKindsDoNotMix(t *testing.T) {
 		}
 		mustUnlock(t, h)
 	}
+}
+
+// lateGrantOrder checks that a waiter whose grant is answered too late keeps its place (issue 18).
+// A holds the lock of kind (a ReadWriteLock: its write side); B, then C, queue with WithLease(2s), B (and C too if oneClient) through
+// a proxy that delays every packet by 50ms, C otherwise directly on a Client of its own. A unlocks:
+// the release hands the lock to B and wakes it, and a CLIENT PAUSE WRITE of 2.5s starts before B's
+// confirming attempt, 100ms away, reaches the server. That attempt runs when the pause ends, and
+// its reply comes more than the vouched part of its lease after it was sent: B gives the lock
+// back. B must still be served before C.
+func lateGrantOrder(t *testing.T, kind string, oneClient bool) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	name := "late-grant-" + kind
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	a := newClient(t, srv.Client(t))
+	b := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }))
+	c := b
+	if !oneClient {
+		c = newClient(t, srv.Client(t))
+	}
+	queued := func() (n int64) {
+		if kind == "ReadWriteLock" { // waiting writers: ww: fields (internal/scripts/rw_value.lua)
+			for f := range admin.HGetAll(ctx, "{"+name+"}").Val() {
+				if strings.HasPrefix(f, "ww:") {
+					n++
+				}
+			}
+			return n
+		}
+		q, _ := redisson.QueueKeys(kind, name)
+		return admin.ZCard(ctx, q).Val()
+	}
+
+	ha := mustLock(t, lockOf(a, kind, name), ctx)
+	logKey := name + "-log"
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	waiter := func(cl *redisson.Client, who string) {
+		spawn(&wg, func() {
+			h, err := lockOf(cl, kind, name).Lock(ctx, redisson.WithLease(2*time.Second))
+			if err != nil {
+				t.Errorf("%s: %v", who, err)
+				return
+			}
+			admin.RPush(ctx, logKey, who)
+			_ = h.Unlock(ctx)
+		})
+	}
+	waiter(b, "B")
+	eventually(t, 5*time.Second, "B to queue", func() bool { return queued() == 1 })
+	waiter(c, "C")
+	eventually(t, 5*time.Second, "C to queue", func() bool { return queued() == 2 })
+	p.Delay(50 * time.Millisecond)
+	mustUnlock(t, ha)
+	if err := admin.Do(ctx, "CLIENT", "PAUSE", 2500, "WRITE").Err(); err != nil {
+		t.Fatalf("CLIENT PAUSE: %v", err)
+	}
+	wg.Wait()
+	got := admin.LRange(ctx, logKey, 0, -1).Val()
+	if len(got) != 2 || got[0] != "B" || got[1] != "C" {
+		t.Fatalf("served %v; want [B C], the order of arrival", got)
+	}
+}
+
+// A waiter that is granted the lock but gives it back because the answer came too late (a paused
+// server) keeps its place at the head of the queue: served B then C where B arrived first, on one
+// Client and on two.
+func TestFairLockLateGrantKeepsItsPlace(t *testing.T) {
+	t.Run("one-client", func(t *testing.T) { lateGrantOrder(t, "FairLock", true) })
+	t.Run("two-clients", func(t *testing.T) { lateGrantOrder(t, "FairLock", false) })
 }

@@ -341,6 +341,15 @@ func (m *mutex) watchdogLease() time.Duration {
 // owner in the lock's wait queue in Redis; a release then hands the lock to it directly and wakes it,
 // and its next attempt confirms. If the wait ends otherwise, the owner leaves the queue and releases
 // what it may have been handed meanwhile.
+//
+// The first attempt runs on ctx whatever the WithWait bound (waitCtx), so that even a bound shorter
+// than a round trip makes one attempt; later waiting ends with waitCtx.
+//
+// A waiting attempt whose grant is answered too late to vouch for its lease gives the lock back
+// (see giveBack): the owner keeps its place at the head of the queue, so it is handed the lock again,
+// unless its previous give-back kept it already (a lease too short for the round trip must not hold
+// the queue for ever: the owner then queues again at the back). It tries again after a randomized
+// pause that doubles with every give-back, from 1ms up to giveBackPauseMax.
 func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Duration, waiting bool) (*owner, error) {
 	c := m.c
 	leaseMs := m.leaseMs(lease)
@@ -350,6 +359,9 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	}
 	var o *owner
 	queued := false
+	var place int64         // the owner's ticket in the queue, from its latest queued attempt (0: none)
+	kept := false           // the latest give-back kept the owner's place
+	var pause time.Duration // the latest pause after a give-back
 	attempt := func(ctx context.Context, woken wait.Woken) (wait.Outcome, error) {
 		if lease == 0 && woken.Message != "" && !c.acks.on() {
 			if cand, err := m.takeHanded(ctx, id, woken); err != nil || cand != nil {
@@ -377,6 +389,9 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		if n < 1 {
 			c.markContended(m.gateName, sent)
 			queued = queued || waiting
+			if ticket > 0 {
+				place = ticket
+			}
 			if !waiting {
 				return wait.Outcome{}, errors.New("held by another owner")
 			}
@@ -394,9 +409,16 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 			// for the lease: give the lock back.
 			m.undo(ctx, id, false)
 			return wait.Outcome{}, err
-		default: // answered too late: give the lock back and try again
-			m.undo(ctx, id, false)
-			return wait.Outcome{Queued: queued, Retry: 0}, nil
+		default: // answered too late: give the lock back, keeping the owner's place, and try again
+			kept = !kept
+			m.giveBack(ctx, id, place, kept)
+			if kept {
+				queued = true
+			} else {
+				place = 0
+			}
+			pause = min(max(2*pause, time.Millisecond), giveBackPauseMax)
+			return wait.Outcome{Queued: queued, Retry: pause/2 + rand.N(pause/2+1)}, nil
 		}
 	}
 	if !waiting {
@@ -419,7 +441,13 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	} else {
 		w.Beat.Key, w.Beat.Keys = m.acquireKeys[1], m.acquireKeys[:3:3] // lock, queue, deadlines (wait_beat.lua)
 	}
-	err := c.engine.Wait(waitCtx, w, attempt)
+	first := true
+	err := c.engine.Wait(waitCtx, w, func(actx context.Context, woken wait.Woken) (wait.Outcome, error) {
+		if first { // made whatever the WithWait bound
+			first, actx = false, ctx
+		}
+		return attempt(actx, woken)
+	})
 	if err == nil {
 		return o, nil
 	}
@@ -448,7 +476,12 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 	for attempt := 0; ; attempt++ {
 		sent := time.Now()
 		// The first attempt takes a free lock with one SET NX; later ones find it held: the script.
-		n, token, _, ackErr, err := m.runAcquire(waitCtx, id, leaseMs, "1", modeTry, attempt == 0, sent)
+		// It is made whatever the WithWait bound (on ctx); the wait ends with waitCtx.
+		actx := waitCtx
+		if attempt == 0 {
+			actx = ctx
+		}
+		n, token, _, ackErr, err := m.runAcquire(actx, id, leaseMs, "1", modeTry, attempt == 0, sent)
 		switch {
 		case err != nil:
 			if !noEffect(err) {
@@ -468,7 +501,8 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 			if errors.Is(err, ErrClosed) {
 				return nil, err
 			}
-			continue // answered too late to vouch for the lease: try again at once
+			// Answered too late to vouch for the lease: try again after the pause, as after a
+			// failed attempt (a lease shorter than a round trip must not make it spin).
 		}
 		t := time.NewTimer(pause + rand.N(pause/2+1))
 		select {
@@ -661,6 +695,28 @@ func (m *mutex) undo(ctx context.Context, id string, inFlight bool) {
 	}
 }
 
+// giveBack gives back the lock granted to waiting owner id by an attempt answered too late to vouch
+// for its lease (see contend), on a detached context. With keep, the owner rejoins the queue at its
+// place (place, its ticket; 0 if it took the lock without queueing: ahead of every waiter) before the
+// lock is handed over, so it is handed back to the owner (lock_release.lua, rw_release.lua);
+// otherwise it is undone as any acquisition.
+func (m *mutex) giveBack(ctx context.Context, id string, place int64, keep bool) {
+	if !keep {
+		m.undo(ctx, id, false)
+		return
+	}
+	ctx, cancel := detached(ctx)
+	_, _, err := m.release(ctx, id, "1", true, "", m.c.cfg.watchdog.Milliseconds(), "", int64(0), false, strconv.FormatInt(place, 10))
+	cancel()
+	if err != nil {
+		m.c.cfg.logger.Warn("redisson: could not give back a lock granted too late; it expires with its lease",
+			"lock", m.name, "err", err)
+	}
+}
+
+// giveBackPauseMax bounds the pause before an attempt that follows a give-back (see contend).
+const giveBackPauseMax = 128 * time.Millisecond
+
 // undoLater runs the undo of owner id in the background after 250ms, 1s and 4s (all three: freeing
 // one copy of a request proves nothing about a re-sent copy still travelling), and first at once if
 // now is set. A request delayed longer than that leaves the lock held until its lease ends.
@@ -702,18 +758,20 @@ const (
 // ackErr tells that too few replicas acknowledged the release (see acked): a transfer to the heir
 // then must not be relied on.
 func (m *mutex) runRelease(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string) (res int64, ackErr, err error) {
-	return m.release(ctx, owner, level, final, expected, leaseMs, heir, m.c.historyArg, true)
+	return m.release(ctx, owner, level, final, expected, leaseMs, heir, m.c.historyArg, true, "")
 }
 
 // runUndo releases whatever owner id holds and takes it out of the wait queue, writing no release
 // history: an undo may run while another owner of this Client is releasing the lock, whose history
 // entry it must not overwrite. It waits for no replica.
 func (m *mutex) runUndo(ctx context.Context, id string) (int64, error) {
-	n, _, err := m.release(ctx, id, "1", true, "", m.c.cfg.watchdog.Milliseconds(), "", int64(0), false)
+	n, _, err := m.release(ctx, id, "1", true, "", m.c.cfg.watchdog.Milliseconds(), "", int64(0), false, "")
 	return n, err
 }
 
-func (m *mutex) release(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string, historyArg any, acked bool) (int64, error, error) {
+// release runs the release script (see runRelease); rejoin, if not "", makes it a give-back: the
+// owner's ticket (see giveBack).
+func (m *mutex) release(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string, historyArg any, acked bool, rejoin string) (int64, error, error) {
 	f := "0"
 	if final {
 		f = "1"
@@ -721,6 +779,9 @@ func (m *mutex) release(ctx context.Context, owner, level string, final bool, ex
 	c := m.c
 	if m.rw() {
 		script, keys, args := scripts.RWRelease, m.releaseKeys, []any{owner, level, f, m.side(), c.publish, m.wakePrefix, historyArg, c.waiterArg}
+		if rejoin != "" {
+			args = append(args, rejoin)
+		}
 		if !acked {
 			n, err := c.run(ctx, script, keys, args...).Int64()
 			return n, nil, err
@@ -730,8 +791,11 @@ func (m *mutex) release(ctx context.Context, owner, level string, final bool, ex
 		return n, ackErr, err
 	}
 	args := []any{owner, level, f, expected, leaseMs, historyArg, c.publish, m.wakePrefix, m.kind, c.waiterArg}
-	if heir != "" {
+	if heir != "" || rejoin != "" {
 		args = append(args, heir)
+	}
+	if rejoin != "" {
+		args = append(args, rejoin)
 	}
 	if !acked {
 		n, err := c.run(ctx, scripts.LockRelease, m.releaseKeys, args...).Int64()

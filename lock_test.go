@@ -757,3 +757,129 @@ func TestNoStarvationAcrossClients(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A Lock or FencedLock waiter of another Client that is granted the lock but gives it back because
+// the answer came too late (a paused server) keeps its place at the head of the queue (see
+// lateGrantOrder in fairlock_test.go): the same mechanism as a FairLock's.
+func TestLockLateGrantKeepsItsPlace(t *testing.T) {
+	for _, kind := range []string{"Lock", "FencedLock"} {
+		t.Run(kind, func(t *testing.T) { lateGrantOrder(t, kind, false) })
+	}
+}
+
+// tinyWaitKinds are the acquisitions that take WithWait, by name; each acquires name from c.
+var tinyWaitKinds = map[string]func(ctx context.Context, c *redisson.Client, name string, opts ...redisson.AcquireOption) (*redisson.Hold, error){
+	"Lock": func(ctx context.Context, c *redisson.Client, n string, o ...redisson.AcquireOption) (*redisson.Hold, error) {
+		return c.Lock(n).TryLock(ctx, o...)
+	},
+	"FairLock": func(ctx context.Context, c *redisson.Client, n string, o ...redisson.AcquireOption) (*redisson.Hold, error) {
+		return c.FairLock(n).TryLock(ctx, o...)
+	},
+	"FencedLock": func(ctx context.Context, c *redisson.Client, n string, o ...redisson.AcquireOption) (*redisson.Hold, error) {
+		return c.FencedLock(n).TryLock(ctx, o...)
+	},
+	"SpinLock": func(ctx context.Context, c *redisson.Client, n string, o ...redisson.AcquireOption) (*redisson.Hold, error) {
+		return c.SpinLock(n).TryLock(ctx, o...)
+	},
+	"ReadWriteLock.Lock": func(ctx context.Context, c *redisson.Client, n string, o ...redisson.AcquireOption) (*redisson.Hold, error) {
+		return c.ReadWriteLock(n).TryLock(ctx, o...)
+	},
+	"ReadWriteLock.RLock": func(ctx context.Context, c *redisson.Client, n string, o ...redisson.AcquireOption) (*redisson.Hold, error) {
+		return c.ReadWriteLock(n).TryRLock(ctx, o...)
+	},
+}
+
+// A WithWait bound shorter than a round trip still makes one attempt (issue 18): a free lock of every
+// kind is acquired with WithWait(1ns) and WithWait(1µs); on a held one the attempt fails, leaving
+// nobody queued and the Client's pub/sub connection as it was.
+func TestLockTinyWaitMakesOneAttempt(t *testing.T) {
+	c, rdb, _ := setup(t)
+	ctx := t.Context()
+	other := newClient(t, rdb)
+	for kind, try := range tinyWaitKinds {
+		for _, d := range []time.Duration{time.Nanosecond, time.Microsecond} {
+			name := fmt.Sprintf("tiny-wait-%s-%v", kind, d)
+			h, err := try(ctx, c, name, redisson.WithWait(d))
+			if err != nil {
+				t.Errorf("%s: TryLock(WithWait(%v)) on a free lock = %v; want it acquired", kind, d, err)
+				continue
+			}
+			if kind == "ReadWriteLock.RLock" {
+				mustUnlock(t, h)
+				continue // readers share: nothing to hold it against
+			}
+			reconnects := other.Stats().Reconnects
+			if h2, err := try(ctx, other, name, redisson.WithWait(d)); !errors.Is(err, redisson.ErrNotObtained) {
+				t.Errorf("%s: TryLock(WithWait(%v)) on a held lock = %v, %v; want not obtained", kind, d, h2, err)
+			}
+			if n := other.Stats().Waiting; n != 0 {
+				t.Errorf("%s: %d waiters left after the attempt", kind, n)
+			}
+			mustUnlock(t, h)
+			if h, err := try(ctx, c, name); err != nil {
+				t.Errorf("%s: the lock is not free after its holder unlocked: %v", kind, err)
+			} else {
+				mustUnlock(t, h)
+			}
+			if r := other.Stats().Reconnects; r != reconnects {
+				t.Errorf("%s: the pub/sub connection reconnected (%d times)", kind, r-reconnects)
+			}
+		}
+	}
+}
+
+// commandCalls is how many lock commands (scripts and SET) the server has run.
+func commandCalls(t *testing.T, rdb *redis.Client) int64 {
+	t.Helper()
+	var n int64
+	for _, line := range strings.Split(rdb.Info(t.Context(), "commandstats").Val(), "\n") {
+		for _, cmd := range []string{"evalsha", "eval", "set"} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls="); ok {
+				var calls int64
+				fmt.Sscan(strings.SplitN(rest, ",", 2)[0], &calls)
+				n += calls
+			}
+		}
+	}
+	return n
+}
+
+// A lease shorter than a round trip (WithLease(1ms), the server 2ms away and back) is never vouched
+// for: every grant is given back. The waiting acquisition pauses between give-backs (issue 18), a
+// randomized pause doubling from 1ms to 128ms, instead of spinning, and returns when its context
+// ends. Over 2s it makes at most about 2s / 64ms (the shortest pause at the cap) rounds of an
+// attempt and a give-back, each of which may be followed by an immediate one (a give-back that keeps
+// the waiter's place hands the lock back to it): the bound is 200 commands; a spin makes more than
+// one round every 2 round trips.
+func TestLockTinyLeaseDoesNotSpin(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	p.Delay(time.Millisecond)
+	c := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }))
+	for _, kind := range []string{"Lock", "FairLock", "FencedLock", "SpinLock", "ReadWriteLock.Lock"} {
+		t.Run(kind, func(t *testing.T) {
+			try := tinyWaitKinds[kind]
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+			defer cancel()
+			before := commandCalls(t, admin)
+			h, err := try(ctx, c, "tiny-lease-"+kind, redisson.WithLease(time.Millisecond), redisson.WithWait(time.Hour))
+			returned := time.Now()
+			calls := commandCalls(t, admin) - before
+			t.Logf("%d commands in 2s", calls)
+			if err == nil {
+				mustUnlock(t, h)
+				t.Fatalf("a 1ms lease 2ms away was reported held")
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("error %v; want the context's", err)
+			}
+			if deadline, _ := ctx.Deadline(); returned.After(deadline.Add(time.Second)) {
+				t.Errorf("returned %v after the context ended", returned.Sub(deadline))
+			}
+			if calls > 200 {
+				t.Errorf("%d commands in 2s: the acquisition spins between give-backs", calls)
+			}
+		})
+	}
+}

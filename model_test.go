@@ -2231,13 +2231,13 @@ func (r *modelRun) checkRWHash(name string, reported map[string]bool) []modelRWH
 			if strings.HasPrefix(field, "ww:") {
 				nww++
 			}
-			f := strings.Split(value, "|")
-			if len(f) != 2 {
+			f := strings.Split(value, "|") // ticket|timeout|deadline
+			if len(f) != 3 {
 				bad("bad waiter field %s = %q", field, value)
 				continue
 			}
 			_, err1 := strconv.ParseInt(f[0], 10, 64)
-			at, err2 := strconv.ParseInt(f[1], 10, 64)
+			at, err2 := strconv.ParseInt(f[2], 10, 64)
 			if err1 != nil || err2 != nil {
 				bad("bad waiter field %s = %q", field, value)
 				continue

@@ -278,7 +278,9 @@ func WithLease(d time.Duration) AcquireOption {
 }
 
 // WithWait bounds how long an acquisition waits for the lock (on top of the context). 0 means a
-// single attempt. d must not be negative.
+// single attempt. The first attempt is made whatever d, bounded by the context only, so a bound
+// shorter than a round trip still takes a free lock (or free permits); d bounds the waiting after
+// it. d must not be negative.
 func WithWait(d time.Duration) AcquireOption {
 	return func(a *acquireConfig) error {
 		if d < 0 {

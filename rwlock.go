@@ -23,7 +23,8 @@ import (
 // that frees the lock gives it, in the same script, to the waiters whose turn it is (the readers
 // ahead of the next writer, or that writer) and wakes just them, on their own Client's channel: they
 // hold it without another round trip. A waiter given the lock just before it died or gave up holds
-// it for at most the waiter timeout. Waiters also re-poll (WithRepollInterval), and a heartbeat that
+// it for at most its own waiter timeout (its Client's WithWaiterTimeout, whatever the releasing
+// Client's), as a Lock's waiter does. Waiters also re-poll (WithRepollInterval), and a heartbeat that
 // finds the way clear (a holder's lease lapsed) makes its waiter try at once.
 //
 // Downgrade: the writer may also take the read lock, with a context marked by its write hold

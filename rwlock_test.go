@@ -423,3 +423,109 @@ func TestReadWriteLockRandomFaults(t *testing.T) {
 }
 
 var rwSeedFlag = flag.Int64("rw.seed", 0, "seed of TestReadWriteLockRandomFaults (0: from the clock)")
+
+// A writer that is given the lock but gives it back because the answer came too late (a paused
+// server) keeps its place: served before the writer of another Client that registered after it (see
+// lateGrantOrder in fairlock_test.go; the writers of one Client take turns locally).
+func TestReadWriteLockLateGrantKeepsItsPlace(t *testing.T) {
+	lateGrantOrder(t, "ReadWriteLock", false)
+}
+
+// rwWaiting returns the owner ids registered as waiting writers of ReadWriteLock name (no key
+// prefix): its ww: fields (internal/scripts/rw_value.lua).
+func rwWaiting(t *testing.T, admin *redis.Client, name string) []string {
+	t.Helper()
+	var ids []string
+	for f := range admin.HGetAll(t.Context(), "{"+name+"}").Val() {
+		if id, ok := strings.CutPrefix(f, "ww:"); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// A waiter whose process stops after it registered (its connections stay open, so the release takes
+// it to be alive) stalls the lock for its own waiter timeout, not the releasing Client's (issue 18):
+// W waits with a 2s waiter timeout, the holder's Client has 20s; W is cut off, the holder releases
+// (the lock is given to W), and a third Client's waiter, queued behind W, acquires within W's
+// timeout plus its own re-poll and generous slack (10s in all, half the releaser's timeout).
+func TestReadWriteLockStoppedWaiterStallsItsOwnTimeout(t *testing.T) {
+	const name = "rw-stopped-waiter"
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+	defer cancel()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	r := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(20*time.Second))
+	w := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }), redisson.WithWaiterTimeout(2*time.Second))
+	x := newClient(t, srv.Client(t))
+	defer p.Blackhole(false) // before the Clients close
+
+	hr := mustLockRW(t, r.ReadWriteLock(name), ctx)
+	wGot, wCancel := lockAsync(ctx, w.ReadWriteLock(name))
+	defer wCancel()
+	eventually(t, 5*time.Second, "W to wait, subscribed", func() bool {
+		ch := redisson.ChannelOf(w, name)
+		return len(rwWaiting(t, admin, name)) == 1 && admin.PubSubNumSub(ctx, ch).Val()[ch] == 1
+	})
+	xGot, xCancel := lockAsync(ctx, x.ReadWriteLock(name))
+	defer xCancel()
+	eventually(t, 5*time.Second, "X to wait", func() bool { return len(rwWaiting(t, admin, name)) == 2 })
+	p.Blackhole(true) // W's process stops; its connections stay open
+	mustUnlock(t, hr)
+	released := time.Now()
+	select {
+	case res := <-xGot:
+		if res.err != nil {
+			t.Fatalf("X: %v", res.err)
+		}
+		t.Logf("X served %v after the release", time.Since(released))
+		mustUnlock(t, res.h)
+	case res := <-wGot:
+		t.Fatalf("W, cut off, returned %v", res.err)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("X not served within 10s of the release: the stopped waiter W (waiter timeout 2s) stalls the lock for the releaser's waiter timeout (20s)")
+	}
+}
+
+// A releasing Client with a short waiter timeout does not cut the reservation of a waiter of
+// another Client with a longer one (issue 18): W (waiter timeout 5s, 300ms from the server each
+// way) is given the lock by a release of a Client whose waiter timeout is 200ms; W takes it, and X,
+// which registered after W and re-polls every 50ms, is served after W.
+func TestReadWriteLockReleaserTimeoutDoesNotCutReservation(t *testing.T) {
+	const name = "rw-short-releaser"
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+	defer cancel()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	r := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(200*time.Millisecond))
+	w := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }), redisson.WithWaiterTimeout(5*time.Second))
+	x := newClient(t, srv.Client(t), redisson.WithRepollInterval(50*time.Millisecond))
+
+	hr := mustLockRW(t, r.ReadWriteLock(name), ctx)
+	const logKey = name + "-log"
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	waiter := func(c *redisson.Client, who string) {
+		spawn(&wg, func() {
+			h, err := c.ReadWriteLock(name).Lock(ctx)
+			if err != nil {
+				t.Errorf("%s: %v", who, err)
+				return
+			}
+			admin.RPush(ctx, logKey, who)
+			_ = h.Unlock(ctx)
+		})
+	}
+	p.Delay(300 * time.Millisecond)
+	waiter(w, "W")
+	eventually(t, 10*time.Second, "W to wait", func() bool { return len(rwWaiting(t, admin, name)) == 1 })
+	waiter(x, "X")
+	eventually(t, 10*time.Second, "X to wait", func() bool { return len(rwWaiting(t, admin, name)) == 2 })
+	mustUnlock(t, hr)
+	wg.Wait()
+	if got := admin.LRange(ctx, logKey, 0, -1).Val(); len(got) != 2 || got[0] != "W" || got[1] != "X" {
+		t.Fatalf("served %v; want [W X]: W's reservation is its own waiter timeout", got)
+	}
+}

@@ -176,7 +176,11 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	}
 	sent := false
 	var at time.Time // when the attempt that took the permits was sent
+	callCtx := ctx
 	attempt := func(ctx context.Context, _ wait.Woken) (wait.Outcome, error) {
+		if !sent {
+			ctx = callCtx // the first attempt is made whatever the WithWait bound
+		}
 		sent = true
 		at = time.Now()
 		cmd, ackErr := c.eval(ctx, scripts.SemAcquire, keys, id, n, mode, c.waiterArg, c.historyArg, leaseMs, c.publish, s.wakePrefix)

@@ -416,3 +416,28 @@ func TestSemaphoreZeroPermits(t *testing.T) {
 		t.Fatalf("the waiter's Acquire = %v", err)
 	}
 }
+
+// A WithWait bound shorter than a round trip still makes one attempt (issue 18): permits that are
+// there are taken with WithWait(1ns), by a Semaphore and a PermitExpirableSemaphore alike.
+func TestSemaphoreTinyWaitMakesOneAttempt(t *testing.T) {
+	c, _, _ := setup(t)
+	ctx := t.Context()
+	s := c.Semaphore("tiny-wait")
+	if ok, err := s.TrySetPermits(ctx, 1); !ok || err != nil {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	if ok, err := s.TryAcquire(ctx, 1, redisson.WithWait(time.Nanosecond)); !ok || err != nil {
+		t.Fatalf("TryAcquire(WithWait(1ns)) with a permit free = %v, %v; want it taken", ok, err)
+	}
+	p := c.PermitExpirableSemaphore("tiny-wait-leased")
+	if ok, err := p.TrySetPermits(ctx, 1); !ok || err != nil {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	ids, err := p.TryAcquire(ctx, 1, redisson.WithWait(time.Nanosecond))
+	if len(ids) != 1 || err != nil {
+		t.Fatalf("PermitExpirableSemaphore.TryAcquire(WithWait(1ns)) with a permit free = %v, %v; want it taken", ids, err)
+	}
+	if err := p.Release(ctx, ids...); err != nil {
+		t.Fatal(err)
+	}
+}

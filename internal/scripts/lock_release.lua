@@ -26,7 +26,15 @@
 -- ARGV[10] the client's waiter timeout in milliseconds (the owner's member of the queue: see
 --          wait_queue.lua)
 -- ARGV[11] optional: owner id of a waiter in the releasing client: if the final release finds nobody
---          queued, the lock is transferred to it (levels "1", lease ARGV[5]) instead of freed
+--          queued, the lock is transferred to it (levels "1", lease ARGV[5]) instead of freed; ""
+--          none
+-- ARGV[12] optional, for the undo of a waiting owner that was given the lock but whose answer came
+--          too late for it to rely on (a give-back): "" none; else the owner's ticket ("0" if it took
+--          the lock without queueing). If the owner holds the lock, it rejoins the queue at its place
+--          (queue_rejoin in wait_queue.lua: with that ticket, or ahead of every waiter) before the
+--          lock is handed to the head of the queue: so it is handed back to the owner, which keeps
+--          its turn. If the owner no longer holds the lock (its lease ran out first), it just leaves
+--          the queue, as any undo.
 --
 -- The final release of a lock marked "w" hands it to the first live waiter of the queue (see
 -- lock_hand_over in lock_value.lua); dead waiters are evicted first.
@@ -41,11 +49,12 @@
 -- Safe to run twice: removing a level that is gone changes nothing; a repeat of a final release finds
 -- the owner's outcome in the history (owner ids are never reused, a client sends at most one final
 -- release per owner, and its history is not overwritten before that release answered), or, for a
--- transfer, the heir holding the lock.
+-- transfer, the heir holding the lock. A repeat of a give-back finds the owner holding the lock it
+-- was handed back, and hands it back again.
 local key, history, q, qt, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, level, final, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local leaseMs, historyMs, publish, wakePrefix, kind = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local waiterMs, heir = ARGV[10], ARGV[11] or ''
+local waiterMs, heir, rejoin = ARGV[10], ARGV[11] or '', ARGV[12] or ''
 if historyMs == '0' then
   history_push = function() end -- an undo
 end
@@ -92,6 +101,10 @@ if final ~= '1' then
   return 1
 end
 
+if rejoin ~= '' then
+  queue_rejoin(q, qt, owner, waiterMs, rejoin)
+  mark = 'w' .. mark_epoch(mark) -- the owner is queued: hand the lock over (a new epoch if it had none)
+end
 if mark ~= '' and lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix, mark_epoch(mark)) then
   history_push(history, owner, 'r', historyMs)
   return 0

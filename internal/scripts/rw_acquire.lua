@@ -8,7 +8,8 @@
 -- ARGV[4]  mode: "f" one attempt, "w" a waiting attempt (which registers the owner as waiting, with
 --          a ticket, when it fails), "r" re-entry of an owner that holds the side
 -- ARGV[5]  side: "r" read, "x" write
--- ARGV[6]  waiter timeout in ms (how long a waiter's registration lasts without a heartbeat)
+-- ARGV[6]  waiter timeout in ms (how long a waiter's registration lasts without a heartbeat, and
+--          for how long a hold given to the waiter is reserved for it: see rw_grant in rw_value.lua)
 -- ARGV[7]  read side: the writer that vouches for the reader ("" none): the writer may also read
 --          (and downgrade by releasing the write side) while it holds the lock
 --

@@ -6,7 +6,8 @@
 -- ARGV[1]  publish command: PUBLISH or SPUBLISH
 -- ARGV[2]  the lock's wake-up channel prefix (see rw_grant)
 -- ARGV[3]  ms to keep the outcome
--- ARGV[4]  the client's waiter timeout in ms (see rw_release.lua)
+-- ARGV[4]  the client's waiter timeout in ms: the reservation of a hold given to a waiter whose
+--          registration does not name its own timeout (see rw_grant in rw_value.lua)
 --
 -- returns  1 if a holder was removed, 0 if nobody held it
 --

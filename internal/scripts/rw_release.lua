@@ -13,8 +13,15 @@
 --          of a wait that may have stood in others' way, gives it to whoever is next and wakes them
 --          on their clients' channels (see rw_grant)
 -- ARGV[7]  ms to keep the history of a final release (0: write none, for an undo)
--- ARGV[8]  the client's waiter timeout in ms: how long a hold given to a waiter lasts until it
---          confirms or renews it
+-- ARGV[8]  the client's waiter timeout in ms: the owner's, when it rejoins (ARGV[9]); and how long a
+--          hold given to a waiter whose registration does not name its own timeout (an older
+--          format: see rw_value.lua) lasts until it confirms or renews it
+-- ARGV[9]  optional, for the undo of a waiting owner that was given the side but whose answer came
+--          too late for it to rely on (a give-back): "" none; else the owner's ticket ("0" if it
+--          entered without waiting). If the owner holds the side, it is registered as waiting again
+--          at its place (rw_rejoin in rw_value.lua) before the lock is given to whoever is next: so
+--          it is given back to the owner, which keeps its turn. If the owner no longer holds the
+--          side, it just stops waiting, as any undo.
 --
 -- returns  0 released (the owner no longer holds the side; also the answer to any release once the
 --          history shows the owner's final release), 1 the level is gone and the owner still holds
@@ -22,10 +29,11 @@
 --          not hold the side
 --
 -- Safe to run twice: a repeat finds the level gone and answers 1, or, for a final release, finds the
--- owner gone and its history entry, and answers 0 again.
+-- owner gone and its history entry, and answers 0 again. A repeat of a give-back finds the owner
+-- holding the side it was given back, and gives it back again.
 local key, history = KEYS[1], KEYS[2]
-local owner, level, final, side, publish, wakePrefix, historyMs, reserveMs =
-  ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
+local owner, level, final, side, publish, wakePrefix, historyMs, reserveMs, rejoin =
+  ARGV[1], ARGV[2], ARGV[3] == '1', ARGV[4], ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9] or ''
 local now = rw_now()
 if final and side == 'r' and historyMs > 0 then
   -- The common release: a reader's, while other reader fields remain (nr > 1). It frees nothing for
@@ -87,6 +95,9 @@ else
 end
 if historyMs > 0 then
   redis.call('SET', history, owner .. '=r', 'PX', historyMs)
+end
+if rejoin ~= '' then
+  rw_rejoin(key, s, side, owner, now, reserveMs, rejoin)
 end
 if side == 'x' or s.nreaders == 0 then
   rw_grant(key, s, now, reserveMs, publish, wakePrefix)

@@ -5,8 +5,11 @@
 -- WRONGTYPE, and the ReadWriteLock scripts refuse a lock string the same way):
 --   w            "<owner>|<levels>|<expiry>"  the writer, if any
 --   r:<owner>    "<levels>|<expiry>"          one field per reader owner
---   ww:<owner>   "<ticket>|<deadline>"        a writer waiting
---   wr:<owner>   "<ticket>|<deadline>"        a reader waiting
+--   ww:<owner>   "<ticket>|<timeout>|<deadline>"  a writer waiting
+--   wr:<owner>   "<ticket>|<timeout>|<deadline>"  a reader waiting; timeout is the waiter's own waiter
+--                timeout in ms, for which a hold given to it is reserved (rw_grant). A registration
+--                written before the timeout was kept, "<ticket>|<deadline>", still decodes (timeout
+--                0: unknown, the granting client's is used)
 --   seq          the last ticket issued to a waiter; a new hash starts at its server time in µs
 --                (ms × 1000), so tickets never repeat across lives of the hash (rw_wait)
 --   nr, nww, wwd the number of r: and of ww: fields in the hash, lapsed ones included, and the
@@ -53,7 +56,7 @@ end
 
 -- rw_load reads the hash at key, deletes the fields whose time has passed, and returns the state:
 -- writer {owner, levels, expiry} or nil, readers[owner] = {levels, expiry}, nreaders, waiters
--- (writers) and rwaiters (readers) [owner] = {ticket, deadline}, seq. A hash field of another shape
+-- (writers) and rwaiters (readers) [owner] = {ticket, timeout, deadline}, seq. A hash field of another shape
 -- is an error (WRONGTYPE): not ours.
 local function rw_load(key, now)
   local flat = redis.call('HGETALL', key) -- WRONGTYPE on a string: a lock of another kind
@@ -77,8 +80,12 @@ local function rw_load(key, now)
         s.nreaders = s.nreaders + 1
       end
     elseif c1 == 119 and c3 == 58 and (c2 == 119 or c2 == 114) then -- "ww:<owner>", "wr:<owner>"
-      local ticket
-      ticket, exp = match(v, '^(%d+)|(%d+)$')
+      local ticket, timeout
+      ticket, timeout, exp = match(v, '^(%d+)|(%d+)|(%d+)$')
+      if not ticket then
+        ticket, exp = match(v, '^(%d+)|(%d+)$') -- the older format: the timeout is unknown
+        timeout = 0
+      end
       if not ticket then
         return rw_foreign()
       end
@@ -88,7 +95,7 @@ local function rw_load(key, now)
         if c2 == 114 then
           tbl = rwaiters
         end
-        tbl[sub(f, 4)] = {ticket = tonumber(ticket), deadline = exp}
+        tbl[sub(f, 4)] = {ticket = tonumber(ticket), timeout = tonumber(timeout), deadline = exp}
       end
     elseif f == 'w' then
       local owner, levels
@@ -218,8 +225,8 @@ local function rw_ahead(first, mine)
   return first ~= nil and (mine == nil or first < mine)
 end
 
--- rw_wait registers owner as waiting in tbl (field prefix pfx: "ww:" or "wr:") until now + ms,
--- keeping its ticket if it has one.
+-- rw_wait registers owner as waiting in tbl (field prefix pfx: "ww:" or "wr:") until now + ms, its
+-- waiter timeout, keeping its ticket if it has one.
 local function rw_wait(key, s, tbl, pfx, owner, now, ms)
   local w = tbl[owner]
   if not w then
@@ -233,8 +240,32 @@ local function rw_wait(key, s, tbl, pfx, owner, now, ms)
     w = {ticket = s.seq}
     tbl[owner] = w
   end
-  w.deadline = now + ms
-  redis.call('HSET', key, pfx .. owner, string.format('%d|%d', w.ticket, w.deadline))
+  w.timeout, w.deadline = ms, now + ms
+  redis.call('HSET', key, pfx .. owner, string.format('%d|%d|%d', w.ticket, ms, w.deadline))
+end
+
+-- rw_rejoin registers owner, which gives back the side ("r" or "x") it was given because the answer
+-- came too late for it to rely on (see rw_release.lua), as waiting again at its place: with ticket,
+-- its own, or, with ticket 0 (it entered without waiting), just ahead of every waiter; ms is its
+-- waiter timeout. A registration of the owner with an earlier ticket is kept.
+local function rw_rejoin(key, s, side, owner, now, ms, ticket)
+  local tbl, pfx = s.waiters, 'ww:'
+  if side == 'r' then
+    tbl, pfx = s.rwaiters, 'wr:'
+  end
+  ticket = tonumber(ticket)
+  if ticket <= 0 then
+    local first = rw_first(s.waiters, owner)
+    local rfirst = rw_first(s.rwaiters, owner)
+    if rfirst and (not first or rfirst < first) then
+      first = rfirst
+    end
+    ticket = first and first - 1
+  end
+  if ticket and not (tbl[owner] and tbl[owner].ticket <= ticket) then
+    tbl[owner] = {ticket = ticket}
+  end
+  rw_wait(key, s, tbl, pfx, owner, now, ms) -- a new ticket if nobody waits
 end
 
 -- rw_unwait takes owner out of the waiters of both sides.
@@ -269,7 +300,8 @@ end
 -- "<wakePrefix><client id>" (owner ids are "<client id>:<sequence>", as a Lock's), by
 -- "<owner>|<ticket>|<reserve ms>", which tells it that it holds the lock (the message of
 -- lock_hand_over in lock_value.lua). A granted hold has levels "1" (a waiter's first level id) and
--- lasts reserveMs (the waiter timeout), by when a live waiter has renewed or confirmed it and a dead
+-- is reserved for the waiter's own timeout (its registration's; reserveMs, the caller's, for a
+-- registration that does not name it), by when a live waiter has renewed or confirmed it and a dead
 -- one stalls nobody any longer; if nobody received the message (the client is subscribing, or
 -- dead), no longer than the waiter's registration would have lasted. The caller stores the state.
 local function rw_grant(key, s, now, reserveMs, publish, wakePrefix)
@@ -279,13 +311,13 @@ local function rw_grant(key, s, now, reserveMs, publish, wakePrefix)
   local first = nil
   for o, w in pairs(s.waiters) do
     if first == nil or w.ticket < first.ticket then
-      first = {owner = o, ticket = w.ticket, deadline = w.deadline}
+      first = {owner = o, ticket = w.ticket, timeout = w.timeout, deadline = w.deadline}
     end
   end
   local granted = {}
   for o, w in pairs(s.rwaiters) do
     if first == nil or w.ticket < first.ticket then
-      granted[#granted + 1] = {owner = o, ticket = w.ticket, deadline = w.deadline}
+      granted[#granted + 1] = {owner = o, ticket = w.ticket, timeout = w.timeout, deadline = w.deadline}
     end
   end
   if #granted == 0 then
@@ -297,8 +329,12 @@ local function rw_grant(key, s, now, reserveMs, publish, wakePrefix)
   local holds, waits = {}, {}
   for _, g in ipairs(granted) do
     local client = string.match(g.owner, '^(.+):[^:]*$') or g.owner
-    local expiry = now + reserveMs
-    if redis.call(publish, wakePrefix .. client, string.format('%s|%d|%d', g.owner, g.ticket, reserveMs)) == 0 then
+    local reserve = reserveMs
+    if g.timeout and g.timeout > 0 then
+      reserve = g.timeout
+    end
+    local expiry = now + reserve
+    if redis.call(publish, wakePrefix .. client, string.format('%s|%d|%d', g.owner, g.ticket, reserve)) == 0 then
       expiry = math.min(expiry, g.deadline)
     end
     if g == first then

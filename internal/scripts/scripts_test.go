@@ -90,6 +90,7 @@ var ops = []struct {
 	{"final", release("1", "1", "")},
 	{"fast", release("1", "1", "A|1|")},
 	{"heir", release("1", "1", "", "H")},
+	{"giveback", release("1", "1", "", "", "0")}, // an undo that keeps A's place, ahead of every waiter
 	{"force", func(ctx context.Context, rdb *redis.Client) (any, error) {
 		keys := []string{lockKey, "{L}:fu:req-1", queue, deadlines, fence}
 		return LockForceUnlock.Run(ctx, rdb, keys, "PUBLISH", "req-1", 60000, wakePrefix, "").Int64()
@@ -127,35 +128,36 @@ func release(level, final, expected string, heir ...any) func(context.Context, *
 var want = map[string]map[string]string{
 	"free": {
 		"try": "1 A|1|", "wait": "1 A|1|", "reenter": "-1 =", "partial": "-1 =", "final": "-1 =",
-		"fast": "-1 =", "heir": "-1 =", "force": "0 =", "renew": "[0] =",
+		"fast": "-1 =", "heir": "-1 =", "force": "0 =", "renew": "[0] =", "giveback": "-1 =",
 	},
 	"A one level": {
 		"try": "1 =", "wait": "1 =", "reenter": "2 A|1,2|", "partial": "1 =", "final": "0 -",
-		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =",
+		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =", "giveback": "0 A|1|w pub",
 	},
 	"A two levels": {
 		"try": "2 =", "wait": "2 =", "reenter": "2 =", "partial": "1 A|1|", "final": "0 -",
-		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =",
+		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =", "giveback": "0 A|1|w pub",
 	},
 	"A no level": {
 		"try": "1 A|1|", "wait": "1 A|1|", "reenter": "1 A|2|", "partial": "1 =", "final": "0 -",
-		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =",
+		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =", "giveback": "0 A|1|w pub",
 	},
 	"A awaited": {
 		"try": "1 =", "wait": "1 =", "reenter": "2 A|1,2|w", "partial": "1 =", "final": "0 -",
-		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =",
+		"fast": "0 -", "heir": "-2 H|1|", "force": "1 -", "renew": "[1] =", "giveback": "0 = pub",
 	},
 	"A awaited, C queued": {
 		"try": "1 =", "wait": "1 =", "reenter": "2 A|1,2|w", "partial": "1 =", "final": "0 C|1|w pub",
 		"fast": "0 C|1|w pub", "heir": "0 C|1|w pub", "force": "1 C|1|w pub", "renew": "[1] =",
+		"giveback": "0 = pub", // A rejoins ahead of C and is handed the lock back
 	},
 	"B": {
 		"try": "held =", "wait": "held B|1|w", "reenter": "held =", "partial": "-1 =", "final": "-1 =",
-		"fast": "-1 =", "heir": "-1 =", "force": "1 -", "renew": "[0] =",
+		"fast": "-1 =", "heir": "-1 =", "force": "1 -", "renew": "[0] =", "giveback": "-1 =",
 	},
 	"B awaited": {
 		"try": "held =", "wait": "held =", "reenter": "held =", "partial": "-1 =", "final": "-1 =",
-		"fast": "-1 =", "heir": "-1 =", "force": "1 -", "renew": "[0] =",
+		"fast": "-1 =", "heir": "-1 =", "force": "1 -", "renew": "[0] =", "giveback": "-1 =",
 	},
 }
 
@@ -609,5 +611,121 @@ func TestQueueEpochs(t *testing.T) {
 	join("A", "")
 	if again := join("c:4", epoch); again[3] <= first[3] || rdb.ZScore(ctx, deadlines, "c").Val() == 0 {
 		t.Fatalf("join remembering the ended epoch = %v; want a refresh under a new one", again)
+	}
+}
+
+// A give-back (the undo of a grant answered too late, lock_release.lua ARGV[12]) puts the owner back
+// at its place: with its ticket, it is served before the waiters that arrived after it and after
+// those that arrived before; with none, before everyone. A give-back by an owner that no longer holds
+// the lock only leaves the queue.
+func TestGiveBackKeepsPlace(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	giveBack := func(owner, ticket string) int64 {
+		t.Helper()
+		args := []any{owner, "1", "1", "", 60000, 0, "PUBLISH", wakePrefix, "f", 5000, "", ticket}
+		v, err := LockRelease.Run(ctx, rdb, releaseKeys, args...).Int64()
+		if err != nil {
+			t.Fatalf("give-back %s: %v", owner, err)
+		}
+		return v
+	}
+	holder := func() string { return strings.SplitN(rdb.Get(ctx, lockKey).Val(), "|", 2)[0] }
+	for _, tc := range []struct {
+		ticket string // A's
+		want   string // who holds the lock after A's give-back, then the queue
+	}{
+		{"50", "A B/5000 C/5000"},  // A arrived before B (100) and C (200)
+		{"150", "B A/5000 C/5000"}, // between them
+		{"250", "B C/5000 A/5000"}, // after both
+		{"0", "A B/5000 C/5000"},   // A took the lock without queueing: ahead of everyone
+	} {
+		rdb.FlushDB(ctx)
+		rdb.Set(ctx, lockKey, "A|1|w1|f", 0)
+		rdb.ZAdd(ctx, queue, redis.Z{Score: 100, Member: "B/5000"}, redis.Z{Score: 200, Member: "C/5000"})
+		rdb.ZAdd(ctx, deadlines, redis.Z{Score: 1e15, Member: "B"}, redis.Z{Score: 1e15, Member: "C"})
+		got := giveBack("A", tc.ticket)
+		if state := strings.Join(append([]string{holder()}, rdb.ZRange(ctx, queue, 0, -1).Val()...), " "); got != 0 || state != tc.want {
+			t.Errorf("ticket %s: give-back = %d, holder and queue %q; want 0, %q", tc.ticket, got, state, tc.want)
+		}
+		if tc.want[0] == 'A' && rdb.PTTL(ctx, lockKey).Val() > 5*time.Second {
+			t.Errorf("ticket %s: the lock handed back is kept %v; want the waiter timeout at most", tc.ticket, rdb.PTTL(ctx, lockKey).Val())
+		}
+	}
+	// The lock lapsed before the give-back: A leaves the queue, nobody is handed anything.
+	rdb.FlushDB(ctx)
+	rdb.ZAdd(ctx, queue, redis.Z{Score: 100, Member: "B/5000"})
+	rdb.ZAdd(ctx, deadlines, redis.Z{Score: 1e15, Member: "B"})
+	if got := giveBack("A", "50"); got != -1 || rdb.Exists(ctx, lockKey).Val() != 0 || rdb.ZCard(ctx, queue).Val() != 1 {
+		t.Errorf("give-back of a lapsed grant = %d, lock %d, queue %v; want -1, none, [B]", got, rdb.Exists(ctx, lockKey).Val(), rdb.ZRange(ctx, queue, 0, -1).Val())
+	}
+}
+
+// A ReadWriteLock waiter's registration carries its own waiter timeout, and a grant reserves the
+// lock for that long, whatever the releasing client's timeout; a registration in the older format
+// (no timeout) still decodes, and is reserved the releasing client's. A give-back (rw_release.lua
+// ARGV[9]) registers the owner again at its place, so the lock is given back to it.
+func TestRWWaiterTimeouts(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	const key = "{RW}"
+	sub := rdb.Subscribe(ctx, "{RW}:w:A", "{RW}:w:B", "{RW}:w:C")
+	defer sub.Close()
+	for range 3 {
+		if _, err := sub.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := func() int64 { return rdb.Time(ctx).Val().UnixMilli() }
+	rel := func(owner, reserveMs string, rejoin ...any) int64 {
+		t.Helper()
+		args := append([]any{owner, "1", "1", "x", "PUBLISH", "{RW}:w:", 0, reserveMs}, rejoin...)
+		v, err := RWRelease.Run(ctx, rdb, []string{key, "{RW}:rel:" + owner}, args...).Int64()
+		if err != nil {
+			t.Fatalf("release %s: %v", owner, err)
+		}
+		return v
+	}
+	msg := func() string {
+		t.Helper()
+		m, err := sub.ReceiveMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Payload
+	}
+	far := now() + 600000
+	rdb.HSet(ctx, key, "w", fmt.Sprintf("A:1|1|%d", far),
+		"ww:B:1", fmt.Sprintf("10|2000|%d", far), // B's own timeout: 2s
+		"ww:C:1", fmt.Sprintf("20|%d", far), // the older format
+		"seq", 20, "nr", 0, "nww", 2, "wwd", far)
+	rdb.PExpire(ctx, key, time.Hour)
+	if got := rel("A:1", "20000"); got != 0 {
+		t.Fatalf("release A = %d", got)
+	}
+	if m := msg(); m != "B:1|10|2000" {
+		t.Errorf("B's grant message %q; want its own timeout, 2000", m)
+	}
+	w := strings.Split(rdb.HGet(ctx, key, "w").Val(), "|")
+	if exp, _ := strconv.ParseInt(w[len(w)-1], 10, 64); w[0] != "B:1" || exp > now()+2000 {
+		t.Errorf("writer %v; want B:1 for 2s at most", w)
+	}
+	if got := rel("B:1", "20000"); got != 0 {
+		t.Fatalf("release B = %d", got)
+	}
+	if m := msg(); m != "C:1|20|20000" {
+		t.Errorf("C's grant message %q; want the releaser's timeout, 20000 (C's registration names none)", m)
+	}
+	// C, given the lock, gives it back with its ticket while D (ticket 30) waits: C is given it again.
+	rdb.HSet(ctx, key, "ww:D:1", fmt.Sprintf("30|5000|%d", far), "nww", 1, "wwd", far)
+	if got := rel("C:1", "3000", "20"); got != 0 {
+		t.Fatalf("give-back C = %d", got)
+	}
+	if m := msg(); m != "C:1|20|3000" {
+		t.Errorf("C's grant message after its give-back %q; want C:1|20|3000", m)
+	}
+	h := rdb.HGetAll(ctx, key).Val()
+	if !strings.HasPrefix(h["w"], "C:1|1|") || h["ww:D:1"] == "" || h["ww:C:1"] != "" || h["nww"] != "1" {
+		t.Errorf("after C's give-back: %v; want C writing, D waiting, nww 1", h)
 	}
 }

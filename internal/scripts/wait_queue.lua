@@ -2,7 +2,9 @@
 -- that touches it (see scripts.go). The queue is two sorted sets under the object's hash tag:
 --   q   "<waiter id>/<waiter timeout ms>" -> arrival (server time, µs): the order in which waiters
 --       are served; the arrival is also the waiter's ticket, telling its queued places apart (a
---       waiter served, then queued again, has a new one). Absent when nobody waits.
+--       waiter served, then queued again, has a new one; one that gives back what it was served
+--       because the answer came too late rejoins with its old one: see queue_rejoin). Absent when
+--       nobody waits.
 --   qt  client id -> liveness deadline (server time, ms): the waiters of a client are alive while its
 --       deadline is in the future. A client moves it with its heartbeats (wait_beat.lua) and with a
 --       join when its last refresh may be getting old (see queue_join); a client whose process died
@@ -89,6 +91,27 @@ local function queue_join(q, qt, id, timeoutMs, epoch, known)
   end
   queue_refresh(q, qt, client_of(id), nowMs, timeoutMs)
   return ticket, epoch, true
+end
+
+-- queue_rejoin puts id back in the queue at its place, for a waiter that gives back what it was
+-- given because the answer came too late for it to rely on (see lock_release.lua): with its ticket
+-- (its arrival: it keeps its place), or, with ticket 0 (it took the lock without queueing), just
+-- ahead of the first waiter. A copy of the waiter already in the queue (a queueing attempt re-sent
+-- after it was served) moves to the earlier place. Its client's deadline is refreshed, so that the
+-- hand-over that follows counts it alive.
+local function queue_rejoin(q, qt, id, timeoutMs, ticket)
+  local nowMs, nowUs = queue_now()
+  timeoutMs = tonumber(timeoutMs)
+  ticket = tonumber(ticket)
+  if ticket <= 0 then
+    local head = redis.call('ZRANGE', q, 0, 0, 'WITHSCORES')
+    ticket = nowUs
+    if head[2] then
+      ticket = math.min(tonumber(head[2]) - 1, nowUs)
+    end
+  end
+  redis.call('ZADD', q, 'LT', string.format('%d', ticket), queue_member(id, timeoutMs))
+  queue_refresh(q, qt, client_of(id), nowMs, timeoutMs)
 end
 
 -- queue_leave takes id out of the queue, if it is there.

@@ -109,6 +109,11 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 		if err != nil || out.Acquired {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			// The wait ended during the attempt (or before it: a caller may make its first attempt
+			// on a context of its own): subscribe to nothing with a context that has ended.
+			return err
+		}
 		if out.Queued {
 			ticket, queuedAt = out.Ticket, sent
 			if !beating || !e.Sched.Active(&w.Beat) {
