@@ -337,18 +337,19 @@ func (c *Client) Close() error {
 func (c *Client) valid() bool { return c != nil && c.sched != nil }
 
 // background runs f on a goroutine owned by the Client: stop is closed by Close, which waits for f
-// to return. After Close it does nothing.
-func (c *Client) background(f func(stop <-chan struct{})) {
+// to return. After Close it does nothing and returns false.
+func (c *Client) background(f func(stop <-chan struct{})) bool {
 	c.bgMu.Lock()
 	defer c.bgMu.Unlock()
 	if c.closed() {
-		return
+		return false
 	}
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
 		f(c.done)
 	}()
+	return true
 }
 
 // Lock returns the reentrant lock called name (Redisson's RLock). It does no I/O; the handle is cheap

@@ -671,6 +671,9 @@ func (r *modelRun) locker(c *modelClient, name string) redisson.Locker {
 		locks = append(locks, lockOf(pc.rc, kindOf(parts[i]), parts[i]))
 	}
 	if kind == "RedLock" {
+		// Its parts go through three Clients, each behind its own proxy to A: NewRedLock, which
+		// compares addresses, cannot tell they reach one server. The model checks the algorithm
+		// (majority, loss, release), not the independence of the servers.
 		return redisson.NewRedLock(locks...)
 	}
 	return redisson.NewMultiLock(locks...)
@@ -1327,7 +1330,8 @@ func (r *modelRun) unlock(mh *modelHold, lvl driverLevel, what string) error {
 	switch {
 	case err == nil:
 		r.stat("unlocked", 1)
-	case errors.Is(err, redisson.ErrNotHeld):
+	case errors.Is(err, redisson.ErrNotHeld) || errors.Is(err, redisson.ErrLockLost):
+		// ErrLockLost alone: a group's Unlock that found a part gone and released the others.
 		r.stat("unlock not held", 1)
 		if lostBefore {
 			return err
