@@ -106,7 +106,7 @@ const (
 	modelNameCount     = 7 // lock, fair, fenced, spin, rwlock, multilock, redlock
 	modelTeams         = 3 // per Client
 	modelParentClients = 3
-	modelChildClients  = 2
+	modelChildClients  = 3 // a RedLock takes its three parts through three distinct Clients
 	modelWatchdog      = 1500 * time.Millisecond
 	modelRepoll        = 100 * time.Millisecond
 	modelMaxLease      = 4 * time.Second
