@@ -412,15 +412,16 @@ func eachPart[E, T any](items []E, f func(E) (T, error)) []result[T] {
 
 // Pauses between the rounds of a group acquisition.
 const (
-	// A MultiLock's pause after its n-th failed round in a row is random, up to multiPauseMin·2ⁿ⁻¹,
-	// at most multiPauseMax: short, since the round that failed made one attempt and left at once,
-	// and random, so that two groups that failed each other part in different order.
+	// A MultiLock's pause after its n-th failed round in a row is random, between a quarter of and
+	// multiPauseMin·2ⁿ⁻¹, at most multiPauseMax: short, since the round that failed made one attempt
+	// and left at once, and random, so that two groups that failed each other (taking the same
+	// parts in different orders) do not meet again in step.
 	multiPauseMin = time.Millisecond
 	multiPauseMax = 50 * time.Millisecond
 	groupPauseMax = 100 * time.Millisecond // a RedLock's pauses are random, up to this long
 )
 
-// multiPause is a MultiLock's pause after failed consecutive failed rounds (at least 1).
+// multiPause is a MultiLock's pause after its failed-th failed round in a row (failed ≥ 1).
 func multiPause(failed int) time.Duration {
 	ceiling := multiPauseMax
 	if failed <= 6 { // 1ms·2⁶ > 50ms
