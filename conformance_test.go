@@ -146,7 +146,13 @@ func TestConformance(t *testing.T) {
 				for _, cc := range s.cases {
 					t.Run(s.primitive+"/"+cc.name, func(t *testing.T) {
 						newC := func(opts ...redisson.Option) *redisson.Client {
-							return newClient(t, top.rdb(t), append(slices.Clip(top.opts), opts...)...)
+							c := newClient(t, top.rdb(t), append(slices.Clip(top.opts), opts...)...)
+							if s.primitive == "RedLock" {
+								// Its other parts on two standalone servers of the test's own, with
+								// the case's options but not the topology's (they have no replicas).
+								withRedLockPeers(t, c, opts...)
+							}
+							return c
 						}
 						name := "conf:" + strings.ReplaceAll(t.Name(), "/", ":")
 						cc.run(t, newC, name)

@@ -95,7 +95,7 @@
 // re-send window, so a re-sent request is answered, not applied twice. Permits and counts are
 // integers within ±(2^53-1). A name is one kind: using it as another fails with ErrWrongType. The Hold of a
 // MultiLock or RedLock stands for its parts (Hold.Parts): its Unlock and Reenter act on every part,
-// and its context ends when too few parts remain held.
+// and its context ends when too few parts remain held, whereupon the parts still held are released.
 //
 // # Data objects
 //

@@ -82,10 +82,47 @@ func lockOf(c *redisson.Client, kind, name string) redisson.Locker {
 		return c.ReadWriteLock(name)
 	case "MultiLock": // parts of two kinds
 		return redisson.NewMultiLock(c.Lock(partName(name, "a")), c.FairLock(partName(name, "b")))
-	case "RedLock": // three parts, on one server here: the algorithm, not the independence
-		return redisson.NewRedLock(c.Lock(partName(name, "1")), c.Lock(partName(name, "2")), c.Lock(partName(name, "3")))
+	case "RedLock": // three parts on three servers: c's, and its peers' (withRedLockPeers)
+		parts := []redisson.Locker{c.Lock(partName(name, "1"))}
+		if peers, ok := redLockPeers.Load(c); ok {
+			for i, pc := range peers.([2]*redisson.Client) {
+				parts = append(parts, pc.Lock(partName(name, strconv.Itoa(i+2))))
+			}
+		} else { // no peers registered: a RedLock on one Client, which its first call refuses
+			parts = append(parts, c.Lock(partName(name, "2")), c.Lock(partName(name, "3")))
+		}
+		return redisson.NewRedLock(parts...)
 	}
 	return c.Lock(name)
+}
+
+// redLockPeers maps a Client to the two Clients, on two other servers, through which the RedLocks
+// lockOf builds with it take their second and third parts: a RedLock refuses parts on one server.
+var redLockPeers sync.Map // *redisson.Client → [2]*redisson.Client
+
+// redLockServers holds each test's two RedLock servers (see withRedLockPeers).
+var redLockServers sync.Map // *testing.T → [2]*redistest.Server
+
+// withRedLockPeers registers c's RedLock peers (see lockOf): two new Clients with opts over the
+// test's two RedLock servers, started on its first call and shared by all the Clients of the test,
+// so that they all lock the same RedLocks. It returns c.
+func withRedLockPeers(t *testing.T, c *redisson.Client, opts ...redisson.Option) *redisson.Client {
+	t.Helper()
+	var servers [2]*redistest.Server
+	if s, ok := redLockServers.Load(t); ok {
+		servers = s.([2]*redistest.Server)
+	} else {
+		servers = [2]*redistest.Server{redistest.Start(t), redistest.Start(t)}
+		redLockServers.Store(t, servers)
+		t.Cleanup(func() { redLockServers.Delete(t) })
+	}
+	var peers [2]*redisson.Client
+	for i, s := range servers {
+		peers[i] = newClient(t, s.Client(t), opts...)
+	}
+	redLockPeers.Store(c, peers)
+	t.Cleanup(func() { redLockPeers.Delete(c) })
+	return c
 }
 
 // partName names a part of a group lock called name ("" stays "": a bad name).

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // MultiLock holds several locks as one, the equivalent of Redisson's RedissonMultiLock: all of them
@@ -16,23 +18,34 @@ import (
 // come from different Clients, hence different Redis servers. Create one with NewMultiLock; it is a
 // list of handles, does no I/O, and is safe to share.
 //
-// Acquisition takes the parts in the order given, each waiting its turn (a round waits up to 1.5s
-// per part); when a part cannot be had within the round, the parts taken are released and a new round
-// starts after a short random pause, until the wait ends. The first part, taken while holding
-// nothing, waits for as long as the wait allows. So two MultiLocks over the same locks in different
-// orders cannot deadlock, they only retry; the price is that a round that ends leaves the queues of
-// the parts after the first (a FairLock part's waiter rejoins at the back). A part lost while the round took the
-// others fails the round. The wait also ends, with ErrClosed, when a part's Client is closed. Parts
-// must not be MultiLocks or RedLocks (give their parts instead). Options (WithLease, WithWait) apply to every
-// part; with WithLease each part's lease runs from its own acquisition, so the group's ends with the
-// first part's.
+// Acquisition goes in rounds, taking the parts in the order given. The first part, taken while
+// holding nothing, waits for as long as the wait allows (a FairLock keeps its place in the queue);
+// every later part gets one attempt, without waiting: if it is held, the round releases the parts it
+// took and the next round starts after a short random pause (up to 1ms after the first failed round,
+// doubling with each failed round in a row up to 50ms), until the wait ends. Nothing is ever waited
+// for while parts are held, so two MultiLocks over the same locks in different orders neither
+// deadlock nor stall each other; they retry, and the random pauses let each through in turn. The
+// price: a part after the first that is busy costs a round, and a FairLock part after the first
+// does not queue (a waiter of that FairLock alone goes first), nor does the first part keep its place
+// once a round fails. A part lost while the round took the others fails the round. The wait also
+// ends, with ErrClosed, when a part's Client is closed. Parts must not be MultiLocks or RedLocks
+// (give their parts instead). Options (WithLease, WithWait) apply to every part; with WithLease each
+// part's lease runs from its own acquisition, so the group's ends with the first part's.
 //
 // The returned Hold stands for all parts: Unlock releases every part (concurrently), Reenter
 // re-enters every part, Context is cancelled, with a cause matching ErrLockLost, as soon as any part
 // is lost, and Parts gives the parts' holds (their fencing tokens). Re-entry through ContextWithHold
 // is not supported: use Hold.Reenter. A lock must not appear twice (NewMultiLock refuses the same
-// Client and name twice; two Clients over the same server cannot be told apart and would wait for
-// each other until the wait ends).
+// Client and name twice; two Clients over the same server cannot be told apart, and a group with
+// both fails every round until its wait ends: its later part is always found held by its first).
+//
+// A lost group lets go of everything at once: when a part is lost, the Context is cancelled and then
+// every level of the other parts is released in the background (on a goroutine of one of the parts'
+// Clients, whose Close waits for it), whether or not Unlock is ever called. Unlock of a lost group's
+// Hold changes nothing: it waits for that release to finish and returns an error matching ErrNotHeld
+// and ErrLockLost, as a lost Lock's does. An Unlock that itself finds a part gone (a loss not yet
+// reported) releases the other parts and returns an error matching ErrLockLost but not ErrNotHeld.
+// A Reenter that was in flight when the loss was reported gives back what it took and fails.
 type MultiLock struct{ group }
 
 // RedLock holds a majority of N independent locks, the Redlock algorithm: N odd, at least 3, each
@@ -45,7 +58,15 @@ type MultiLock struct{ group }
 // acquisition tries again after a random pause. The lease is the WithLease value, or, for the
 // watchdog, the smallest watchdog timeout of the parts' Clients: the watchdog of each part's Client
 // renews it, and the hold is lost (Context cancelled, cause matching ErrLockLost) when fewer than a
-// majority of parts are still held. Unlock releases every part held.
+// majority of parts are still held; the parts still held are then released at once, in the
+// background, and Unlock changes nothing and returns an error matching ErrNotHeld and ErrLockLost
+// (see MultiLock). Otherwise Unlock releases every part held.
+//
+// NewRedLock refuses parts that share a server, as far as it can tell without I/O: the same Client
+// twice, or two Clients whose go-redis clients have the same address (a plain client's Addr, any of
+// a Cluster client's seed addresses). Addresses are compared as written, so two names of one server
+// ("localhost:6379" and "127.0.0.1:6379", a proxy in front of it) pass, and failover (Sentinel)
+// clients and other client types are not compared at all: independence is the caller's to ensure.
 //
 // What Redlock does not guarantee: it assumes bounded clock drift and bounded process pauses. A
 // holder paused (GC, SIGSTOP) past its lease, or a server whose clock jumps forward, lets a second
@@ -83,7 +104,9 @@ func NewMultiLock(locks ...Locker) *MultiLock {
 }
 
 // NewRedLock returns a RedLock over locks: an odd number, at least 3, each on its own Redis master.
-// It does no I/O. Bad input is reported by the first call on the result (ErrInvalidArgument).
+// It does no I/O. Bad input is reported by the first call on the result (ErrInvalidArgument): nil
+// locks, the same lock twice, and parts that share a server (the same Client, or Clients over the
+// same address; see RedLock).
 func NewRedLock(locks ...Locker) *RedLock {
 	g := newGroup("redlock", locks, len(locks)/2+1, true)
 	if g.err == nil && (len(locks) < 3 || len(locks)%2 == 0) {
@@ -118,8 +141,54 @@ func newGroup(kind string, locks []Locker, quorum int, red bool) group {
 	if len(locks) == 0 && g.err == nil {
 		g.err = invalidf("no locks")
 	}
+	if red && g.err == nil {
+		g.err = distinctServers(locks)
+	}
 	g.name = kind + "(" + strings.Join(names, ",") + ")"
 	return g
+}
+
+// distinctServers checks that no two of a RedLock's parts are on the same Redis server, as far as
+// can be told without I/O: the same Client, or two Clients whose go-redis clients name the same
+// address (a plain client's Addr, any of a Cluster client's seed Addrs). Addresses are compared as
+// written: two names of one server ("localhost:6379", "127.0.0.1:6379", a proxy) are not caught, nor
+// are failover (Sentinel) clients, whose master is only known by asking their Sentinels, and other
+// client types.
+func distinctServers(locks []Locker) error {
+	clients := map[*Client]int{}
+	addrs := map[string]int{}
+	for i, l := range locks {
+		p, ok := l.(groupPart)
+		if !ok || !p.client().valid() {
+			continue // not of this package, or a zero handle that its own calls report
+		}
+		c := p.client()
+		if j, ok := clients[c]; ok {
+			return invalidf("RedLock parts %d and %d are on one Client: Redlock needs each part on its own Redis master", j, i)
+		}
+		clients[c] = i
+		for _, a := range serverAddrs(c.rdb) {
+			if j, ok := addrs[a]; ok && j != i {
+				return invalidf("RedLock parts %d and %d are on one Redis server (%s): Redlock needs each part on its own Redis master", j, i, a)
+			}
+			addrs[a] = i
+		}
+	}
+	return nil
+}
+
+// serverAddrs returns the addresses rdb was given: a plain client's, a Cluster client's seeds; none
+// for a failover client (go-redis names its address "FailoverClient") or another client type.
+func serverAddrs(rdb redis.UniversalClient) []string {
+	switch r := rdb.(type) {
+	case *redis.Client:
+		if a := r.Options().Addr; a != "FailoverClient" {
+			return []string{a}
+		}
+	case *redis.ClusterClient:
+		return r.Options().Addrs
+	}
+	return nil
 }
 
 // isNilLocker reports whether l is nil or a nil pointer of a kind of this package.
@@ -341,11 +410,25 @@ func eachPart[E, T any](items []E, f func(E) (T, error)) []result[T] {
 	return res
 }
 
-// Round bounds of a group acquisition.
+// Pauses between the rounds of a group acquisition.
 const (
-	multiRoundPerPart = 1500 * time.Millisecond // a MultiLock round waits up to this long per part
-	groupPauseMax     = 100 * time.Millisecond  // pauses between rounds are random, up to this long
+	// A MultiLock's pause after its n-th failed round in a row is random, between a quarter of and
+	// multiPauseMin·2ⁿ⁻¹, at most multiPauseMax: short, since the round that failed made one attempt
+	// and left at once, and random, so that two groups that failed each other (taking the same
+	// parts in different orders) do not meet again in step.
+	multiPauseMin = time.Millisecond
+	multiPauseMax = 50 * time.Millisecond
+	groupPauseMax = 100 * time.Millisecond // a RedLock's pauses are random, up to this long
 )
+
+// multiPause is a MultiLock's pause after its failed-th failed round in a row (failed ≥ 1).
+func multiPause(failed int) time.Duration {
+	ceiling := multiPauseMax
+	if failed <= 6 { // 1ms·2⁶ > 50ms
+		ceiling = min(multiPauseMin<<(failed-1), multiPauseMax)
+	}
+	return ceiling/4 + rand.N(ceiling-ceiling/4+1)
+}
 
 func (g *group) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*Hold, error) {
 	op := "lock"
@@ -405,7 +488,11 @@ func (g *group) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 			}
 			return nil, opErr(op, g.name, ErrNotObtained, err)
 		}
-		t := time.NewTimer(rand.N(groupPauseMax) + time.Millisecond)
+		pause := rand.N(groupPauseMax) + time.Millisecond
+		if !g.red {
+			pause = multiPause(round + 1)
+		}
+		t := time.NewTimer(pause)
 		select {
 		case <-waitCtx.Done():
 			t.Stop()
@@ -414,23 +501,17 @@ func (g *group) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	}
 }
 
-// multiRound takes every part in order, each waiting up to the round's share of the wait; on the
-// first failure it releases what it took.
+// multiRound takes every part in order: the first waiting as long as the wait allows (if wait), the
+// others one attempt each; on the first failure it releases what it took.
 func (g *group) multiRound(ctx, waitCtx context.Context, wait bool, partOpts []AcquireOption) ([]*Hold, error) {
 	parts := make([]*Hold, 0, len(g.locks))
-	end := time.Now().Add(multiRoundPerPart * time.Duration(len(g.locks)))
 	for i, l := range g.locks {
-		opts := partOpts
+		var opts []AcquireOption
 		if wait && i == 0 {
 			// Holding nothing yet, the first part can wait as long as the wait allows (and keep
-			// its place in a FairLock's queue): only waiting while holding parts can deadlock.
+			// its place in a FairLock's queue): only waiting while holding parts can deadlock, or
+			// stall a group that takes the same parts in another order for as long as it waits.
 			opts = append(slices.Clip(partOpts), WithWait(remaining(waitCtx)))
-		} else if wait {
-			d := time.Until(end)
-			if dl, ok := waitCtx.Deadline(); ok {
-				d = min(d, time.Until(dl))
-			}
-			opts = append(slices.Clip(partOpts), WithWait(max(d, time.Millisecond)))
 		} else {
 			opts = append(slices.Clip(partOpts), WithWait(0))
 		}
@@ -517,7 +598,7 @@ type partAnswer struct {
 // releaseLate waits, in the background, for the n answers still to come on answers and releases
 // what they acquired. The goroutine belongs to the first open Client among the parts' (its Close
 // waits for it, and ends the wait early: each part's own cleanup then frees what it took), or is
-// on its own if no part is of this package.
+// on its own if none is open.
 func (g *group) releaseLate(ctx context.Context, answers <-chan partAnswer, n int) {
 	f := func(stop <-chan struct{}) {
 		for range n {
@@ -531,13 +612,13 @@ func (g *group) releaseLate(ctx context.Context, answers <-chan partAnswer, n in
 			}
 		}
 	}
+	var clients []*Client
 	for _, l := range g.locks {
-		if p, ok := l.(groupPart); ok && p.client().valid() && !p.client().closed() {
-			p.client().background(f)
-			return
+		if p, ok := l.(groupPart); ok && p.client().valid() {
+			clients = append(clients, p.client())
 		}
 	}
-	go f(nil)
+	runOwned(clients, f)
 }
 
 // remaining is how long ctx has left, or a week if it has no deadline.
@@ -578,16 +659,21 @@ func releaseParts(ctx context.Context, parts []*Hold) {
 
 // groupOwner is one acquisition of a group, shared by the levels it is re-entered with.
 type groupOwner struct {
-	name   string
-	quorum int
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	name    string
+	quorum  int
+	clients []*Client // the parts' Clients: the first open one runs the release after a loss
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
 
 	mu     sync.Mutex
-	alive  int  // parts held and not lost
-	levels int  // levels not unlocked
-	ended  bool // released, or lost
-	stops  []func() bool
+	alive  int                      // parts held and not lost
+	levels int                      // levels not unlocked, and re-entries in flight
+	held   map[*groupLevel]struct{} // levels not unlocked
+	ended  bool                     // released, or lost
+	lost   bool                     // ended by a loss: the loss released the parts of every level held
+	// released is closed once the release that followed a loss has finished.
+	released chan struct{}
+	stops    []func() bool
 }
 
 // groupLevel is one level of a group's hold: a level of each part held.
@@ -599,8 +685,17 @@ type groupLevel struct {
 // hold makes the group's hold of parts just acquired: its context, with the values of the
 // acquisition's, ends when too few parts remain.
 func (g *group) hold(ctx context.Context, parts []*Hold) *Hold {
-	o := &groupOwner{name: g.name, quorum: g.quorum, levels: 1}
+	o := &groupOwner{name: g.name, quorum: g.quorum, levels: 1, released: make(chan struct{})}
 	o.ctx, o.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	seen := map[*Client]bool{}
+	for _, l := range g.locks {
+		if p, ok := l.(groupPart); ok && p.client().valid() && !seen[p.client()] {
+			seen[p.client()] = true
+			o.clients = append(o.clients, p.client())
+		}
+	}
+	level := &groupLevel{owner: o, parts: parts}
+	o.held = map[*groupLevel]struct{}{level: {}}
 	o.mu.Lock()
 	for _, p := range parts {
 		if p == nil {
@@ -610,11 +705,13 @@ func (g *group) hold(ctx context.Context, parts []*Hold) *Hold {
 		o.stops = append(o.stops, context.AfterFunc(p.Context(), func() { o.partEnded(p) }))
 	}
 	o.mu.Unlock()
-	return &Hold{g: &groupLevel{owner: o, parts: parts}}
+	return &Hold{g: level}
 }
 
 // partEnded counts a part's hold that ended before the group's final unlock (lost, or released by an
-// unlock of a level that held it alone): fewer parts than the quorum lose the group.
+// unlock of a level that held it alone): fewer parts than the quorum lose the group, and the parts
+// still held are released at once, every level of them, in the background: nothing may stay held,
+// let alone renewed, for a holder that was told its hold is over.
 func (o *groupOwner) partEnded(p *Hold) {
 	cause := context.Cause(p.Context())
 	if !errors.Is(cause, ErrLockLost) {
@@ -626,31 +723,61 @@ func (o *groupOwner) partEnded(p *Hold) {
 		return // the group's final unlock released it
 	}
 	o.alive--
-	lost := o.alive < o.quorum
-	if lost {
-		o.ended = true
+	if o.alive >= o.quorum {
+		o.mu.Unlock()
+		return
+	}
+	o.ended, o.lost = true, true
+	var parts []*Hold
+	for l := range o.held {
+		parts = append(parts, nonNil(l.parts)...)
+	}
+	o.held = nil
+	for _, stop := range o.stops {
+		stop()
 	}
 	o.mu.Unlock()
-	if lost {
-		o.cancel(because(ErrLockLost, fmt.Errorf("part %q: %w", p.Name(), cause)))
+	// Told first, released next: the holder stops before others can take the parts.
+	o.cancel(because(ErrLockLost, fmt.Errorf("part %q: %w", p.Name(), cause)))
+	done := o.released
+	runOwned(o.clients, func(<-chan struct{}) {
+		defer close(done)
+		// The lost part's holds answer at once (already ended); the others take a round trip each.
+		releaseParts(o.ctx, parts)
+	})
+}
+
+// runOwned runs f on a goroutine owned by the first open Client of clients (whose Close waits for it,
+// see Client.background), or on a goroutine of its own if none is open.
+func runOwned(clients []*Client, f func(stop <-chan struct{})) {
+	for _, c := range clients {
+		if c.background(f) {
+			return
+		}
 	}
+	go f(nil)
 }
 
 // unlock releases the level: every part's level, concurrently. The final level ends the group's hold.
+// After a loss it changes nothing: the loss released the parts (Unlock waits until it has).
 func (l *groupLevel) unlock(ctx context.Context) error {
 	o := l.owner
 	o.mu.Lock()
+	if o.lost {
+		o.mu.Unlock()
+		<-o.released
+		return opErr("unlock", o.name, ErrNotHeld, context.Cause(o.ctx))
+	}
+	delete(o.held, l)
 	o.levels--
 	final := o.levels == 0
-	wasLost := o.ended
-	if final && !o.ended {
+	if final {
 		o.ended = true
 		for _, stop := range o.stops {
 			stop()
 		}
 	}
 	o.mu.Unlock()
-	var errs []error
 	res := make([]error, len(l.parts))
 	var wg sync.WaitGroup
 	for i, p := range l.parts {
@@ -665,30 +792,38 @@ func (l *groupLevel) unlock(ctx context.Context) error {
 	}
 	wg.Wait()
 	notHeld := 0
-	for i, err := range res {
-		if err == nil {
-			continue
-		}
+	for _, err := range res {
 		if errors.Is(err, ErrNotHeld) {
 			notHeld++
 		}
-		// A RedLock keeps its hold through the loss of a minority of parts: their unlock has nothing
-		// to release. Any other failure is the caller's to know.
-		if !wasLost && errors.Is(err, ErrLockLost) && o.quorum < len(l.parts) {
+	}
+	// Found fewer parts held than the quorum: the group was lost, noticed or not yet. This unlock
+	// released the parts it still held, so its error must not match ErrNotHeld ("changing nothing").
+	lostNow := len(nonNil(l.parts))-notHeld < o.quorum
+	var errs []error
+	for i, err := range res {
+		switch {
+		case err == nil:
 			continue
+		case errors.Is(err, ErrNotHeld) && !lostNow && o.quorum < len(l.parts):
+			// A RedLock keeps its hold through the loss of a minority of parts: their unlock has
+			// nothing to release.
+			continue
+		case errors.Is(err, ErrNotHeld):
+			errs = append(errs, fmt.Errorf("part %q: %s", l.parts[i].Name(), describe(err)))
+		default:
+			errs = append(errs, fmt.Errorf("part %q: %w", l.parts[i].Name(), err))
 		}
-		errs = append(errs, fmt.Errorf("part %q: %w", l.parts[i].Name(), err))
 	}
-	if final && !wasLost {
-		if held := len(nonNil(l.parts)) - notHeld; held < o.quorum {
-			// The unlock found the group lost before anyone noticed: say so, as a lock's would.
-			o.cancel(because(ErrLockLost, errors.Join(errs...)))
-		} else {
-			o.cancel(context.Canceled)
+	if lostNow {
+		reason := because(ErrLockLost, fmt.Errorf("found lost at the unlock, which released the other parts: %w", errors.Join(errs...)))
+		if final {
+			o.cancel(reason) // a non-final unlock's loss is reported through the part's context
 		}
+		return opErr("unlock", o.name, reason)
 	}
-	if wasLost {
-		errs = append([]error{ErrNotHeld, context.Cause(o.ctx)}, errs...)
+	if final {
+		o.cancel(context.Canceled)
 	}
 	if len(errs) > 0 {
 		return opErr("unlock", o.name, errs...)
@@ -696,8 +831,8 @@ func (l *groupLevel) unlock(ctx context.Context) error {
 	return nil
 }
 
-// reenter re-enters every part of the level (all, or for a RedLock at least the quorum); on failure
-// it releases the re-entries made.
+// reenter re-enters every part of the level (all, or for a RedLock at least the quorum); on failure,
+// or if the group was lost meanwhile, it releases the re-entries made.
 func (l *groupLevel) reenter(ctx context.Context) (*Hold, error) {
 	o := l.owner
 	o.mu.Lock()
@@ -730,11 +865,37 @@ func (l *groupLevel) reenter(ctx context.Context) (*Hold, error) {
 		parts[i] = r.v
 		held++
 	}
-	if held >= o.quorum && len(errs) == 0 {
-		return &Hold{g: &groupLevel{owner: o, parts: parts}}, nil
+	o.mu.Lock()
+	if held < o.quorum && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("%d parts held, %d needed", held, o.quorum))
 	}
-	undo := &groupLevel{owner: o, parts: parts}
-	_ = undo.unlock(ctx) // gives back the level counted above
+	if held >= o.quorum && len(errs) == 0 && !o.ended {
+		level := &groupLevel{owner: o, parts: parts}
+		o.held[level] = struct{}{}
+		o.mu.Unlock()
+		return &Hold{g: level}, nil
+	}
+	// Failed, or lost meanwhile (the loss released the levels it knew of, not this one): give back
+	// the re-entries made, and the level counted above.
+	o.levels--
+	final := o.levels == 0 && !o.ended
+	if final {
+		// Every other level was unlocked while this re-entry was in flight: its release is the
+		// group's final one.
+		o.ended = true
+		for _, stop := range o.stops {
+			stop()
+		}
+	}
+	lost := o.lost
+	o.mu.Unlock()
+	releaseParts(ctx, parts)
+	if final {
+		o.cancel(context.Canceled)
+	}
+	if lost {
+		return nil, opErr("reenter", o.name, ErrNotObtained, ErrNotHeld, context.Cause(o.ctx))
+	}
 	return nil, opErr("reenter", o.name, append([]error{ErrNotObtained}, errs...)...)
 }
 

@@ -42,6 +42,8 @@ type config struct {
 	semOnly      bool
 	obj          bool
 	objOnly      bool
+	multi        bool
+	multiOnly    bool
 	rounds       int
 	cpuProfile   string
 }
@@ -61,6 +63,7 @@ type report struct {
 	RW          *rwResult          `json:"rw_read_heavy,omitempty"`
 	Sem         *semResult         `json:"semaphore,omitempty"`
 	Obj         *objResult         `json:"objects,omitempty"`
+	Multi       *multiResult       `json:"multilock_order,omitempty"`
 	HoldError   string             `json:"hold_error,omitempty"`
 	Ratios      []ratio            `json:"ratios"`
 	Failures    []string           `json:"failures,omitempty"`
@@ -89,6 +92,8 @@ func main() {
 	flag.BoolVar(&cfg.semOnly, "sem-only", false, "run the Semaphore scenario only")
 	flag.BoolVar(&cfg.obj, "obj", true, "also run the data objects scenario (AtomicLong, BloomFilter against raw go-redis)")
 	flag.BoolVar(&cfg.objOnly, "obj-only", false, "run the data objects scenario only")
+	flag.BoolVar(&cfg.multi, "multi", true, "also run the MultiLock order scenario (2 groups over 2 Locks on 2 servers, same vs opposite order, -contended-duration per order)")
+	flag.BoolVar(&cfg.multiOnly, "multi-only", false, "run the MultiLock order scenario only")
 	flag.IntVar(&cfg.rounds, "rounds", 2, "repeat the scenarios of all implementations this many times (order rotated each round) and pool the results")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
@@ -207,13 +212,16 @@ func run(ctx context.Context, cfg *config) (err error) {
 	failed := map[string]bool{}
 	nrounds := cfg.rounds
 	if cfg.rwOnly {
-		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj = 0, 0, true, false, false
+		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj, cfg.multi = 0, 0, true, false, false, false
 	}
 	if cfg.semOnly {
-		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj = 0, 0, false, true, false
+		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj, cfg.multi = 0, 0, false, true, false, false
 	}
 	if cfg.objOnly {
-		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj = 0, 0, false, false, true
+		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj, cfg.multi = 0, 0, false, false, true, false
+	}
+	if cfg.multiOnly {
+		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj, cfg.multi = 0, 0, false, false, false, true
 	}
 rounds:
 	for round := range nrounds {
@@ -322,6 +330,19 @@ rounds:
 				return ctx.Err()
 			}
 			rep.Failures = append(rep.Failures, "redisson data objects scenario: "+err.Error())
+		}
+	}
+	if cfg.multi && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {
+		logf("redisson: MultiLock order scenario")
+		r, err := multiBench(ctx, addr, cfg.critical, cfg.contDuration)
+		rep.Multi = r
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rep.Failures = append(rep.Failures, "redisson MultiLock order scenario: "+err.Error())
+		} else {
+			logf("redisson: MultiLock order: same %.0f acq/s, opposite %.0f acq/s, ratio %.2f", r.SameOps, r.OppositeOps, r.Ratio)
 		}
 	}
 	if err := stats.FlushAll(ctx).Err(); err != nil && ctx.Err() != nil {

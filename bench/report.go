@@ -216,6 +216,10 @@ func printReport(w io.Writer, rep *report) {
 		printRW(w, rep.RW)
 		fmt.Fprintln(w)
 	}
+	if rep.Multi != nil {
+		printMulti(w, rep.Multi)
+		fmt.Fprintln(w)
+	}
 	if len(rep.Ratios) > 0 {
 		fmt.Fprintln(w, "### Ratios")
 		fmt.Fprintln(w)
