@@ -605,7 +605,7 @@ func (g *group) releaseLate(ctx context.Context, answers <-chan partAnswer, n in
 			select {
 			case a := <-answers:
 				if a.h != nil {
-					releaseParts(ctx, []*Hold{a.h})
+					releaseParts(context.WithoutCancel(ctx), []*Hold{a.h})
 				}
 			case <-stop:
 				return
@@ -639,10 +639,9 @@ func lostPart(parts []*Hold) *Hold {
 	return nil
 }
 
-// releaseParts unlocks the parts taken (nil entries skipped), concurrently, on a detached context.
+// releaseParts unlocks the parts taken (nil entries skipped), concurrently. Each release is carried
+// out even if ctx has ended; releaseParts waits for them while ctx lasts (see Hold.Unlock).
 func releaseParts(ctx context.Context, parts []*Hold) {
-	uctx, cancel := detached(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
 	for _, h := range parts {
 		if h == nil {
@@ -651,7 +650,7 @@ func releaseParts(ctx context.Context, parts []*Hold) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = h.Unlock(uctx)
+			_ = h.Unlock(ctx)
 		}()
 	}
 	wg.Wait()
@@ -743,7 +742,7 @@ func (o *groupOwner) partEnded(p *Hold) {
 	runOwned(o.clients, func(<-chan struct{}) {
 		defer close(done)
 		// The lost part's holds answer at once (already ended); the others take a round trip each.
-		releaseParts(o.ctx, parts)
+		releaseParts(context.WithoutCancel(o.ctx), parts)
 	})
 }
 
