@@ -56,7 +56,8 @@ type Client struct {
 	// slotsReloaded is when (UnixNano) a renewal's connection error last reloaded the Cluster slot map.
 	slotsReloaded atomic.Int64
 
-	acks   acks // the replica-acknowledged mode (replicas.go)
+	acks    acks    // the replica-acknowledged mode (replicas.go)
+	servers servers // what INFO said of the masters (servers.go)
 	sched  *renew.Scheduler
 	hub    *pubsub.Hub
 	gates  *lockGates
@@ -181,8 +182,10 @@ func (c *Client) knownEpoch(name string, now time.Time) string {
 }
 
 // New returns a Client over rdb, which may be a plain, failover (Sentinel) or Cluster go-redis client.
-// It starts the renewal scheduler goroutine and does no I/O. Invalid options or a nil rdb return an
-// error matching ErrInvalidArgument.
+// It starts the renewal scheduler goroutine and does not block: in the background it asks every
+// master for its maxmemory-policy (and again every minute), warning about one that evicts keys (see
+// ErrEvicting, Stats.Evicting). Invalid options or a nil rdb return an error matching
+// ErrInvalidArgument.
 //
 // Set ContextTimeoutEnabled: true on rdb: without it go-redis ignores context deadlines on the socket,
 // so a hung server blocks calls for the client's read timeout instead of the context's deadline. New
@@ -257,6 +260,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		c.sched.SplitBy(func(e *renew.Entry) string { return clusterNode(cc, e.Key) })
 	}
+	c.background(c.sweepServers)
 	c.engine = &wait.Engine{Hub: c.hub, Sched: c.sched, Repoll: cfg.repoll, Closed: c.done}
 	return c, nil
 }
@@ -395,6 +399,7 @@ type Stats struct {
 	Lost          uint64 // holds and leased permits that ended without a successful unlock or release (lost, fixed lease over, Close)
 	Subscriptions int    // channels the pub/sub hub is subscribed to
 	Reconnects    int    // pub/sub reconnects observed
+	Evicting      int    // masters last seen running a maxmemory-policy that evicts keys (see ErrEvicting)
 	AckFailures   uint64 // replica-acknowledged mode: mutations too few replicas acknowledged in time
 	NoWait        bool   // replica-acknowledged mode: a master refused WAIT, so acknowledgements are off
 }
@@ -417,7 +422,7 @@ func (c *Client) Stats() Stats {
 	}
 	subs, reconnects := c.hub.Stats()
 	return Stats{Held: held, Waiting: waiting + int(c.unqueued.Load()), RenewCalls: calls, Renewed: renewed, Heartbeats: beats, Lost: c.lostHolds.Load(),
-		Subscriptions: subs, Reconnects: reconnects, AckFailures: c.acks.failures.Load(), NoWait: c.acks.noWait.Load()}
+		Subscriptions: subs, Reconnects: reconnects, Evicting: int(c.servers.evicting.Load()), AckFailures: c.acks.failures.Load(), NoWait: c.acks.noWait.Load()}
 }
 
 // checkCall checks what every call checks once the Client is known valid: its context, then Close.

@@ -42,6 +42,13 @@ var (
 	// acknowledgement can be had (see WithReplicaAcks and Client.CheckReplicas).
 	ErrNoWait = errors.New("redisson: server has no WAIT command")
 
+	// ErrEvicting: a master runs a maxmemory-policy that evicts keys when memory runs out. Under a
+	// volatile-* policy lock keys (which have TTLs) are the first evicted, so an evicted lock lets a
+	// second owner in; under allkeys-* a FencedLock's counter can be evicted and its tokens restart.
+	// Client.CheckEviction reports it; a FencedLock refuses to be acquired on an allkeys-* master.
+	// Set maxmemory-policy noeviction on servers that hold locks.
+	ErrEvicting = errors.New("redisson: the server evicts keys")
+
 	// ErrOutOfRange: the result of an operation would not fit its type (an AtomicLong added past
 	// the int64 range). Nothing was changed.
 	ErrOutOfRange = errors.New("redisson: result out of range")

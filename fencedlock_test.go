@@ -237,3 +237,51 @@ func TestFencedLockReentryKeepsToken(t *testing.T) {
 		mustUnlock(t, plain)
 	}
 }
+
+// A master that may evict any key (allkeys-*) could evict the fencing counter, after which tokens
+// start again from 1: a FencedLock refuses to be acquired there (ErrNotObtained, ErrEvicting), the
+// Client reports the master in Stats and CheckEviction; under noeviction all is well again. A plain
+// Lock is not refused (the warning and CheckEviction say what the risk is).
+func TestFencedLockRefusedOnEvictingServer(t *testing.T) {
+	c, rdb, _ := setup(t)
+	ctx := t.Context()
+	if err := c.CheckEviction(ctx); err != nil {
+		t.Fatalf("CheckEviction under noeviction = %v; want nil", err)
+	}
+	if err := rdb.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckEviction(ctx); !errors.Is(err, redisson.ErrEvicting) || !strings.Contains(err.Error(), "allkeys-lru") {
+		t.Fatalf("CheckEviction under allkeys-lru = %v; want ErrEvicting naming the policy", err)
+	}
+	// A new Client learns the policy when it is created (its background check) or at the first
+	// FencedLock acquisition, whichever comes first.
+	c2 := newClient(t, rdb)
+	_, err := c2.FencedLock("evicted-tokens").TryLock(ctx)
+	if !errors.Is(err, redisson.ErrNotObtained) || !errors.Is(err, redisson.ErrEvicting) {
+		t.Fatalf("FencedLock.TryLock on an allkeys-lru master = %v; want ErrNotObtained and ErrEvicting", err)
+	}
+	if s := c2.Stats(); s.Evicting != 1 {
+		t.Fatalf("Stats.Evicting = %d; want 1", s.Evicting)
+	}
+	h, err := c2.Lock("evicted-tokens-plain").TryLock(ctx)
+	if err != nil {
+		t.Fatalf("Lock.TryLock on an allkeys-lru master = %v; want it held (not refused)", err)
+	}
+	mustUnlock(t, h)
+	if err := rdb.ConfigSet(ctx, "maxmemory-policy", "volatile-lru").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckEviction(ctx); !errors.Is(err, redisson.ErrEvicting) {
+		t.Fatalf("CheckEviction under volatile-lru = %v; want ErrEvicting", err)
+	}
+	if err := rdb.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c3 := newClient(t, rdb)
+	h, err = c3.FencedLock("evicted-tokens").TryLock(ctx)
+	if err != nil {
+		t.Fatalf("FencedLock.TryLock under noeviction = %v", err)
+	}
+	mustUnlock(t, h)
+}

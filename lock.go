@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -261,6 +262,12 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	}
 	if r, _ := ctx.Value(m.otherKey).(*owner); m.kind == kindWrite && r != nil && !r.done() {
 		return nil, opErr(op, m.name, ErrNotObtained, errUpgrade)
+	}
+	if m.kind == kindFenced {
+		// Tokens from a counter that may be evicted are worth nothing (see servers.go).
+		if policy, all := m.c.evictsAll(ctx, m.key); all {
+			return nil, opErr(op, m.name, ErrNotObtained, fmt.Errorf("%w: maxmemory-policy %s", ErrEvicting, policy))
+		}
 	}
 
 	waitCtx := ctx

@@ -20,10 +20,6 @@ import (
 // master, and a failover that loses one can only bring a lock back until its lease ends, never make
 // two owners. Undos (compensations) and wait-queue bookkeeping are sent without WAIT.
 
-// replicaCheckEvery is how long the number of replicas a master reports is trusted, when the number
-// of acknowledgements is left to the default (1 if the master has replicas).
-const replicaCheckEvery = 10 * time.Second
-
 // acks is the state of the replica-acknowledged mode of one Client.
 type acks struct {
 	need    int           // required acknowledgements; 0: 1 if the master has replicas
@@ -31,14 +27,6 @@ type acks struct {
 
 	noWait   atomic.Bool   // a master refused WAIT: the mode is off (logged once)
 	failures atomic.Uint64 // mutations that too few replicas acknowledged (Stats.AckFailures)
-
-	mu      sync.Mutex
-	masters map[string]masterReplicas // by address: replicas seen, for need == 0
-}
-
-type masterReplicas struct {
-	replicas int
-	checked  time.Time
 }
 
 // on reports whether mutations wait for replicas.
@@ -59,35 +47,18 @@ func (c *Client) node(ctx context.Context, key string) (redis.Cmdable, string, e
 	return n, n.Options().Addr, nil
 }
 
-// needed returns how many acknowledgements a mutation on the master at addr requires.
+// needed returns how many acknowledgements a mutation on the master at addr requires: the number
+// set, or 1 if the master has replicas (unknown: 1, the safe side: a master without replicas then
+// fails every acquisition until INFO answers again), 0 if it has none.
 func (c *Client) needed(ctx context.Context, node redis.Cmdable, addr string) int {
-	a := &c.acks
-	if a.need > 0 {
-		return a.need
+	if c.acks.need > 0 {
+		return c.acks.need
 	}
-	a.mu.Lock()
-	m, ok := a.masters[addr]
-	a.mu.Unlock()
-	if ok && time.Since(m.checked) < replicaCheckEvery {
-		return min(m.replicas, 1)
+	info := c.server(ctx, node, addr)
+	if info.failed || info.replicas < 0 {
+		return 1
 	}
-	n, err := connectedReplicas(ctx, node)
-	if err != nil {
-		// Unknown: require one, the safe side (a master without replicas then fails every
-		// acquisition until INFO answers again), and ask again after replicaCheckEvery.
-		n = 1
-	}
-	a.mu.Lock()
-	if a.masters == nil {
-		a.masters = map[string]masterReplicas{}
-	}
-	a.masters[addr] = masterReplicas{replicas: n, checked: time.Now()}
-	a.mu.Unlock()
-	if err == nil && n == 0 && (!ok || m.replicas > 0) {
-		c.cfg.logger.Warn("redisson: replica-acknowledged mode: the master has no replicas; its mutations are not acknowledged",
-			"master", addr)
-	}
-	return min(n, 1)
+	return min(info.replicas, 1)
 }
 
 // connectedReplicas reads connected_slaves from INFO replication.
