@@ -58,10 +58,10 @@ type Client struct {
 
 	acks    acks    // the replica-acknowledged mode (replicas.go)
 	servers servers // what INFO said of the masters (servers.go)
-	sched  *renew.Scheduler
-	hub    *pubsub.Hub
-	gates  *lockGates
-	engine *wait.Engine
+	sched   *renew.Scheduler
+	hub     *pubsub.Hub
+	gates   *lockGates
+	engine  *wait.Engine
 
 	done      chan struct{} // closed by Close
 	closing   context.Context
