@@ -168,10 +168,15 @@
 // overtake queued waiters only in the moments the lock is free without having been handed over (it
 // expired, or the waiter it was handed to had died): not FIFO, but no starvation.
 //
-// # Re-sent commands
+// # Lost replies and re-sent commands
 //
-// go-redis re-sends a command after a network error (MaxRetries), so a command may run twice, and
-// other commands of the same owner may run in between. Every script is written to be run twice:
+// go-redis would re-send a command after a network error (MaxRetries). The library tells it not to
+// (Cmder.NoRetry) and decides itself, in one place (send.go): it sends a command again only after a
+// reply or error proving that it did not run (NOSCRIPT, TRYAGAIN, CLUSTERDOWN, a MOVED or ASK, no
+// connection could be made), or, for the lock, semaphore and latch scripts, after a lost reply (a
+// few times, while the context lasts). A command that provably never left the process has no
+// unknown outcome, and nothing is undone for it. So a script may still run twice, and other commands
+// of the same owner may run in between. Every lock script is written to be run twice:
 //
 //   - Redis keeps the owner's level ids, not a count: adding a level that is there, or removing one
 //     that is gone, changes nothing, so re-entries and partial unlocks never count twice.
@@ -186,16 +191,19 @@
 //     was answered: a repeat answers what the first run did, even after the lock
 //     changed hands any number of times. A ForceUnlock records its outcome under its request id, so a
 //     repeat does not delete the lock of whoever acquired it since.
-//   - An acquisition whose outcome is unknown (network error, context ended mid-call) is undone on a
-//     detached context before the error is returned. As its request may still be travelling, the
-//     undo is repeated in the background after 250ms, 1s and 4s; a request delayed in the network
-//     for longer than that leaves the lock held by nobody until its lease ends.
+//   - An acquisition whose outcome is unknown (network error, context ended mid-call) is undone. The
+//     undo is a clean-up: it runs on a goroutine the Client owns, with a context of its own (5s at
+//     most), and the caller waits for it only while its context lasts (and 25ms more), so that no
+//     call overstays its deadline when Redis is slow or down. As the request may still be travelling,
+//     the undo is repeated in the background after 250ms, 1s and 4s; a request delayed in the network
+//     for longer than that leaves the lock held by nobody until its lease ends. A release (Unlock) is
+//     a clean-up the same way.
 //   - A re-entry or partial unlock still in flight when the hold is lost may set the lease again when
 //     it lands; the client then releases the lock at once (and again later if the operation's own
 //     outcome stayed unknown).
-//   - Only a WRONGTYPE reply proves that an acquisition changed nothing: go-redis returns the error
-//     reply of a re-send (READONLY, LOADING, TRYAGAIN, ...) when the first run may have been applied,
-//     so every other error is treated as an unknown outcome and undone.
+//   - Only a WRONGTYPE reply, or an error proving the command never left the process, proves that an
+//     acquisition changed nothing: the error reply of a re-send (READONLY, LOADING, ...) may follow a
+//     first run that was applied, so every other error is treated as an unknown outcome and undone.
 //   - An acquisition, or a hand-over to a waiting goroutine, whose answer comes so late that its
 //     lease may already be about to lapse is not reported as held: it is undone, and a waiting call
 //     tries again, after a randomized pause that doubles with every such give-back (from 1ms to
@@ -284,6 +292,11 @@
 // # go-redis settings
 //
 // Set ContextTimeoutEnabled: true, or context deadlines do not bound network waits (New logs a warning
-// when it can tell). A Cluster given a single seed address needs IsClusterMode: true. A *redis.Ring
-// is refused: it remaps keys to other shards when shards come and go.
+// when it can tell); with it, every blocking call of this package returns within its context's
+// deadline, whether Redis answers or not. A Cluster given a single seed address needs
+// IsClusterMode: true. A *redis.Ring is refused: it remaps keys to other shards when shards come and
+// go. Read routing (ReadOnly, RouteByLatency, RouteRandomly) is left to your own commands: the
+// library's reads go to the master of their key. A server whose maxmemory-policy evicts keys can
+// evict a lock (under volatile-* policies, lock keys first, since they have a TTL): the Client warns
+// (see ErrEvicting), and a FencedLock refuses to run on an allkeys-* master.
 package redisson
