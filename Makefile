@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: all deps race-deps demo test vet lint bench fuzz
+.PHONY: all deps race-deps demo test check vet lint bench fuzz
 
 all: test
 
@@ -51,16 +51,30 @@ vet:
 	$(GO) vet ./...
 	@if [ -f bench/go.mod ]; then echo "cd bench && $(GO) vet ./..."; cd bench && $(GO) vet ./...; fi
 
+# Development tools, pinned with tool directives in tools/go.mod (a module of their own, so that the
+# library's go.mod lists only what the library needs); the go command fetches them on first use.
+TOOL        = $(GO) tool -modfile=$(CURDIR)/tools/go.mod
+STATICCHECK = $(TOOL) staticcheck
+GOTESTSUM   = $(TOOL) gotestsum
+
 # Fails on an untidy module (go.mod/go.sum not what `go mod tidy` would write) and on staticcheck
-# findings, in the library and in the bench module. staticcheck is fetched through the module proxy.
-STATICCHECK = $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# findings, in the library and in the bench module.
 lint:
 	$(GO) mod tidy -diff
+	cd tools && $(GO) mod tidy -diff
 	$(STATICCHECK) ./...
 	@if [ -f bench/go.mod ]; then echo "cd bench && go mod tidy -diff && staticcheck ./..."; cd bench && $(GO) mod tidy -diff && $(STATICCHECK) ./...; fi
 
+# The whole suite, with the race detector; gotestsum prints each test as it finishes, then a summary.
 test: deps race-deps vet lint
-	REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 14m ./...
+	REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GOTESTSUM) --format testname --format-hide-empty-pkg -- \
+		-race -count=1 -timeout 14m ./...
+
+# The fast tier for the edit loop: no Cluster or Sentinel topologies, no multi-process or long
+# randomized runs (-short), still with the race detector.
+check: deps race-deps
+	$(GO) vet ./...
+	REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GOTESTSUM) --format pkgname -- -race -short -count=1 -timeout 5m ./...
 
 # The randomized, model-checked fault test for longer than its bounded run in `make test`.
 # FUZZTIME is the run time; set SEED to replay a printed seed.

@@ -6,8 +6,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/goredisson/redisson/internal/leakcheck"
 	"github.com/goredisson/redisson/redistest"
+	"go.uber.org/goleak"
 )
 
 // exampleAddr is the address of a redis-server shared by the runnable examples.
@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 		srv.Close()
 	}
 	if code == 0 {
-		if err := leakcheck.Check(leakcheck.DefaultTimeout); err != nil {
+		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL: goroutines leaked:", err)
 			code = 1
 		}

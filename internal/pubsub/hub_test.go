@@ -8,12 +8,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/redisson/internal/leakcheck"
 	"github.com/goredisson/redisson/internal/pubsub"
 	"github.com/goredisson/redisson/redistest"
+	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // newHub starts a redis-server and a hub over it, closed when the test ends.
 func newHub(t *testing.T) (*pubsub.Hub, *redis.Client) {

@@ -12,11 +12,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goredisson/redisson/internal/leakcheck"
 	"github.com/goredisson/redisson/redistest"
+	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // Every script loads, and its file opens with the contract header.
 func TestLoadAndHeaders(t *testing.T) {

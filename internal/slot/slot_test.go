@@ -3,11 +3,11 @@ package slot_test
 import (
 	"testing"
 
-	"github.com/goredisson/redisson/internal/leakcheck"
 	"github.com/goredisson/redisson/internal/slot"
+	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // Slots as CLUSTER KEYSLOT reports them.
 func TestOf(t *testing.T) {

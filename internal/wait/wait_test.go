@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goredisson/redisson/internal/leakcheck"
 	"github.com/goredisson/redisson/internal/pubsub"
 	"github.com/goredisson/redisson/internal/renew"
 	"github.com/goredisson/redisson/internal/wait"
 	"github.com/goredisson/redisson/redistest"
+	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { leakcheck.Main(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // engine returns an engine over a real redis-server, with a scheduler whose heartbeats always succeed.
 func engine(t *testing.T, repoll time.Duration) (*wait.Engine, func(string)) {
