@@ -883,3 +883,43 @@ func TestLockTinyLeaseDoesNotSpin(t *testing.T) {
 		})
 	}
 }
+
+// A waiting acquisition keeps its context's deadline even when the network goes silent while it is
+// giving back a grant answered too late (a give-back that keeps the waiter's place): that give-back,
+// like every other clean-up, must not make the caller overstay its context (it may go on in the
+// background). The lease (1ms) is shorter than the round trip (the server 50ms away and back), so
+// the waiter cycles through attempts and give-backs; the network then goes silent (a black hole) at
+// a random point of the cycle. The test tries several times: a black hole during a give-back that
+// runs on the caller's goroutine holds Lock for the clean-up's whole bound (seconds).
+func TestLockGiveBackKeepsTheCallersDeadline(t *testing.T) {
+	srv := redistest.Start(t)
+	const d = time.Second
+	for try := 0; try < 15 && !t.Failed(); try++ {
+		p := redistest.NewProxy(t, srv.Addr())
+		p.Delay(50 * time.Millisecond)
+		c := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }))
+		ctx, cancel := context.WithTimeout(t.Context(), d)
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Lock(fmt.Sprintf("give-back-deadline-%d", try)).Lock(ctx, redisson.WithLease(time.Millisecond))
+			done <- err
+		}()
+		silent := time.NewTimer(300*time.Millisecond + time.Duration(try)*40*time.Millisecond)
+		var err error
+		select {
+		case err = <-done:
+		case <-silent.C:
+			p.Blackhole(true)
+			err = <-done
+		}
+		took := time.Since(start)
+		cancel()
+		if err == nil {
+			t.Fatalf("try %d: a 1ms lease 100ms away was reported held", try)
+		}
+		if took > d+deadlineSlack {
+			t.Errorf("try %d: Lock with a %v context returned after %v once the network went silent: %v", try, d, took, err)
+		}
+	}
+}
