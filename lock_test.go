@@ -883,3 +883,118 @@ func TestLockTinyLeaseDoesNotSpin(t *testing.T) {
 		})
 	}
 }
+
+// A waiting acquisition keeps its context's deadline even when the network goes silent while it is
+// giving back a grant answered too late (a give-back that keeps the waiter's place): that give-back,
+// like every other clean-up, must not make the caller overstay its context (it may go on in the
+// background). The lease (1ms) is shorter than the round trip (the server 50ms away and back), so
+// the waiter cycles through attempts and give-backs; the network then goes silent (a black hole) at
+// a random point of the cycle. The test tries several times: a black hole during a give-back that
+// runs on the caller's goroutine holds Lock for the clean-up's whole bound (seconds).
+func TestLockGiveBackKeepsTheCallersDeadline(t *testing.T) {
+	srv := redistest.Start(t)
+	const d = time.Second
+	for try := 0; try < 15 && !t.Failed(); try++ {
+		p := redistest.NewProxy(t, srv.Addr())
+		p.Delay(50 * time.Millisecond)
+		c := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }))
+		ctx, cancel := context.WithTimeout(t.Context(), d)
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Lock(fmt.Sprintf("give-back-deadline-%d", try)).Lock(ctx, redisson.WithLease(time.Millisecond))
+			done <- err
+		}()
+		silent := time.NewTimer(300*time.Millisecond + time.Duration(try)*40*time.Millisecond)
+		var err error
+		select {
+		case err = <-done:
+		case <-silent.C:
+			p.Blackhole(true)
+			err = <-done
+		}
+		took := time.Since(start)
+		cancel()
+		if err == nil {
+			t.Fatalf("try %d: a 1ms lease 100ms away was reported held", try)
+		}
+		if took > d+deadlineSlack {
+			t.Errorf("try %d: Lock with a %v context returned after %v once the network went silent: %v", try, d, took, err)
+		}
+	}
+}
+
+// An Unlock whose context has already ended returns that context's error when the release cannot
+// answer at once (the server 30ms away), and the release goes on in the background: the same
+// process can lock again at once (its local turn is handed on when the release answers), a second
+// Unlock of the same Hold is refused with ErrNotHeld without releasing anything, and the first
+// hold's context ends as released (context.Canceled), not lost.
+func TestUnlockEndedContextThenLockAgain(t *testing.T) {
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	c := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }))
+	l := c.Lock("unlock-ended-relock")
+	h := mustLock(t, l, t.Context())
+	p.Delay(30 * time.Millisecond)
+	ended, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := h.Unlock(ended); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Unlock(ended context) with the server 60ms away = %v; want context.Canceled", err)
+	}
+	if err := h.Unlock(t.Context()); !errors.Is(err, redisson.ErrNotHeld) {
+		t.Errorf("second Unlock of the hold = %v; want ErrNotHeld", err)
+	}
+	ctx, cancel2 := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel2()
+	h2, err := l.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock after an Unlock left in the background = %v", err)
+	}
+	if cause := context.Cause(h.Context()); !errors.Is(cause, context.Canceled) || errors.Is(cause, redisson.ErrLockLost) {
+		t.Errorf("first hold's context ended with %v; want context.Canceled (released)", cause)
+	}
+	if h2.Context().Err() != nil {
+		t.Fatalf("second hold ended at once: %v", context.Cause(h2.Context()))
+	}
+	if n := holdCount(t, h2); n != 1 {
+		t.Errorf("second hold's count = %d; want 1", n)
+	}
+	p.Delay(0)
+	mustUnlock(t, h2)
+	if locked, err := l.IsLocked(t.Context()); err != nil || locked {
+		t.Errorf("IsLocked after both unlocks = %v, %v; want false", locked, err)
+	}
+}
+
+// A Reenter whose context ends while its request is on the way (the server 50ms away, a 60ms
+// context) fails and takes its level back in the background; the owner's final Unlock, made at
+// once, still frees the lock, whichever of the two lands first, and the lock stays free.
+func TestReenterEndedInFlightThenFinalUnlock(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	c := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }))
+	l := c.Lock("reenter-ended-unlock")
+	h := mustLock(t, l, t.Context())
+	p.Delay(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Millisecond)
+	h2, err := h.Reenter(ctx)
+	cancel()
+	if err == nil {
+		_ = h2.Unlock(t.Context())
+		t.Skip("the re-entry answered within its context: nothing to check")
+	}
+	if err := h.Unlock(t.Context()); err != nil {
+		t.Fatalf("final Unlock after a re-entry that ended in flight = %v", err)
+	}
+	key := redisson.LockKeyOf(c, "reenter-ended-unlock")
+	// The re-entry's clean-up may land after the final release: the lock must stay free.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if n, _ := admin.Exists(t.Context(), key).Result(); n != 0 {
+			v, _ := admin.Get(t.Context(), key).Result()
+			t.Fatalf("the lock is held again after its owner's final Unlock: %q", v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

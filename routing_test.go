@@ -2,6 +2,8 @@ package redisson_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,4 +185,65 @@ func slicesContains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// The library's reads answer the same through a client that routes reads to replicas (sent as
+// MULTI/EXEC) as through one that does not, on a missing key (a zero value, no error) and on a key
+// holding another type (ErrWrongType): a nil or an error reply inside EXEC is decoded as a lone
+// command's.
+func TestReadsDecodeMissingAndWrongTypeKeysWhateverTheReadRouting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no Cluster")
+	}
+	cl := sharedCluster(t)
+	plain := newClient(t, cl.Client(t))
+	routed := newClient(t, cl.Client(t, func(o *redis.ClusterOptions) { o.ReadOnly = true }))
+	admin := cl.Client(t)
+	ctx := t.Context()
+	n := "decode-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	reads := map[string]func(c *redisson.Client, name string) (any, error){
+		"AtomicLong.Load": func(c *redisson.Client, name string) (any, error) { return c.AtomicLong(name).Load(ctx) },
+		"BitSet.Get":      func(c *redisson.Client, name string) (any, error) { return c.BitSet(name).Get(ctx, 3) },
+		"BitSet.Bytes":    func(c *redisson.Client, name string) (any, error) { return c.BitSet(name).Bytes(ctx) },
+		"BitSet.Size":     func(c *redisson.Client, name string) (any, error) { return c.BitSet(name).Size(ctx) },
+		"BitSet.Cardinality": func(c *redisson.Client, name string) (any, error) {
+			return c.BitSet(name).Cardinality(ctx)
+		},
+		"BitSet.GetField": func(c *redisson.Client, name string) (any, error) {
+			return c.BitSet(name).GetField(ctx, redisson.Uint8, 0)
+		},
+		"CountDownLatch.Count": func(c *redisson.Client, name string) (any, error) { return c.CountDownLatch(name).Count(ctx) },
+		"Lock.IsLocked":        func(c *redisson.Client, name string) (any, error) { return c.Lock(name).IsLocked(ctx) },
+		"Lock.RemainingTTL":    func(c *redisson.Client, name string) (any, error) { return c.Lock(name).RemainingTTL(ctx) },
+		"HyperLogLog.Count":    func(c *redisson.Client, name string) (any, error) { return c.HyperLogLog(name).Count(ctx) },
+		"BloomFilter.Contains": func(c *redisson.Client, name string) (any, error) { return c.BloomFilter(name).Contains(ctx, "x") },
+	}
+	for what, read := range reads {
+		for _, state := range []string{"missing", "hash"} {
+			name := n + "-" + what + "-" + state
+			if state == "hash" {
+				// The object key of each kind (keys.go): found through a lock of the name.
+				key := redisson.LockKeyOf(plain, name)
+				if strings.HasPrefix(what, "Lock.") {
+					if err := admin.HSet(ctx, key, "f", "v").Err(); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					// Data objects: write a hash under every key the name may map to.
+					for _, k := range []string{key, name, "{" + name + "}"} {
+						_ = admin.HSet(ctx, k, "f", "v").Err()
+					}
+				}
+			}
+			pv, perr := read(plain, name)
+			rv, rerr := read(routed, name)
+			if fmt.Sprint(pv) != fmt.Sprint(rv) || errors.Is(perr, redisson.ErrWrongType) != errors.Is(rerr, redisson.ErrWrongType) ||
+				errors.Is(perr, redisson.ErrNotInitialized) != errors.Is(rerr, redisson.ErrNotInitialized) || (perr == nil) != (rerr == nil) {
+				t.Errorf("%s on a %s key: %v, %v without read routing; %v, %v with ReadOnly", what, state, pv, perr, rv, rerr)
+			}
+			if state == "hash" && !errors.Is(rerr, redisson.ErrWrongType) {
+				t.Errorf("%s on a hash with ReadOnly: %v, %v; want ErrWrongType", what, rv, rerr)
+			}
+		}
+	}
 }
