@@ -712,13 +712,12 @@ func (m *mutex) giveBack(ctx context.Context, id string, place int64, keep bool)
 		m.undo(ctx, id, false)
 		return
 	}
-	ctx, cancel := detached(ctx)
-	_, _, err := m.release(ctx, id, "1", true, "", m.c.cfg.watchdog.Milliseconds(), "", int64(0), false, strconv.FormatInt(place, 10))
-	cancel()
-	if err != nil {
-		m.c.cfg.logger.Warn("redisson: could not give back a lock granted too late; it expires with its lease",
-			"lock", m.name, "err", err)
-	}
+	m.c.cleanup(ctx, func(ctx context.Context) {
+		_, _, err := m.release(ctx, id, "1", true, "", m.c.cfg.watchdog.Milliseconds(), "", int64(0), false, strconv.FormatInt(place, 10))
+		if err != nil {
+			m.c.cleanupFailed("could not give back a lock granted too late; it expires with its lease", m.name, err)
+		}
+	})
 }
 
 // giveBackPauseMax bounds the pause before an attempt that follows a give-back (see contend).

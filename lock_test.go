@@ -380,8 +380,7 @@ func TestWaitEndedByContext(t *testing.T) {
 	mustUnlock(t, h)
 }
 
-// Issue 5, trap 14: Unlock's ctx only carries values: a cancelled request context does not stop the
-// release (which would leave the lock held for a whole lease).
+// A cancelled request context does not stop the release (which would leave the lock held for a whole lease).
 func TestUnlockWithCancelledContext(t *testing.T) {
 	c, _, _ := setup(t)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -391,12 +390,16 @@ func TestUnlockWithCancelledContext(t *testing.T) {
 	if h.Context().Err() != nil {
 		t.Fatal("cancelling the acquisition's context ended the hold")
 	}
-	if err := h.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock(cancelled context) = %v", err)
+	// Unlock waits for the release while its context lasts and a few milliseconds more: with a
+	// cancelled context it answers nil if the release answered in that time, else the context's
+	// error while the release goes on. Either way the lock is released.
+	if err := h.Unlock(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("Unlock(cancelled context) = %v; want nil or context.Canceled", err)
 	}
-	if locked, _ := l.IsLocked(t.Context()); locked {
-		t.Fatal("lock not released")
-	}
+	eventually(t, 5*time.Second, "the lock released", func() bool {
+		locked, err := l.IsLocked(t.Context())
+		return err == nil && !locked
+	})
 	// HoldCount, a plain query, honours its context.
 	if _, err := h.HoldCount(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("HoldCount(cancelled context) = %v; want context.Canceled", err)
@@ -894,7 +897,7 @@ func TestLockTinyLeaseDoesNotSpin(t *testing.T) {
 func TestLockGiveBackKeepsTheCallersDeadline(t *testing.T) {
 	srv := redistest.Start(t)
 	const d = time.Second
-	for try := 0; try < 15 && !t.Failed(); try++ {
+	for try := 0; try < 6 && !t.Failed(); try++ {
 		p := redistest.NewProxy(t, srv.Addr())
 		p.Delay(50 * time.Millisecond)
 		c := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }))
