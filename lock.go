@@ -676,16 +676,6 @@ func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, lev
 	return r[0], r[1], r[2], ackErr, nil
 }
 
-// noEffect reports whether err proves that the command changed nothing: it never reached Redis
-// (notSent, see send), or a WRONGTYPE reply, by which the scripts refuse a key before any write. Any other error leaves the outcome unknown: besides
-// network and context errors, go-redis returns the error reply of a re-send (READONLY, LOADING,
-// TRYAGAIN, ...) when the first run, whose reply was lost, may have been applied.
-func noEffect(err error) bool {
-	var re redis.Error
-	var ns notSent
-	return errors.As(err, &ns) || errors.As(err, &re) && strings.Contains(err.Error(), "WRONGTYPE")
-}
-
 // undo releases whatever owner id may hold (a lock applied by a request whose reply was lost, a lock
 // handed over, a lease re-armed after a loss) and takes it out of the wait queue, as a clean-up:
 // even if ctx has ended, without making the caller overstay it (see Client.cleanup). If a request of the owner may still be travelling (inFlight: its outcome is unknown, or

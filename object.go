@@ -2,8 +2,6 @@ package redisson
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -101,23 +99,6 @@ func (o *object) del(ctx context.Context, what string, keys ...string) (bool, er
 	return cmd.Val() > 0, objectErr("delete", o.name, cmd.Err(), ackErr)
 }
 
-// onceCmd marks a command that go-redis must not send again after a network error (see "Sent once").
-type onceCmd struct{ redis.Cmder }
-
-// NoRetry tells go-redis not to re-send the command.
-func (onceCmd) NoRetry() bool { return true }
-
-// scriptCmd is an EVALSHA of script, to be sent as it is (Script.Run would send it through the
-// client's re-sending Process).
-func scriptCmd(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
-	a := make([]any, 0, 3+len(keys)+len(args))
-	a = append(a, "evalsha", script.Hash(), len(keys))
-	for _, k := range keys {
-		a = append(a, k)
-	}
-	return redis.NewCmd(ctx, append(a, args...)...)
-}
-
 // objectErr wraps an error of a data object's command for the caller: WRONGTYPE and a value Redis
 // cannot read as its type (INCRBY on a string that is no integer, a corrupt HyperLogLog) match
 // ErrWrongType, INCRBY's overflow matches ErrOutOfRange; ackErr (see Client.acked) is added. It
@@ -137,77 +118,4 @@ func objectErr(op, name string, err, ackErr error) error {
 		err = redisErr(err)
 	}
 	return opErr(op, name, err, ackErr)
-}
-
-// execOnce sends cmds (each a command's arguments, all on key's slot) as one MULTI/EXEC transaction
-// in one round trip, once (see "Sent once"), and returns EXEC's replies in order; a reply that is an
-// error is an error value (the other commands ran). err is the transaction's own failure: refused
-// (sent again after a pause, see Client.refused), discarded (EXECABORT: nothing ran) or a network
-// error (it may or may not have run). In the replica-acknowledged mode MULTI and EXEC are sent by hand
-// before WAIT (Client.acked), and ackErr reports too few acknowledgements.
-func (c *Client) execOnce(ctx context.Context, key string, cmds [][]any) (replies []any, ackErr, err error) {
-	for attempt := 0; c.acks.on(); attempt++ {
-		var exec *redis.Cmd
-		queued := make([]*redis.Cmd, len(cmds))
-		_, ackErr = c.acked(ctx, key, nil, func(p redis.Pipeliner) redis.Cmder {
-			_ = p.Process(ctx, onceCmd{redis.NewCmd(ctx, "multi")})
-			for i, args := range cmds {
-				queued[i] = redis.NewCmd(ctx, args...)
-				_ = p.Process(ctx, onceCmd{queued[i]})
-			}
-			exec = redis.NewCmd(ctx, "exec")
-			_ = p.Process(ctx, onceCmd{exec})
-			return exec
-		})
-		if err := exec.Err(); err != nil {
-			// EXECABORT: a command was refused when queued (MOVED, ASK, TRYAGAIN after a migration
-			// or failover) and nothing ran; Client.acked sees only EXEC's error, so the refusal is
-			// looked at here (the slot map is reloaded) and the transaction sent again.
-			if redis.HasErrorPrefix(err, "EXECABORT") {
-				for _, q := range queued {
-					if c.refused(q.Err()) && retryPause(ctx, attempt) {
-						err = nil
-						break
-					}
-				}
-				if err == nil {
-					continue
-				}
-			}
-			return nil, nil, err
-		}
-		replies, _ = exec.Val().([]any)
-		if len(replies) != len(cmds) {
-			return nil, nil, fmt.Errorf("EXEC answered %d replies for %d commands", len(replies), len(cmds))
-		}
-		return replies, ackErr, nil
-	}
-	for attempt := 0; ; attempt++ {
-		sent := make([]*redis.Cmd, len(cmds))
-		_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			for i, args := range cmds {
-				sent[i] = redis.NewCmd(ctx, args...)
-				_ = p.Process(ctx, onceCmd{sent[i]})
-			}
-			return nil
-		})
-		if err != nil && (c.refused(err) || neverWritten(err) && attempt < unsentRetries) && retryPause(ctx, attempt) {
-			continue
-		}
-		// A command's own error (WRONGTYPE) is its reply; anything else failed the transaction.
-		replies = make([]any, len(sent))
-		for i, cmd := range sent {
-			v, cerr := cmd.Result()
-			var rerr redis.Error
-			switch {
-			case cerr == nil:
-				replies[i] = v
-			case errors.As(cerr, &rerr) && !redis.HasErrorPrefix(cerr, "EXECABORT"):
-				replies[i] = cerr
-			default:
-				return nil, nil, cerr
-			}
-		}
-		return replies, nil, nil
-	}
 }

@@ -32,21 +32,6 @@ type acks struct {
 // on reports whether mutations wait for replicas.
 func (a *acks) on() bool { return a.timeout > 0 && !a.noWait.Load() }
 
-// node is the connection group that serves key: the Client's go-redis client, or on a Cluster the
-// client of the master serving key's slot (a ClusterClient pipeline would send WAIT, which has no
-// key, to any node).
-func (c *Client) node(ctx context.Context, key string) (redis.Cmdable, string, error) {
-	cc, ok := c.rdb.(*redis.ClusterClient)
-	if !ok {
-		return c.rdb, "", nil
-	}
-	n, err := cc.MasterForKey(ctx, key)
-	if err != nil {
-		return nil, "", err
-	}
-	return n, n.Options().Addr, nil
-}
-
 // needed returns how many acknowledgements a mutation on the master at addr requires: the number
 // set, or 1 if the master has replicas (unknown: 1, the safe side: a master without replicas then
 // fails every acquisition until INFO answers again), 0 if it has none.
@@ -80,96 +65,6 @@ func connectedReplicas(ctx context.Context, node redis.Cmdable) (int, error) {
 func isUnknownCommand(err error) bool {
 	var re redis.Error
 	return errors.As(err, &re) && strings.Contains(err.Error(), "unknown command")
-}
-
-// acked sends the command built by send, followed by WAIT, in one pipeline on one connection to
-// the master of key. script, if not nil, is the script send runs with EVALSHA: it is loaded and the
-// pipeline sent once more if the node did not have it. On a Cluster, a MOVED or ASK reply (a failover
-// or a migration that the slot map does not know yet) sends the pipeline to the node it names
-// (after ASKING, for ASK), so that WAIT still follows the write; TRYAGAIN (a multi-key script while
-// its slot migrates) is sent again after a pause (see retryPause).
-//
-// Call it only with the mode on (acks.on). It returns the command, whose error the caller handles as
-// for a lone command, and ackErr: nil if the master refused WAIT (see noWait) or enough replicas
-// acknowledged; else an error matching ErrNotReplicated (a WAIT failing for another reason counts as
-// too few: nothing is known about the replicas).
-func (c *Client) acked(ctx context.Context, key string, script *redis.Script, send func(redis.Pipeliner) redis.Cmder) (cmd redis.Cmder, ackErr error) {
-	var r route
-	loaded := map[string]bool{}
-	redirects, tries := 0, 0
-	for {
-		if r.node == nil {
-			node, addr, err := c.node(ctx, key)
-			if err != nil {
-				p := c.rdb.Pipeline() // fails the same way; gives the caller a command with the error
-				cmd = send(p)
-				_, _ = p.Exec(ctx)
-				return cmd, nil
-			}
-			r = route{node: node, addr: addr}
-		}
-		need := c.needed(ctx, r.node, r.addr)
-		p := r.node.Pipeline()
-		if r.ask {
-			p.Do(ctx, "ASKING")
-		}
-		cmd = send(p)
-		var wait *redis.Cmd
-		if need > 0 {
-			wait = p.Do(ctx, "WAIT", need, c.acks.timeout.Milliseconds())
-		}
-		_, _ = p.Exec(ctx)
-		err := cmd.Err()
-		if script != nil && !loaded[r.addr] && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			loaded[r.addr] = true
-			if lerr := script.Load(ctx, r.node).Err(); lerr == nil {
-				continue
-			}
-		}
-		if next, redirect := c.redirected(ctx, err); redirect && redirects < maxRedirects {
-			redirects++
-			if next.node == nil && !retryPause(ctx, redirects) {
-				return cmd, nil
-			}
-			r = next
-			continue
-		}
-		if c.refused(err) && retryPause(ctx, tries) {
-			// A migration or a failover is under way: its end, not the redirections, bounds the re-sends.
-			tries++
-			redirects = 0
-			r = route{}
-			continue
-		}
-		if err != nil || wait == nil {
-			return cmd, nil
-		}
-		return cmd, c.ackResult(wait, need)
-	}
-}
-
-// ackResult interprets the reply to WAIT for need acknowledgements (see acked): nil if enough
-// replicas acknowledged or the server has no WAIT (the mode then turns off, logged once), else an
-// error matching ErrNotReplicated, counted in Stats.AckFailures.
-func (c *Client) ackResult(wait *redis.Cmd, need int) error {
-	a := &c.acks
-	got, err := wait.Int64()
-	switch {
-	case err != nil && isUnknownCommand(err):
-		if !a.noWait.Swap(true) {
-			c.cfg.logger.Error("redisson: replica-acknowledged mode is on but the server has no WAIT command; "+
-				"carrying on without acknowledgements", "err", err)
-		}
-		return nil
-	case err != nil:
-		err = fmt.Errorf("%w: WAIT failed: %w", ErrNotReplicated, err)
-	case got < int64(need):
-		err = fmt.Errorf("%w: %d of %d replicas acknowledged within %v", ErrNotReplicated, got, need, a.timeout)
-	default:
-		return nil
-	}
-	a.failures.Add(1)
-	return err
 }
 
 // CheckReplicas checks, on every master (one, or each master of a Cluster), that the

@@ -3,12 +3,28 @@ package redisson
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
 
+	"github.com/goredisson/redisson/internal/renew"
 	"github.com/redis/go-redis/v9"
 )
 
+// The command path: every command and script of the library is sent from this file, and only this
+// file knows how. Primitives say what to run (a script, its keys and arguments, whether it is safe
+// to run twice, whether the replica-acknowledged mode applies) and read the reply; this layer
+// decides where it goes (the master of its key, whatever read routing the go-redis client has),
+// whether it is sent again, what an error means (did it run?), the WAIT of the replica-acknowledged
+// mode, NOSCRIPT, MOVED/ASK/TRYAGAIN/CLUSTERDOWN, the renewals' per-node pipelines, and the contexts
+// of clean-ups. In order: send and its rules; routing; the replica-acknowledged WAIT; reads; commands
+// sent as they are and the data objects' transactions; clean-ups; renewals.
+//
 // How a command of the library is sent (send), and what its failure means.
 //
 // go-redis would re-send a command after a network error (MaxRetries): the library never lets it
@@ -189,4 +205,604 @@ func (c *Client) eval(ctx context.Context, script *redis.Script, keys []string, 
 // mutate sends a data object's mutation, which must not run twice (see object.go), once: see send.
 func mutate[C redis.Cmder](ctx context.Context, c *Client, key string, script *redis.Script, build func() C) (cmd C, ackErr error) {
 	return send(ctx, c, key, script, build, sendOpts{acked: true})
+}
+
+// noEffect reports whether err proves that the command changed nothing: it never reached Redis
+// (notSent, see send), or a WRONGTYPE reply, by which the scripts refuse a key before any write. Any other error leaves the outcome unknown: besides
+// network and context errors, go-redis returns the error reply of a re-send (READONLY, LOADING,
+// TRYAGAIN, ...) when the first run, whose reply was lost, may have been applied.
+func noEffect(err error) bool {
+	var re redis.Error
+	var ns notSent
+	return errors.As(err, &ns) || errors.As(err, &re) && strings.Contains(err.Error(), "WRONGTYPE")
+}
+
+// Routing: the master of a key, MOVED and ASK, refusals, and the slot map.
+
+// node is the connection group that serves key: the Client's go-redis client, or on a Cluster the
+// client of the master serving key's slot (a ClusterClient pipeline would send WAIT, which has no
+// key, to any node).
+func (c *Client) node(ctx context.Context, key string) (redis.Cmdable, string, error) {
+	cc, ok := c.rdb.(*redis.ClusterClient)
+	if !ok {
+		return c.rdb, "", nil
+	}
+	n, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return nil, "", err
+	}
+	return n, n.Options().Addr, nil
+}
+
+// refused reports whether err proves that a command did not run and may succeed if sent again
+// shortly: TRYAGAIN (a script names all the keys of an object, and while their slot migrates, one
+// that finds some of them moved and others not, or absent, is refused until the migration ends),
+// CLUSTERDOWN (a failover under way), or, on a Cluster, a connection refused (a master that died,
+// which the slot map still names) or a MOVED/ASK left after go-redis's redirections ran out (a
+// migration ending): the slot map is reloaded.
+func (c *Client) refused(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case redis.HasErrorPrefix(err, "TRYAGAIN"), redis.HasErrorPrefix(err, "CLUSTERDOWN"):
+		return true
+	}
+	cc, ok := c.rdb.(*redis.ClusterClient)
+	if ok && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")) {
+		// go-redis ran out of redirections while the slot map was changing (a migration ending):
+		// the node refused without running the command. The slot map is read again.
+		c.reloadSlots(cc)
+		return true
+	}
+	if ok && errors.Is(err, syscall.ECONNREFUSED) {
+		c.reloadSlots(cc)
+		return true
+	}
+	return false
+}
+
+// retryPause waits before the attempt+1st re-send of a refused command (see refused): 10ms doubling
+// to 320ms, about 10s in all. It returns false, at once, when there is to be no re-send: ctx ended or
+// the attempts ran out.
+func retryPause(ctx context.Context, attempt int) bool {
+	if attempt >= 36 {
+		return false
+	}
+	t := time.NewTimer(time.Duration(10<<min(attempt, 5)) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// maxRedirects bounds the MOVED and ASK replies followed for one command.
+const maxRedirects = 5
+
+// route is where a command for one Cluster slot is sent: the node, its address, and whether it must
+// be preceded by ASKING (the slot is being imported there).
+type route struct {
+	node redis.Cmdable
+	addr string
+	ask  bool
+}
+
+// redirected returns where a MOVED or ASK reply err sends the command: the client of the node it
+// names (MOVED also reloads the slot map). redirect is false if err is no redirection; r.node is nil
+// if err names a node the slot map does not know (the map is then reloaded: route by it again).
+func (c *Client) redirected(ctx context.Context, err error) (r route, redirect bool) {
+	cc, isCluster := c.rdb.(*redis.ClusterClient)
+	if !isCluster || err == nil {
+		return route{}, false
+	}
+	f := strings.Fields(err.Error())
+	if len(f) != 3 || (f[0] != "MOVED" && f[0] != "ASK") {
+		return route{}, false
+	}
+	if f[0] == "MOVED" {
+		c.reloadSlots(cc)
+	}
+	var node *redis.Client
+	var mu sync.Mutex
+	_ = cc.ForEachShard(ctx, func(_ context.Context, n *redis.Client) error {
+		if n.Options().Addr == f[2] {
+			mu.Lock()
+			node = n
+			mu.Unlock()
+		}
+		return nil
+	})
+	if node == nil {
+		cc.ReloadState(ctx)
+		return route{}, true
+	}
+	return route{node: node, addr: f[2], ask: f[0] == "ASK"}, true
+}
+
+// reloadSlots asks go-redis to reload the Cluster slot map, at most once a second.
+func (c *Client) reloadSlots(cc *redis.ClusterClient) {
+	now := time.Now().UnixNano()
+	if last := c.slotsReloaded.Load(); now-last >= int64(time.Second) && c.slotsReloaded.CompareAndSwap(last, now) {
+		cc.ReloadState(context.Background())
+	}
+}
+
+// The replica-acknowledged mode: WAIT after the command, on its connection.
+
+// acked sends the command built by send, followed by WAIT, in one pipeline on one connection to
+// the master of key. script, if not nil, is the script send runs with EVALSHA: it is loaded and the
+// pipeline sent once more if the node did not have it. On a Cluster, a MOVED or ASK reply (a failover
+// or a migration that the slot map does not know yet) sends the pipeline to the node it names
+// (after ASKING, for ASK), so that WAIT still follows the write; TRYAGAIN (a multi-key script while
+// its slot migrates) is sent again after a pause (see retryPause).
+//
+// Call it only with the mode on (acks.on). It returns the command, whose error the caller handles as
+// for a lone command, and ackErr: nil if the master refused WAIT (see noWait) or enough replicas
+// acknowledged; else an error matching ErrNotReplicated (a WAIT failing for another reason counts as
+// too few: nothing is known about the replicas).
+func (c *Client) acked(ctx context.Context, key string, script *redis.Script, send func(redis.Pipeliner) redis.Cmder) (cmd redis.Cmder, ackErr error) {
+	var r route
+	loaded := map[string]bool{}
+	redirects, tries := 0, 0
+	for {
+		if r.node == nil {
+			node, addr, err := c.node(ctx, key)
+			if err != nil {
+				p := c.rdb.Pipeline() // fails the same way; gives the caller a command with the error
+				cmd = send(p)
+				_, _ = p.Exec(ctx)
+				return cmd, nil
+			}
+			r = route{node: node, addr: addr}
+		}
+		need := c.needed(ctx, r.node, r.addr)
+		p := r.node.Pipeline()
+		if r.ask {
+			p.Do(ctx, "ASKING")
+		}
+		cmd = send(p)
+		var wait *redis.Cmd
+		if need > 0 {
+			wait = p.Do(ctx, "WAIT", need, c.acks.timeout.Milliseconds())
+		}
+		_, _ = p.Exec(ctx)
+		err := cmd.Err()
+		if script != nil && !loaded[r.addr] && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			loaded[r.addr] = true
+			if lerr := script.Load(ctx, r.node).Err(); lerr == nil {
+				continue
+			}
+		}
+		if next, redirect := c.redirected(ctx, err); redirect && redirects < maxRedirects {
+			redirects++
+			if next.node == nil && !retryPause(ctx, redirects) {
+				return cmd, nil
+			}
+			r = next
+			continue
+		}
+		if c.refused(err) && retryPause(ctx, tries) {
+			// A migration or a failover is under way: its end, not the redirections, bounds the re-sends.
+			tries++
+			redirects = 0
+			r = route{}
+			continue
+		}
+		if err != nil || wait == nil {
+			return cmd, nil
+		}
+		return cmd, c.ackResult(wait, need)
+	}
+}
+
+// ackResult interprets the reply to WAIT for need acknowledgements (see acked): nil if enough
+// replicas acknowledged or the server has no WAIT (the mode then turns off, logged once), else an
+// error matching ErrNotReplicated, counted in Stats.AckFailures.
+func (c *Client) ackResult(wait *redis.Cmd, need int) error {
+	a := &c.acks
+	got, err := wait.Int64()
+	switch {
+	case err != nil && isUnknownCommand(err):
+		if !a.noWait.Swap(true) {
+			c.cfg.logger.Error("redisson: replica-acknowledged mode is on but the server has no WAIT command; "+
+				"carrying on without acknowledgements", "err", err)
+		}
+		return nil
+	case err != nil:
+		err = fmt.Errorf("%w: WAIT failed: %w", ErrNotReplicated, err)
+	case got < int64(need):
+		err = fmt.Errorf("%w: %d of %d replicas acknowledged within %v", ErrNotReplicated, got, need, a.timeout)
+	default:
+		return nil
+	}
+	a.failures.Add(1)
+	return err
+}
+
+// Reads.
+
+// read sends the read commands fn queues on p in one round trip to the master that serves their
+// keys (one slot), whatever read routing the user's go-redis client has: the library's reads decide
+// what it guarantees (a latch's count, a lock's owner), and a replica may lag behind. A client that
+// may send read-only commands to replicas gets them wrapped in MULTI/EXEC, which go-redis sends to
+// the master; any other client sends them as a plain pipeline. The commands carry their own results
+// and errors; read returns the first error, as Pipelined does (redis.Nil included).
+func (c *Client) read(ctx context.Context, fn func(p redis.Pipeliner)) error {
+	queue := func(p redis.Pipeliner) error {
+		fn(p)
+		return nil
+	}
+	if c.replicaReads {
+		_, err := c.rdb.TxPipelined(ctx, queue)
+		return err
+	}
+	_, err := c.rdb.Pipelined(ctx, queue)
+	return err
+}
+
+// Commands sent as they are, and the data objects' transactions.
+
+// onceCmd marks a command that go-redis must not send again after a network error (see "Sent once").
+type onceCmd struct{ redis.Cmder }
+
+// NoRetry tells go-redis not to re-send the command.
+func (onceCmd) NoRetry() bool { return true }
+
+// scriptCmd is an EVALSHA of script, to be sent as it is (Script.Run would send it through the
+// client's re-sending Process).
+func scriptCmd(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	a := make([]any, 0, 3+len(keys)+len(args))
+	a = append(a, "evalsha", script.Hash(), len(keys))
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	return redis.NewCmd(ctx, append(a, args...)...)
+}
+
+// execOnce sends cmds (each a command's arguments, all on key's slot) as one MULTI/EXEC transaction
+// in one round trip, once (see "Sent once"), and returns EXEC's replies in order; a reply that is an
+// error is an error value (the other commands ran). err is the transaction's own failure: refused
+// (sent again after a pause, see Client.refused), discarded (EXECABORT: nothing ran) or a network
+// error (it may or may not have run). In the replica-acknowledged mode MULTI and EXEC are sent by hand
+// before WAIT (Client.acked), and ackErr reports too few acknowledgements.
+func (c *Client) execOnce(ctx context.Context, key string, cmds [][]any) (replies []any, ackErr, err error) {
+	for attempt := 0; c.acks.on(); attempt++ {
+		var exec *redis.Cmd
+		queued := make([]*redis.Cmd, len(cmds))
+		_, ackErr = c.acked(ctx, key, nil, func(p redis.Pipeliner) redis.Cmder {
+			_ = p.Process(ctx, onceCmd{redis.NewCmd(ctx, "multi")})
+			for i, args := range cmds {
+				queued[i] = redis.NewCmd(ctx, args...)
+				_ = p.Process(ctx, onceCmd{queued[i]})
+			}
+			exec = redis.NewCmd(ctx, "exec")
+			_ = p.Process(ctx, onceCmd{exec})
+			return exec
+		})
+		if err := exec.Err(); err != nil {
+			// EXECABORT: a command was refused when queued (MOVED, ASK, TRYAGAIN after a migration
+			// or failover) and nothing ran; Client.acked sees only EXEC's error, so the refusal is
+			// looked at here (the slot map is reloaded) and the transaction sent again.
+			if redis.HasErrorPrefix(err, "EXECABORT") {
+				for _, q := range queued {
+					if c.refused(q.Err()) && retryPause(ctx, attempt) {
+						err = nil
+						break
+					}
+				}
+				if err == nil {
+					continue
+				}
+			}
+			return nil, nil, err
+		}
+		replies, _ = exec.Val().([]any)
+		if len(replies) != len(cmds) {
+			return nil, nil, fmt.Errorf("EXEC answered %d replies for %d commands", len(replies), len(cmds))
+		}
+		return replies, ackErr, nil
+	}
+	for attempt := 0; ; attempt++ {
+		sent := make([]*redis.Cmd, len(cmds))
+		_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for i, args := range cmds {
+				sent[i] = redis.NewCmd(ctx, args...)
+				_ = p.Process(ctx, onceCmd{sent[i]})
+			}
+			return nil
+		})
+		if err != nil && (c.refused(err) || neverWritten(err) && attempt < unsentRetries) && retryPause(ctx, attempt) {
+			continue
+		}
+		// A command's own error (WRONGTYPE) is its reply; anything else failed the transaction.
+		replies = make([]any, len(sent))
+		for i, cmd := range sent {
+			v, cerr := cmd.Result()
+			var rerr redis.Error
+			switch {
+			case cerr == nil:
+				replies[i] = v
+			case errors.As(cerr, &rerr) && !redis.HasErrorPrefix(cerr, "EXECABORT"):
+				replies[i] = cerr
+			default:
+				return nil, nil, cerr
+			}
+		}
+		return replies, nil, nil
+	}
+}
+
+// Clean-ups, and what the Client logs of an unreachable server.
+
+// detached returns a context with ctx's values but not its cancellation, bounded by cleanupTimeout:
+// for cleanups that must run after ctx has ended.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
+
+// cleanupGrace is how long a call whose context has ended still waits for its clean-up (see cleanup).
+const cleanupGrace = 25 * time.Millisecond
+
+// cleanup runs f, a clean-up that must happen even if ctx has ended (an undo, a release), with a
+// context of its own (ctx's values, bounded by cleanupTimeout, ended by Close), on a goroutine the
+// Client owns, and waits for it while ctx lasts and cleanupGrace longer: a call never overstays its
+// context by more than that, even when Redis is slow or unreachable; f then finishes in the
+// background. It reports whether f finished. After Close, f runs on the caller's goroutine.
+func (c *Client) cleanup(ctx context.Context, f func(ctx context.Context)) bool {
+	done := make(chan struct{})
+	run := func(<-chan struct{}) {
+		defer close(done)
+		fctx, cancel := detached(ctx)
+		defer cancel()
+		defer context.AfterFunc(c.closing, cancel)()
+		f(fctx)
+	}
+	if !c.background(run) {
+		fctx, cancel := detached(ctx)
+		defer cancel()
+		f(fctx)
+		return true
+	}
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(cleanupGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// unreachableNow notes that a command could not reach Redis (no connection could be made), logging
+// it once until a command succeeds again (see reachable): a server that is down would otherwise log
+// a line per call and per renewal. (go-redis logs its own dial failures through redis.SetLogger.)
+func (c *Client) unreachableNow(err error) {
+	if !c.unreachable.Swap(true) {
+		c.cfg.logger.Warn("redisson: cannot reach Redis; calls fail until it is back (logged once)", "err", err)
+	}
+}
+
+// reachable notes that a command succeeded (see unreachableNow).
+func (c *Client) reachable() {
+	if c.unreachable.Load() && c.unreachable.Swap(false) {
+		c.cfg.logger.Info("redisson: Redis reachable again")
+	}
+}
+
+// cleanupFailed logs a clean-up (an undo) of the object called name that failed with err.
+func (c *Client) cleanupFailed(what, name string, err error) {
+	if neverWritten(err) {
+		c.unreachableNow(err)
+		return
+	}
+	c.cfg.logger.Warn("redisson: "+what, "name", name, "err", err)
+}
+
+// Renewals: one script call per batch, pipelined per node, the nodes in parallel.
+
+// renewBatches is the scheduler's Renewer: one script call per batch (one kind and slot each), the
+// calls for one Redis node pipelined in one round trip, the nodes of a Cluster in parallel, so that a
+// slow node delays only its own batches.
+func (c *Client) renewBatches(ctx context.Context, batches [][]*renew.Entry, report func(int, []bool, error)) int {
+	byNode := map[redis.Cmdable][]int{}
+	addrs := map[redis.Cmdable]string{}
+	var nodes []redis.Cmdable
+	for i, b := range batches {
+		node, addr, err := c.node(ctx, b[0].Key)
+		if err != nil {
+			c.renewFailed(len(b), err)
+			report(i, nil, err)
+			continue
+		}
+		if _, ok := byNode[node]; !ok {
+			nodes = append(nodes, node)
+			addrs[node] = addr
+		}
+		byNode[node] = append(byNode[node], i)
+	}
+	var trips atomic.Int64
+	var wg sync.WaitGroup
+	for _, node := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			trips.Add(int64(c.renewOnNode(ctx, route{node: node, addr: addrs[node]}, batches, byNode[node], report)))
+		}()
+	}
+	wg.Wait()
+	return int(trips.Load())
+}
+
+// clusterNode is the address of the master serving key, as the client's slot map has it ("" if
+// unknown). It runs on the scheduler goroutine and does not wait on the network: the slot map is
+// cached once the client has served a command, which it has for every key it renews (go-redis
+// refreshes a stale map in the background).
+func clusterNode(cc *redis.ClusterClient, key string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	n, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return ""
+	}
+	return n.Options().Addr
+}
+
+// renewOnNode sends the batches idx, all for the node of r, in one pipeline and reports each. A
+// batch whose script the node did not have (NOSCRIPT: a pipelined EVALSHA does not fall back to EVAL)
+// is sent again once the script is loaded there; a batch whose slot has moved (MOVED, ASK: a failover
+// or a migration the slot map does not know yet) is sent again to the node the reply names, after
+// ASKING for ASK, and MOVED reloads the slot map. Those re-sends are pipelined per node too, a few
+// rounds at most; what is still unanswered then is reported failed, to be renewed in the next round.
+// In the replica-acknowledged mode each pipeline ends with WAIT, and lock renewals that too few
+// replicas acknowledged are reported failed. It returns the round trips made.
+func (c *Client) renewOnNode(ctx context.Context, r route, batches [][]*renew.Entry, idx []int, report func(int, []bool, error)) int {
+	trips := 0
+	todo := map[route][]int{r: idx}
+	loaded := map[string]bool{} // node address + script hash
+	for round := 0; len(todo) > 0; round++ {
+		next := map[route][]int{}
+		for r, idx := range todo {
+			trips += c.renewSend(ctx, r, batches, idx, report, round < maxRedirects, loaded, next)
+		}
+		todo = next
+	}
+	return trips
+}
+
+// renewSend sends one pipeline of renewals for the node of r (see renewOnNode). Batches to send again
+// go into again (if retry), by route; the others are reported. It returns the round trips made.
+func (c *Client) renewSend(ctx context.Context, r route, batches [][]*renew.Entry, idx []int, report func(int, []bool, error),
+	retry bool, loaded map[string]bool, again map[route][]int) int {
+	// A pipelined EVALSHA does not fall back to EVAL: load the scripts first (once per node), rather
+	// than learn it from a NOSCRIPT reply, which in the replica-acknowledged mode costs a whole WAIT.
+	var used []*redis.Script
+	for _, i := range idx {
+		used = append(used, renewKinds[batches[i][0].Kind].script)
+	}
+	trips := c.preload(ctx, r, used...)
+	pipe := r.node.Pipeline()
+	cmds := make([]*redis.Cmd, len(idx))
+	for j, i := range idx {
+		if r.ask {
+			pipe.Do(ctx, "ASKING")
+		}
+		script, keys, args := c.renewCall(batches[i])
+		cmds[j] = pipe.EvalSha(ctx, script.Hash(), keys, args...)
+	}
+	var wait *redis.Cmd
+	need := 0
+	if c.acks.on() {
+		if need = c.needed(ctx, r.node, r.addr); need > 0 {
+			wait = pipe.Do(ctx, "WAIT", need, c.acks.timeout.Milliseconds())
+		}
+	}
+	_, _ = pipe.Exec(ctx) // errors are per command
+	trips++
+	var ackErr error
+	if wait != nil {
+		ackErr = c.ackResult(wait, need)
+	}
+	for j, i := range idx {
+		res, err := cmds[j].Int64Slice()
+		if err != nil && retry {
+			if redis.HasErrorPrefix(err, "NOSCRIPT") { // flushed, or a new master: load it again
+				script := renewKinds[batches[i][0].Kind].script
+				if k := r.addr + script.Hash(); !loaded[k] {
+					loaded[k] = true
+					c.forgetLoaded(r.addr, script)
+				}
+				again[r] = append(again[r], i)
+				continue
+			}
+			if next, redirect := c.redirected(ctx, err); redirect && next.node != nil {
+				again[next] = append(again[next], i)
+				continue
+			}
+		}
+		if err == nil && ackErr != nil && renewKinds[batches[i][0].Kind].hold {
+			err = ackErr // not extended on enough replicas: as good as not extended
+		}
+		c.reportRenewal(i, len(batches[i]), res, err, report)
+	}
+	return trips
+}
+
+// reportRenewal reports one batch's outcome: a renewal script's reply, or err.
+func (c *Client) reportRenewal(i, entries int, res []int64, err error, report func(int, []bool, error)) {
+	if err != nil {
+		c.renewFailed(entries, err)
+		report(i, nil, err)
+		return
+	}
+	alive := make([]bool, len(res))
+	for k, v := range res {
+		alive[k] = v == 1
+	}
+	report(i, alive, nil)
+}
+
+// renewCall is the script call renewing batch (one kind): see renewKinds.
+func (c *Client) renewCall(batch []*renew.Entry) (*redis.Script, []string, []any) {
+	k := renewKinds[batch[0].Kind]
+	keys := make([]string, 0, len(batch)*max(1, len(batch[0].Keys)))
+	args := make([]any, 1, len(batch)+2)
+	args[0] = batch[0].Lease.Milliseconds()
+	if k.side != "" {
+		args = append(args, k.side)
+	}
+	for _, e := range batch {
+		if e.Keys != nil {
+			keys = append(keys, e.Keys...)
+		} else {
+			keys = append(keys, e.Key)
+		}
+		args = append(args, e.Owner)
+	}
+	return k.script, keys, args
+}
+
+// preload loads, on the node of r, the scripts not known to be loaded there yet, for pipelines of
+// EVALSHA, which do not fall back to EVAL. It returns the round trips made (one per script loaded:
+// Script.Load must not run in a pipeline, where it would record an empty hash). A failure is left to
+// the pipeline: its NOSCRIPT replies say what is missing.
+func (c *Client) preload(ctx context.Context, r route, scripts ...*redis.Script) int {
+	trips := 0
+	for i, s := range scripts {
+		if _, ok := c.loaded.Load(r.addr + "|" + s.Hash()); ok || slices.Contains(scripts[:i], s) {
+			continue
+		}
+		trips++
+		if s.Load(ctx, r.node).Err() == nil {
+			c.loaded.Store(r.addr+"|"+s.Hash(), true)
+		}
+	}
+	return trips
+}
+
+// forgetLoaded forgets that script is loaded on the node at addr (it answered NOSCRIPT: flushed, or
+// a new master after a failover), so that the next preload loads it again.
+func (c *Client) forgetLoaded(addr string, script *redis.Script) {
+	c.loaded.Delete(addr + "|" + script.Hash())
+}
+
+// renewFailed logs a failed renewal call; on a Cluster, a connection error (rather than a Redis
+// reply) also reloads the slot map, at most once a second: go-redis alone keeps dialling a dead master
+// until its periodic reload.
+func (c *Client) renewFailed(entries int, err error) {
+	if neverWritten(err) {
+		c.unreachableNow(err)
+	} else {
+		c.cfg.logger.Warn("redisson: renewal failed", "entries", entries, "err", err)
+	}
+	var re redis.Error
+	if cc, ok := c.rdb.(*redis.ClusterClient); ok && !errors.As(err, &re) {
+		c.reloadSlots(cc)
+	}
 }
