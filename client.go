@@ -178,9 +178,9 @@ func (c *Client) knownEpoch(name string, now time.Time) string {
 }
 
 // New returns a Client over rdb, which may be a plain, failover (Sentinel) or Cluster go-redis client.
-// It starts the renewal scheduler goroutine and does not block: in the background it asks every
-// master for its maxmemory-policy (and again every minute), warning about one that evicts keys (see
-// ErrEvicting, Stats.Evicting). Invalid options or a nil rdb return an error matching
+// It starts the renewal scheduler goroutine and does no I/O. With its first command, and then once a
+// minute, the Client asks every master for its maxmemory-policy, warning about one that evicts keys
+// (see ErrEvicting, Stats.Evicting). Invalid options or a nil rdb return an error matching
 // ErrInvalidArgument.
 //
 // Set ContextTimeoutEnabled: true on rdb: without it go-redis ignores context deadlines on the socket,
@@ -256,7 +256,6 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		c.sched.SplitBy(func(e *renew.Entry) string { return clusterNode(cc, e.Key) })
 	}
-	c.background(c.sweepServers)
 	c.engine = &wait.Engine{Hub: c.hub, Sched: c.sched, Repoll: cfg.repoll, Closed: c.done}
 	return c, nil
 }

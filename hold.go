@@ -269,7 +269,8 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 	level := strconv.FormatUint(o.seq, 36)
 	o.mu.Unlock()
 
-	n, _, _, ackErr, err := l.runAcquire(ctx, o.id, o.leaseMs, level, modeReenter, false, time.Time{})
+	res, err := l.runAcquire(ctx, acquireReq{owner: o.id, level: level, mode: modeReenter, leaseMs: o.leaseMs})
+	n, ackErr := res.n, res.ackErr
 	if ackErr != nil {
 		// Added on the master only: take the level back and fail, as if it had not been added.
 		err = ackErr
@@ -279,7 +280,7 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 		// The outcome is unknown: remove the level if it was added (keeping the TTL). If that fails
 		// too, the level stays in Redis, and goes with the owner's final release, which frees the
 		// lock whatever levels are left.
-		l.c.cleanup(ctx, func(ctx context.Context) { _, _, _ = l.runRelease(ctx, o.id, level, false, "", 0, "") })
+		l.c.cleanup(ctx, func(ctx context.Context) { _, _, _ = l.release(ctx, releaseReq{owner: o.id, level: level}) })
 	}
 
 	o.mu.Lock()
@@ -341,7 +342,7 @@ func (o *owner) release(ctx context.Context, level string) error {
 	}
 
 	l := o.m
-	res, _, err := l.runRelease(ctx, o.id, level, false, "", o.leaseMs, "")
+	res, _, err := l.release(ctx, releaseReq{owner: o.id, level: level, leaseMs: o.leaseMs})
 	o.mu.Lock()
 	o.inflight--
 	var ret error
@@ -407,7 +408,7 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 		expected = encodeLockValue(o.id, level, l.kind)
 	}
 	sent := time.Now()
-	res, ackErr, err := l.runRelease(ctx, o.id, level, true, expected, leaseMs, heirID)
+	res, ackErr, err := l.release(ctx, releaseReq{owner: o.id, level: level, final: true, expected: expected, leaseMs: leaseMs, heir: heirID})
 
 	o.mu.Lock()
 	o.inflight--

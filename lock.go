@@ -380,7 +380,8 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		// A free Lock is taken with one SET NX, unless the lock looks contended: then the script,
 		// which queues the waiter, is all that can help.
 		fast := (m.kind == kindPlain || m.kind == kindSpin) && !queued && !c.recentlyContended(m.gateName, sent)
-		n, token, ticket, ackErr, err := m.runAcquire(ctx, id, leaseMs, "1", mode, fast, sent)
+		res, err := m.runAcquire(ctx, acquireReq{owner: id, level: "1", mode: mode, leaseMs: leaseMs, fast: fast, sent: sent})
+		n, token, ticket, ackErr := res.n, res.token, res.ticket, res.ackErr
 		if err != nil {
 			if !noEffect(err) {
 				m.undo(ctx, id, true) // the outcome is unknown
@@ -488,7 +489,8 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 		if attempt == 0 {
 			actx = ctx
 		}
-		n, token, _, ackErr, err := m.runAcquire(actx, id, leaseMs, "1", modeTry, attempt == 0, sent)
+		res, err := m.runAcquire(actx, acquireReq{owner: id, level: "1", mode: modeTry, leaseMs: leaseMs, fast: attempt == 0, sent: sent})
+		n, token, ackErr := res.n, res.token, res.ackErr
 		switch {
 		case err != nil:
 			if !noEffect(err) {
@@ -625,20 +627,20 @@ const (
 // token (FencedLock), and the owner's ticket if the attempt queued it. On an error other than
 // WRONGTYPE the outcome is unknown: the caller must undo. ackErr (replica-acknowledged mode) is set
 // when the level was added but too few replicas acknowledged it: the caller must undo it and fail.
-func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, level, mode string, fast bool, sent time.Time) (n, token, ticket int64, ackErr, err error) {
+func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error) {
 	c := m.c
-	if fast {
+	owner, leaseMs, level, mode := q.owner, q.leaseMs, q.level, q.mode
+	if q.fast {
 		// Safe to send again: a repeat finds the key set, and the script recognises the owner's value.
 		cmd, aerr := send(ctx, c, m.key, nil, func() *redis.BoolCmd {
 			return redis.NewBoolCmd(ctx, "set", m.key, encodeLockValue(owner, level, m.kind), "px", leaseMs, "nx")
 		}, sendOpts{resend: true, acked: true})
 		set, err := cmd.Result()
-		ackErr = aerr
 		if err != nil {
-			return 0, 0, 0, nil, err
+			return acquireRes{}, err
 		}
 		if set {
-			return 1, 0, 0, ackErr, nil
+			return acquireRes{n: 1, ackErr: aerr}, nil
 		}
 	}
 	if m.rw() {
@@ -648,16 +650,16 @@ func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, lev
 			err = errors.New("redisson: unexpected reply to an acquisition")
 		}
 		if err != nil {
-			return 0, 0, 0, nil, err
+			return acquireRes{}, err
 		}
 		if r[0] < 1 {
 			ackErr = nil
 		}
-		return r[0], 0, r[2], ackErr, nil
+		return acquireRes{n: r[0], ticket: r[2], ackErr: ackErr}, nil
 	}
 	known := ""
 	if mode == modeWait {
-		known = c.knownEpoch(m.gateName, sent)
+		known = c.knownEpoch(m.gateName, q.sent)
 	}
 	cmd, ackErr := c.eval(ctx, scripts.LockAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.kind, c.waiterArg, known)
 	r, err := cmd.Int64Slice()
@@ -665,15 +667,32 @@ func (m *mutex) runAcquire(ctx context.Context, owner string, leaseMs int64, lev
 		err = errors.New("redisson: unexpected reply to an acquisition")
 	}
 	if err != nil {
-		return 0, 0, 0, nil, err
+		return acquireRes{}, err
 	}
 	if r[3] > 0 {
-		c.noteEpoch(m.gateName, r[3], sent)
+		c.noteEpoch(m.gateName, r[3], q.sent)
 	}
 	if r[0] < 1 {
 		ackErr = nil // nothing was granted; a queued waiter needs no replica
 	}
-	return r[0], r[1], r[2], ackErr, nil
+	return acquireRes{n: r[0], token: r[1], ticket: r[2], ackErr: ackErr}, nil
+}
+
+// acquireReq is one attempt of runAcquire: add level for owner, in mode (see lock_acquire.lua),
+// with a lease of leaseMs; fast sends a plain SET NX first; sent is when the attempt started.
+type acquireReq struct {
+	owner, level, mode string
+	leaseMs            int64
+	fast               bool
+	sent               time.Time
+}
+
+// acquireRes is what an attempt answered: the owner's level count (≥ 1: acquired) or the script's
+// negative answer, the fencing token (FencedLock), the owner's ticket if the attempt queued it, and
+// ackErr if the level was added but too few replicas acknowledged it (the caller must undo it).
+type acquireRes struct {
+	n, token, ticket int64
+	ackErr           error
 }
 
 // undo releases whatever owner id may hold (a lock applied by a request whose reply was lost, a lock
@@ -703,7 +722,8 @@ func (m *mutex) giveBack(ctx context.Context, id string, place int64, keep bool)
 		return
 	}
 	m.c.cleanup(ctx, func(ctx context.Context) {
-		_, _, err := m.release(ctx, id, "1", true, "", m.c.cfg.watchdog.Milliseconds(), "", int64(0), false, strconv.FormatInt(place, 10))
+		_, _, err := m.release(ctx, releaseReq{owner: id, level: "1", final: true, leaseMs: m.c.cfg.watchdog.Milliseconds(),
+			rejoin: strconv.FormatInt(place, 10), undo: true})
 		if err != nil {
 			m.c.cleanupFailed("could not give back a lock granted too late; it expires with its lease", m.name, err)
 		}
@@ -748,58 +768,62 @@ const (
 	releaseTransferred = -2 // released and transferred to the heir
 )
 
-// runRelease runs the release script for level of owner (see lock_release.lua): final frees the lock
-// whatever levels are left; expected enables the fast path; heir, if not "", is transferred the lock
-// (with lease leaseMs) when the final release finds nobody queued. In the replica-acknowledged mode,
-// ackErr tells that too few replicas acknowledged the release (see acked): a transfer to the heir
-// then must not be relied on.
-func (m *mutex) runRelease(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string) (res int64, ackErr, err error) {
-	return m.release(ctx, owner, level, final, expected, leaseMs, heir, m.c.historyArg, true, "")
+// releaseReq is one run of the release script (lock_release.lua; rw_release.lua for a ReadWriteLock
+// side): release level of owner, or with final the owner's whole hold whatever levels are left.
+type releaseReq struct {
+	owner, level string
+	final        bool
+	expected     string // for a final release naming no heir, the lock string: enables the fast path
+	leaseMs      int64  // the lease a partial release sets (0 keeps the TTL); for a transfer, the heir's
+	heir         string // a local waiter's owner id: transferred the lock if nobody queues
+	rejoin       string // a give-back: the owner's ticket, so that it rejoins the queue at its place
+	// undo: an undo or give-back, which writes no release history (another owner of this Client may
+	// be releasing the lock, whose history entry it must not overwrite) and waits for no replica.
+	undo bool
 }
 
-// runUndo releases whatever owner id holds and takes it out of the wait queue, writing no release
-// history: an undo may run while another owner of this Client is releasing the lock, whose history
-// entry it must not overwrite. It waits for no replica.
-func (m *mutex) runUndo(ctx context.Context, id string) (int64, error) {
-	n, _, err := m.release(ctx, id, "1", true, "", m.c.cfg.watchdog.Milliseconds(), "", int64(0), false, "")
-	return n, err
-}
-
-// release runs the release script (see runRelease); rejoin, if not "", makes it a give-back: the
-// owner's ticket (see giveBack).
-func (m *mutex) release(ctx context.Context, owner, level string, final bool, expected string, leaseMs int64, heir string, historyArg any, acked bool, rejoin string) (int64, error, error) {
+// release runs the release script for q and returns its answer (see the release* constants) and, in
+// the replica-acknowledged mode, ackErr if too few replicas acknowledged it (see send): a transfer
+// to the heir then must not be relied on.
+func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, err error) {
+	c := m.c
 	f := "0"
-	if final {
+	if q.final {
 		f = "1"
 	}
-	c := m.c
+	var history any = c.historyArg
+	if q.undo {
+		history = int64(0)
+	}
+	script, keys := scripts.LockRelease, m.releaseKeys
+	var args []any
 	if m.rw() {
-		script, keys, args := scripts.RWRelease, m.releaseKeys, []any{owner, level, f, m.side(), c.publish, m.wakePrefix, historyArg, c.waiterArg}
-		if rejoin != "" {
-			args = append(args, rejoin)
+		script, args = scripts.RWRelease, []any{q.owner, q.level, f, m.side(), c.publish, m.wakePrefix, history, c.waiterArg}
+		if q.rejoin != "" {
+			args = append(args, q.rejoin)
 		}
-		if !acked {
-			n, err := c.run(ctx, script, keys, args...).Int64()
-			return n, nil, err
+	} else {
+		args = []any{q.owner, q.level, f, q.expected, q.leaseMs, history, c.publish, m.wakePrefix, m.kind, c.waiterArg}
+		if q.heir != "" || q.rejoin != "" {
+			args = append(args, q.heir)
 		}
-		cmd, ackErr := c.eval(ctx, script, keys, args...)
-		n, err := cmd.Int64()
-		return n, ackErr, err
+		if q.rejoin != "" {
+			args = append(args, q.rejoin)
+		}
 	}
-	args := []any{owner, level, f, expected, leaseMs, historyArg, c.publish, m.wakePrefix, m.kind, c.waiterArg}
-	if heir != "" || rejoin != "" {
-		args = append(args, heir)
-	}
-	if rejoin != "" {
-		args = append(args, rejoin)
-	}
-	if !acked {
-		n, err := c.run(ctx, scripts.LockRelease, m.releaseKeys, args...).Int64()
+	if q.undo {
+		n, err := c.run(ctx, script, keys, args...).Int64()
 		return n, nil, err
 	}
-	cmd, ackErr := c.eval(ctx, scripts.LockRelease, m.releaseKeys, args...)
+	cmd, ackErr := c.eval(ctx, script, keys, args...)
 	n, err := cmd.Int64()
 	return n, ackErr, err
+}
+
+// runUndo releases whatever owner id holds and takes it out of the wait queue (see releaseReq.undo).
+func (m *mutex) runUndo(ctx context.Context, id string) (int64, error) {
+	n, _, err := m.release(ctx, releaseReq{owner: id, level: "1", final: true, leaseMs: m.c.cfg.watchdog.Milliseconds(), undo: true})
+	return n, err
 }
 
 // heir is what a goroutine queued for the lock in this process wants; a releasing holder may transfer

@@ -67,6 +67,7 @@ type sendOpts struct {
 // master of key (following MOVED and ASK there, so that WAIT follows the write), and ackErr reports
 // too few acknowledgements (see ackResult); otherwise ackErr is nil.
 func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *redis.Script, build func() C, opts sendOpts) (cmd C, ackErr error) {
+	c.checkServers(ctx)
 	acked := opts.acked && c.acks.on()
 	var r route // acked: where the command goes
 	loaded := false
@@ -430,6 +431,7 @@ func (c *Client) ackResult(wait *redis.Cmd, need int) error {
 // the master; any other client sends them as a plain pipeline. The commands carry their own results
 // and errors; read returns the first error, as Pipelined does (redis.Nil included).
 func (c *Client) read(ctx context.Context, fn func(p redis.Pipeliner)) error {
+	c.checkServers(ctx)
 	queue := func(p redis.Pipeliner) error {
 		fn(p)
 		return nil

@@ -22,8 +22,8 @@ import (
 // FencedLock (which has no TTL) included: its tokens then start again from 1, and a resource that
 // trusts them accepts an older holder's writes. With noeviction (Redis's default) a full server
 // refuses writes instead, which fails acquisitions loudly and keeps every guarantee. So:
-//   - the Client checks the policy of every master when it is created and again every
-//     serverCheckEvery (a failover may bring a master configured otherwise), logs a warning for an
+//   - the Client checks the policy of every master with its first command and again every
+//     serverSweepEvery (a failover may bring a master configured otherwise), logs a warning for an
 //     evicting one and reports it in Stats.Evicting; CheckEviction asks every master now;
 //   - a FencedLock refuses to be acquired (ErrNotObtained, ErrEvicting) on a master known to run an
 //     allkeys-* policy: its tokens would not be worth their name. The other locks are not refused
@@ -32,7 +32,7 @@ import (
 // serverCheckEvery is how long what INFO said of a master is trusted.
 const serverCheckEvery = 10 * time.Second
 
-// serverSweepEvery is how often the Client checks every master's eviction policy in the background.
+// serverSweepEvery is how often the Client checks every master's eviction policy (see checkServers).
 const serverSweepEvery = time.Minute
 
 // serverInfo is what INFO said of one master.
@@ -49,6 +49,7 @@ type servers struct {
 	mu       sync.Mutex
 	byAddr   map[string]serverInfo
 	evicting atomic.Int32 // masters last seen with an evicting policy (Stats.Evicting)
+	swept    atomic.Int64 // when (UnixNano) checkServers last asked every master
 }
 
 // evicts reports whether policy lets Redis evict keys.
@@ -131,25 +132,21 @@ func (c *Client) eachMaster(ctx context.Context, f func(ctx context.Context, nod
 	return errors.Join(err, ferr)
 }
 
-// sweepServers checks every master's eviction policy now and then every serverSweepEvery, until
-// Close (a goroutine of the Client's, started by New).
-func (c *Client) sweepServers(stop <-chan struct{}) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(c.closing, 5*time.Second)
-		_ = c.eachMaster(ctx, func(ctx context.Context, node redis.UniversalClient, addr string) error {
-			c.server(ctx, node, addr)
-			return nil
-		})
-		cancel()
-		t.Reset(serverSweepEvery)
+// checkServers asks every master for its INFO (see server) if nobody did in the last
+// serverSweepEvery: the first command of a Client does (so the warning comes with its first use),
+// then one command a minute, on the caller's goroutine and context, in sequence with the command (a
+// round trip per master, the masters in parallel), so that it needs no connection of its own.
+func (c *Client) checkServers(ctx context.Context) {
+	s := &c.servers
+	now := time.Now().UnixNano()
+	last := s.swept.Load()
+	if (last != 0 && now-last < int64(serverSweepEvery)) || !s.swept.CompareAndSwap(last, now) {
+		return
 	}
+	_ = c.eachMaster(ctx, func(ctx context.Context, node redis.UniversalClient, addr string) error {
+		c.server(ctx, node, addr)
+		return nil
+	})
 }
 
 // CheckEviction asks every master (one, or each master of a Cluster) for its maxmemory-policy. It
