@@ -741,19 +741,9 @@ func (m *mutex) undoLater(id string, now bool) {
 	if now {
 		pauses = append([]time.Duration{0}, pauses...)
 	}
-	m.c.background(func(stop <-chan struct{}) {
-		for _, d := range pauses {
-			t := time.NewTimer(d)
-			select {
-			case <-stop:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-			_, _ = m.runUndo(ctx, id)
-			cancel()
-		}
+	m.c.repeat(pauses, func(ctx context.Context) bool {
+		_, _ = m.runUndo(ctx, id)
+		return false // every repeat: each copy of a request that lands later must be undone
 	})
 }
 

@@ -316,23 +316,14 @@ func (lp *leasedPermit) endLocked(reason error) func() {
 // then after 250ms, 1s and 4s until Redis answers (released, or not leased any more). A renewal
 // landing after the release finds nothing to extend.
 func (s *Semaphore) releaseLost(pid string) {
-	s.c.background(func(stop <-chan struct{}) {
-		for _, d := range append([]time.Duration{0}, undoRechecks...) {
-			t := time.NewTimer(d)
-			select {
-			case <-stop:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-			_, _, err := s.change(ctx, "x", 0, "", false, pid)
-			cancel()
-			if err == nil {
-				return
-			}
+	pauses := append([]time.Duration{0}, undoRechecks...)
+	tries := 0
+	s.c.repeat(pauses, func(ctx context.Context) bool {
+		_, _, err := s.change(ctx, "x", 0, "", false, pid)
+		if tries++; err != nil && tries == len(pauses) {
+			s.c.cleanupFailed("could not give back a lost permit; it returns when its lease ends", s.name, err)
 		}
-		s.c.cfg.logger.Warn("redisson: could not give back a lost permit; it returns when its lease ends", "semaphore", s.name, "permit", pid)
+		return err == nil
 	})
 }
 

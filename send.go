@@ -58,6 +58,9 @@ type sendOpts struct {
 	// acked: in the replica-acknowledged mode, the command is followed by WAIT on the same
 	// connection to the master of its key, and too few acknowledgements are reported.
 	acked bool
+	// tx makes the command the EXEC of a transaction: MULTI, the commands tx queues, and EXEC go in
+	// one pipeline to the master of key (followed by WAIT in the replica-acknowledged mode).
+	tx func(p redis.Pipeliner)
 }
 
 // send sends the command that build makes (on key's slot; build is called for every attempt),
@@ -68,7 +71,9 @@ type sendOpts struct {
 // too few acknowledgements (see ackResult); otherwise ackErr is nil.
 func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *redis.Script, build func() C, opts sendOpts) (cmd C, ackErr error) {
 	c.checkServers(ctx)
-	acked := opts.acked && c.acks.on()
+	waits := opts.acked && c.acks.on()
+	// A transaction (tx) goes as one pipeline to the master of key as well, with or without WAIT.
+	acked := waits || opts.tx != nil
 	var r route // acked: where the command goes
 	loaded := false
 	maybeRan := false // an earlier attempt may have reached Redis
@@ -93,10 +98,16 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 			if script != nil {
 				c.preload(ctx, r, script)
 			}
-			need = c.needed(ctx, r.node, r.addr)
+			if waits {
+				need = c.needed(ctx, r.node, r.addr)
+			}
 			p := r.node.Pipeline()
 			if r.ask {
 				p.Do(ctx, "ASKING")
+			}
+			if opts.tx != nil {
+				_ = p.Process(ctx, onceCmd{redis.NewCmd(ctx, "multi")})
+				opts.tx(p)
 			}
 			_ = p.Process(ctx, onceCmd{cmd})
 			if need > 0 {
@@ -332,72 +343,6 @@ func (c *Client) reloadSlots(cc *redis.ClusterClient) {
 
 // The replica-acknowledged mode: WAIT after the command, on its connection.
 
-// acked sends the command built by send, followed by WAIT, in one pipeline on one connection to
-// the master of key. script, if not nil, is the script send runs with EVALSHA: it is loaded and the
-// pipeline sent once more if the node did not have it. On a Cluster, a MOVED or ASK reply (a failover
-// or a migration that the slot map does not know yet) sends the pipeline to the node it names
-// (after ASKING, for ASK), so that WAIT still follows the write; TRYAGAIN (a multi-key script while
-// its slot migrates) is sent again after a pause (see retryPause).
-//
-// Call it only with the mode on (acks.on). It returns the command, whose error the caller handles as
-// for a lone command, and ackErr: nil if the master refused WAIT (see noWait) or enough replicas
-// acknowledged; else an error matching ErrNotReplicated (a WAIT failing for another reason counts as
-// too few: nothing is known about the replicas).
-func (c *Client) acked(ctx context.Context, key string, script *redis.Script, send func(redis.Pipeliner) redis.Cmder) (cmd redis.Cmder, ackErr error) {
-	var r route
-	loaded := map[string]bool{}
-	redirects, tries := 0, 0
-	for {
-		if r.node == nil {
-			node, addr, err := c.node(ctx, key)
-			if err != nil {
-				p := c.rdb.Pipeline() // fails the same way; gives the caller a command with the error
-				cmd = send(p)
-				_, _ = p.Exec(ctx)
-				return cmd, nil
-			}
-			r = route{node: node, addr: addr}
-		}
-		need := c.needed(ctx, r.node, r.addr)
-		p := r.node.Pipeline()
-		if r.ask {
-			p.Do(ctx, "ASKING")
-		}
-		cmd = send(p)
-		var wait *redis.Cmd
-		if need > 0 {
-			wait = p.Do(ctx, "WAIT", need, c.acks.timeout.Milliseconds())
-		}
-		_, _ = p.Exec(ctx)
-		err := cmd.Err()
-		if script != nil && !loaded[r.addr] && redis.HasErrorPrefix(err, "NOSCRIPT") {
-			loaded[r.addr] = true
-			if lerr := script.Load(ctx, r.node).Err(); lerr == nil {
-				continue
-			}
-		}
-		if next, redirect := c.redirected(ctx, err); redirect && redirects < maxRedirects {
-			redirects++
-			if next.node == nil && !retryPause(ctx, redirects) {
-				return cmd, nil
-			}
-			r = next
-			continue
-		}
-		if c.refused(err) && retryPause(ctx, tries) {
-			// A migration or a failover is under way: its end, not the redirections, bounds the re-sends.
-			tries++
-			redirects = 0
-			r = route{}
-			continue
-		}
-		if err != nil || wait == nil {
-			return cmd, nil
-		}
-		return cmd, c.ackResult(wait, need)
-	}
-}
-
 // ackResult interprets the reply to WAIT for need acknowledgements (see acked): nil if enough
 // replicas acknowledged or the server has no WAIT (the mode then turns off, logged once), else an
 // error matching ErrNotReplicated, counted in Stats.AckFailures.
@@ -471,22 +416,19 @@ func scriptCmd(ctx context.Context, script *redis.Script, keys []string, args ..
 // before WAIT (Client.acked), and ackErr reports too few acknowledgements.
 func (c *Client) execOnce(ctx context.Context, key string, cmds [][]any) (replies []any, ackErr, err error) {
 	for attempt := 0; c.acks.on(); attempt++ {
-		var exec *redis.Cmd
 		queued := make([]*redis.Cmd, len(cmds))
-		_, ackErr = c.acked(ctx, key, nil, func(p redis.Pipeliner) redis.Cmder {
-			_ = p.Process(ctx, onceCmd{redis.NewCmd(ctx, "multi")})
-			for i, args := range cmds {
-				queued[i] = redis.NewCmd(ctx, args...)
-				_ = p.Process(ctx, onceCmd{queued[i]})
-			}
-			exec = redis.NewCmd(ctx, "exec")
-			_ = p.Process(ctx, onceCmd{exec})
-			return exec
-		})
+		var exec *redis.Cmd
+		exec, ackErr = send(ctx, c, key, nil, func() *redis.Cmd { return redis.NewCmd(ctx, "exec") }, sendOpts{acked: true,
+			tx: func(p redis.Pipeliner) {
+				for i, args := range cmds {
+					queued[i] = redis.NewCmd(ctx, args...)
+					_ = p.Process(ctx, onceCmd{queued[i]})
+				}
+			}})
 		if err := exec.Err(); err != nil {
 			// EXECABORT: a command was refused when queued (MOVED, ASK, TRYAGAIN after a migration
-			// or failover) and nothing ran; Client.acked sees only EXEC's error, so the refusal is
-			// looked at here (the slot map is reloaded) and the transaction sent again.
+			// or failover) and nothing ran; send sees only EXEC's error, so the refusal is looked
+			// at here (the slot map is reloaded) and the transaction sent again.
 			if redis.HasErrorPrefix(err, "EXECABORT") {
 				for _, q := range queued {
 					if c.refused(q.Err()) && retryPause(ctx, attempt) {
@@ -596,6 +538,29 @@ func (c *Client) reachable() {
 	if c.unreachable.Load() && c.unreachable.Swap(false) {
 		c.cfg.logger.Info("redisson: Redis reachable again")
 	}
+}
+
+// repeat runs f in the background, on a goroutine the Client owns, after each of pauses in turn,
+// each time with a context of its own (bounded by cleanupTimeout), until f reports it is done or the
+// Client is closed.
+func (c *Client) repeat(pauses []time.Duration, f func(ctx context.Context) (done bool)) {
+	c.background(func(stop <-chan struct{}) {
+		for _, d := range pauses {
+			t := time.NewTimer(d)
+			select {
+			case <-stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(c.closing, cleanupTimeout)
+			done := f(ctx)
+			cancel()
+			if done {
+				return
+			}
+		}
+	})
 }
 
 // cleanupFailed logs a clean-up (an undo) of the object called name that failed with err.
