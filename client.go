@@ -339,8 +339,9 @@ func resendWindow(rdb redis.UniversalClient) time.Duration {
 // release locks: a held lock stays in Redis until its lease runs out (at most the watchdog timeout
 // after its last renewal), as if the process had exited. The ownership context of every hold (and
 // of every leased permit: HeldPermits.Context) is cancelled with a cause matching ErrLockLost and
-// ErrClosed, and waits in progress return ErrClosed.
-// Every later call returns ErrClosed. Close does not close rdb, and is idempotent; it returns nil
+// ErrClosed, and waits in progress return ErrClosed. Releases and undos already under way (an
+// Unlock whose context ended before its release answered, say) are carried out: Close waits for
+// them, at most 5s each when Redis does not answer. Every later call returns ErrClosed. Close does not close rdb, and is idempotent; it returns nil
 // (ErrInvalidArgument on a nil Client).
 func (c *Client) Close() error {
 	if !c.valid() {

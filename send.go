@@ -490,17 +490,17 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 const cleanupGrace = 25 * time.Millisecond
 
 // cleanup runs f, a clean-up that must happen even if ctx has ended (an undo, a release), with a
-// context of its own (ctx's values, bounded by cleanupTimeout, ended by Close), on a goroutine the
-// Client owns, and waits for it while ctx lasts and cleanupGrace longer: a call never overstays its
-// context by more than that, even when Redis is slow or unreachable; f then finishes in the
-// background. It reports whether f finished. After Close, f runs on the caller's goroutine.
+// context of its own (ctx's values, bounded by cleanupTimeout), on a goroutine the Client owns, and
+// waits for it while ctx lasts and cleanupGrace longer: a call never overstays its context by more
+// than that, even when Redis is slow or unreachable; f then finishes in the background, and Close
+// waits for it (a release the caller asked for is carried out even if Close comes meanwhile). It
+// reports whether f finished. After Close, f runs on the caller's goroutine.
 func (c *Client) cleanup(ctx context.Context, f func(ctx context.Context)) bool {
 	done := make(chan struct{})
 	run := func(<-chan struct{}) {
 		defer close(done)
 		fctx, cancel := detached(ctx)
 		defer cancel()
-		defer context.AfterFunc(c.closing, cancel)()
 		f(fctx)
 	}
 	if !c.background(run) {
