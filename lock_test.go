@@ -883,3 +883,610 @@ func TestLockTinyLeaseDoesNotSpin(t *testing.T) {
 		})
 	}
 }
+
+// TestLockLossSignalledWhileOperationInFlight checks that a holder is told it lost the lock
+// (ErrLockLost on its hold's context) before another Client can acquire it, even while one of its
+// own operations (a re-entry or a partial unlock) is stuck in flight. A loss held back until that
+// operation returns would reach the owner after its lease lapsed and another Client took the lock:
+// two owners, one of them unaware. doc.go: "the owner is told (ErrLockLost) before its lease can
+// lapse when the watchdog can no longer vouch for it" and "A fixed-lease hold ends the same way
+// shortly before its lease runs out".
+//
+// Forcing: every command of Client A is held back by a hook (renewals fail at their deadline, the
+// in-flight operation waits), while Client B, on its own connection, waits for the lock and gets
+// it when A's key expires. When B's Lock returns, A's hold context must already be cancelled.
+func TestLockLossSignalledWhileOperationInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lease time.Duration // 0: watchdog
+		op    string        // operation in flight: "reenter" or "unlock" (a partial unlock)
+	}{
+		{"watchdog/reenter-in-flight", 0, "reenter"},
+		{"watchdog/partial-unlock-in-flight", 0, "unlock"},
+		{"fixed-lease/reenter-in-flight", 400 * time.Millisecond, "reenter"},
+		{"fixed-lease/partial-unlock-in-flight", 400 * time.Millisecond, "unlock"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const name = "attack-deferred"
+			srv := redistest.Start(t)
+			rdbA := srv.Client(t)
+			hookA := &cmdHook{}
+			rdbA.AddHook(hookA)
+			a := newClient(t, rdbA, redisson.WithWatchdogTimeout(600*time.Millisecond))
+			b := newClient(t, srv.Client(t))
+			ctx := t.Context()
+			var wg sync.WaitGroup
+			t.Cleanup(func() { hookA.release(); wg.Wait() })
+
+			var opts []redisson.AcquireOption
+			if tc.lease > 0 {
+				opts = append(opts, redisson.WithLease(tc.lease))
+			}
+			h, err := a.Lock(name).Lock(ctx, opts...)
+			if err != nil {
+				t.Fatalf("A Lock: %v", err)
+			}
+			var lvl *redisson.Hold
+			if tc.op == "unlock" {
+				if lvl, err = h.Reenter(ctx); err != nil {
+					t.Fatalf("A Reenter: %v", err)
+				}
+			}
+
+			// From now on A cannot reach Redis: its renewals fail, and its operation waits.
+			hookA.hold(nil)
+			opDone := make(chan error, 1)
+			spawn(&wg, func() {
+				if tc.op == "unlock" {
+					opDone <- lvl.Unlock(ctx)
+					return
+				}
+				l, err := h.Reenter(ctx)
+				if err == nil {
+					_ = l.Unlock(ctx)
+				}
+				opDone <- err
+			})
+			eventually(t, 5*time.Second, "A's "+tc.op+" to be held back", func() bool { return hookA.heldBack() >= 1 })
+
+			bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			hb, err := b.Lock(name).Lock(bctx)
+			if err != nil {
+				t.Fatalf("B Lock (A's lease has lapsed): %v", err)
+			}
+			defer func() { _ = hb.Unlock(context.Background()) }()
+
+			if err := h.Context().Err(); err == nil {
+				t.Errorf("B acquired the lock after A's lease lapsed, but A's hold context is still live: "+
+					"A was not told (ErrLockLost) before its lease lapsed, because a %s of the same owner was in flight", tc.op)
+			} else if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) {
+				t.Errorf("A's hold context cause = %v, want ErrLockLost", cause)
+			}
+			hookA.release()
+			recvWithin(t, opDone, 10*time.Second, "A's "+tc.op)
+			faultWaitDone(t, h.Context(), 5*time.Second, "A's hold context to end")
+		})
+	}
+}
+
+// TestLockFixedLeaseEndSignalledWhileRenewalHangs checks that a fixed-lease hold is ended before its
+// lease runs out even while a renewal round trip of another lock of the same Client hangs (Redis
+// does not answer it, for up to a renewal period): the end of a fixed lease must not wait for the
+// renewals, or its holder learns of it only after another Client took the lock. doc.go: "A
+// fixed-lease hold ends the same way shortly before its lease runs out."
+//
+// Forcing: Client A holds a watchdog lock W; its renewal is held back by a hook (A's network is
+// down for renewals) until the call's own deadline (one period, 1s here). While it hangs, A takes
+// a fixed-lease lock F (300ms) with a command the hook lets through. Client B gets F when it
+// expires; A's hold of F must be cancelled by then.
+func TestLockFixedLeaseEndSignalledWhileRenewalHangs(t *testing.T) {
+	srv := redistest.Start(t)
+	rdbA := srv.Client(t)
+	hookA := &cmdHook{}
+	rdbA.AddHook(hookA)
+	a := newClient(t, rdbA, redisson.WithWatchdogTimeout(3*time.Second))
+	b := newClient(t, srv.Client(t))
+	ctx := t.Context()
+	mctx := context.WithValue(ctx, testMark{}, true) // the test's own calls pass the hook
+	t.Cleanup(hookA.release)
+
+	hw, err := a.Lock("attack-sched-w").Lock(mctx)
+	if err != nil {
+		t.Fatalf("Lock W: %v", err)
+	}
+	hookA.hold(testMarked)
+	eventually(t, 5*time.Second, "W's renewal to be sent (and held back)", func() bool { return hookA.heldBack() >= 1 })
+
+	hf, err := a.Lock("attack-sched-f").Lock(mctx, redisson.WithLease(300*time.Millisecond))
+	if err != nil {
+		t.Fatalf("Lock F: %v", err)
+	}
+	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	hb, err := b.Lock("attack-sched-f").Lock(bctx)
+	if err != nil {
+		t.Fatalf("B Lock F (A's fixed lease has run out): %v", err)
+	}
+	defer func() { _ = hb.Unlock(context.Background()) }()
+	if hf.Context().Err() == nil {
+		t.Errorf("B holds F after A's fixed lease ran out, but A's hold of F is still live: the end of " +
+			"its lease waits for the scheduler goroutine, blocked in a renewal round trip of another lock")
+	}
+	hookA.release()
+	faultWaitDone(t, hf.Context(), 5*time.Second, "A's hold of F to end")
+	_ = hw.Unlock(mctx)
+}
+
+// TestLockRenewalLandingAfterLossDoesNotKeepLock checks that a renewal sent before the owner was
+// declared lost, which reaches Redis after the loss (a slow network: the very condition in which
+// renewals fail), does not leave the lost owner's lock held: the lease it sets is undone, as for an
+// acquisition with an unknown outcome. Otherwise the lock stays held by nobody for up to a whole
+// lease after its loss and after its owner's last Unlock (which sends nothing once the owner has
+// ended): a renewal must never outlive its hold.
+//
+// Forcing: Client A's connection goes through a proxy that, once A holds the lock, delays every
+// chunk by 450ms. Watchdog 1200ms, margin 0.5: the renewal goes out at +400ms (deadline +600ms),
+// the loss is declared at +600ms, the renewal reaches Redis at ~+850ms, while the key (lease until
+// +1200ms) still exists; a lease it re-armed would last until ~+2050ms.
+func TestLockRenewalLandingAfterLossDoesNotKeepLock(t *testing.T) {
+	const (
+		name     = "attack2-renewal-after-loss"
+		watchdog = 1200 * time.Millisecond
+		delay    = 450 * time.Millisecond
+	)
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })
+	a := newClient(t, rdbA, redisson.WithWatchdogTimeout(watchdog), redisson.WithLossMargin(0.5))
+	ctx := t.Context()
+	key := redisson.LockKeyOf(a, name)
+
+	// Warm up: load the acquire, release and renew scripts.
+	warmUpScripts(t, a)
+	w, err := a.Lock("attack2-warm-renew").Lock(ctx)
+	if err != nil {
+		t.Fatalf("warm-up Lock: %v", err)
+	}
+	eventually(t, 5*time.Second, "a renewal", func() bool { return a.Stats().Renewed >= 1 })
+	if err := w.Unlock(ctx); err != nil {
+		t.Fatalf("warm-up Unlock: %v", err)
+	}
+
+	h, err := a.Lock(name).Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	owner := redisson.OwnerOf(h)
+	p.Delay(delay) // the network gets slow
+	lost := faultWaitDone(t, h.Context(), 5*time.Second, "the loss (the renewal did not answer in time)")
+	p.Delay(0)
+	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) {
+		t.Fatalf("precondition: hold ended with %v, want ErrLockLost", cause)
+	}
+	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {
+		t.Fatalf("Unlock after the loss = %v, want ErrNotHeld", err)
+	}
+
+	// The renewal sent before the loss lands about 250ms after it. A re-armed lease would last until
+	// about 1.45s after the loss; the lease in force at the loss ends by 0.6s + the delay after it.
+	time.Sleep(time.Until(lost.Add(watchdog/2 + delay + 100*time.Millisecond)))
+	if o, expiry := lockHolder(t, admin, key); o == owner {
+		t.Errorf("the lock of the owner lost at %v is still held by it, until %v from now: a renewal in flight "+
+			"at the loss landed and re-armed it, and nothing undid it (the owner's Unlock sent nothing)",
+			lost.Format("15:04:05.000"), time.Until(expiry).Round(time.Millisecond))
+	}
+}
+
+// TestLockOperationAfterLossDoesNotReArm checks that a re-entry or partial unlock in flight when
+// the owner is declared lost (renewals failed until lease − margin), which reaches Redis while the
+// key still exists and sets a whole new lease (SET ... PX), does not leave the lock held after the
+// owner's last Unlock: the ended owner's Unlock sends nothing, so nobody would renew or release
+// that lease, and every other acquirer would be locked out for it. The key's TTL afterwards must
+// not exceed what was left of the lease in force at the loss.
+func TestLockOperationAfterLossDoesNotReArm(t *testing.T) {
+	for _, op := range []string{"reenter", "partial-unlock"} {
+		t.Run(op, func(t *testing.T) {
+			const watchdog = 1200 * time.Millisecond
+			name := "attack-after-loss-" + op
+			srv := redistest.Start(t)
+			admin := srv.Client(t)
+			rdbA := srv.Client(t)
+			hookA := &cmdHook{}
+			rdbA.AddHook(hookA)
+			a := newClient(t, rdbA, redisson.WithWatchdogTimeout(watchdog), redisson.WithLossMargin(0.5))
+			ctx := t.Context()
+			var wg sync.WaitGroup
+			t.Cleanup(func() { hookA.release(); wg.Wait() })
+
+			h, err := a.Lock(name).Lock(ctx)
+			if err != nil {
+				t.Fatalf("Lock: %v", err)
+			}
+			var lvl *redisson.Hold
+			if op == "partial-unlock" {
+				if lvl, err = h.Reenter(ctx); err != nil {
+					t.Fatalf("Reenter: %v", err)
+				}
+			}
+			armed := time.Now() // the last time the lease was set before the outage
+			hookA.hold(nil)
+			res := make(chan error, 1)
+			spawn(&wg, func() {
+				if op == "partial-unlock" {
+					res <- lvl.Unlock(ctx)
+					return
+				}
+				l, err := h.Reenter(ctx)
+				if err == nil {
+					t.Logf("Reenter succeeded after the loss was declared")
+					_ = l.Unlock(ctx)
+				}
+				res <- err
+			})
+			// The scheduler declares the owner lost (renewals fail) at lease/2; the key lives until lease.
+			eventually(t, 5*time.Second, "the loss to be declared", func() bool { return a.Stats().Lost >= 1 })
+			hookA.release()
+			opErr := recvWithin(t, res, 5*time.Second, op)
+			faultWaitDone(t, h.Context(), 5*time.Second, "the hold's context to end")
+			if op == "partial-unlock" {
+				_ = h.Unlock(ctx) // the owner's last level
+			}
+			t.Logf("%s = %v", op, opErr)
+			v, gerr := admin.Get(ctx, redisson.LockKeyOf(a, name)).Result()
+			if gerr != nil {
+				return
+			}
+			owner, n, _ := redisson.DecodeLockValue(v)
+			ttl := admin.PTTL(ctx, redisson.LockKeyOf(a, name)).Val()
+			left := watchdog - time.Since(armed)
+			if owner == redisson.OwnerOf(h) && ttl > left+100*time.Millisecond {
+				t.Errorf("after the loss, the %s re-armed the lock of the ended owner (%d levels): TTL %v, "+
+					"while the lease in force at the loss had %v left; nobody renews or releases it", op, n, ttl, left)
+			}
+		})
+	}
+}
+
+// TestLockHandOverWithHugeRepollInterval checks that WithRepollInterval's largest values are either
+// refused by New (ErrInvalidArgument) or work: with a re-poll of 2^62ns, the final unlock of a lock
+// claimed by a waiter succeeds and hands it over. The hand-over reservation is derived from the
+// re-poll interval (2×repoll+1s); it must not overflow into an invalid expiry that makes every
+// such release fail ("invalid expire time") and leaves the lock to expire.
+func TestLockHandOverWithHugeRepollInterval(t *testing.T) {
+	const name = "attack-repoll"
+	srv := redistest.Start(t)
+	a, err := redisson.New(srv.Client(t), redisson.WithRepollInterval(1<<62))
+	if err != nil {
+		if !errors.Is(err, redisson.ErrInvalidArgument) {
+			t.Fatalf("New = %v, want nil or ErrInvalidArgument", err)
+		}
+		return
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	rdbB := srv.Client(t)
+	hookB := &cmdHook{}
+	rdbB.AddHook(hookB)
+	b := newClient(t, rdbB, redisson.WithRepollInterval(20*time.Millisecond))
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+
+	h, err := a.Lock(name).Lock(ctx)
+	if err != nil {
+		t.Fatalf("A Lock: %v", err)
+	}
+	wRes := make(chan error, 1)
+	spawn(&wg, func() {
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		hw, err := b.Lock(name).Lock(wctx)
+		if err == nil {
+			_ = hw.Unlock(context.Background())
+		}
+		wRes <- err
+	})
+	eventually(t, 5*time.Second, "B's waiter to claim the lock", hookB.claimed)
+	if err := h.Unlock(ctx); err != nil {
+		t.Errorf("A's Unlock of a claimed lock (repoll 2^62ns) = %v, want nil", err)
+	}
+	if err := recvWithin(t, wRes, 10*time.Second, "B's waiter"); err != nil {
+		t.Errorf("B's waiter (3s): %v", err)
+	}
+}
+
+// TestLockForceUnlockOfClaimedLock checks that ForceUnlock deletes a lock whose value carries a
+// waiter's claim mark (a waiter of another Client has waited long enough to claim it): it reports
+// the lock deleted rather than refusing it as a wrong type (WRONGTYPE), and the lock is then free
+// or handed to the waiter, no longer held by its holder.
+//
+// W claims the lock held by G1 and is then held back (cmdHook) so that it cannot take the lock
+// after the force unlock.
+func TestLockForceUnlockOfClaimedLock(t *testing.T) {
+	const name = "regress5"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	d := newLockDriver(admin)
+	a := newClient(t, srv.Client(t))
+	rdbB := srv.Client(t)
+	hookB := &cmdHook{}
+	rdbB.AddHook(hookB)
+	b := newClient(t, rdbB, redisson.WithRepollInterval(20*time.Millisecond))
+	c := newClient(t, srv.Client(t))
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); hookB.release(); wg.Wait() })
+
+	g1, err := d.Lock(ctx, a, name, 0, 0)
+	if err != nil {
+		t.Fatalf("G1 Lock: %v", err)
+	}
+	t.Cleanup(func() { _ = g1.Unlock(context.Background()) })
+	wRes := make(chan error, 1)
+	spawn(&wg, func() { // W, through Client B
+		h, err := d.Lock(ctx, b, name, 20*time.Second, 0)
+		wRes <- err
+		if err == nil {
+			_ = h.Unlock(context.WithoutCancel(ctx))
+		}
+	})
+	eventually(t, 5*time.Second, "W to claim the lock (two attempts after waiting 10ms)", hookB.claimed)
+	hookB.hold(nil)
+	eventually(t, 5*time.Second, "W's commands in flight to be answered", func() bool { return hookB.inFlight() == 0 })
+
+	ok, err := d.ForceUnlock(ctx, c, name)
+	if err != nil || !ok {
+		t.Errorf("ForceUnlock of a lock claimed by a waiter = %v, %v; want true, nil", ok, err)
+	}
+	// The lock is free, or handed to the waiter queued for it: not held by G1 any more.
+	if o, n := driverHolder(t, admin, d, name); o == g1.Owner() {
+		t.Errorf("after ForceUnlock the lock is still held by %s (count %d)", o, n)
+	}
+	hookB.release()
+	if err == nil && ok {
+		// The waiter gets the freed lock.
+		if err := recvWithin(t, wRes, 10*time.Second, "W's Lock after the force unlock"); err != nil {
+			t.Errorf("W's Lock after the force unlock = %v", err)
+		}
+	}
+}
+
+// queueHeir sets up Client a (hooked) with G1 holding name and G2 queued behind it in a (the heir
+// of G1's release). It returns G1's hold, G2's cancel and result channel.
+func queueHeir(t *testing.T, a *redisson.Client, name string, wg *sync.WaitGroup) (*redisson.Hold, context.CancelFunc, chan driverAcq) {
+	t.Helper()
+	ctx := t.Context()
+	g1, err := a.Lock(name).Lock(ctx)
+	if err != nil {
+		t.Fatalf("G1 Lock: %v", err)
+	}
+	g2ctx, cancel := context.WithCancel(ctx)
+	res := make(chan driverAcq, 1)
+	spawn(wg, func() {
+		var r driverAcq
+		var h *redisson.Hold
+		inLock(func() { h, r.err = a.Lock(name).Lock(g2ctx) })
+		if r.err == nil {
+			r.h = heldHold{h}
+			_ = h.Unlock(context.Background())
+		}
+		res <- r
+	})
+	eventually(t, 5*time.Second, "G2 to queue in A", func() bool { return parkedInLock() >= 1 })
+	return g1, cancel, res
+}
+
+// TestLockHeirCancelledDuringTransferFreesLock: G1's final release transfers the lock to G2 (the
+// local heir) while G2's wait is cancelled; the release is held back until G2's Lock has returned.
+// G1's Unlock must return nil, the lock must end up free (the transfer undone, or released by G2 if
+// it was handed the lock at the moment its context ended), and the Client's local turn must be free
+// for the next acquisition.
+func TestLockHeirCancelledDuringTransferFreesLock(t *testing.T) {
+	const name = "probe-heir-cancel"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	rdbA := srv.Client(t)
+	hook := &cmdHook{}
+	rdbA.AddHook(hook)
+	a := newClient(t, rdbA)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { hook.release(); wg.Wait() })
+	warmUpScripts(t, a)
+	g1, cancelG2, g2 := queueHeir(t, a, name, &wg)
+
+	hook.hold(nil)
+	unlock := make(chan error, 1)
+	spawn(&wg, func() { unlock <- g1.Unlock(context.Background()) })
+	eventually(t, 5*time.Second, "G1's release to be held", func() bool { return hook.heldBack() >= 1 })
+	cancelG2()
+	r := recvWithin(t, g2, 5*time.Second, "G2's Lock")
+	hook.release()
+	if err := recvWithin(t, unlock, 5*time.Second, "G1's Unlock"); err != nil {
+		t.Errorf("G1 Unlock = %v", err)
+	}
+	if r.err == nil {
+		t.Logf("G2 got the lock although cancelled (allowed: handed at the moment ctx ended)")
+	}
+	eventually(t, 5*time.Second, "the lock to be free", func() bool {
+		return admin.Exists(context.Background(), redisson.LockKeyOf(a, name)).Val() == 0
+	})
+	// The gate must be free: another local acquisition succeeds at once.
+	h, err := a.Lock(name).TryLock(t.Context())
+	if err != nil {
+		t.Fatalf("TryLock after the undone transfer: %v", err)
+	}
+	_ = h.Unlock(t.Context())
+}
+
+// TestLockCloseDuringTransferFreesLock checks Close while G1's final release, transferring the lock
+// to G2 (queued behind it in the same Client), is held back: G2's Lock returns ErrClosed and the
+// lock ends up free, not left transferred to a waiter that will never use it.
+func TestLockCloseDuringTransferFreesLock(t *testing.T) {
+	const name = "probe-heir-close"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	rdbA := srv.Client(t)
+	hook := &cmdHook{}
+	rdbA.AddHook(hook)
+	a := newClient(t, rdbA)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { hook.release(); wg.Wait() })
+	warmUpScripts(t, a)
+	g1, cancelG2, g2 := queueHeir(t, a, name, &wg)
+	defer cancelG2()
+
+	hook.hold(nil)
+	unlock := make(chan error, 1)
+	spawn(&wg, func() { unlock <- g1.Unlock(context.Background()) })
+	eventually(t, 5*time.Second, "G1's release to be held", func() bool { return hook.heldBack() >= 1 })
+	closed := make(chan struct{})
+	spawn(&wg, func() { _ = a.Close(); close(closed) })
+	recvWithin(t, closed, 5*time.Second, "Close")
+	hook.release()
+	if err := recvWithin(t, unlock, 5*time.Second, "G1's Unlock"); err != nil {
+		t.Logf("G1 Unlock after Close = %v", err)
+	}
+	r := recvWithin(t, g2, 5*time.Second, "G2's Lock")
+	if r.err == nil || !errors.Is(r.err, redisson.ErrClosed) {
+		t.Errorf("G2 Lock = %v, want ErrClosed", r.err)
+	}
+	eventually(t, 5*time.Second, "the lock to be free", func() bool {
+		return admin.Exists(context.Background(), redisson.LockKeyOf(a, name)).Val() == 0
+	})
+}
+
+// TestLockClaimerCancelledWhileHandedOverFreesLock: W (Client B) has claimed the lock; A's release
+// hands it to W while W's commands are held back and W's wait is cancelled. Whether W's Lock
+// returns the lock (handed at the moment its context ended) or an error, the lock must end up free:
+// W releases what it was handed.
+func TestLockClaimerCancelledWhileHandedOverFreesLock(t *testing.T) {
+	const name = "probe-claim-cancel"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	a := newClient(t, srv.Client(t))
+	rdbB := srv.Client(t)
+	hookB := &cmdHook{}
+	rdbB.AddHook(hookB)
+	b := newClient(t, rdbB, redisson.WithRepollInterval(20*time.Millisecond))
+	var wg sync.WaitGroup
+	t.Cleanup(func() { hookB.release(); wg.Wait() })
+	ctx := t.Context()
+	h, err := a.Lock(name).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	wres := make(chan error, 1)
+	spawn(&wg, func() {
+		hw, err := b.Lock(name).Lock(wctx)
+		if err == nil {
+			_ = hw.Unlock(context.Background())
+		}
+		wres <- err
+	})
+	eventually(t, 5*time.Second, "W to claim", hookB.claimed)
+	hookB.hold(nil)
+	eventually(t, 5*time.Second, "W idle", func() bool { return hookB.inFlight() == 0 })
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatalf("A Unlock: %v", err)
+	}
+	v := admin.Get(ctx, redisson.LockKeyOf(a, name)).Val()
+	t.Logf("after hand-over: %q", v)
+	cancel()
+	hookB.release()
+	if err := recvWithin(t, wres, 5*time.Second, "W"); err == nil {
+		t.Logf("W obtained (handed at the moment its ctx ended)")
+	}
+	eventually(t, 5*time.Second, "the lock to be free", func() bool {
+		return admin.Exists(context.Background(), redisson.LockKeyOf(a, name)).Val() == 0
+	})
+}
+
+// TestLockReenterRacingFinalUnlock races Reenter against the Unlock of the only level of one Hold,
+// from two goroutines, for many rounds: afterwards the lock is held if and only if the Reenter
+// succeeded (otherwise it failed with ErrNotHeld), with a hold count of 1, and its Unlock frees it.
+func TestLockReenterRacingFinalUnlock(t *testing.T) {
+	c, admin, _ := setup(t)
+	ctx := t.Context()
+	for i := 0; i < 200; i++ {
+		h, err := c.Lock("probe-race").Lock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lvl *redisson.Hold
+		var rerr, uerr error
+		var wg sync.WaitGroup
+		spawn(&wg, func() { lvl, rerr = h.Reenter(ctx) })
+		spawn(&wg, func() { uerr = h.Unlock(ctx) })
+		wg.Wait()
+		if uerr != nil {
+			t.Fatalf("Unlock = %v", uerr)
+		}
+		held := admin.Exists(ctx, redisson.LockKeyOf(c, "probe-race")).Val() == 1
+		if (rerr == nil) != held {
+			t.Fatalf("round %d: Reenter err %v, lock held %v", i, rerr, held)
+		}
+		if rerr == nil {
+			if n, _ := lvl.HoldCount(ctx); n != 1 {
+				t.Fatalf("HoldCount = %d", n)
+			}
+			if err := lvl.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if admin.Exists(ctx, redisson.LockKeyOf(c, "probe-race")).Val() != 0 {
+				t.Fatal("still held")
+			}
+		} else if !errors.Is(rerr, redisson.ErrNotHeld) {
+			t.Fatalf("Reenter = %v", rerr)
+		}
+	}
+}
+
+// TestLockBadInputTypedErrors checks that bad input (an empty or malformed name, a nil context,
+// zero or nil Holds and Locks, a zero lease, a name whose key holds a hash) gives typed errors
+// (ErrInvalidArgument, ErrWrongType), never a panic, and leaves the data found at the key untouched.
+func TestLockBadInputTypedErrors(t *testing.T) {
+	c, admin, _ := setup(t)
+	ctx := t.Context()
+	var nilCtx context.Context
+	if _, err := c.Lock("").Lock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("empty name: %v", err)
+	}
+	if _, err := c.Lock("}x").TryLock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("}x: %v", err)
+	}
+	if _, err := c.Lock("x").Lock(nilCtx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("nil ctx: %v", err)
+	}
+	var h redisson.Hold
+	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("zero Hold: %v", err)
+	}
+	if _, err := (*redisson.Hold)(nil).Reenter(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("nil Hold: %v", err)
+	}
+	var l redisson.Lock
+	if _, err := l.Lock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("zero Lock: %v", err)
+	}
+	if _, err := c.Lock("x").Lock(ctx, redisson.WithLease(0)); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("lease 0: %v", err)
+	}
+	if err := admin.HSet(ctx, redisson.LockKeyOf(c, "hash"), "f", "v").Err(); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if _, err := c.Lock("hash").Lock(wctx); !errors.Is(err, redisson.ErrWrongType) {
+		t.Errorf("hash: %v", err)
+	}
+	if _, err := c.Lock("hash").ForceUnlock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+		t.Errorf("hash force: %v", err)
+	}
+	if admin.HGet(ctx, redisson.LockKeyOf(c, "hash"), "f").Val() != "v" {
+		t.Errorf("hash modified")
+	}
+	_ = redis.Nil
+}
