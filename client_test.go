@@ -1,5 +1,7 @@
 package redisson_test
 
+// Client-level behaviour: New, Close and Stats.
+
 import (
 	"context"
 	"errors"
@@ -8,12 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
-	"github.com/redis/go-redis/v9"
 )
-
-// Client-level behaviour: New, Close and Stats.
 
 // TestHoldCountAfterCloseReturnsErrClosed checks Client.Close's "Every later call returns
 // ErrClosed." for Hold.HoldCount: Close leaves the lock in Redis (to expire) and tells the hold it
@@ -21,7 +22,7 @@ import (
 func TestHoldCountAfterCloseReturnsErrClosed(t *testing.T) {
 	c, _, _ := setup(t)
 	ctx := t.Context()
-	h, err := c.Lock("attack-close-count").Lock(ctx)
+	h, err := c.Lock("close-holdcount").Lock(ctx)
 	if err != nil {
 		t.Fatalf("Lock: %v", err)
 	}
@@ -41,7 +42,7 @@ func TestHoldCountAfterCloseReturnsErrClosed(t *testing.T) {
 // every hold is cancelled with a cause matching ErrLockLost and ErrClosed ... Every later call
 // returns ErrClosed."
 func TestCloseEndsHoldWithOperationInFlight(t *testing.T) {
-	const name = "attack-close-inflight"
+	const name = "close-inflight"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	rdbA := srv.Client(t)
@@ -145,7 +146,7 @@ func TestZeroClientDoesNotPanic(t *testing.T) {
 func TestStatsHeldCountsNoWaiters(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := t.Context()
-	const name = "a3-stats"
+	const name = "stats-waiter"
 	a := newClient(t, srv.Client(t))
 	b := newClient(t, srv.Client(t))
 	h := mustLock(t, a.Lock(name), ctx)
@@ -178,7 +179,7 @@ func TestStatsLostCountsHoldsEndedByClose(t *testing.T) {
 			lostEvents.Add(1)
 		}
 	}))
-	h := mustLock(t, c.Lock("a4-stats-close"), ctx)
+	h := mustLock(t, c.Lock("stats-close"), ctx)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestStatsLostCountsLossFoundByUnlock(t *testing.T) {
 		}
 	}))
 	other := newClient(t, srv.Client(t))
-	const name = "a4-stats-unlock"
+	const name = "stats-unlock"
 	h := mustLock(t, c.Lock(name), ctx)
 	if ok, err := other.Lock(name).ForceUnlock(ctx); !ok || err != nil {
 		t.Fatalf("ForceUnlock = %v, %v", ok, err)

@@ -1,5 +1,8 @@
 package redisson_test
 
+// Cluster behaviour: renewals and lock calls across failovers, slot migrations (MOVED, ASK,
+// TRYAGAIN) and hung masters.
+
 import (
 	"context"
 	"errors"
@@ -10,14 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/internal/scripts"
 	"github.com/goredisson/redisson/redistest"
-	"github.com/redis/go-redis/v9"
 )
-
-// Cluster behaviour: renewals and lock calls across failovers, slot migrations (MOVED, ASK,
-// TRYAGAIN) and hung masters.
 
 // holdSurvives fails the test if h's context ends within d.
 func holdSurvives(t *testing.T, h *redisson.Hold, d time.Duration, what string) {
@@ -46,9 +47,9 @@ func TestClusterRenewalsFollowFailover(t *testing.T) {
 	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	h := mustLock(t, c.Lock("a7f"), ctx)
+	h := mustLock(t, c.Lock("failover-renew"), ctx)
 	admin := cl.Client(t)
-	owner, _ := slotMaster(t, ctx, admin, "{a7f}")
+	owner, _ := slotMaster(t, ctx, admin, "{failover-renew}")
 	if _, err := cl.Failover(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
@@ -70,10 +71,10 @@ func TestClusterRenewalsFollowMigratedSlot(t *testing.T) {
 	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	const key = "a7m" // its key is "{a7m}"
+	const key = "migrated-renew" // its key is "{migrated-renew}"
 	h := mustLock(t, c.Lock(key), ctx)
 	admin := cl.Client(t)
-	src, slot := slotMaster(t, ctx, admin, "{a7m}")
+	src, slot := slotMaster(t, ctx, admin, "{migrated-renew}")
 	masters, err := cl.Masters(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestClusterRenewalsFollowMigratedSlot(t *testing.T) {
 	if err := cl.MigrateSlot(ctx, int(slot), dst); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := slotMaster(t, ctx, admin, "{a7m}"); got != dst {
+	if got, _ := slotMaster(t, ctx, admin, "{migrated-renew}"); got != dst {
 		t.Fatalf("slot %d served by %s after the migration; want %s", slot, got, dst)
 	}
 	t.Logf("slot %d migrated from %s to %s", slot, src, dst)
@@ -129,7 +130,7 @@ func TestClusterHungMasterSparesOtherMastersLocks(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := w; i < n; i += workers {
-				name := fmt.Sprintf("a7h:%d:%d", i, stamp)
+				name := fmt.Sprintf("hung:%d:%d", i, stamp)
 				node, err := admin.MasterForKey(ctx, "{"+name+"}")
 				if err != nil {
 					errs <- err
@@ -325,7 +326,7 @@ func TestClusterReplicaAcksAcquireDuringSlotMigration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
-	const name = "a8ask"
+	const name = "acked-ask"
 	cl := redistest.StartCluster(t)
 	admin := cl.Client(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
@@ -336,8 +337,8 @@ func TestClusterReplicaAcksAcquireDuringSlotMigration(t *testing.T) {
 		t.Fatalf("CheckReplicas: %v", err)
 	}
 	// Warm up both Clients (slot map, scripts) on another slot.
-	mustUnlock(t, mustLock(t, plain.Lock("a8ask-warm"), ctx))
-	mustUnlock(t, mustLock(t, a.Lock("a8ask-warm"), ctx))
+	mustUnlock(t, mustLock(t, plain.Lock("acked-ask-warm"), ctx))
+	mustUnlock(t, mustLock(t, a.Lock("acked-ask-warm"), ctx))
 
 	m := startSlotMigration(t, ctx, cl, admin, "{"+name+"}")
 	t.Logf("slot %d migrating from %s to %s", m.slot, m.src, m.dst)
@@ -389,7 +390,7 @@ func TestClusterUnlockAndWaitDuringSlotMigration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
-	const name = "a8try"
+	const name = "tryagain"
 	cl := redistest.StartCluster(t)
 	admin := cl.Client(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
@@ -486,7 +487,7 @@ func TestClusterRenewalAskedToNodeWithoutScripts(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
 	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
-	if lost := holdThroughMigration(t, ctx, cl, admin, c, "a8nos"); lost != nil {
+	if lost := holdThroughMigration(t, ctx, cl, admin, c, "noscript"); lost != nil {
 		t.Errorf("the hold was declared lost while its slot migrated (its lock was alive on the destination throughout): %v; stats %+v",
 			lost, c.Stats())
 	}
@@ -508,13 +509,13 @@ func TestClusterReplicaAcksHoldKeptThroughSlotMigration(t *testing.T) {
 	defer cancel()
 	loadScriptsOnMasters(t, ctx, admin)
 	a := newClient(t, cl.Client(t), redisson.WithReplicaAcks(1, time.Second), redisson.WithWatchdogTimeout(3*time.Second))
-	lost := holdThroughMigration(t, ctx, cl, admin, a, "a8mig")
+	lost := holdThroughMigration(t, ctx, cl, admin, a, "acked-mig")
 	if lost != nil {
 		t.Errorf("the acked hold was declared lost while its slot migrated (it was renewed on the destination): %v; stats %+v",
 			lost, a.Stats())
 	}
 	plain := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
-	if lost := holdThroughMigration(t, ctx, cl, admin, plain, "a8mig2"); lost != nil {
+	if lost := holdThroughMigration(t, ctx, cl, admin, plain, "plain-mig"); lost != nil {
 		t.Errorf("a plain Client's hold was lost in the same window (scripts loaded everywhere): %v", lost)
 	}
 }

@@ -357,7 +357,7 @@ func TestLockKindsDoNotMix(t *testing.T) {
 	}
 }
 
-// lateGrantOrder checks that a waiter whose grant is answered too late keeps its place (issue 18).
+// lateGrantOrder checks that a waiter whose grant is answered too late keeps its place.
 // A holds the lock of kind (a ReadWriteLock: its write side); B, then C, queue with WithLease(2s), B (and C too if oneClient) through
 // a proxy that delays every packet by 50ms, C otherwise directly on a Client of its own. A unlocks:
 // the release hands the lock to B and wakes it, and a CLIENT PAUSE WRITE of 2.5s starts before B's
@@ -443,7 +443,7 @@ func TestFairLockLiveWaiterOutlastsShortTimeoutWaiters(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	const name = "a3-fair-ttl"
+	const name = "fair-timeouts"
 	q, _ := redisson.QueueKeys("FairLock", name)
 	hc := newClient(t, srv.Client(t))
 	ac := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(150*time.Millisecond))
@@ -511,7 +511,7 @@ func TestFairLockResentReleaseAfterSameClientRetook(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	const name = "a3-fair-history"
+	const name = "fair-resent"
 	p := redistest.NewProxy(t, srv.Addr())
 	rdb, dial := proxiedClient(t, srv, p, func(o *redis.Options) {
 		o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
@@ -520,7 +520,7 @@ func TestFairLockResentReleaseAfterSameClientRetook(t *testing.T) {
 	// Long waiter timeout and watchdog: no heartbeat or renewal can take the dropped reply.
 	c := newClient(t, rdb, redisson.WithWaiterTimeout(time.Minute))
 	// Load the scripts, so the dropped reply is not a NOSCRIPT error.
-	warm := mustLock(t, c.FairLock("a3-warm"), ctx)
+	warm := mustLock(t, c.FairLock("fair-warmup"), ctx)
 	mustUnlock(t, warm)
 
 	l := mustLock(t, c.FairLock(name), ctx)
@@ -582,7 +582,7 @@ func TestFairLockManyDeadWaitersLetNoNewcomerOvertake(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	const name = "a3-fair-dead"
+	const name = "fair-dead-many"
 	q, qt := redisson.QueueKeys("FairLock", name)
 	hc := newClient(t, srv.Client(t))
 	wc := newClient(t, srv.Client(t), redisson.WithRepollInterval(time.Minute))
@@ -638,7 +638,7 @@ func TestFairLockDeadHeirStallsAtMostWaiterTimeout(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	const name = "a4-dead-stall"
+	const name = "fair-dead-heir"
 	const wt = 2 * time.Second // every Client's waiter timeout
 	key := "{" + name + "}"
 	q, qt := redisson.QueueKeys("FairLock", name)
@@ -698,7 +698,7 @@ func TestFairLockWaiterDeadlineSurvivesShortTimeoutClient(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	const name = "a5-epoch-ttl"
+	const name = "fair-epoch"
 	q, qt := redisson.QueueKeys("FairLock", name)
 	hc := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(time.Second))
 	lc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(30*time.Second), redisson.WithRepollInterval(time.Minute))
@@ -721,7 +721,7 @@ func TestFairLockWaiterDeadlineSurvivesShortTimeoutClient(t *testing.T) {
 	qtTTL := admin.PTTL(ctx, qt).Val()
 	cancelLock(t, s, cancelS)
 	awaitQueueLen(t, admin, q, 0, "S to leave")
-	// Past the TTL S's join used to set (two of its timeouts): a time, not an event, is awaited.
+	// Past two of S's waiter timeouts (a TTL S's join could set): a time, not an event, is awaited.
 	time.Sleep(600 * time.Millisecond)
 	if err := admin.ZScore(ctx, qt, lClient).Err(); err != nil {
 		t.Fatalf("L's deadline gone from qt after a Client with a shorter waiter timeout queued and left: %v", err)
@@ -776,7 +776,7 @@ func TestFairLockCutOffClientStallsOnlyOnce(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	const name = "a5-cutoff"
+	const name = "fair-cutoff"
 	const wt = time.Second
 	key := "{" + name + "}"
 	q, qt := redisson.QueueKeys("FairLock", name)
@@ -866,7 +866,7 @@ func TestFairLockQueueKeptForLiveShortTimeoutWaiters(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	const name = "a6-q-expires"
+	const name = "fair-q-kept"
 	key := "{" + name + "}"
 	q, qt := redisson.QueueKeys("FairLock", name)
 	p := redistest.NewProxy(t, srv.Addr())

@@ -296,11 +296,11 @@ func TestFencedSetAfterCloseReturnsErrClosed(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ok, err := c.FencedSet(ctx, "a4-fenced-after-close", "v", 1)
+	ok, err := c.FencedSet(ctx, "fenced-after-close", "v", 1)
 	if !errors.Is(err, redisson.ErrClosed) {
 		t.Errorf("FencedSet after Close = %v, %v; want ErrClosed", ok, err)
 	}
-	if _, _, err := c.FencedGet(ctx, "a4-fenced-after-close"); !errors.Is(err, redisson.ErrClosed) {
+	if _, _, err := c.FencedGet(ctx, "fenced-after-close"); !errors.Is(err, redisson.ErrClosed) {
 		t.Errorf("FencedGet after Close = %v; want ErrClosed", err)
 	}
 }

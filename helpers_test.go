@@ -188,7 +188,7 @@ type heldDialer struct {
 	proxy, direct string
 
 	mu      sync.Mutex
-	next    int           // what happens to the next command connection: regressDial*
+	next    int           // what happens to the next command connection: dial*
 	reached chan struct{} // closed when a held dial starts waiting
 	resume  chan struct{} // closed to let held dials go on
 	resumed bool
@@ -254,7 +254,7 @@ func (d *heldDialer) dial(ctx context.Context, network, _ string) (net.Conn, err
 			return nil, ctx.Err()
 		}
 	case dialFail:
-		return nil, errors.New("regress: connection refused (simulated network failure)")
+		return nil, errors.New("connection refused (simulated network failure)")
 	}
 	return nd.DialContext(ctx, network, d.proxy)
 }
@@ -353,7 +353,7 @@ func parkedInLock() int {
 func warmUpScripts(t *testing.T, c *redisson.Client) {
 	t.Helper()
 	ctx := context.WithValue(t.Context(), testMark{}, true)
-	h, err := c.Lock("attack-warmup").Lock(ctx)
+	h, err := c.Lock("warmup-scripts").Lock(ctx)
 	if err != nil {
 		t.Fatalf("warm-up Lock: %v", err)
 	}
@@ -374,7 +374,7 @@ func warmUpScripts(t *testing.T, c *redisson.Client) {
 // not a NOSCRIPT error.
 func warmUpDriver(t *testing.T, ctx context.Context, d lockDriver, c *redisson.Client) {
 	t.Helper()
-	h, err := d.Lock(ctx, c, "regress-warmup", 0, 0)
+	h, err := d.Lock(ctx, c, "warmup-driver", 0, 0)
 	if err != nil {
 		t.Fatalf("warm-up Lock: %v", err)
 	}

@@ -1,5 +1,8 @@
 package redisson_test
 
+// Key layout: a lock's auxiliary keys, its wake-up channel and the kinds of one name collide
+// neither with each other nor with application data.
+
 import (
 	"context"
 	"errors"
@@ -7,13 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
-	"github.com/redis/go-redis/v9"
 )
-
-// Key layout: a lock's auxiliary keys, its wake-up channel and the kinds of one name collide
-// neither with each other nor with application data.
 
 // TestReleaseOfOtherKindHandsNothingToQueuedWaiter checks that each kind of lock of one name has
 // its own wait queue. A name is one kind of lock ("using it as another kind fails with
@@ -30,7 +31,7 @@ func TestReleaseOfOtherKindHandsNothingToQueuedWaiter(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	const name = "a3-kinds"
+	const name = "kinds-queue"
 	a := newClient(t, srv.Client(t))
 	// P's Client re-polls rarely, so only the hand-over message wakes it.
 	b := newClient(t, srv.Client(t), redisson.WithRepollInterval(time.Minute))
@@ -86,7 +87,7 @@ func TestReleaseOfOtherKindHandsNothingToQueuedWaiter(t *testing.T) {
 func TestFairLockLeavesApplicationDataAtQueueKeyNames(t *testing.T) {
 	c, admin, _ := setup(t)
 	ctx := t.Context()
-	const name = "a3-app"
+	const name = "app-data"
 	appKey := "{" + name + "}:q" // the application's own sorted set, co-located with the lock's key
 	jobs := []redis.Z{{Score: 1, Member: "job-1"}, {Score: 2, Member: "job-2"}, {Score: 3, Member: "job-3"}}
 	if err := admin.ZAdd(ctx, appKey, jobs...).Err(); err != nil {
@@ -119,7 +120,7 @@ func TestReleaseLeavesStringsAtHistoryKeyNames(t *testing.T) {
 			c, admin, srv := setup(t)
 			other := newClient(t, srv.Client(t))
 			ctx := t.Context()
-			lname := "attack-hist-" + tc.name
+			lname := "hist-strings-" + tc.name
 			keys := []string{redisson.LockKeyOf(c, lname) + ":rel", redisson.HistoryKeyOf(other, lname)}
 			for _, k := range keys {
 				if err := admin.Set(ctx, k, tc.value, 0).Err(); err != nil {
@@ -169,7 +170,7 @@ func TestReleaseRecordLeavesOtherKeysAlone(t *testing.T) {
 	}
 
 	t.Run("lock", func(t *testing.T) {
-		const name = "regress6a"
+		const name = "release-record-lock"
 		const victim = "{" + name + "}:rel" // the name of another lock
 		h1, err := d.Lock(ctx, c1, victim, 0, 0)
 		if err != nil {
@@ -189,7 +190,7 @@ func TestReleaseRecordLeavesOtherKeysAlone(t *testing.T) {
 	})
 
 	t.Run("data", func(t *testing.T) {
-		const name = "regress6b"
+		const name = "release-record-data"
 		const victim = "{" + name + "}:rel" // an application key: a hash
 		want := map[string]string{"f1": "v1", "f2": "v2"}
 		if err := admin.HSet(ctx, victim, want).Err(); err != nil {
@@ -215,7 +216,7 @@ func TestReleaseRecordLeavesOtherKeysAlone(t *testing.T) {
 // re-poll.
 func TestBracedNameHasItsOwnWakeUpChannel(t *testing.T) {
 	const (
-		nameX      = "regress7"
+		nameX      = "wakeup-channel"
 		nameBraced = "{" + nameX + "}"
 		repoll     = 10 * time.Second
 		bound      = 3 * time.Second // far below the re-poll interval, far above a wake-up

@@ -1,20 +1,5 @@
 package redisson_test
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"net"
-	"slices"
-	"sync"
-	"testing"
-	"time"
-
-	"github.com/goredisson/redisson"
-	"github.com/goredisson/redisson/redistest"
-	"github.com/redis/go-redis/v9"
-)
-
 // Lost replies and re-sent commands of a Lock: a command that Redis applied and whose reply was lost
 // is re-sent by go-redis on a new connection, and the re-send must answer what the first run did
 // (doc.go, "Re-sent commands"), whatever happened in between. The interleavings are forced, not
@@ -32,6 +17,22 @@ import (
 // Some tests reach the lock through the lockDriver seam (driver_test.go): they never build a lock
 // key or value themselves, driver.Key and driver.Decode do.
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
+)
+
 // TestLockResentHandOverToClaimerKeepsOneOwner: G1 (Client A, via the proxy) holds; G2 is queued
 // behind it in Client A; W (Client B) has waited long enough to claim the lock. G1's final unlock
 // hands the lock to the claimer W; its reply is lost and go-redis re-sends it. The re-send must
@@ -41,7 +42,7 @@ import (
 // so the re-send surely runs before W confirms the hand-over. Then G2 and W must never hold at the
 // same time, and G1's Unlock must succeed.
 func TestLockResentHandOverToClaimerKeepsOneOwner(t *testing.T) {
-	const name = "regress1"
+	const name = "resent-handover"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	d := newLockDriver(admin)
@@ -171,7 +172,7 @@ func TestLockResentHandOverToClaimerKeepsOneOwner(t *testing.T) {
 // The re-send needs a new connection, which heldDialer holds until W's Lock has returned (W
 // confirmed the hand-over).
 func TestLockResentHandOverAfterClaimerConfirmed(t *testing.T) {
-	const name = "regress2"
+	const name = "resent-handover-confirmed"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	d := newLockDriver(admin)
@@ -245,7 +246,7 @@ func TestLockResentHandOverAfterClaimerConfirmed(t *testing.T) {
 //
 // The re-send needs a new connection, which heldDialer holds until Y's re-entry has returned.
 func TestLockResentPartialUnlockAppliedOnce(t *testing.T) {
-	const name = "regress3"
+	const name = "resent-partial"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	d := newLockDriver(admin)
@@ -310,7 +311,7 @@ func TestLockResentPartialUnlockAppliedOnce(t *testing.T) {
 // and as many Unlocks as acquisitions and re-entries free the lock (rather than leaving it held,
 // renewed by the watchdog).
 func TestLockResentReentryAppliedOnce(t *testing.T) {
-	const name = "regress4"
+	const name = "resent-reentry"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	d := newLockDriver(admin)
@@ -375,7 +376,7 @@ func TestLockResentReentryAppliedOnce(t *testing.T) {
 // ErrNotHeld and ErrLockLost for a lock that was released). doc.go: "a repeat answers what the
 // first run did, even after the lock changed hands any number of times."
 func TestLockResentFinalUnlockAfterManyReleases(t *testing.T) {
-	const name = "attack-history"
+	const name = "resent-final"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	d := newLockDriver(admin)
@@ -444,7 +445,7 @@ func TestLockResentFinalUnlockAfterManyReleases(t *testing.T) {
 // connection (heldDialer); meanwhile X's final unlock releases the lock and another goroutine of
 // the same Client locks and unlocks it. Then the re-send goes.
 func TestLockResentPartialUnlockAfterOwnerReleased(t *testing.T) {
-	const name = "attack2-partial-history"
+	const name = "resent-partial-released"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	d := newLockDriver(admin)
@@ -514,7 +515,7 @@ func TestLockResentPartialUnlockAfterOwnerReleased(t *testing.T) {
 // would hold the lock while Y still does (Y learning of it only at its next renewal, up to a third
 // of the watchdog timeout later). The caller asked to break the lock of the holder it saw, once.
 func TestLockResentForceUnlockSparesNextHolder(t *testing.T) {
-	const name = "attack-force"
+	const name = "resent-force"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -581,7 +582,7 @@ func (d *refusingDialer) dial(ctx context.Context, network, addr string) (net.Co
 			d.fail--
 			d.seen++
 			d.mu.Unlock()
-			return nil, errors.New("attack: connection refused (simulated)")
+			return nil, errors.New("connection refused (simulated)")
 		}
 		d.mu.Unlock()
 	}
@@ -600,7 +601,7 @@ func (d *refusingDialer) dial(ctx context.Context, network, addr string) (net.Co
 // dropped, and the first 3 dials of the re-send are refused, so the re-send (the 4th dial of
 // go-redis' second attempt) runs ~3s after the first run.
 func TestLockHistoryOutlivesDialerRetries(t *testing.T) {
-	const name = "attack-window"
+	const name = "history-window"
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
 	rd := &heldDialer{proxy: p.Addr(), direct: srv.Addr(), resume: make(chan struct{})}
@@ -625,7 +626,7 @@ func TestLockHistoryOutlivesDialerRetries(t *testing.T) {
 	ctx := t.Context()
 	warmUpScripts(t, a)
 	// The window counts every dial attempt go-redis may make (DialerRetries, each with its pause).
-	if ttl := srv.Client(t).PTTL(ctx, redisson.HistoryKeyOf(a, "attack-warmup")).Val(); ttl <= 3*time.Second {
+	if ttl := srv.Client(t).PTTL(ctx, redisson.HistoryKeyOf(a, "warmup-scripts")).Val(); ttl <= 3*time.Second {
 		t.Fatalf("history TTL %v, want more than the 3s a re-send can take here", ttl)
 	}
 
@@ -669,7 +670,7 @@ func TestLockHistoryOutlivesDialerRetries(t *testing.T) {
 // DialerRetryBackoff of 3.5s. The release's reply is dropped and the first dial of the re-send is
 // refused: the re-send runs ~3.5s after the first run (within the 5s bound of Unlock's context).
 func TestLockHistoryOutlivesDialerRetryBackoff(t *testing.T) {
-	const name = "attack2-window-backoff"
+	const name = "history-window-backoff"
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
 	rd := &heldDialer{proxy: p.Addr(), direct: srv.Addr(), resume: make(chan struct{})}
@@ -695,7 +696,7 @@ func TestLockHistoryOutlivesDialerRetryBackoff(t *testing.T) {
 	}))
 	ctx := t.Context()
 	warmUpScripts(t, a)
-	ttl := srv.Client(t).PTTL(ctx, redisson.HistoryKeyOf(a, "attack-warmup")).Val()
+	ttl := srv.Client(t).PTTL(ctx, redisson.HistoryKeyOf(a, "warmup-scripts")).Val()
 	t.Logf("history TTL (computed re-send window): %v", ttl)
 
 	h, err := a.Lock(name).Lock(ctx)
@@ -829,7 +830,7 @@ func (h *downHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
-var errNetworkDown = errors.New("a2: network down (simulated)")
+var errNetworkDown = errors.New("network down (simulated)")
 
 // TestLockLostReplyAfterLossDoesNotReArm checks that a re-entry or partial unlock that lands after
 // the owner was declared lost, and whose reply is lost (MaxRetries -1: no re-send), does not leave
@@ -848,7 +849,7 @@ func TestLockLostReplyAfterLossDoesNotReArm(t *testing.T) {
 	for _, op := range []string{"reenter", "partial-unlock"} {
 		t.Run(op, func(t *testing.T) {
 			const watchdog = 1200 * time.Millisecond
-			name := "attack2-lost-reply-" + op
+			name := "lost-reply-after-loss-" + op
 			srv := redistest.Start(t)
 			admin := srv.Client(t)
 			p := redistest.NewProxy(t, srv.Addr())
@@ -939,7 +940,7 @@ func TestLockResentReleaseDoesNotHandOverLapsedLease(t *testing.T) {
 	// usually wins. A few rounds make the failure reliable.
 	const rounds = 5
 	for i := range rounds {
-		if msg := resentHandOverRound(t, fmt.Sprintf("attack2-handover-lapsed-%d", i)); msg != "" {
+		if msg := resentHandOverRound(t, fmt.Sprintf("handover-lapsed-%d", i)); msg != "" {
 			t.Errorf("round %d: %s", i+1, msg)
 			return
 		}

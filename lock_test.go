@@ -140,7 +140,7 @@ func TestSameHandleExcludes(t *testing.T) {
 	mustUnlock(t, h)
 }
 
-// Issue 5, trap 11: releasing is a method of what the acquisition returned, so a lock cannot be
+// Releasing is a method of what the acquisition returned, so a lock cannot be
 // "unlocked" through the wrong token and leak; and a Hold is unlocked once.
 func TestUnlockOnlyThroughItsHold(t *testing.T) {
 	c, rdb, _ := setup(t)
@@ -166,7 +166,7 @@ func TestUnlockOnlyThroughItsHold(t *testing.T) {
 	mustUnlock(t, a)
 }
 
-// Issue 5, the last "suspected" item: two concurrent final Unlocks of one Hold: exactly one succeeds.
+// Two concurrent final Unlocks of one Hold: exactly one succeeds.
 func TestConcurrentUnlocksOfOneHold(t *testing.T) {
 	c, _, _ := setup(t)
 	for range 20 {
@@ -192,7 +192,7 @@ func TestConcurrentUnlocksOfOneHold(t *testing.T) {
 	}
 }
 
-// Issue 5, trap 12: a context derived from the hold's context does not carry the ownership: an
+// A context derived from the hold's context does not carry the ownership: an
 // errgroup fan-out given it waits like anyone else.
 func TestDerivedContextDoesNotReenter(t *testing.T) {
 	c, _, _ := setup(t)
@@ -250,7 +250,7 @@ func TestDerivedContextDoesNotReenter(t *testing.T) {
 	}
 }
 
-// Issue 5, trap 13: the waiting context does not parent the work context, so hand-over-hand locking
+// The waiting context does not parent the work context, so hand-over-hand locking
 // works: unlocking a does not cancel the work under b, and cancelling a wait cancels no work.
 func TestHandOverHand(t *testing.T) {
 	c, _, _ := setup(t)
@@ -380,7 +380,7 @@ func TestWaitEndedByContext(t *testing.T) {
 	mustUnlock(t, h)
 }
 
-// Issue 5, trap 14: Unlock's ctx only carries values: a cancelled request context does not stop the
+// Unlock's ctx only carries values: a cancelled request context does not stop the
 // release (which would leave the lock held for a whole lease).
 func TestUnlockWithCancelledContext(t *testing.T) {
 	c, _, _ := setup(t)
@@ -562,7 +562,7 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// Issue 5, defect 9: a Ring would remap the lock's key to another shard when shards come and go.
+// New refuses a Ring: it would remap the lock's key to another shard when shards come and go.
 func TestRingRefused(t *testing.T) {
 	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
 	defer ring.Close()
@@ -789,7 +789,7 @@ var tinyWaitKinds = map[string]func(ctx context.Context, c *redisson.Client, nam
 	},
 }
 
-// A WithWait bound shorter than a round trip still makes one attempt (issue 18): a free lock of every
+// A WithWait bound shorter than a round trip still makes one attempt: a free lock of every
 // kind is acquired with WithWait(1ns) and WithWait(1µs); on a held one the attempt fails, leaving
 // nobody queued and the Client's pub/sub connection as it was.
 func TestLockTinyWaitMakesOneAttempt(t *testing.T) {
@@ -845,7 +845,7 @@ func commandCalls(t *testing.T, rdb *redis.Client) int64 {
 }
 
 // A lease shorter than a round trip (WithLease(1ms), the server 2ms away and back) is never vouched
-// for: every grant is given back. The waiting acquisition pauses between give-backs (issue 18), a
+// for: every grant is given back. The waiting acquisition pauses between give-backs, a
 // randomized pause doubling from 1ms to 128ms, instead of spinning, and returns when its context
 // ends. Over 2s it makes at most about 2s / 64ms (the shortest pause at the cap) rounds of an
 // attempt and a give-back, each of which may be followed by an immediate one (a give-back that keeps
@@ -907,7 +907,7 @@ func TestLockLossSignalledWhileOperationInFlight(t *testing.T) {
 		{"fixed-lease/partial-unlock-in-flight", 400 * time.Millisecond, "unlock"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			const name = "attack-deferred"
+			const name = "loss-op-in-flight"
 			srv := redistest.Start(t)
 			rdbA := srv.Client(t)
 			hookA := &cmdHook{}
@@ -991,20 +991,20 @@ func TestLockFixedLeaseEndSignalledWhileRenewalHangs(t *testing.T) {
 	mctx := context.WithValue(ctx, testMark{}, true) // the test's own calls pass the hook
 	t.Cleanup(hookA.release)
 
-	hw, err := a.Lock("attack-sched-w").Lock(mctx)
+	hw, err := a.Lock("sched-watchdog").Lock(mctx)
 	if err != nil {
 		t.Fatalf("Lock W: %v", err)
 	}
 	hookA.hold(testMarked)
 	eventually(t, 5*time.Second, "W's renewal to be sent (and held back)", func() bool { return hookA.heldBack() >= 1 })
 
-	hf, err := a.Lock("attack-sched-f").Lock(mctx, redisson.WithLease(300*time.Millisecond))
+	hf, err := a.Lock("sched-fixed").Lock(mctx, redisson.WithLease(300*time.Millisecond))
 	if err != nil {
 		t.Fatalf("Lock F: %v", err)
 	}
 	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	hb, err := b.Lock("attack-sched-f").Lock(bctx)
+	hb, err := b.Lock("sched-fixed").Lock(bctx)
 	if err != nil {
 		t.Fatalf("B Lock F (A's fixed lease has run out): %v", err)
 	}
@@ -1031,7 +1031,7 @@ func TestLockFixedLeaseEndSignalledWhileRenewalHangs(t *testing.T) {
 // +1200ms) still exists; a lease it re-armed would last until ~+2050ms.
 func TestLockRenewalLandingAfterLossDoesNotKeepLock(t *testing.T) {
 	const (
-		name     = "attack2-renewal-after-loss"
+		name     = "renewal-after-loss"
 		watchdog = 1200 * time.Millisecond
 		delay    = 450 * time.Millisecond
 	)
@@ -1045,7 +1045,7 @@ func TestLockRenewalLandingAfterLossDoesNotKeepLock(t *testing.T) {
 
 	// Warm up: load the acquire, release and renew scripts.
 	warmUpScripts(t, a)
-	w, err := a.Lock("attack2-warm-renew").Lock(ctx)
+	w, err := a.Lock("warmup-renew").Lock(ctx)
 	if err != nil {
 		t.Fatalf("warm-up Lock: %v", err)
 	}
@@ -1089,7 +1089,7 @@ func TestLockOperationAfterLossDoesNotReArm(t *testing.T) {
 	for _, op := range []string{"reenter", "partial-unlock"} {
 		t.Run(op, func(t *testing.T) {
 			const watchdog = 1200 * time.Millisecond
-			name := "attack-after-loss-" + op
+			name := "op-after-loss-" + op
 			srv := redistest.Start(t)
 			admin := srv.Client(t)
 			rdbA := srv.Client(t)
@@ -1155,7 +1155,7 @@ func TestLockOperationAfterLossDoesNotReArm(t *testing.T) {
 // re-poll interval (2×repoll+1s); it must not overflow into an invalid expiry that makes every
 // such release fail ("invalid expire time") and leaves the lock to expire.
 func TestLockHandOverWithHugeRepollInterval(t *testing.T) {
-	const name = "attack-repoll"
+	const name = "huge-repoll"
 	srv := redistest.Start(t)
 	a, err := redisson.New(srv.Client(t), redisson.WithRepollInterval(1<<62))
 	if err != nil {
@@ -1204,7 +1204,7 @@ func TestLockHandOverWithHugeRepollInterval(t *testing.T) {
 // W claims the lock held by G1 and is then held back (cmdHook) so that it cannot take the lock
 // after the force unlock.
 func TestLockForceUnlockOfClaimedLock(t *testing.T) {
-	const name = "regress5"
+	const name = "force-claimed"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	d := newLockDriver(admin)
@@ -1284,7 +1284,7 @@ func queueHeir(t *testing.T, a *redisson.Client, name string, wg *sync.WaitGroup
 // it was handed the lock at the moment its context ended), and the Client's local turn must be free
 // for the next acquisition.
 func TestLockHeirCancelledDuringTransferFreesLock(t *testing.T) {
-	const name = "probe-heir-cancel"
+	const name = "heir-cancel"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	rdbA := srv.Client(t)
@@ -1324,7 +1324,7 @@ func TestLockHeirCancelledDuringTransferFreesLock(t *testing.T) {
 // to G2 (queued behind it in the same Client), is held back: G2's Lock returns ErrClosed and the
 // lock ends up free, not left transferred to a waiter that will never use it.
 func TestLockCloseDuringTransferFreesLock(t *testing.T) {
-	const name = "probe-heir-close"
+	const name = "heir-close"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	rdbA := srv.Client(t)
@@ -1362,7 +1362,7 @@ func TestLockCloseDuringTransferFreesLock(t *testing.T) {
 // returns the lock (handed at the moment its context ended) or an error, the lock must end up free:
 // W releases what it was handed.
 func TestLockClaimerCancelledWhileHandedOverFreesLock(t *testing.T) {
-	const name = "probe-claim-cancel"
+	const name = "claimer-cancel"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	a := newClient(t, srv.Client(t))
@@ -1411,7 +1411,7 @@ func TestLockReenterRacingFinalUnlock(t *testing.T) {
 	c, admin, _ := setup(t)
 	ctx := t.Context()
 	for i := 0; i < 200; i++ {
-		h, err := c.Lock("probe-race").Lock(ctx)
+		h, err := c.Lock("reenter-race").Lock(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1424,7 +1424,7 @@ func TestLockReenterRacingFinalUnlock(t *testing.T) {
 		if uerr != nil {
 			t.Fatalf("Unlock = %v", uerr)
 		}
-		held := admin.Exists(ctx, redisson.LockKeyOf(c, "probe-race")).Val() == 1
+		held := admin.Exists(ctx, redisson.LockKeyOf(c, "reenter-race")).Val() == 1
 		if (rerr == nil) != held {
 			t.Fatalf("round %d: Reenter err %v, lock held %v", i, rerr, held)
 		}
@@ -1435,7 +1435,7 @@ func TestLockReenterRacingFinalUnlock(t *testing.T) {
 			if err := lvl.Unlock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if admin.Exists(ctx, redisson.LockKeyOf(c, "probe-race")).Val() != 0 {
+			if admin.Exists(ctx, redisson.LockKeyOf(c, "reenter-race")).Val() != 0 {
 				t.Fatal("still held")
 			}
 		} else if !errors.Is(rerr, redisson.ErrNotHeld) {

@@ -1,5 +1,10 @@
 package redisson_test
 
+// Acquisitions whose outcome is unknown (a reply lost, a call given up) are undone: doc.go, "An
+// acquisition whose outcome is unknown (network error, context ended mid-call) is undone", and "As
+// the request may still be travelling, the undo is repeated in the background after 250ms, 1s and
+// 4s". These tests make copies of such a request land before and after the undo.
+
 import (
 	"bytes"
 	"context"
@@ -11,15 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
-	"github.com/redis/go-redis/v9"
 )
-
-// Acquisitions whose outcome is unknown (a reply lost, a call given up) are undone: doc.go, "An
-// acquisition whose outcome is unknown (network error, context ended mid-call) is undone", and "As
-// the request may still be travelling, the undo is repeated in the background after 250ms, 1s and
-// 4s". These tests make copies of such a request land before and after the undo.
 
 // TestLockUndoFreesAcquisitionLandingAfterIt checks that an acquisition with an unknown outcome is
 // undone even when the acquiring command reaches Redis after the undo (a slow network: go-redis
@@ -31,7 +32,7 @@ import (
 // Forcing: a proxy delays the chunk carrying SET NX by 500ms; the caller's deadline is 100ms; a
 // hook sets the delay back to 0 when the undo (EVALSHA) is sent, so the undo runs first.
 func TestLockUndoFreesAcquisitionLandingAfterIt(t *testing.T) {
-	const name = "attack-delayed-setnx"
+	const name = "undo-late-setnx"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -101,7 +102,7 @@ func TestLockUndoFreesAcquisitionLandingAfterIt(t *testing.T) {
 // and answers writes with READONLY, which go-redis retries until MaxRetries). Then the server is
 // made a master again.
 func TestLockUndoneWhenResendGetsErrorReply(t *testing.T) {
-	const name = "attack2-retry-reply"
+	const name = "undo-error-reply"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -186,7 +187,7 @@ func TestLockUndoneWhenResendGetsErrorReply(t *testing.T) {
 // a new connection (heldDialer), which is then delayed 600ms by the proxy; TryLock's context
 // ends at 300ms; the undo is sent with the delay off (hook), so it runs first.
 func TestLockUndoRechecksAfterFreeingFirstCopy(t *testing.T) {
-	const name = "attack2-undo-first-copy"
+	const name = "undo-first-copy"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -323,7 +324,7 @@ func (c *writeWatchConn) Write(b []byte) (int, error) {
 // connection.
 func TestLockReentryWithFailedUndoNotRenewedForever(t *testing.T) {
 	const (
-		name     = "regress10"
+		name     = "undo-failed-reentry"
 		watchdog = 600 * time.Millisecond
 	)
 	srv := redistest.Start(t)

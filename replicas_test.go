@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
-	"github.com/redis/go-redis/v9"
 )
 
 // The mode acquires, re-enters, renews and releases with one replica acknowledging every mutation,
@@ -260,7 +261,7 @@ func startProxiedReplication(t *testing.T) proxiedReplication {
 	// Just after a (diskless) sync the master streams writes only once the replica's first ACK has
 	// come (up to a second): wait until a write is acknowledged.
 	eventually(t, 10*time.Second, "the replica acknowledging writes", func() bool {
-		mc.Set(t.Context(), "a8-sync", "1", 0)
+		mc.Set(t.Context(), "repl-sync", "1", 0)
 		n, err := mc.Do(t.Context(), "WAIT", 1, 100).Int64()
 		return err == nil && n == 1
 	})
@@ -294,7 +295,7 @@ func promoteReplica(t *testing.T, p proxiedReplication) {
 // only after commands that propagated (as later Redis versions do), the re-sent WAIT would answer
 // at once and G2 would be handed a lock no replica has: this test then fails.
 func TestReplicaAcksResentHandOverWaitsForReplica(t *testing.T) {
-	const name = "a8-transfer"
+	const name = "acked-transfer"
 	p := startProxiedReplication(t)
 	cli := redistest.NewProxy(t, p.master.Addr())
 	rdbA, dialA := proxiedClient(t, p.master, cli, func(o *redis.Options) {
@@ -348,7 +349,7 @@ func TestReplicaAcksResentHandOverWaitsForReplica(t *testing.T) {
 	onReplica := lockOwner(t, p.replica.Client(t), key)
 	g2 := redisson.OwnerOf(r.h)
 	if onReplica == g2 {
-		t.Logf("the replica has G2's hold: no defect this run")
+		t.Logf("the replica has G2's hold: acknowledged")
 		return
 	}
 	t.Errorf("G2's Lock succeeded in the replica-acknowledged mode, but the replica never acknowledged it: "+
@@ -380,7 +381,7 @@ func TestReplicaAcksResentHandOverWaitsForReplica(t *testing.T) {
 func TestReplicaAcksLostReplyWithReplicationCutNotObtained(t *testing.T) {
 	for _, kind := range lockKinds {
 		t.Run(kind, func(t *testing.T) {
-			name := "a8-lost-" + kind
+			name := "acked-lost-" + kind
 			p := startProxiedReplication(t)
 			cli := redistest.NewProxy(t, p.master.Addr())
 			rdbA, dialA := proxiedClient(t, p.master, cli, func(o *redis.Options) {
@@ -390,7 +391,7 @@ func TestReplicaAcksLostReplyWithReplicationCutNotObtained(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
 			warmUpScripts(t, a)
-			mustUnlock(t, mustLock(t, lockOf(a, kind, "a8-warm-"+kind), ctx))
+			mustUnlock(t, mustLock(t, lockOf(a, kind, "acked-warm-"+kind), ctx))
 
 			p.repl.Blackhole(true)
 			oneIdleConn(t, rdbA)

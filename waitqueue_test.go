@@ -1,5 +1,10 @@
 package redisson_test
 
+// The Redis-side wait queue that the lock kinds share (internal/scripts/wait_queue.lua): hand-over
+// to the head of the queue, the liveness of waiters per Client (deadlines in the ":qt" key,
+// heartbeats, PUBLISH receiver counts) and reservations of a handed lock. Tests of the FairLock's
+// order are in fairlock_test.go.
+
 import (
 	"context"
 	"fmt"
@@ -10,15 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
-	"github.com/redis/go-redis/v9"
 )
-
-// The Redis-side wait queue that the lock kinds share (internal/scripts/wait_queue.lua): hand-over
-// to the head of the queue, the liveness of waiters per Client (deadlines in the ":qt" key,
-// heartbeats, PUBLISH receiver counts) and reservations of a handed lock. Tests of the FairLock's
-// order are in fairlock_test.go.
 
 // waiterOp marks the contexts of a waiter's lock calls (cmdHook.markKey of pubSubProxied).
 type waiterOp struct{}
@@ -69,7 +70,7 @@ func lateHandOverMessage(t *testing.T, kind string) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	name := "a3-stale-" + kind
+	name := "late-message-" + kind
 	const wt = 2 * time.Second
 	p := redistest.NewProxy(t, srv.Addr())
 	wrdb, hook := pubSubProxied(t, srv, p)
@@ -141,7 +142,7 @@ func TestWaitQueueNewcomerReleaseHandsOverToQueuedWaiter(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	const name = "a4-strand"
+	const name = "newcomer-release"
 	key := "{" + name + "}"
 	q, _ := redisson.QueueKeys("Lock", name)
 	hc := newClient(t, srv.Client(t))
@@ -193,7 +194,7 @@ func TestWaitQueueHandedLockFreedWithinWatchdogAfterClose(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	const name = "a4-reserve"
+	const name = "handed-close"
 	key := "{" + name + "}"
 	q, _ := redisson.QueueKeys("Lock", name)
 	const watchdog = 300 * time.Millisecond
@@ -253,7 +254,7 @@ func reenterAfterHandOver(t *testing.T, kind string, partial bool) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	name := "a4-reenter-" + kind
+	name := "handed-reenter-" + kind
 	key := "{" + name + "}"
 	q, _ := redisson.QueueKeys(kind, name)
 	const watchdog = time.Second
@@ -313,7 +314,7 @@ func reenterAfterHandOver(t *testing.T, kind string, partial bool) {
 // queued and left: ":qt" must not have expired meanwhile.
 //
 // Interleaving: L1 (Client L, waiter timeout 30s) queues and gives up; S (waiter timeout 200ms)
-// queues alone and gives up; 600ms pass (past the TTL S's join used to set): L's deadline must
+// queues alone and gives up; 600ms pass (more than two of S's waiter timeouts): L's deadline must
 // still be in ":qt". L's channel is left to be unsubscribed (its 2s linger), L's pub/sub connection
 // is slowed (a proxy delays it by 2s, so L2's SUBSCRIBE is in flight, as after a reconnect), L2
 // queues (no refresh: same epoch) and N queues behind it. H unlocks: PUBLISH to L reaches nobody,
@@ -329,7 +330,7 @@ func subscribingWaiterKeepsItsTurn(t *testing.T, kind string) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	name := "a5-subscribing-" + kind
+	name := "subscribing-" + kind
 	key := "{" + name + "}"
 	q, qt := redisson.QueueKeys(kind, name)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -352,7 +353,7 @@ func subscribingWaiterKeepsItsTurn(t *testing.T, kind string) {
 	awaitQueueLen(t, admin, q, 1, "S queued")
 	cancelLock(t, s, cancelS)
 	awaitQueueLen(t, admin, q, 0, "S to leave")
-	// Past the TTL S's join used to set (two of its timeouts): a time, not an event, is awaited.
+	// Past two of S's waiter timeouts (a TTL S's join could set): a time, not an event, is awaited.
 	time.Sleep(600 * time.Millisecond)
 	if err := admin.ZScore(ctx, qt, lClient).Err(); err != nil {
 		t.Fatalf("L's deadline gone from qt after a Client with a shorter waiter timeout queued and left: %v", err)
@@ -418,7 +419,7 @@ func patternSubscriberStall(t *testing.T, kind string) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	name := "a5-psub-" + kind
+	name := "psub-" + kind
 	key := "{" + name + "}"
 	const wt = time.Second // every Client's
 	q, qt := redisson.QueueKeys(kind, name)
@@ -506,7 +507,7 @@ func TestWaitQueueLocalTransfersDoNotStarveQueuedWaiter(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	const name = "a6-starve"
+	const name = "local-transfers"
 	key := "{" + name + "}"
 	q, _ := redisson.QueueKeys("Lock", name)
 	hc := newClient(t, srv.Client(t))

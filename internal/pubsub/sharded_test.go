@@ -272,14 +272,14 @@ func TestShardedRefusedChannelResentWithoutStorm(t *testing.T) {
 	h := pubsub.NewSharded(r, slog.New(slog.DiscardHandler))
 	t.Cleanup(h.Close)
 
-	first, err := cc.MasterForKey(ctx, "{a8st0}:w:c")
+	first, err := cc.MasterForKey(ctx, "{refused0}:w:c")
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := first.Options().Addr
 	var names []string
 	for i := 0; len(names) < 9; i++ {
-		n := fmt.Sprintf("{a8st%d}:w:c", i)
+		n := fmt.Sprintf("{refused%d}:w:c", i)
 		node, err := cc.MasterForKey(ctx, n)
 		if err != nil {
 			t.Fatal(err)

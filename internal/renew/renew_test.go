@@ -285,8 +285,8 @@ func TestLossSignalledWithMargin(t *testing.T) {
 }
 
 // Close during a round that renews several groups returns the entries of every group the round had
-// not reached, whatever their group numbers (issue 5, defect 8: entries of a lower group number later
-// in the round were dropped, neither returned nor reported lost).
+// not reached, whatever their group numbers (entries of a lower group number later in the round included: none
+// is dropped, neither returned nor reported lost).
 func TestCloseMidRoundReturnsUnreachedGroups(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var s *Scheduler
@@ -327,8 +327,8 @@ func TestCloseMidRoundReturnsUnreachedGroups(t *testing.T) {
 
 // A renewal call that hangs delays nothing else: a fixed lease still ends on time, another lock is
 // still renewed, and the hung entry itself is declared lost at its deadline, while its call is still
-// in flight (issue 5 review: one goroutine both renewed and ended leases, so a hung call held back the
-// end of every fixed lease).
+// in flight (were one goroutine both to renew and to end leases, a hung call would hold back the end
+// of every fixed lease).
 func TestHungRenewalDelaysNothingElse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
@@ -380,7 +380,7 @@ func TestHungRenewalDelaysNothingElse(t *testing.T) {
 
 // An entry added again after it was declared lost (a waiter's heartbeat entry is, each time the
 // waiter queues again) is not touched by the outcome of a renewal call of its previous registration
-// that comes back late (issue 6 review: that call's "gone" ended the new registration).
+// that comes back late (that call's "gone" must not end the new registration).
 func TestLateOutcomeOfPreviousRegistrationIgnored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan bool) // the answer of each call, sent when the test lets it return
