@@ -216,7 +216,7 @@ func lockConformance(kind string) []conformanceCase {
 			defer cancel()
 			eventually(t, 10*time.Second, "B to wait", func() bool { return b.Stats().Waiting == 1 })
 			mustUnlock(t, h)
-			r := regressWait(t, got, 10*time.Second, "B to be handed the lock")
+			r := recvWithin(t, got, 10*time.Second, "B to be handed the lock")
 			if r.err != nil {
 				t.Fatal(r.err)
 			}
@@ -290,11 +290,11 @@ func lockConformance(kind string) []conformanceCase {
 			defer cancelC()
 			eventually(t, 10*time.Second, "C to wait", func() bool { return c.Stats().Waiting == 1 })
 			cancelB()
-			if r := regressWait(t, bgot, 10*time.Second, "B's cancelled wait"); !errors.Is(r.err, context.Canceled) {
+			if r := recvWithin(t, bgot, 10*time.Second, "B's cancelled wait"); !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("B's cancelled wait: %v; want context.Canceled", r.err)
 			}
 			mustUnlock(t, h)
-			r := regressWait(t, cgot, 10*time.Second, "C to be handed the lock")
+			r := recvWithin(t, cgot, 10*time.Second, "C to be handed the lock")
 			if r.err != nil {
 				t.Fatal(r.err)
 			}

@@ -56,7 +56,7 @@ func latchConformance() []conformanceCase {
 				t.Fatalf("last CountDown = %d, %v; want 0", n, err)
 			}
 			for range 6 {
-				if err := regressWait(t, done, 10*time.Second, "waiters released by the last count-down"); err != nil {
+				if err := recvWithin(t, done, 10*time.Second, "waiters released by the last count-down"); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -131,7 +131,7 @@ func TestCountDownLatchFiftyWaitersTwoProcesses(t *testing.T) {
 	}
 	var latest time.Duration
 	for range 25 {
-		latest = max(latest, regressWait(t, mine, 5*time.Second, "this process's waiters").Sub(at))
+		latest = max(latest, recvWithin(t, mine, 5*time.Second, "this process's waiters").Sub(at))
 	}
 	line := child.expect(t, "FAULT-LATCH ", 30*time.Second)
 	var theirs int64 // UnixNano of the child's last release
@@ -207,6 +207,6 @@ func TestCountDownLatchPubSubKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 10 {
-		regressWait(t, done, 15*time.Second, "waiters released after their pub/sub connections were killed")
+		recvWithin(t, done, 15*time.Second, "waiters released after their pub/sub connections were killed")
 	}
 }

@@ -13,7 +13,7 @@ import (
 // heldDriver adapts the held-value API: acquisitions return a *Hold, which re-enters and unlocks.
 type heldDriver struct{}
 
-func newRegressDriver(*redis.Client) lockDriver { return heldDriver{} }
+func newLockDriver(*redis.Client) lockDriver { return heldDriver{} }
 
 func (heldDriver) Name() string { return "held values" }
 

@@ -1,8 +1,8 @@
 package redisson_test
 
 // The seam between the lock API and the API-independent tests (the model-checked fault test and
-// the defect regression tests). Each API generation has one implementation: driver_old_test.go
-// adapts the ownership-context API of b7b8680; the held-value API gets its own.
+// the lost-reply tests of lock_lostreply_test.go). Each API generation has one implementation:
+// driver_held_test.go adapts the held-value API.
 
 import (
 	"context"

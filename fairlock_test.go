@@ -357,7 +357,7 @@ func TestLockKindsDoNotMix(t *testing.T) {
 	}
 }
 
-// lateGrantOrder checks that a waiter whose grant is answered too late keeps its place (issue 18).
+// lateGrantOrder checks that a waiter whose grant is answered too late keeps its place.
 // A holds the lock of kind (a ReadWriteLock: its write side); B, then C, queue with WithLease(2s), B (and C too if oneClient) through
 // a proxy that delays every packet by 50ms, C otherwise directly on a Client of its own. A unlocks:
 // the release hands the lock to B and wakes it, and a CLIENT PAUSE WRITE of 2.5s starts before B's
@@ -427,4 +427,511 @@ func lateGrantOrder(t *testing.T, kind string, oneClient bool) {
 func TestFairLockLateGrantKeepsItsPlace(t *testing.T) {
 	t.Run("one-client", func(t *testing.T) { lateGrantOrder(t, "FairLock", true) })
 	t.Run("two-clients", func(t *testing.T) { lateGrantOrder(t, "FairLock", false) })
+}
+
+// TestFairLockLiveWaiterOutlastsShortTimeoutWaiters checks that a live FairLock waiter keeps its
+// place when the Clients of the lock have different waiter timeouts. FairLock: "A live waiter keeps
+// its place however long the holder keeps the lock (its Client keeps it alive with heartbeats)".
+// The queue keys must live as long as the longest-lived waiter needs, not just two timeouts of
+// whichever Client joined alone or beat last.
+//
+// Interleaving: H holds. A (waiter timeout 150ms) queues alone. B (waiter timeout 30s, heartbeats
+// every 10s) queues behind it. A gives up and leaves. 600ms later (more than two of A's waiter
+// timeouts) B must still be queued; C then queues, and H's Unlock must hand the lock to B, which
+// came first.
+func TestFairLockLiveWaiterOutlastsShortTimeoutWaiters(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	const name = "fair-timeouts"
+	q, _ := redisson.QueueKeys("FairLock", name)
+	hc := newClient(t, srv.Client(t))
+	ac := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(150*time.Millisecond))
+	bc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(30*time.Second), redisson.WithRepollInterval(time.Minute))
+	cc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(30*time.Second), redisson.WithRepollInterval(time.Minute))
+
+	h := mustLock(t, hc.FairLock(name), ctx)
+	actx, acancel := context.WithCancel(ctx)
+	defer acancel()
+	aDone, _ := lockAsync(actx, ac.FairLock(name))
+	eventually(t, 5*time.Second, "A queued", func() bool { return admin.ZCard(ctx, q).Val() == 1 })
+	order := make(chan string, 2)
+	var wg sync.WaitGroup
+	waiter := func(c *redisson.Client, who string) {
+		spawn(&wg, func() {
+			h, err := c.FairLock(name).Lock(ctx)
+			if err != nil {
+				t.Errorf("%s: %v", who, err)
+				return
+			}
+			order <- who
+			_ = h.Unlock(ctx)
+		})
+	}
+	waiter(bc, "B")
+	eventually(t, 5*time.Second, "B queued behind A", func() bool { return admin.ZCard(ctx, q).Val() == 2 })
+	acancel()
+	if r := <-aDone; r.err == nil {
+		t.Fatal("A acquired")
+	}
+	time.Sleep(600 * time.Millisecond) // > two of A's waiter timeouts; < a third of B's
+	if n := admin.ZCard(ctx, q).Val(); n != 1 {
+		t.Errorf("live waiter B dropped from the queue: %d queued, want 1", n)
+	}
+	waiter(cc, "C")
+	eventually(t, 5*time.Second, "C queued", func() bool { return admin.ZCard(ctx, q).Val() >= 1 && len(admin.ZRange(ctx, q, 0, -1).Val()) >= 1 })
+	time.Sleep(100 * time.Millisecond)
+	mustUnlock(t, h)
+	first := ""
+	select {
+	case first = <-order:
+	case <-time.After(15 * time.Second):
+		t.Fatal("nobody acquired after H's Unlock")
+	}
+	if first != "B" {
+		t.Errorf("FairLock served %s first; B queued before it and stayed alive", first)
+	}
+	wg.Wait()
+}
+
+// TestFairLockResentReleaseAfterSameClientRetook checks that a FairLock release whose reply is lost
+// answers what its first run did even after the lock it handed over was taken and released by
+// another goroutine of the same Client. doc.go, "Re-sent commands": every final release is
+// recorded in the releasing Client's history key of the lock, and "a FairLock's final releases wait
+// for each other", "so the record is overwritten only after the release it records was answered: a
+// repeat answers what the first run did". A FairLock release hands the lock through the Redis queue
+// to another goroutine of the same Client, which can take it (from the message, no round trip) and
+// release it while the first release's reply is still lost.
+//
+// Interleaving: L and M are FairLock acquisitions of one Client. L holds, M is queued. L's Unlock
+// hands the lock to M; its reply is lost and go-redis re-sends it on a new connection, whose dial
+// is held. M takes the lock and unlocks. Then the re-send goes: L's Unlock must return nil, not
+// ErrNotHeld and ErrLockLost for a release that succeeded.
+func TestFairLockResentReleaseAfterSameClientRetook(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	const name = "fair-resent"
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb, dial := proxiedClient(t, srv, p, func(o *redis.Options) {
+		o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+		o.MaxIdleConns = 1 // the re-send cannot find another idle connection: it dials
+	})
+	// Long waiter timeout and watchdog: no heartbeat or renewal can take the dropped reply.
+	c := newClient(t, rdb, redisson.WithWaiterTimeout(time.Minute))
+	// Load the scripts, so the dropped reply is not a NOSCRIPT error.
+	warm := mustLock(t, c.FairLock("fair-warmup"), ctx)
+	mustUnlock(t, warm)
+
+	l := mustLock(t, c.FairLock(name), ctx)
+	got, _ := lockAsync(ctx, c.FairLock(name))
+	q, _ := redisson.QueueKeys("FairLock", name)
+	eventually(t, 5*time.Second, "M queued", func() bool { return admin.ZCard(ctx, q).Val() == 1 })
+	time.Sleep(100 * time.Millisecond)
+
+	reached := dial.holdNext()
+	dials := dial.dialed()
+	p.DropReplies(1)
+	unlocked := make(chan error, 1)
+	go func() { unlocked <- l.Unlock(ctx) }()
+	select {
+	case <-reached:
+	case err := <-unlocked:
+		t.Fatalf("precondition: L's Unlock returned %v without re-sending", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("precondition: L's release was not re-sent")
+	}
+	p.DropReplies(0)
+	r := recvWithin(t, got, 10*time.Second, "M's Lock")
+	if r.err != nil {
+		t.Fatalf("M's Lock: %v", r.err)
+	}
+	// M's Unlock dials its own connection (the held dial is the re-send's).
+	dial.mu.Lock()
+	dial.next = dialPass
+	dial.mu.Unlock()
+	// M's Unlock waits for L's to answer (a Client sends one final release of a lock at a time):
+	// run it aside, then let L's re-send through.
+	mUnlocked := make(chan error, 1)
+	go func() { mUnlocked <- r.h.Unlock(ctx) }()
+	dial.resumeDials()
+	err := recvWithin(t, unlocked, 10*time.Second, "L's Unlock")
+	if err := recvWithin(t, mUnlocked, 10*time.Second, "M's Unlock"); err != nil {
+		t.Fatalf("M's Unlock: %v", err)
+	}
+	if dial.dialed() == dials {
+		t.Fatal("precondition: no new connection for the re-send")
+	}
+	if err != nil {
+		t.Errorf("L's Unlock (reply lost; re-sent after M, a goroutine of the same Client, took the lock "+
+			"from it and released it) = %v; want nil: the release succeeded", err)
+	}
+}
+
+// TestFairLockManyDeadWaitersLetNoNewcomerOvertake checks the FairLock order behind many dead
+// waiters. FairLock: "every waiting acquisition ... queues in Redis in the order of its arrival
+// there, and a release hands the lock to the head of the queue"; a waiter "whose process died is
+// evicted after the waiter timeout". A crashed process may leave many waiters queued (a FairLock has
+// no local gate: every goroutine queues in Redis). However many dead waiters are ahead of a live
+// one, the release must hand the lock to the live waiter, and a newcomer must not find "nobody
+// waits" and take the lock ahead of it.
+//
+// The dead waiters (40) are written as a process that crashed leaves them: ids queued before the
+// live waiter, their liveness deadlines passed.
+func TestFairLockManyDeadWaitersLetNoNewcomerOvertake(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	const name = "fair-dead-many"
+	q, qt := redisson.QueueKeys("FairLock", name)
+	hc := newClient(t, srv.Client(t))
+	wc := newClient(t, srv.Client(t), redisson.WithRepollInterval(time.Minute))
+	nc := newClient(t, srv.Client(t))
+
+	h := mustLock(t, hc.FairLock(name), ctx)
+	now, err := admin.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const dead = 40
+	for i := 0; i < dead; i++ {
+		id := fmt.Sprintf("0123456789abcdef01234567:%d", i+1)
+		admin.ZAdd(ctx, q, redis.Z{Score: float64(now.UnixMicro() - 10_000_000 + int64(i)), Member: queueMember(id, 5*time.Second)})
+	}
+	admin.ZAdd(ctx, qt, redis.Z{Score: float64(now.UnixMilli() - 1000), Member: "0123456789abcdef01234567"})
+	admin.PExpire(ctx, q, 10*time.Second)
+	admin.PExpire(ctx, qt, 10*time.Second)
+
+	got, _ := lockAsync(ctx, wc.FairLock(name))
+	eventually(t, 5*time.Second, "W queued behind the dead waiters", func() bool { return admin.ZCard(ctx, q).Val() == dead+1 })
+	mustUnlock(t, h)
+
+	nctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if n, err := nc.FairLock(name).Lock(nctx); err == nil {
+		t.Errorf("a newcomer acquired the FairLock ahead of the live waiter W queued before it " +
+			"(the release evicted 16 dead waiters and freed the lock; the newcomer evicted 16 more)")
+		mustUnlock(t, n)
+	}
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("W: %v", r.err)
+		}
+		mustUnlock(t, r.h)
+	case <-time.After(5 * time.Second):
+		t.Errorf("the live waiter W was not served within 5s of the lock becoming free")
+	}
+}
+
+// TestFairLockDeadHeirStallsAtMostWaiterTimeout checks doc.go, Waiting: "if the lock was handed to
+// it just before it died, the lock is reserved for it until that deadline, so a dead waiter stalls
+// the lock at most a waiter timeout" (WithWaiterTimeout: "this also bounds how long a dead waiter
+// stalls the lock"). When the dead waiter's reservation runs out, the key simply expires and nobody
+// is told; on a FairLock nobody else may take the free lock meanwhile (it goes only to the head of
+// the queue), so the next live waiter must find it free by itself, not sleep on until its re-poll
+// (here a minute; up to an hour).
+//
+// The dead waiter is written as a crashed process leaves it: queued before the live waiter, its
+// liveness deadline 1.5s ahead (its last heartbeat was just before it died).
+func TestFairLockDeadHeirStallsAtMostWaiterTimeout(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	const name = "fair-dead-heir"
+	const wt = 2 * time.Second // every Client's waiter timeout
+	key := "{" + name + "}"
+	q, qt := redisson.QueueKeys("FairLock", name)
+	hc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt))
+	wc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt), redisson.WithRepollInterval(time.Minute))
+
+	h := mustLock(t, hc.FairLock(name), ctx)
+	now, err := admin.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const dead = "0123456789abcdef01234567:1"
+	admin.ZAdd(ctx, q, redis.Z{Score: float64(now.UnixMicro() - 1000), Member: queueMember(dead, wt)})
+	admin.ZAdd(ctx, qt, redis.Z{Score: float64(now.UnixMilli() + 1500), Member: "0123456789abcdef01234567"})
+	admin.PExpire(ctx, q, 2*wt)
+	admin.PExpire(ctx, qt, 2*wt)
+
+	got, cancel := lockAsync(ctx, wc.FairLock(name))
+	defer cancel()
+	awaitQueuedAsleep(t, admin, wc, name, q, 2)
+	mustUnlock(t, h)
+	released := time.Now()
+	if v := admin.Get(ctx, key).Val(); !strings.HasPrefix(v, dead+"|") {
+		t.Fatalf("precondition: the lock was not handed to the dead waiter: %q", v)
+	}
+	bound := wt + 2*time.Second // the documented stall, and slack
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("W: %v", r.err)
+		}
+		mustUnlock(t, r.h)
+	case <-time.After(bound):
+		t.Errorf("the live waiter W, queued right behind a dead waiter that was handed the FairLock, is still waiting "+
+			"%v after the release (lock now %q, %d queued); a dead waiter should stall the lock at most a waiter timeout (%v)",
+			time.Since(released).Round(time.Millisecond), admin.Get(ctx, key).Val(), admin.ZCard(ctx, q).Val(), wt)
+		cancel()
+		if r := <-got; r.err == nil {
+			_ = r.h.Unlock(ctx)
+		}
+	}
+}
+
+// TestFairLockWaiterDeadlineSurvivesShortTimeoutClient checks that a live FairLock waiter is never
+// evicted as dead for want of its Client's deadline in ":qt". wait_queue.lua, "Epochs": a Client
+// skips refreshing its deadline on a join while its last refresh is recent, "which is only safe
+// while that refresh is still in qt"; so a Client with a smaller waiter timeout that joins an empty
+// queue must not cut ":qt"'s TTL below what the other Clients' deadlines need. FairLock: "A live
+// waiter keeps its place however long the holder keeps the lock".
+//
+// Interleaving: H holds the FairLock. L1 (Client L, waiter timeout 30s) queues, refreshing L's
+// deadline, and gives up. S (waiter timeout 200ms) queues alone and gives up; 600ms pass: L's
+// deadline must still be in ":qt". L2 (Client L again) queues (no refresh: same epoch), and N (a
+// default Client) queues behind it. H's process dies (Close: the lock expires with its 1s watchdog
+// lease). The FairLock must serve L2, which queued first and is alive, before N.
+func TestFairLockWaiterDeadlineSurvivesShortTimeoutClient(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	const name = "fair-epoch"
+	q, qt := redisson.QueueKeys("FairLock", name)
+	hc := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(time.Second))
+	lc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(30*time.Second), redisson.WithRepollInterval(time.Minute))
+	sc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(200*time.Millisecond))
+	nc := newClient(t, srv.Client(t))
+
+	mustLock(t, hc.FairLock(name), ctx)
+
+	l1, cancelL1 := lockAsync(ctx, lc.FairLock(name))
+	awaitQueueLen(t, admin, q, 1, "L1 queued")
+	lClient := queuedClientAt(t, admin, q, 0)
+	if err := admin.ZScore(ctx, qt, lClient).Err(); err != nil {
+		t.Fatalf("precondition: L's deadline not in qt after L1 queued: %v", err)
+	}
+	cancelLock(t, l1, cancelL1)
+	awaitQueueLen(t, admin, q, 0, "L1 to leave")
+
+	s, cancelS := lockAsync(ctx, sc.FairLock(name))
+	awaitQueueLen(t, admin, q, 1, "S queued")
+	qtTTL := admin.PTTL(ctx, qt).Val()
+	cancelLock(t, s, cancelS)
+	awaitQueueLen(t, admin, q, 0, "S to leave")
+	// Past two of S's waiter timeouts (a TTL S's join could set): a time, not an event, is awaited.
+	time.Sleep(600 * time.Millisecond)
+	if err := admin.ZScore(ctx, qt, lClient).Err(); err != nil {
+		t.Fatalf("L's deadline gone from qt after a Client with a shorter waiter timeout queued and left: %v", err)
+	}
+
+	l2, cancelL2 := lockAsync(ctx, lc.FairLock(name))
+	defer cancelL2()
+	awaitQueueLen(t, admin, q, 1, "L2 queued")
+	lDeadline := admin.ZScore(ctx, qt, lClient).Err()
+	n, cancelN := lockAsync(ctx, nc.FairLock(name))
+	defer cancelN()
+	awaitQueueLen(t, admin, q, 2, "N queued behind L2")
+
+	if err := hc.Close(); err != nil { // H's process "dies": its lock expires with its lease
+		t.Fatal(err)
+	}
+	select {
+	case r := <-l2:
+		if r.err != nil {
+			t.Fatalf("L2: %v", r.err)
+		}
+		mustUnlock(t, r.h)
+	case r := <-n:
+		if r.err != nil {
+			t.Fatalf("N: %v", r.err)
+		}
+		t.Errorf("FairLock served N before L2, which queued first and is alive (its Client's heartbeat for it is due a third "+
+			"of its 30s timeout after it queued): "+
+			"S (waiter timeout 200ms) cut qt's TTL to %v, qt expired, and L2's join skipped its refresh under the "+
+			"unchanged epoch (L's deadline in qt when L2 queued: %v), so queue_head evicted L2 as dead", qtTTL, lDeadline)
+		mustUnlock(t, r.h)
+	case <-time.After(14 * time.Second): // L2's heartbeat (a third of 30s) notices the free lock
+		t.Fatal("nobody acquired the free FairLock")
+	}
+}
+
+// TestFairLockCutOffClientStallsOnlyOnce checks doc.go, Waiting: "a dead waiter stalls the lock at
+// most a waiter timeout, one in a process stopped or cut off while still subscribed included, and
+// the waiter behind it ... finds the lock free at its next heartbeat or re-poll ...; by then the
+// stopped process's other waiters are past their deadline and skipped." A process that is cut off
+// (or SIGSTOPped, or whose host vanished without a FIN) stays subscribed as far as Redis knows, so
+// every PUBLISH to its channel still counts one receiver: a release must nevertheless skip its
+// waiters whose Client's deadline has passed, rather than hand each of them the lock for a full
+// waiter timeout in turn.
+//
+// Interleaving (every Client: waiter timeout 1s): H holds the FairLock; P1 (Client P), A, P2
+// (Client P) and B queue in that order. P is cut off (a proxy black-holes its connections, which stay
+// open). P's deadline passes. H unlocks: P1 is handed the lock (PUBLISH counts P's subscription):
+// the documented one stall. It expires; A's heartbeat finds it free and A takes it. A unlocks: P2,
+// whose Client's deadline passed a second ago or more, must be skipped and the lock go to B.
+func TestFairLockCutOffClientStallsOnlyOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	const name = "fair-cutoff"
+	const wt = time.Second
+	key := "{" + name + "}"
+	q, qt := redisson.QueueKeys("FairLock", name)
+	p := redistest.NewProxy(t, srv.Addr())
+	pc := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }),
+		redisson.WithWaiterTimeout(wt), redisson.WithRepollInterval(time.Minute))
+	hc := newClient(t, srv.Client(t))
+	ac := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt), redisson.WithRepollInterval(time.Minute))
+	bc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt), redisson.WithRepollInterval(time.Minute))
+
+	h := mustLock(t, hc.FairLock(name), ctx)
+	p1, cancelP1 := lockAsync(ctx, pc.FairLock(name))
+	awaitQueueLen(t, admin, q, 1, "P1 queued")
+	a, cancelA := lockAsync(ctx, ac.FairLock(name))
+	defer cancelA()
+	awaitQueueLen(t, admin, q, 2, "A queued")
+	p2, cancelP2 := lockAsync(ctx, pc.FairLock(name))
+	awaitQueueLen(t, admin, q, 3, "P2 queued")
+	b, cancelB := lockAsync(ctx, bc.FairLock(name))
+	defer cancelB()
+	awaitQueueLen(t, admin, q, 4, "B queued")
+	pch := redisson.ChannelOf(pc, name)
+	eventually(t, 5*time.Second, "P subscribed", func() bool { return admin.PubSubNumSub(ctx, pch).Val()[pch] == 1 })
+	pClient := queuedClientAt(t, admin, q, 0)
+	p2ID, _ := queuedWaiter(admin.ZRange(ctx, q, 2, 2).Val()[0])
+	defer func() {
+		p.Blackhole(false)
+		p.CloseConns()
+		cancelP1()
+		cancelP2()
+		for _, ch := range []<-chan lockResult{p1, p2} {
+			if r := recvWithin(t, ch, 15*time.Second, "P's waiters to end"); r.err == nil {
+				_ = r.h.Unlock(ctx)
+			}
+		}
+	}()
+
+	p.Blackhole(true) // P is cut off; its connections stay open
+	eventually(t, 5*time.Second, "P's deadline to pass", func() bool {
+		d, err := admin.ZScore(ctx, qt, pClient).Result()
+		now, _ := admin.Time(ctx).Result()
+		return err == nil && int64(d) < now.UnixMilli()
+	})
+	mustUnlock(t, h) // P1 is handed the lock: the one documented stall
+	ra := recvWithin(t, a, 10*time.Second, "A to take the lock after P1's reservation")
+	if ra.err != nil {
+		t.Fatalf("A: %v", ra.err)
+	}
+	d, _ := admin.ZScore(ctx, qt, pClient).Result()
+	now, _ := admin.Time(ctx).Result()
+	mustUnlock(t, ra.h)
+	v := admin.Get(ctx, key).Val()
+	pttl := admin.PTTL(ctx, key).Val()
+	if owner, _, _ := redisson.DecodeLockValue(v); owner == p2ID {
+		t.Errorf("A's release handed the lock (%q, PTTL %v) to P2, a waiter of the cut-off Client P whose deadline passed "+
+			"%dms before: the lock stalls a second full waiter timeout; B, alive, waits behind it", v, pttl, now.UnixMilli()-int64(d))
+	}
+	if rb := recvWithin(t, b, 10*time.Second, "B"); rb.err == nil {
+		mustUnlock(t, rb.h)
+	}
+}
+
+// queueTicket is the ticket (score) of member in q, or -1 if it is not queued.
+func queueTicket(t *testing.T, admin *redis.Client, q, member string) float64 {
+	t.Helper()
+	s, err := admin.ZScore(t.Context(), q, member).Result()
+	if err != nil {
+		return -1
+	}
+	return s
+}
+
+// TestFairLockQueueKeptForLiveShortTimeoutWaiters checks that the queue does not expire under live,
+// heartbeating waiters with a short waiter timeout. wait_queue.lua: "Both keys live at least two
+// waiter timeouts (of the longest timeout among the waiters that joined or were kept alive since)
+// after the last join or refresh"; FairLock: a live waiter keeps its place. A queue that expired
+// would send each waiter back to the end at its next heartbeat, in whatever order the heartbeats
+// come: FIFO lost. Here ":qt" carries a long TTL (a Client with a long waiter timeout queued and
+// left) while ":q" is created afresh by a short-timeout Client's join, with two of that Client's
+// timeouts; the heartbeats must keep ":q" alive too, whatever ":qt"'s TTL.
+//
+// Interleaving: H holds the FairLock. A1 (Client A, waiter timeout 3s) queues and gives up. B1
+// (Client B, 300ms; its network adds 40ms each way) queues: ":q" is new. D1 (Client D, 150ms)
+// queues behind B1. For 3s B1 must keep its ticket, ahead of D1, and H's Unlock must then hand the
+// lock to B1.
+func TestFairLockQueueKeptForLiveShortTimeoutWaiters(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	const name = "fair-q-kept"
+	key := "{" + name + "}"
+	q, qt := redisson.QueueKeys("FairLock", name)
+	p := redistest.NewProxy(t, srv.Addr())
+	hc := newClient(t, srv.Client(t))
+	ac := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(3*time.Second), redisson.WithRepollInterval(time.Minute))
+	bc := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }),
+		redisson.WithWaiterTimeout(300*time.Millisecond), redisson.WithRepollInterval(time.Minute))
+	dc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(150*time.Millisecond), redisson.WithRepollInterval(time.Minute))
+
+	h := mustLock(t, hc.FairLock(name), ctx)
+	a, cancelA := lockAsync(ctx, ac.FairLock(name))
+	awaitQueueLen(t, admin, q, 1, "A1 queued")
+	cancelLock(t, a, cancelA)
+	awaitQueueLen(t, admin, q, 0, "A1 left")
+
+	p.Delay(40 * time.Millisecond)
+	defer p.Delay(0)
+	b, cancelB := lockAsync(ctx, bc.FairLock(name))
+	defer cancelB()
+	awaitQueueLen(t, admin, q, 1, "B1 queued")
+	bMember := admin.ZRange(ctx, q, 0, 0).Val()[0]
+	bTicket := queueTicket(t, admin, q, bMember)
+	qTTL, qtTTL := admin.PTTL(ctx, q).Val(), admin.PTTL(ctx, qt).Val()
+	d, cancelD := lockAsync(ctx, dc.FairLock(name))
+	defer cancelD()
+	awaitQueueLen(t, admin, q, 2, "D1 queued behind B1")
+	dMember := admin.ZRange(ctx, q, 1, 1).Val()[0]
+
+	// Watch the queue for up to 3s: B1 must keep its ticket, ahead of D1.
+	requeued, inverted := false, false
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end) && !inverted; time.Sleep(2 * time.Millisecond) {
+		bs, ds := queueTicket(t, admin, q, bMember), queueTicket(t, admin, q, dMember)
+		requeued = requeued || (bs >= 0 && bs != bTicket)
+		inverted = bs >= 0 && ds >= 0 && ds < bs
+	}
+	order := admin.ZRange(ctx, q, 0, -1).Val()
+	mustUnlock(t, h)
+	owner, _, _ := redisson.DecodeLockValue(admin.Get(ctx, key).Val())
+	if requeued || inverted || owner+"/300" != bMember {
+		t.Errorf("B1 (queued first, alive, heartbeating every 100ms) lost its place (re-queued with a new ticket: %v; "+
+			"D1 ahead of it: %v): q had PTTL %v when B1 created it, qt %v, and heartbeats never extend q while qt is "+
+			"long; queue at H's release %v; the lock went to %q (B1 is %q)",
+			requeued, inverted, qTTL, qtTTL, order, owner, bMember)
+	}
+	p.Delay(0)
+	drainLockResults(t, b, d)
+}
+
+// drainLockResults waits for every background Lock call to return, unlocking each that acquired (in
+// whatever order they are served).
+func drainLockResults(t *testing.T, chs ...<-chan lockResult) {
+	t.Helper()
+	all := make(chan lockResult, len(chs))
+	for _, ch := range chs {
+		go func() { all <- <-ch }()
+	}
+	timeout := time.After(15 * time.Second)
+	for left := len(chs); left > 0; left-- {
+		select {
+		case r := <-all:
+			if r.err == nil {
+				_ = r.h.Unlock(context.WithoutCancel(t.Context()))
+			}
+		case <-timeout:
+			t.Fatalf("timed out waiting for %d waiters to end", left)
+		}
+	}
 }

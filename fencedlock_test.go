@@ -285,3 +285,22 @@ func TestFencedLockRefusedOnEvictingServer(t *testing.T) {
 	}
 	mustUnlock(t, h)
 }
+
+// TestFencedSetAfterCloseReturnsErrClosed checks Client.Close's "Every later call returns
+// ErrClosed." for FencedSet and FencedGet: after Close they must neither write nor read through
+// rdb (a service that closes its Client on shutdown must not go on writing fenced values).
+func TestFencedSetAfterCloseReturnsErrClosed(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := t.Context()
+	c := newClient(t, srv.Client(t))
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := c.FencedSet(ctx, "fenced-after-close", "v", 1)
+	if !errors.Is(err, redisson.ErrClosed) {
+		t.Errorf("FencedSet after Close = %v, %v; want ErrClosed", ok, err)
+	}
+	if _, _, err := c.FencedGet(ctx, "fenced-after-close"); !errors.Is(err, redisson.ErrClosed) {
+		t.Errorf("FencedGet after Close = %v; want ErrClosed", err)
+	}
+}

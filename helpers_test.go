@@ -2,6 +2,10 @@ package redisson_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -161,4 +165,369 @@ func queueMember(id string, waiterTimeout time.Duration) string {
 func queuedWaiter(member string) (id, client string) {
 	id, _, _ = strings.Cut(member, "/")
 	return id, id[:max(0, strings.LastIndexByte(id, ':'))]
+}
+
+// ---- Forcing interleavings: dialers that hold or refuse connections, calls parked in the library,
+// script warm-ups and lock inspection, shared by the tests of lost replies, the wait queue and
+// Cluster behaviour. ----
+
+// claimAfter is how long a waiter waits before it claims the lock (the library's starvation
+// threshold): its next attempt after that claims it.
+const claimAfter = 10 * time.Millisecond
+
+// testMark marks the contexts of the test's own lock calls, so that cmdHook can let them
+// through while it holds back the library's background commands (renewals).
+type testMark struct{}
+
+func testMarked(ctx context.Context) bool { return ctx.Value(testMark{}) != nil }
+
+// heldDialer is the Dialer of a go-redis client whose command connections go through a
+// redistest.Proxy. Pub/sub connections go straight to the server. The next command connection can
+// be held until resumed, or refused.
+type heldDialer struct {
+	proxy, direct string
+
+	mu      sync.Mutex
+	next    int           // what happens to the next command connection: dial*
+	reached chan struct{} // closed when a held dial starts waiting
+	resume  chan struct{} // closed to let held dials go on
+	resumed bool
+	dials   int // command connections dialled or refused so far
+}
+
+// holdNext makes the next command connection wait, before it is dialled, until resumeDials. The
+// returned channel is closed when it starts waiting.
+func (d *heldDialer) holdNext() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.next, d.reached = dialHold, make(chan struct{})
+	return d.reached
+}
+
+// failNext makes the next command connection fail to dial, as if the network were down.
+func (d *heldDialer) failNext() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.next = dialFail
+}
+
+// passNext cancels a pending holdNext or failNext.
+func (d *heldDialer) passNext() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.next = dialPass
+}
+
+// dialed reports how many command connections were dialled (or refused) so far.
+func (d *heldDialer) dialed() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dials
+}
+
+// resumeDials lets a held dial go on. It is idempotent.
+func (d *heldDialer) resumeDials() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.resumed {
+		d.resumed = true
+		close(d.resume)
+	}
+}
+
+func (d *heldDialer) dial(ctx context.Context, network, _ string) (net.Conn, error) {
+	var nd net.Dialer
+	if pubSubDial() {
+		return nd.DialContext(ctx, network, d.direct)
+	}
+	d.mu.Lock()
+	next, reached, resume := d.next, d.reached, d.resume
+	d.next = dialPass
+	d.dials++
+	d.mu.Unlock()
+	switch next {
+	case dialHold:
+		close(reached)
+		select {
+		case <-resume:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	case dialFail:
+		return nil, errors.New("connection refused (simulated network failure)")
+	}
+	return nd.DialContext(ctx, network, d.proxy)
+}
+
+const (
+	dialPass = iota
+	dialHold
+	dialFail
+)
+
+// proxiedClient returns a go-redis client for srv whose command connections go through p.
+func proxiedClient(t *testing.T, srv *redistest.Server, p *redistest.Proxy, mod ...func(*redis.Options)) (*redis.Client, *heldDialer) {
+	t.Helper()
+	d := &heldDialer{proxy: p.Addr(), direct: srv.Addr(), resume: make(chan struct{})}
+	rdb := srv.Client(t, append([]func(*redis.Options){func(o *redis.Options) {
+		o.Addr = p.Addr()
+		o.Dialer = d.dial
+	}}, mod...)...)
+	t.Cleanup(d.resumeDials) // runs before rdb is closed
+	return rdb, d
+}
+
+// pubSubDial reports whether the calling dial opens a go-redis pub/sub connection.
+func pubSubDial() bool {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
+	for {
+		f, more := frames.Next()
+		if strings.Contains(f.Function, "(*PubSubPool).NewConn") {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// oneIdleConn checks that rdb has exactly one connection, idle: a command whose reply is lost is
+// then re-sent on a newly dialled connection (through heldDialer).
+func oneIdleConn(t *testing.T, rdb *redis.Client) {
+	t.Helper()
+	if s := rdb.PoolStats(); s.TotalConns != 1 || s.IdleConns != 1 {
+		t.Fatalf("precondition: the proxied client has %d connections (%d idle), want 1 idle", s.TotalConns, s.IdleConns)
+	}
+}
+
+// inLock runs fn, a call into the lock API, so that parkedInLock can find it.
+//
+//go:noinline
+func inLock(fn func()) { fn() }
+
+// parkedInLock counts the goroutines running a call through inLock that are parked inside the
+// library (in a select, a channel receive or a condition variable): waiting for the lock, not
+// sending or receiving a command.
+func parkedInLock() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if !strings.Contains(g, "redisson_test.inLock(") {
+			continue
+		}
+		lines := strings.Split(g, "\n")
+		i, j := strings.IndexByte(lines[0], '['), strings.IndexAny(lines[0], ",]")
+		if i < 0 || j < i {
+			continue
+		}
+		switch lines[0][i+1 : j] {
+		case "select", "chan receive", "sync.Cond.Wait":
+		default:
+			continue
+		}
+		for _, l := range lines[1:] {
+			if l == "" || strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "runtime.") ||
+				strings.HasPrefix(l, "sync.") || strings.HasPrefix(l, "internal/") {
+				continue
+			}
+			if strings.HasPrefix(l, "github.com/goredisson/redisson.") || strings.HasPrefix(l, "github.com/goredisson/redisson/") {
+				count++
+			}
+			break
+		}
+	}
+	return count
+}
+
+// warmUpScripts loads the lock's scripts into the server through c (a lock, a re-entry and their
+// unlocks, of lock "warmup-scripts"), so that later calls are single EVALSHA commands.
+func warmUpScripts(t *testing.T, c *redisson.Client) {
+	t.Helper()
+	ctx := context.WithValue(t.Context(), testMark{}, true)
+	h, err := c.Lock("warmup-scripts").Lock(ctx)
+	if err != nil {
+		t.Fatalf("warm-up Lock: %v", err)
+	}
+	lvl, err := h.Reenter(ctx)
+	if err != nil {
+		t.Fatalf("warm-up Reenter: %v", err)
+	}
+	if err := lvl.Unlock(ctx); err != nil {
+		t.Fatalf("warm-up Unlock: %v", err)
+	}
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatalf("warm-up Unlock: %v", err)
+	}
+}
+
+// warmUpDriver loads the lock's scripts into the server through c and the lock driver d (a
+// re-entry and a partial and a final unlock), so that a reply dropped later is a script's reply and
+// not a NOSCRIPT error.
+func warmUpDriver(t *testing.T, ctx context.Context, d lockDriver, c *redisson.Client) {
+	t.Helper()
+	h, err := d.Lock(ctx, c, "warmup-driver", 0, 0)
+	if err != nil {
+		t.Fatalf("warm-up Lock: %v", err)
+	}
+	lvl, err := h.Reenter(ctx)
+	if err != nil {
+		t.Fatalf("warm-up Reenter: %v", err)
+	}
+	if err := lvl.Unlock(ctx); err != nil {
+		t.Fatalf("warm-up partial Unlock: %v", err)
+	}
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatalf("warm-up final Unlock: %v", err)
+	}
+}
+
+// driverHolder returns the owner and hold count stored in lock name ("" if it is free), read and
+// decoded through the lock driver d.
+func driverHolder(t *testing.T, admin *redis.Client, d lockDriver, name string) (string, int) {
+	t.Helper()
+	v, err := admin.Get(context.Background(), d.Key(name)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", 0
+	}
+	if err != nil {
+		t.Fatalf("GET %s: %v", d.Key(name), err)
+	}
+	owner, count, ok := d.Decode(v)
+	if !ok {
+		t.Fatalf("GET %s = %q: not a lock value", d.Key(name), v)
+	}
+	return owner, count
+}
+
+// lockHolder returns the owner holding lock key on rdb and when the key expires ("" if it is free;
+// a zero time if it has no expiry). It fails the test if the key holds something other than a lock.
+func lockHolder(t *testing.T, rdb *redis.Client, key string) (string, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	v, err := rdb.Get(ctx, key).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", time.Time{}
+	}
+	if err != nil {
+		t.Fatalf("GET %s: %v", key, err)
+	}
+	ttl := rdb.PTTL(ctx, key).Val()
+	owner, _, ok := redisson.DecodeLockValue(v)
+	if !ok {
+		t.Fatalf("GET %s = %q: not a lock", key, v)
+	}
+	if ttl <= 0 {
+		return owner, time.Time{}
+	}
+	return owner, time.Now().Add(ttl)
+}
+
+// lockOwner returns the owner holding lock key on rdb ("" if it is free); see lockHolder.
+func lockOwner(t *testing.T, rdb *redis.Client, key string) string {
+	t.Helper()
+	owner, _ := lockHolder(t, rdb, key)
+	return owner
+}
+
+// recvWithin receives from ch, failing the test after timeout.
+func recvWithin[T any](t *testing.T, ch <-chan T, timeout time.Duration, what string) T {
+	t.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		panic("unreachable")
+	}
+}
+
+// awaitClosed waits until ch is closed, ctx ends, or d passes.
+func awaitClosed(ctx context.Context, ch <-chan struct{}, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+}
+
+// driverAcq is the outcome of a Lock or Reenter call made through the lock driver on another
+// goroutine.
+type driverAcq struct {
+	h   driverHold
+	lvl driverLevel
+	err error
+}
+
+// awaitQueuedAsleep waits until c's wake-up channel of lock name has a subscriber and q holds n
+// waiters, then gives the waiter a moment to go to sleep on its channel.
+func awaitQueuedAsleep(t *testing.T, admin *redis.Client, c *redisson.Client, name, q string, n int64) {
+	t.Helper()
+	ctx := t.Context()
+	ch := redisson.ChannelOf(c, name)
+	eventually(t, 5*time.Second, "the waiter queued and subscribed", func() bool {
+		return admin.ZCard(ctx, q).Val() == n && admin.PubSubNumSub(ctx, ch).Val()[ch] == 1
+	})
+	// The subscription is confirmed on the server; give the hub a moment to read the confirmation
+	// and the waiter to go to sleep on its channel (nothing observable marks that moment).
+	time.Sleep(100 * time.Millisecond)
+}
+
+// awaitQueueLen waits until q holds n waiters.
+func awaitQueueLen(t *testing.T, admin *redis.Client, q string, n int64, what string) {
+	t.Helper()
+	eventually(t, 5*time.Second, what, func() bool { return admin.ZCard(t.Context(), q).Val() == n })
+}
+
+// queuedClientAt is the client id (the qt member) of the waiter at index i of q.
+func queuedClientAt(t *testing.T, admin *redis.Client, q string, i int64) string {
+	t.Helper()
+	m := admin.ZRange(t.Context(), q, i, i).Val()
+	if len(m) != 1 {
+		t.Fatalf("no waiter at %d in %s", i, q)
+	}
+	_, c := queuedWaiter(m[0])
+	return c
+}
+
+// cancelLock cancels a background Lock call (lockAsync) and releases what it got, if anything.
+func cancelLock(t *testing.T, got <-chan lockResult, cancel context.CancelFunc) {
+	t.Helper()
+	cancel()
+	if r := recvWithin(t, got, 10*time.Second, "a cancelled Lock to return"); r.err == nil {
+		_ = r.h.Unlock(context.WithoutCancel(t.Context()))
+	}
+}
+
+// slotMaster returns the address of the master serving key's slot, as the cluster sees it, and
+// the slot.
+func slotMaster(t *testing.T, ctx context.Context, admin *redis.ClusterClient, key string) (string, int64) {
+	t.Helper()
+	slot := admin.ClusterKeySlot(ctx, key).Val()
+	for _, sh := range admin.ClusterShards(ctx).Val() {
+		for _, r := range sh.Slots {
+			if int64(r.Start) > slot || slot > int64(r.End) {
+				continue
+			}
+			for _, n := range sh.Nodes {
+				if n.Role == "master" && n.Health == "online" {
+					return fmt.Sprintf("%s:%d", n.IP, n.Port), slot
+				}
+			}
+		}
+	}
+	t.Fatalf("no master for slot %d", slot)
+	return "", 0
 }

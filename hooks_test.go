@@ -74,9 +74,9 @@ func (h *cmdHook) inFlight() int {
 }
 
 // claimed reports whether the client (used by one waiter only) has had two script calls answered
-// that started at least regressClaimAfter after its first command. The waiter's first command is
+// that started at least claimAfter after its first command. The waiter's first command is
 // sent after its wait began, and the second such call belongs to an attempt that began after the
-// first one had started, so when the waiter made it, it had waited regressClaimAfter: it claimed.
+// first one had started, so when the waiter made it, it had waited claimAfter: it claimed.
 func (h *cmdHook) claimed() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -85,7 +85,7 @@ func (h *cmdHook) claimed() bool {
 	}
 	n := 0
 	for _, s := range h.scripts {
-		if s.Sub(h.first) >= regressClaimAfter {
+		if s.Sub(h.first) >= claimAfter {
 			n++
 		}
 	}

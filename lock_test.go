@@ -140,7 +140,7 @@ func TestSameHandleExcludes(t *testing.T) {
 	mustUnlock(t, h)
 }
 
-// Issue 5, trap 11: releasing is a method of what the acquisition returned, so a lock cannot be
+// Releasing is a method of what the acquisition returned, so a lock cannot be
 // "unlocked" through the wrong token and leak; and a Hold is unlocked once.
 func TestUnlockOnlyThroughItsHold(t *testing.T) {
 	c, rdb, _ := setup(t)
@@ -166,7 +166,7 @@ func TestUnlockOnlyThroughItsHold(t *testing.T) {
 	mustUnlock(t, a)
 }
 
-// Issue 5, the last "suspected" item: two concurrent final Unlocks of one Hold: exactly one succeeds.
+// Two concurrent final Unlocks of one Hold: exactly one succeeds.
 func TestConcurrentUnlocksOfOneHold(t *testing.T) {
 	c, _, _ := setup(t)
 	for range 20 {
@@ -192,7 +192,7 @@ func TestConcurrentUnlocksOfOneHold(t *testing.T) {
 	}
 }
 
-// Issue 5, trap 12: a context derived from the hold's context does not carry the ownership: an
+// A context derived from the hold's context does not carry the ownership: an
 // errgroup fan-out given it waits like anyone else.
 func TestDerivedContextDoesNotReenter(t *testing.T) {
 	c, _, _ := setup(t)
@@ -250,7 +250,7 @@ func TestDerivedContextDoesNotReenter(t *testing.T) {
 	}
 }
 
-// Issue 5, trap 13: the waiting context does not parent the work context, so hand-over-hand locking
+// The waiting context does not parent the work context, so hand-over-hand locking
 // works: unlocking a does not cancel the work under b, and cancelling a wait cancels no work.
 func TestHandOverHand(t *testing.T) {
 	c, _, _ := setup(t)
@@ -565,7 +565,7 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// Issue 5, defect 9: a Ring would remap the lock's key to another shard when shards come and go.
+// New refuses a Ring: it would remap the lock's key to another shard when shards come and go.
 func TestRingRefused(t *testing.T) {
 	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
 	defer ring.Close()
@@ -792,7 +792,7 @@ var tinyWaitKinds = map[string]func(ctx context.Context, c *redisson.Client, nam
 	},
 }
 
-// A WithWait bound shorter than a round trip still makes one attempt (issue 18): a free lock of every
+// A WithWait bound shorter than a round trip still makes one attempt: a free lock of every
 // kind is acquired with WithWait(1ns) and WithWait(1µs); on a held one the attempt fails, leaving
 // nobody queued and the Client's pub/sub connection as it was.
 func TestLockTinyWaitMakesOneAttempt(t *testing.T) {
@@ -848,7 +848,7 @@ func commandCalls(t *testing.T, rdb *redis.Client) int64 {
 }
 
 // A lease shorter than a round trip (WithLease(1ms), the server 2ms away and back) is never vouched
-// for: every grant is given back. The waiting acquisition pauses between give-backs (issue 18), a
+// for: every grant is given back. The waiting acquisition pauses between give-backs, a
 // randomized pause doubling from 1ms to 128ms, instead of spinning, and returns when its context
 // ends. Over 2s it makes at most about 2s / 64ms (the shortest pause at the cap) rounds of an
 // attempt and a give-back, each of which may be followed by an immediate one (a give-back that keeps
@@ -1000,4 +1000,346 @@ func TestReenterEndedInFlightThenFinalUnlock(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestLockHandOverWithHugeRepollInterval checks that WithRepollInterval's largest values are either
+// refused by New (ErrInvalidArgument) or work: with a re-poll of 2^62ns, the final unlock of a lock
+// claimed by a waiter succeeds and hands it over. The hand-over reservation is derived from the
+// re-poll interval (2×repoll+1s); it must not overflow into an invalid expiry that makes every
+// such release fail ("invalid expire time") and leaves the lock to expire.
+func TestLockHandOverWithHugeRepollInterval(t *testing.T) {
+	const name = "huge-repoll"
+	srv := redistest.Start(t)
+	a, err := redisson.New(srv.Client(t), redisson.WithRepollInterval(1<<62))
+	if err != nil {
+		if !errors.Is(err, redisson.ErrInvalidArgument) {
+			t.Fatalf("New = %v, want nil or ErrInvalidArgument", err)
+		}
+		return
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	rdbB := srv.Client(t)
+	hookB := &cmdHook{}
+	rdbB.AddHook(hookB)
+	b := newClient(t, rdbB, redisson.WithRepollInterval(20*time.Millisecond))
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+
+	h, err := a.Lock(name).Lock(ctx)
+	if err != nil {
+		t.Fatalf("A Lock: %v", err)
+	}
+	wRes := make(chan error, 1)
+	spawn(&wg, func() {
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		hw, err := b.Lock(name).Lock(wctx)
+		if err == nil {
+			_ = hw.Unlock(context.Background())
+		}
+		wRes <- err
+	})
+	eventually(t, 5*time.Second, "B's waiter to claim the lock", hookB.claimed)
+	if err := h.Unlock(ctx); err != nil {
+		t.Errorf("A's Unlock of a claimed lock (repoll 2^62ns) = %v, want nil", err)
+	}
+	if err := recvWithin(t, wRes, 10*time.Second, "B's waiter"); err != nil {
+		t.Errorf("B's waiter (3s): %v", err)
+	}
+}
+
+// TestLockForceUnlockOfClaimedLock checks that ForceUnlock deletes a lock whose value carries a
+// waiter's claim mark (a waiter of another Client has waited long enough to claim it): it reports
+// the lock deleted rather than refusing it as a wrong type (WRONGTYPE), and the lock is then free
+// or handed to the waiter, no longer held by its holder.
+//
+// W claims the lock held by G1 and is then held back (cmdHook) so that it cannot take the lock
+// after the force unlock.
+func TestLockForceUnlockOfClaimedLock(t *testing.T) {
+	const name = "force-claimed"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	d := newLockDriver(admin)
+	a := newClient(t, srv.Client(t))
+	rdbB := srv.Client(t)
+	hookB := &cmdHook{}
+	rdbB.AddHook(hookB)
+	b := newClient(t, rdbB, redisson.WithRepollInterval(20*time.Millisecond))
+	c := newClient(t, srv.Client(t))
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); hookB.release(); wg.Wait() })
+
+	g1, err := d.Lock(ctx, a, name, 0, 0)
+	if err != nil {
+		t.Fatalf("G1 Lock: %v", err)
+	}
+	t.Cleanup(func() { _ = g1.Unlock(context.Background()) })
+	wRes := make(chan error, 1)
+	spawn(&wg, func() { // W, through Client B
+		h, err := d.Lock(ctx, b, name, 20*time.Second, 0)
+		wRes <- err
+		if err == nil {
+			_ = h.Unlock(context.WithoutCancel(ctx))
+		}
+	})
+	eventually(t, 5*time.Second, "W to claim the lock (two attempts after waiting 10ms)", hookB.claimed)
+	hookB.hold(nil)
+	eventually(t, 5*time.Second, "W's commands in flight to be answered", func() bool { return hookB.inFlight() == 0 })
+
+	ok, err := d.ForceUnlock(ctx, c, name)
+	if err != nil || !ok {
+		t.Errorf("ForceUnlock of a lock claimed by a waiter = %v, %v; want true, nil", ok, err)
+	}
+	// The lock is free, or handed to the waiter queued for it: not held by G1 any more.
+	if o, n := driverHolder(t, admin, d, name); o == g1.Owner() {
+		t.Errorf("after ForceUnlock the lock is still held by %s (count %d)", o, n)
+	}
+	hookB.release()
+	if err == nil && ok {
+		// The waiter gets the freed lock.
+		if err := recvWithin(t, wRes, 10*time.Second, "W's Lock after the force unlock"); err != nil {
+			t.Errorf("W's Lock after the force unlock = %v", err)
+		}
+	}
+}
+
+// queueHeir sets up Client a (hooked) with G1 holding name and G2 queued behind it in a (the heir
+// of G1's release). It returns G1's hold, G2's cancel and result channel.
+func queueHeir(t *testing.T, a *redisson.Client, name string, wg *sync.WaitGroup) (*redisson.Hold, context.CancelFunc, chan driverAcq) {
+	t.Helper()
+	ctx := t.Context()
+	g1, err := a.Lock(name).Lock(ctx)
+	if err != nil {
+		t.Fatalf("G1 Lock: %v", err)
+	}
+	g2ctx, cancel := context.WithCancel(ctx)
+	res := make(chan driverAcq, 1)
+	spawn(wg, func() {
+		var r driverAcq
+		var h *redisson.Hold
+		inLock(func() { h, r.err = a.Lock(name).Lock(g2ctx) })
+		if r.err == nil {
+			r.h = heldHold{h}
+			_ = h.Unlock(context.Background())
+		}
+		res <- r
+	})
+	eventually(t, 5*time.Second, "G2 to queue in A", func() bool { return parkedInLock() >= 1 })
+	return g1, cancel, res
+}
+
+// TestLockHeirCancelledDuringTransferFreesLock: G1's final release transfers the lock to G2 (the
+// local heir) while G2's wait is cancelled; the release is held back until G2's Lock has returned.
+// G1's Unlock must return nil, the lock must end up free (the transfer undone, or released by G2 if
+// it was handed the lock at the moment its context ended), and the Client's local turn must be free
+// for the next acquisition.
+func TestLockHeirCancelledDuringTransferFreesLock(t *testing.T) {
+	const name = "heir-cancel"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	rdbA := srv.Client(t)
+	hook := &cmdHook{}
+	rdbA.AddHook(hook)
+	a := newClient(t, rdbA)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { hook.release(); wg.Wait() })
+	warmUpScripts(t, a)
+	g1, cancelG2, g2 := queueHeir(t, a, name, &wg)
+
+	hook.hold(nil)
+	unlock := make(chan error, 1)
+	spawn(&wg, func() { unlock <- g1.Unlock(context.Background()) })
+	eventually(t, 5*time.Second, "G1's release to be held", func() bool { return hook.heldBack() >= 1 })
+	cancelG2()
+	r := recvWithin(t, g2, 5*time.Second, "G2's Lock")
+	hook.release()
+	if err := recvWithin(t, unlock, 5*time.Second, "G1's Unlock"); err != nil {
+		t.Errorf("G1 Unlock = %v", err)
+	}
+	if r.err == nil {
+		t.Logf("G2 got the lock although cancelled (allowed: handed at the moment ctx ended)")
+	}
+	eventually(t, 5*time.Second, "the lock to be free", func() bool {
+		return admin.Exists(context.Background(), redisson.LockKeyOf(a, name)).Val() == 0
+	})
+	// The gate must be free: another local acquisition succeeds at once.
+	h, err := a.Lock(name).TryLock(t.Context())
+	if err != nil {
+		t.Fatalf("TryLock after the undone transfer: %v", err)
+	}
+	_ = h.Unlock(t.Context())
+}
+
+// TestLockCloseDuringTransferFreesLock checks Close while G1's final release, transferring the lock
+// to G2 (queued behind it in the same Client), is held back: G2's Lock returns ErrClosed and the
+// lock ends up free, not left transferred to a waiter that will never use it.
+func TestLockCloseDuringTransferFreesLock(t *testing.T) {
+	const name = "heir-close"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	rdbA := srv.Client(t)
+	hook := &cmdHook{}
+	rdbA.AddHook(hook)
+	a := newClient(t, rdbA)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { hook.release(); wg.Wait() })
+	warmUpScripts(t, a)
+	g1, cancelG2, g2 := queueHeir(t, a, name, &wg)
+	defer cancelG2()
+
+	hook.hold(nil)
+	unlock := make(chan error, 1)
+	spawn(&wg, func() { unlock <- g1.Unlock(context.Background()) })
+	eventually(t, 5*time.Second, "G1's release to be held", func() bool { return hook.heldBack() >= 1 })
+	closed := make(chan struct{})
+	spawn(&wg, func() { _ = a.Close(); close(closed) })
+	recvWithin(t, closed, 5*time.Second, "Close")
+	hook.release()
+	if err := recvWithin(t, unlock, 5*time.Second, "G1's Unlock"); err != nil {
+		t.Logf("G1 Unlock after Close = %v", err)
+	}
+	r := recvWithin(t, g2, 5*time.Second, "G2's Lock")
+	if r.err == nil || !errors.Is(r.err, redisson.ErrClosed) {
+		t.Errorf("G2 Lock = %v, want ErrClosed", r.err)
+	}
+	eventually(t, 5*time.Second, "the lock to be free", func() bool {
+		return admin.Exists(context.Background(), redisson.LockKeyOf(a, name)).Val() == 0
+	})
+}
+
+// TestLockClaimerCancelledWhileHandedOverFreesLock: W (Client B) has claimed the lock; A's release
+// hands it to W while W's commands are held back and W's wait is cancelled. Whether W's Lock
+// returns the lock (handed at the moment its context ended) or an error, the lock must end up free:
+// W releases what it was handed.
+func TestLockClaimerCancelledWhileHandedOverFreesLock(t *testing.T) {
+	const name = "claimer-cancel"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	a := newClient(t, srv.Client(t))
+	rdbB := srv.Client(t)
+	hookB := &cmdHook{}
+	rdbB.AddHook(hookB)
+	b := newClient(t, rdbB, redisson.WithRepollInterval(20*time.Millisecond))
+	var wg sync.WaitGroup
+	t.Cleanup(func() { hookB.release(); wg.Wait() })
+	ctx := t.Context()
+	h, err := a.Lock(name).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	wres := make(chan error, 1)
+	spawn(&wg, func() {
+		hw, err := b.Lock(name).Lock(wctx)
+		if err == nil {
+			_ = hw.Unlock(context.Background())
+		}
+		wres <- err
+	})
+	eventually(t, 5*time.Second, "W to claim", hookB.claimed)
+	hookB.hold(nil)
+	eventually(t, 5*time.Second, "W idle", func() bool { return hookB.inFlight() == 0 })
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatalf("A Unlock: %v", err)
+	}
+	v := admin.Get(ctx, redisson.LockKeyOf(a, name)).Val()
+	t.Logf("after hand-over: %q", v)
+	cancel()
+	hookB.release()
+	if err := recvWithin(t, wres, 5*time.Second, "W"); err == nil {
+		t.Logf("W obtained (handed at the moment its ctx ended)")
+	}
+	eventually(t, 5*time.Second, "the lock to be free", func() bool {
+		return admin.Exists(context.Background(), redisson.LockKeyOf(a, name)).Val() == 0
+	})
+}
+
+// TestLockReenterRacingFinalUnlock races Reenter against the Unlock of the only level of one Hold,
+// from two goroutines, for many rounds: afterwards the lock is held if and only if the Reenter
+// succeeded (otherwise it failed with ErrNotHeld), with a hold count of 1, and its Unlock frees it.
+func TestLockReenterRacingFinalUnlock(t *testing.T) {
+	c, admin, _ := setup(t)
+	ctx := t.Context()
+	for i := 0; i < 200; i++ {
+		h, err := c.Lock("reenter-race").Lock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lvl *redisson.Hold
+		var rerr, uerr error
+		var wg sync.WaitGroup
+		spawn(&wg, func() { lvl, rerr = h.Reenter(ctx) })
+		spawn(&wg, func() { uerr = h.Unlock(ctx) })
+		wg.Wait()
+		if uerr != nil {
+			t.Fatalf("Unlock = %v", uerr)
+		}
+		held := admin.Exists(ctx, redisson.LockKeyOf(c, "reenter-race")).Val() == 1
+		if (rerr == nil) != held {
+			t.Fatalf("round %d: Reenter err %v, lock held %v", i, rerr, held)
+		}
+		if rerr == nil {
+			if n, _ := lvl.HoldCount(ctx); n != 1 {
+				t.Fatalf("HoldCount = %d", n)
+			}
+			if err := lvl.Unlock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if admin.Exists(ctx, redisson.LockKeyOf(c, "reenter-race")).Val() != 0 {
+				t.Fatal("still held")
+			}
+		} else if !errors.Is(rerr, redisson.ErrNotHeld) {
+			t.Fatalf("Reenter = %v", rerr)
+		}
+	}
+}
+
+// TestLockBadInputTypedErrors checks that bad input (an empty or malformed name, a nil context,
+// zero or nil Holds and Locks, a zero lease, a name whose key holds a hash) gives typed errors
+// (ErrInvalidArgument, ErrWrongType), never a panic, and leaves the data found at the key untouched.
+func TestLockBadInputTypedErrors(t *testing.T) {
+	c, admin, _ := setup(t)
+	ctx := t.Context()
+	var nilCtx context.Context
+	if _, err := c.Lock("").Lock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("empty name: %v", err)
+	}
+	if _, err := c.Lock("}x").TryLock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("}x: %v", err)
+	}
+	if _, err := c.Lock("x").Lock(nilCtx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("nil ctx: %v", err)
+	}
+	var h redisson.Hold
+	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("zero Hold: %v", err)
+	}
+	if _, err := (*redisson.Hold)(nil).Reenter(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("nil Hold: %v", err)
+	}
+	var l redisson.Lock
+	if _, err := l.Lock(ctx); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("zero Lock: %v", err)
+	}
+	if _, err := c.Lock("x").Lock(ctx, redisson.WithLease(0)); !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("lease 0: %v", err)
+	}
+	if err := admin.HSet(ctx, redisson.LockKeyOf(c, "hash"), "f", "v").Err(); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if _, err := c.Lock("hash").Lock(wctx); !errors.Is(err, redisson.ErrWrongType) {
+		t.Errorf("hash: %v", err)
+	}
+	if _, err := c.Lock("hash").ForceUnlock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+		t.Errorf("hash force: %v", err)
+	}
+	if admin.HGet(ctx, redisson.LockKeyOf(c, "hash"), "f").Val() != "v" {
+		t.Errorf("hash modified")
+	}
+	_ = redis.Nil
 }

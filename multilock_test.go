@@ -133,7 +133,7 @@ func TestRedLockLossAndWait(t *testing.T) {
 	defer cancel()
 	eventually(t, 5*time.Second, "B to wait", func() bool { return bs[0].Stats().Waiting == 1 })
 	mustUnlock(t, h2)
-	r := regressWait(t, got, 10*time.Second, "B to get the RedLock")
+	r := recvWithin(t, got, 10*time.Second, "B to get the RedLock")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

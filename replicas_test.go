@@ -3,8 +3,12 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
@@ -228,6 +232,193 @@ func TestReplicaAcksEveryHeldKindLostWhenUnacknowledged(t *testing.T) {
 			if s := c.Stats(); s.Held != 0 || s.AckFailures == 0 {
 				t.Fatalf("%s: Stats %+v after the loss; want Held 0 and AckFailures > 0", kind, s)
 			}
+		})
+	}
+}
+
+// proxiedReplication is a master and a replica whose replication link goes through a proxy (cut
+// with repl.Blackhole(true)).
+type proxiedReplication struct {
+	master, replica *redistest.Server
+	repl            *redistest.Proxy
+}
+
+// startProxiedReplication starts a master and a replica that follows it through a proxy, synced.
+func startProxiedReplication(t *testing.T) proxiedReplication {
+	t.Helper()
+	master := redistest.Start(t, redistest.WithArgs("--repl-diskless-sync-delay", "0"))
+	repl := redistest.NewProxy(t, master.Addr())
+	_, port, _ := strings.Cut(repl.Addr(), ":")
+	replica := redistest.Start(t, redistest.WithArgs("--replicaof", "127.0.0.1", port))
+	rc := replica.Client(t)
+	mc := master.Client(t)
+	eventually(t, 10*time.Second, "the replica synced", func() bool {
+		info, err := rc.Info(t.Context(), "replication").Result()
+		minfo, err2 := mc.Info(t.Context(), "replication").Result()
+		return err == nil && err2 == nil && strings.Contains(info, "master_link_status:up") &&
+			strings.Contains(minfo, "connected_slaves:1")
+	})
+	// Just after a (diskless) sync the master streams writes only once the replica's first ACK has
+	// come (up to a second): wait until a write is acknowledged.
+	eventually(t, 10*time.Second, "the replica acknowledging writes", func() bool {
+		mc.Set(t.Context(), "repl-sync", "1", 0)
+		n, err := mc.Do(t.Context(), "WAIT", 1, 100).Int64()
+		return err == nil && n == 1
+	})
+	return proxiedReplication{master: master, replica: replica, repl: repl}
+}
+
+// promoteReplica makes the replica a master (REPLICAOF NO ONE), as a failover would.
+func promoteReplica(t *testing.T, p proxiedReplication) {
+	t.Helper()
+	if err := p.replica.Client(t).Do(t.Context(), "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatalf("REPLICAOF NO ONE: %v", err)
+	}
+}
+
+// TestReplicaAcksResentHandOverWaitsForReplica checks, in the replica-acknowledged mode, a local
+// transfer on release whose reply is lost and which go-redis re-sends: the heir must not be told it
+// holds the lock unless a replica has it.
+//
+// Scenario: Client A (WithReplicaAcks(1, 300ms)) reaches the master through a proxy; the master's
+// only replica follows it through another proxy. G1 holds lock L; G2, in the same Client, waits for
+// L (WithLease 10s) in the local queue, so G1's final unlock transfers L to G2 in the release script
+// (lock_release.lua: SET L=G2, history "t"), pipelined with WAIT 1. Replication is then cut
+// (Blackhole), and the release's reply is lost (DropReplies(1)): go-redis re-sends the whole
+// pipeline on another connection. The re-sent script finds the heir holding L and answers -2
+// without writing anything; the re-sent WAIT runs on a connection that has written nothing, and
+// must still cover the first run's transfer. If G2 is nevertheless handed L, the test promotes the
+// replica and checks that G2's hold has ended by the time another Client takes L there.
+//
+// Redis 7.0 stamps a client's WAIT offset (c->woff) with the master's offset after every command,
+// written or not, so the re-sent WAIT covers the first run's transfer. On a server that stamps it
+// only after commands that propagated (as later Redis versions do), the re-sent WAIT would answer
+// at once and G2 would be handed a lock no replica has: this test then fails.
+func TestReplicaAcksResentHandOverWaitsForReplica(t *testing.T) {
+	const name = "acked-transfer"
+	p := startProxiedReplication(t)
+	cli := redistest.NewProxy(t, p.master.Addr())
+	rdbA, dialA := proxiedClient(t, p.master, cli, func(o *redis.Options) {
+		o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+	})
+	a := newClient(t, rdbA, redisson.WithReplicaAcks(1, 300*time.Millisecond),
+		redisson.WithWatchdogTimeout(3*time.Second))
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+	defer cancel()
+	warmUpScripts(t, a)
+
+	g1 := mustLock(t, a.Lock(name), ctx)
+	type res struct {
+		h   *redisson.Hold
+		err error
+	}
+	got := make(chan res, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	spawn(&wg, func() {
+		var r res
+		inLock(func() { r.h, r.err = a.Lock(name).Lock(ctx, redisson.WithLease(10*time.Second)) })
+		got <- r
+	})
+	eventually(t, 5*time.Second, "G2 to queue behind G1 in Client A", func() bool { return parkedInLock() >= 1 })
+
+	p.repl.Blackhole(true) // the replica gets nothing more
+	oneIdleConn(t, rdbA)
+	dials := dialA.dialed()
+	cli.DropReplies(1) // the reply of G1's final release is lost; go-redis re-sends the pipeline
+	if err := g1.Unlock(ctx); err != nil {
+		t.Logf("G1 Unlock: %v", err)
+	}
+	cli.DropReplies(0)
+	if dialA.dialed() == dials {
+		t.Fatal("precondition: the release was not re-sent on a new connection")
+	}
+	var r res
+	select {
+	case r = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("G2's Lock did not return")
+	}
+	if r.err != nil {
+		t.Logf("G2 Lock: %v (the unacknowledged transfer was not relied on)", r.err)
+		return
+	}
+	defer func() { _ = r.h.Unlock(context.Background()) }()
+	key := redisson.LockKeyOf(a, name)
+	onMaster := lockOwner(t, p.master.Client(t), key)
+	onReplica := lockOwner(t, p.replica.Client(t), key)
+	g2 := redisson.OwnerOf(r.h)
+	if onReplica == g2 {
+		t.Logf("the replica has G2's hold: acknowledged")
+		return
+	}
+	t.Errorf("G2's Lock succeeded in the replica-acknowledged mode, but the replica never acknowledged it: "+
+		"master holder %q (G2 %q), replica holder %q (G1 %q)", onMaster, g2, onReplica, redisson.OwnerOf(g1))
+
+	// Failover: the replica becomes the master; another Client acquires there once G1's lease ends.
+	promoteReplica(t, p)
+	b := newClient(t, p.replica.Client(t))
+	bctx, bcancel := context.WithTimeout(ctx, 8*time.Second)
+	defer bcancel()
+	hb, err := b.Lock(name).Lock(bctx)
+	if err != nil {
+		t.Fatalf("B on the promoted replica: %v", err)
+	}
+	defer func() { _ = hb.Unlock(context.Background()) }()
+	if r.h.Context().Err() == nil {
+		t.Errorf("two owners: B holds %q on the promoted replica while G2's hold is live", name)
+	}
+}
+
+// TestReplicaAcksLostReplyWithReplicationCutNotObtained checks, for every kind, an acquisition in
+// the replica-acknowledged mode whose reply is lost while replication is cut. Client A
+// (WithReplicaAcks(1, 300ms)) reaches the master through a proxy; the replica follows through
+// another. Replication is cut (Blackhole) and the reply of A's acquisition pipeline (SET NX or
+// lock_acquire.lua, then WAIT) is lost (DropReplies(1)): go-redis re-sends the pipeline on another
+// connection, where the SET NX fails (the key is there) and the script finds the owner holding the
+// lock it has just been granted. The acquisition must fail (ErrNotObtained), nothing be left on the
+// master once the undo has run, and after promoting the replica another Client must take the lock.
+func TestReplicaAcksLostReplyWithReplicationCutNotObtained(t *testing.T) {
+	for _, kind := range lockKinds {
+		t.Run(kind, func(t *testing.T) {
+			name := "acked-lost-" + kind
+			p := startProxiedReplication(t)
+			cli := redistest.NewProxy(t, p.master.Addr())
+			rdbA, dialA := proxiedClient(t, p.master, cli, func(o *redis.Options) {
+				o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+			})
+			a := newClient(t, rdbA, redisson.WithReplicaAcks(1, 300*time.Millisecond))
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			warmUpScripts(t, a)
+			mustUnlock(t, mustLock(t, lockOf(a, kind, "acked-warm-"+kind), ctx))
+
+			p.repl.Blackhole(true)
+			oneIdleConn(t, rdbA)
+			dials := dialA.dialed()
+			cli.DropReplies(1)
+			h, err := lockOf(a, kind, name).TryLock(ctx)
+			cli.DropReplies(0)
+			if dialA.dialed() == dials {
+				t.Fatal("precondition: the acquisition was not re-sent on a new connection")
+			}
+			if err == nil {
+				defer func() { _ = h.Unlock(context.Background()) }()
+				t.Fatalf("TryLock succeeded with replication cut: a lock no replica has")
+			}
+			if !errors.Is(err, redisson.ErrNotObtained) {
+				t.Fatalf("TryLock: %v; want ErrNotObtained", err)
+			}
+			t.Logf("TryLock: %v", err)
+			key := redisson.LockKeyOf(a, name)
+			mc := p.master.Client(t)
+			eventually(t, 6*time.Second, "the unacknowledged acquisition undone on the master", func() bool {
+				return lockOwner(t, mc, key) == ""
+			})
+			promoteReplica(t, p)
+			b := newClient(t, p.replica.Client(t))
+			hb := mustLock(t, lockOf(b, kind, name), ctx)
+			mustUnlock(t, hb)
 		})
 	}
 }

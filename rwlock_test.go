@@ -49,7 +49,7 @@ func TestReadWriteLockSharingAndWriterPreference(t *testing.T) {
 	default:
 	}
 	mustUnlock(t, r2)
-	r := regressWait(t, wgot, 10*time.Second, "the writer to get the lock after the last reader")
+	r := recvWithin(t, wgot, 10*time.Second, "the writer to get the lock after the last reader")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -59,7 +59,7 @@ func TestReadWriteLockSharingAndWriterPreference(t *testing.T) {
 	rgot, cancelR := rLockAsync(ctx, rw)
 	defer cancelR()
 	mustUnlock(t, r.h)
-	rr := regressWait(t, rgot, 10*time.Second, "a waiting reader to get the lock after the writer")
+	rr := recvWithin(t, rgot, 10*time.Second, "a waiting reader to get the lock after the writer")
 	if rr.err != nil {
 		t.Fatal(rr.err)
 	}
@@ -131,7 +131,7 @@ func TestReadWriteLockReaderLeasesApart(t *testing.T) {
 	defer cancel()
 	eventually(t, 5*time.Second, "the writer to wait", func() bool { return alive.Stats().Waiting == 1 })
 	mustUnlock(t, kept)
-	r := regressWait(t, w, 10*time.Second, "the writer after the last live reader")
+	r := recvWithin(t, w, 10*time.Second, "the writer after the last live reader")
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

@@ -119,7 +119,7 @@ func semaphoreConformance() []conformanceCase {
 			if err := a.Release(ctx, 1); err != nil {
 				t.Fatal(err)
 			}
-			if err := regressWait(t, got, 10*time.Second, "B woken by the release"); err != nil {
+			if err := recvWithin(t, got, 10*time.Second, "B woken by the release"); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -145,10 +145,10 @@ func semaphoreConformance() []conformanceCase {
 			if _, err := s.AddPermits(ctx, 3); err != nil {
 				t.Fatal(err)
 			}
-			if err := regressWait(t, big, 10*time.Second, "the request for 3"); err != nil {
+			if err := recvWithin(t, big, 10*time.Second, "the request for 3"); err != nil {
 				t.Fatal(err)
 			}
-			if err := regressWait(t, small, 10*time.Second, "the request for 1"); err != nil {
+			if err := recvWithin(t, small, 10*time.Second, "the request for 1"); err != nil {
 				t.Fatal(err)
 			}
 			if n, err := s.AvailablePermits(ctx); err != nil || n != 0 {
@@ -166,7 +166,7 @@ func semaphoreConformance() []conformanceCase {
 			go func() { got <- newC().Semaphore(name).Acquire(wctx, 2) }()
 			semWaiting(t, newC(), name, 1)
 			cancel()
-			if err := regressWait(t, got, 10*time.Second, "the cancelled wait"); !errors.Is(err, context.Canceled) || !errors.Is(err, redisson.ErrNotObtained) {
+			if err := recvWithin(t, got, 10*time.Second, "the cancelled wait"); !errors.Is(err, context.Canceled) || !errors.Is(err, redisson.ErrNotObtained) {
 				t.Fatalf("cancelled Acquire = %v; want context.Canceled and ErrNotObtained", err)
 			}
 			if ok, err := newC().Semaphore(name).TryAcquire(ctx, 2, redisson.WithWait(50*time.Millisecond)); err != nil || ok {

@@ -118,7 +118,6 @@ func TestClose(t *testing.T) {
 
 // A subscription that waits on the network (here: a redial through a slow link) must not hold up
 // the rest of the hub: a waiter of another channel can still leave, and messages are still handled.
-// Issue 5: Subscribe used to hold the hub's mutex during network I/O.
 func TestSubscribeIOStallsNothingElse(t *testing.T) {
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())

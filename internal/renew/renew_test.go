@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -284,8 +285,8 @@ func TestLossSignalledWithMargin(t *testing.T) {
 }
 
 // Close during a round that renews several groups returns the entries of every group the round had
-// not reached, whatever their group numbers (issue 5, defect 8: entries of a lower group number later
-// in the round were dropped, neither returned nor reported lost).
+// not reached, whatever their group numbers (entries of a lower group number later in the round included: none
+// is dropped, neither returned nor reported lost).
 func TestCloseMidRoundReturnsUnreachedGroups(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var s *Scheduler
@@ -326,8 +327,8 @@ func TestCloseMidRoundReturnsUnreachedGroups(t *testing.T) {
 
 // A renewal call that hangs delays nothing else: a fixed lease still ends on time, another lock is
 // still renewed, and the hung entry itself is declared lost at its deadline, while its call is still
-// in flight (issue 5 review: one goroutine both renewed and ended leases, so a hung call held back the
-// end of every fixed lease).
+// in flight (were one goroutine both to renew and to end leases, a hung call would hold back the end
+// of every fixed lease).
 func TestHungRenewalDelaysNothingElse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
@@ -379,7 +380,7 @@ func TestHungRenewalDelaysNothingElse(t *testing.T) {
 
 // An entry added again after it was declared lost (a waiter's heartbeat entry is, each time the
 // waiter queues again) is not touched by the outcome of a renewal call of its previous registration
-// that comes back late (issue 6 review: that call's "gone" ended the new registration).
+// that comes back late (that call's "gone" must not end the new registration).
 func TestLateOutcomeOfPreviousRegistrationIgnored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan bool) // the answer of each call, sent when the test lets it return
@@ -420,6 +421,139 @@ func TestLateOutcomeOfPreviousRegistrationIgnored(t *testing.T) {
 		synctest.Wait()
 		if !s.Active(e) {
 			t.Errorf("the new registration was not renewed")
+		}
+	})
+}
+
+// twoNodes is a Renewer over two fake nodes, one per batch Group, pipelined per node as the Client
+// does: Group 2 (node B) answers after slow (or fails with ctx's error when ctx ends first), Group 1
+// (node A) answers at once. Every entry is alive.
+func twoNodes(slow time.Duration) Renewer {
+	return nodesRenewer(func(group int) int { return group }, map[int]time.Duration{2: slow})
+}
+
+// nodesRenewer is a Renewer over fake nodes (nodeOf maps a batch's Group to its node), pipelined per
+// node as the Client does: a node answers after its delay in delays (none: at once; < 0: never, it
+// fails with ctx's error when ctx ends), every entry alive.
+func nodesRenewer(nodeOf func(group int) int, delays map[int]time.Duration) Renewer {
+	return func(ctx context.Context, batches [][]*Entry, report func(int, []bool, error)) int {
+		byNode := map[int][]int{}
+		for i, b := range batches {
+			byNode[nodeOf(b[0].Group)] = append(byNode[nodeOf(b[0].Group)], i)
+		}
+		var wg sync.WaitGroup
+		for node, idx := range byNode {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if d, ok := delays[node]; ok {
+					var after <-chan time.Time // nil: hung
+					if d >= 0 {
+						after = time.After(d)
+					}
+					select {
+					case <-after:
+					case <-ctx.Done():
+						for _, i := range idx {
+							report(i, nil, ctx.Err())
+						}
+						return
+					}
+				}
+				for _, i := range idx {
+					alive := make([]bool, len(batches[i]))
+					for k := range alive {
+						alive[k] = true
+					}
+					report(i, alive, nil)
+				}
+			}()
+		}
+		wg.Wait()
+		return len(byNode)
+	}
+}
+
+// TestMixedRoundKeepsEachBatchPeriod checks that a renewal round mixing waiter heartbeats and locks
+// does not impose the shortest period of any entry in it on every batch of the round: a mixed round
+// must not starve or mis-time either kind, and a healthy (if slower) node's locks must not be
+// declared lost because another batch of the round has a shorter period.
+//
+// Interleaving: a watchdog lock (lease 3s: renewed every 1s, its renewal call allowed up to a period,
+// 1s) lives on node B, which answers in 200ms: alone it is renewed every time (the control run). A
+// queued waiter of the same Client (waiter timeout 300ms: heartbeat every 100ms) lives on node A,
+// which is fast. The waiter's heartbeat step runs every 100ms, and the lock is eligible from half a
+// period before it is due, so the lock always rides in a waiter's round; its renewal must still be
+// allowed its own period, so that it is renewed at least 8 times in 10s and never declared lost.
+func TestMixedRoundKeepsEachBatchPeriod(t *testing.T) {
+	run := func(t *testing.T, withWaiter bool) (renewed uint64, lost error) {
+		synctest.Test(t, func(t *testing.T) {
+			s := New(twoNodes(200*time.Millisecond), 50*time.Millisecond, 0.1)
+			defer s.Close()
+			var lostErr atomic.Value
+			lock := &Entry{Kind: 0, Key: "lock", Owner: "o", Group: 2, Lease: 3 * time.Second, Watchdog: true,
+				OnLost: func(err error) { lostErr.Store(err) }}
+			s.Add(lock, time.Now())
+			if withWaiter {
+				waiter := &Entry{Kind: 1, Key: "q", Owner: "w", Group: 1, Lease: 300 * time.Millisecond, Watchdog: true,
+					OnLost: func(err error) { t.Errorf("waiter lost: %v", err) }}
+				s.Add(waiter, time.Now())
+			}
+			time.Sleep(10 * time.Second)
+			synctest.Wait()
+			if v := lostErr.Load(); v != nil {
+				lost = v.(error)
+			}
+			_, renewed = s.KindStats(0)
+		})
+		return renewed, lost
+	}
+	// Control: the lock alone on node B is renewed every period.
+	if renewed, lost := run(t, false); lost != nil || renewed < 8 {
+		t.Fatalf("control (no waiter): lost=%v renewed=%d; want nil and ≥ 8", lost, renewed)
+	}
+	renewed, lost := run(t, true)
+	if lost != nil || renewed < 8 {
+		t.Fatalf("lock on a node answering in 200ms, next to a queued waiter (heartbeat every 100ms) on another node: "+
+			"lost=%v, %d renewals in 10s; want not lost and ≥ 8 renewals (its own period is 1s)", lost, renewed)
+	}
+}
+
+// TestHungNodeSparesHealthyNodesLocks checks that a hung node delays only its own batches (the
+// renewBatches doc: "the nodes of a Cluster in parallel, so that a slow node delays only its own
+// batches"): a healthy node's locks must not be declared lost because another node is hung.
+//
+// Interleaving: 6,000 watchdog locks (lease 3s, period 1s, margin 0.1: deadline 2.7s after the last
+// renewal was sent) with a Group (Cluster slot) each, on three nodes (Group % 3); node 0 hangs (its
+// pipeline returns only when ctx ends), nodes 1 and 2 answer at once. They fall due together, in
+// many rounds of 256 batches. With SplitBy, which the Client sets on a Cluster, rounds never mix
+// nodes and each node has its own parallel slots: none of the healthy nodes' locks may be declared
+// lost within 2.9s.
+func TestHungNodeSparesHealthyNodesLocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		renewer := nodesRenewer(func(group int) int { return group % 3 }, map[int]time.Duration{0: -1}) // node 0 hung
+		s := New(renewer, 500*time.Millisecond, 0.1)
+		defer s.Close()
+		s.SplitBy(func(e *Entry) string { return fmt.Sprint(e.Group % 3) }) // as the Client does on a Cluster
+		const n = 6000
+		var healthyLost, hungLost atomic.Int64
+		for i := range n {
+			e := watchdog(fmt.Sprint("k", i), 3*time.Second, nil)
+			e.Group = i
+			e.OnLost = func(error) {
+				if i%3 == 0 {
+					hungLost.Add(1)
+				} else {
+					healthyLost.Add(1)
+				}
+			}
+			s.Add(e, time.Now())
+		}
+		time.Sleep(2900 * time.Millisecond) // past the first deadline (2.7s)
+		synctest.Wait()
+		if l := healthyLost.Load(); l != 0 {
+			t.Fatalf("%d of the %d locks on the two healthy nodes declared lost within 2.9s (and %d of the %d on the hung node); "+
+				"want 0: their nodes answer at once", l, n-n/3, hungLost.Load(), n/3)
 		}
 	})
 }
