@@ -302,3 +302,79 @@ func TestObjectsDroppedReplyAppliedOnce(t *testing.T) {
 		t.Fatalf("Load with its reply dropped = %d, %v; want 16 (a read is re-sent)", v, err)
 	}
 }
+
+// Every non-canonical int64 string under an AtomicLong's name ("-0", "+1", "007", " 1", "1.0",
+// "1e3", out-of-range or non-ASCII digits, ...) fails every method with ErrWrongType and is left
+// exactly as it was: the Lua decoder, the Go decoder and INCRBY agree.
+func TestAtomicLongNonCanonicalStringsAreWrongType(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	a := c.AtomicLong("nc")
+	for _, raw := range []string{"-0", "+1", "007", "00", " 1", "1 ", "1\x00", "", "-", "1.0", "0x10", "1e3",
+		"12345678901234567890", "9223372036854775808", "-9223372036854775809", "99999999999999999999",
+		"-00", "٣", "１"} {
+		mustDo(t, "SET", admin.Set(ctx, "{nc}", raw, 0).Err())
+		errs := map[string]error{}
+		_, errs["Load"] = a.Load(ctx)
+		_, errs["Add"] = a.Add(ctx, 1)
+		_, errs["Add(0)"] = a.Add(ctx, 0)
+		errs["Store"] = a.Store(ctx, 5)
+		_, errs["Swap"] = a.Swap(ctx, 5)
+		_, errs["CompareAndSwap(0,5)"] = a.CompareAndSwap(ctx, 0, 5)
+		_, errs["SetIfGreater(MaxInt64)"] = a.SetIfGreater(ctx, math.MaxInt64)
+		_, errs["SetIfLess(MinInt64)"] = a.SetIfLess(ctx, math.MinInt64)
+		_, errs["GetAndDelete"] = a.GetAndDelete(ctx)
+		for what, err := range errs {
+			if !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("%s on %q = %v; want ErrWrongType", what, raw, err)
+			}
+		}
+		if got, err := admin.Get(ctx, "{nc}").Result(); err != nil || got != raw {
+			t.Errorf("after the calls on %q the value is %q, %v; want it unchanged", raw, got, err)
+		}
+	}
+}
+
+// SetIfGreater, SetIfLess and CompareAndSwap agree with Go's int64 order on edge values (the
+// scripts compare strings: signs, lengths, equal lengths), and an Add overflowing at either end
+// fails with ErrOutOfRange and changes nothing.
+func TestAtomicLongOrderEdges(t *testing.T) {
+	ctx := t.Context()
+	c, _, _ := setup(t)
+	a := c.AtomicLong("order")
+	vals := []int64{math.MinInt64, math.MinInt64 + 1, -1000000000000000000, -999999999999999999, -10, -9, -1, 0, 1, 9, 10,
+		99, 100, 999999999999999999, 1000000000000000000, math.MaxInt64 - 1, math.MaxInt64}
+	for _, cur := range vals {
+		for _, v := range vals {
+			mustDo(t, "Store", a.Store(ctx, cur))
+			set, err := a.SetIfGreater(ctx, v)
+			got, lerr := a.Load(ctx)
+			if err != nil || lerr != nil || set != (v > cur) || got != max(v, cur) {
+				t.Fatalf("SetIfGreater(%d) on %d = %v, %v; value %d, %v", v, cur, set, err, got, lerr)
+			}
+			mustDo(t, "Store", a.Store(ctx, cur))
+			set, err = a.SetIfLess(ctx, v)
+			got, lerr = a.Load(ctx)
+			if err != nil || lerr != nil || set != (v < cur) || got != min(v, cur) {
+				t.Fatalf("SetIfLess(%d) on %d = %v, %v; value %d, %v", v, cur, set, err, got, lerr)
+			}
+			mustDo(t, "Store", a.Store(ctx, cur))
+			set, err = a.CompareAndSwap(ctx, v, 42)
+			if err != nil || set != (v == cur) {
+				t.Fatalf("CompareAndSwap(%d, 42) on %d = %v, %v", v, cur, set, err)
+			}
+		}
+	}
+	// Add overflow at both ends changes nothing.
+	mustDo(t, "Store", a.Store(ctx, math.MaxInt64))
+	if _, err := a.Add(ctx, 1); !errors.Is(err, redisson.ErrOutOfRange) {
+		t.Fatalf("Add(1) on MaxInt64 = %v; want ErrOutOfRange", err)
+	}
+	mustDo(t, "Store", a.Store(ctx, math.MinInt64))
+	if _, err := a.Add(ctx, math.MinInt64); !errors.Is(err, redisson.ErrOutOfRange) {
+		t.Fatalf("Add(MinInt64) on MinInt64 = %v; want ErrOutOfRange", err)
+	}
+	if v, err := a.Load(ctx); err != nil || v != math.MinInt64 {
+		t.Fatalf("Load after the overflows = %d, %v", v, err)
+	}
+}

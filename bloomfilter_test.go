@@ -1,14 +1,19 @@
 package redisson_test
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
@@ -463,5 +468,409 @@ func TestBloomFilterConfigMismatchSaysStoredAndAsked(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("TryInit's error %q does not say %q", err, want)
 		}
+	}
+}
+
+// Count decodes the configuration with the one Go decoder every call uses: with bits or hashes
+// tampered to "NaN", "inf", "1e300" or "1e-300", Count fails with ErrWrongType as Config does,
+// rather than return an estimate computed from garbage with a nil error.
+func TestBloomFilterCountTamperedConfigIsWrongType(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	for _, tc := range []struct{ field, value string }{
+		{"bits", "NaN"}, {"bits", "inf"}, {"hashes", "NaN"}, {"bits", "1e300"}, {"hashes", "1e-300"},
+	} {
+		name := "tamper-" + tc.field + "-" + tc.value
+		f := c.BloomFilter(name)
+		if _, err := f.TryInit(ctx, 1000, 0.01); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.AddMany(ctx, []string{"a", "b", "c"}); err != nil {
+			t.Fatal(err)
+		}
+		mustDo(t, "HSET", admin.HSet(ctx, "{"+name+"}", tc.field, tc.value).Err())
+		if _, err := f.Config(ctx); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("Config with %s=%q = %v; want ErrWrongType", tc.field, tc.value, err)
+		}
+		if n, err := f.Count(ctx); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("Count with %s=%q = %d, %v; want ErrWrongType (as Config)", tc.field, tc.value, n, err)
+		}
+	}
+}
+
+// A configuration whose bits are written non-canonically ("0959") is judged alike by the Go decoder
+// (Config) and the Lua one (Add): both refuse it or both accept it, and a refusing Add fails with
+// ErrWrongType, one of its documented errors.
+func TestBloomFilterNonCanonicalConfigIsWrongType(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	f := c.BloomFilter("noncanon")
+	bits, _, err := redisson.BloomSize(1000, 0.01)
+	mustDo(t, "BloomSize", err)
+	if _, err := f.TryInit(ctx, 1000, 0.01); err != nil {
+		t.Fatal(err)
+	}
+	mustDo(t, "HSET", admin.HSet(ctx, "{noncanon}", "bits", fmt.Sprintf("0%d", bits)).Err())
+	c2 := newClient(t, admin)
+	f2 := c2.BloomFilter("noncanon")
+	_, cfgErr := f2.Config(ctx)
+	_, addErr := f2.Add(ctx, "x")
+	if (cfgErr == nil) != (addErr == nil) {
+		t.Errorf("configuration with bits %q: Config = %v but Add = %v; the Go and Lua decoders disagree", fmt.Sprintf("0%d", bits), cfgErr, addErr)
+	}
+	if addErr != nil && !errors.Is(addErr, redisson.ErrWrongType) {
+		t.Errorf("Add with a non-canonical configuration = %v; want ErrWrongType (documented errors of Add)", addErr)
+	}
+}
+
+// TryInit races between Clients with different parameters: exactly one configuration wins, the
+// others get false (same size) or ErrConfigMismatch, and every Client then uses the winner's: each
+// sees every Client's element.
+func TestBloomFilterTryInitRace(t *testing.T) {
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	params := []struct {
+		n int64
+		p float64
+	}{{1000, 0.01}, {1000, 0.01}, {2000, 0.01}, {1000, 0.1}, {5, 0.5}, {100000, 0.001}, {1000, 0.01}, {7, 0.3}}
+	type res struct {
+		created bool
+		err     error
+	}
+	out := make([]res, len(params))
+	clients := make([]*redisson.Client, len(params))
+	for i := range clients {
+		clients[i] = newClient(t, srv.Client(t))
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, pr := range params {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			ok, err := clients[i].BloomFilter("race").TryInit(ctx, pr.n, pr.p)
+			out[i] = res{ok, err}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, r := range out {
+		if r.created {
+			if winner >= 0 {
+				t.Fatalf("two TryInit created the filter: %d and %d", winner, i)
+			}
+			winner = i
+		}
+	}
+	if winner < 0 {
+		t.Fatalf("no TryInit created the filter: %+v", out)
+	}
+	wm, wk, _ := redisson.BloomSize(params[winner].n, params[winner].p)
+	for i, r := range out {
+		m, k, _ := redisson.BloomSize(params[i].n, params[i].p)
+		switch {
+		case i == winner:
+		case m == wm && k == wk:
+			if r.err != nil {
+				t.Errorf("TryInit %d (same size as the winner) = %v", i, r.err)
+			}
+		default:
+			if !errors.Is(r.err, redisson.ErrConfigMismatch) {
+				t.Errorf("TryInit %d (other size) = %v; want ErrConfigMismatch", i, r.err)
+			}
+		}
+		if _, err := clients[i].BloomFilter("race").Add(ctx, fmt.Sprint("e", i)); err != nil {
+			t.Errorf("Add by Client %d = %v", i, err)
+		}
+	}
+	for i := range clients {
+		for j := range clients {
+			if ok, err := clients[i].BloomFilter("race").Contains(ctx, fmt.Sprint("e", j)); err != nil || !ok {
+				t.Errorf("Client %d does not contain Client %d's element: %v, %v", i, j, ok, err)
+			}
+		}
+	}
+}
+
+// A huge batch with k = 100 (many script calls), the empty string, duplicates and elements of very
+// different sizes: all contained, the count of new elements exact, Count with every bit set is m,
+// and Count of an empty filter is 0.
+func TestBloomFilterHugeBatch(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	f := c.BloomFilter("huge")
+	m, k, err := redisson.BloomSize(3000, 1e-30)
+	mustDo(t, "BloomSize", err)
+	if k != 100 {
+		t.Fatalf("BloomSize(3000, 1e-30) hashes = %d; want 100", k)
+	}
+	if _, err := f.TryInit(ctx, 3000, 1e-30); err != nil {
+		t.Fatal(err)
+	}
+	elems := []string{"", "", strings.Repeat("x", 100000), "\x00", "\xff\xfe"}
+	for i := range 2990 {
+		elems = append(elems, fmt.Sprint(i))
+	}
+	n, err := f.AddMany(ctx, elems)
+	if err != nil || n != len(elems)-1 { // k = 100 at p = 1e-30: no false positive expected
+		t.Fatalf("AddMany(%d with a duplicate) = %d, %v", len(elems), n, err)
+	}
+	got, err := f.ContainsMany(ctx, elems)
+	if err != nil || len(got) != len(elems) {
+		t.Fatalf("ContainsMany = %d answers, %v", len(got), err)
+	}
+	for i, ok := range got {
+		if !ok {
+			t.Fatalf("element %d (%.10q) added but not contained", i, elems[i])
+		}
+	}
+	// Every bit set (m is not a multiple of 8 here: bits past m set too).
+	mustDo(t, "SET", admin.Set(ctx, fmt.Sprintf("{huge}:~bf:%d:%d", m, k), bytes.Repeat([]byte{0xFF}, int((m+7)/8)), 0).Err())
+	if cnt, err := f.Count(ctx); err != nil || cnt != m {
+		t.Fatalf("Count with every bit set = %d, %v; want m = %d", cnt, err, m)
+	}
+	// A fresh filter with every bit clear but the bitmap allocated.
+	g := c.BloomFilter("zero")
+	if _, err := g.TryInit(ctx, 10, 0.1); err != nil {
+		t.Fatal(err)
+	}
+	if cnt, err := g.Count(ctx); err != nil || cnt != 0 {
+		t.Fatalf("Count of an empty filter = %d, %v", cnt, err)
+	}
+}
+
+// The elements of one script call (8,192 bit indices) are added atomically even when a server limit
+// refuses one of its indices: with proto-max-bulk-len lowered to 1mb (8,388,608 bits) and a filter
+// of 9.6M bits, an Add whose indices straddle the limit fails without setting any of its bits (a
+// partial element would skew later Adds and lookups), and its error is not ErrWrongType (the limit
+// is not a type mismatch).
+func TestBloomFilterAddOverProtoLimitWritesNothing(t *testing.T) {
+	ctx := t.Context()
+	srv := redistest.Start(t, redistest.WithArgs("--proto-max-bulk-len", "1mb"))
+	admin := srv.Client(t)
+	c := newClient(t, srv.Client(t))
+	f := c.BloomFilter("bigbloom")
+	if _, err := f.TryInit(ctx, 1000000, 0.01); err != nil { // 9.6M bits, k = 7
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		before, _ := admin.BitCount(ctx, "{bigbloom}", nil).Result()
+		_, err := f.Add(ctx, fmt.Sprint("e", i))
+		after, _ := admin.BitCount(ctx, "{bigbloom}", nil).Result()
+		if err != nil && errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("Add(e%d) refused by a server limit = %v: classified as ErrWrongType (objectErr matches \"not an integer\" in \"bit offset is not an integer or out of range\")", i, err)
+		}
+		if err != nil && after != before {
+			t.Fatalf("Add(e%d) failed (%v) but set %d bits: one script call is not atomic", i, err, after-before)
+		}
+	}
+}
+
+// bloomOps are the BloomFilter's calls, each expected to be refused with ErrWrongType on another
+// kind's name.
+var bloomOps = []objectOp{
+	{"TryInit", func(ctx context.Context, c *redisson.Client, n string) error {
+		return errOnly(c.BloomFilter(n).TryInit(ctx, 100, 0.01))
+	}},
+	{"Add", func(ctx context.Context, c *redisson.Client, n string) error {
+		return errOnly(c.BloomFilter(n).Add(ctx, "a"))
+	}},
+	{"AddMany", func(ctx context.Context, c *redisson.Client, n string) error {
+		return errOnly(c.BloomFilter(n).AddMany(ctx, []string{"a", "b"}))
+	}},
+	{"Contains", func(ctx context.Context, c *redisson.Client, n string) error {
+		return errOnly(c.BloomFilter(n).Contains(ctx, "a"))
+	}},
+	{"ContainsMany", func(ctx context.Context, c *redisson.Client, n string) error {
+		return errOnly(c.BloomFilter(n).ContainsMany(ctx, []string{"a", "b"}))
+	}},
+	{"Count", func(ctx context.Context, c *redisson.Client, n string) error {
+		return errOnly(c.BloomFilter(n).Count(ctx))
+	}},
+	{"Config", func(ctx context.Context, c *redisson.Client, n string) error {
+		return errOnly(c.BloomFilter(n).Config(ctx))
+	}},
+}
+
+// Tampered configurations (a bad fpr; bits, hashes or insertions non-canonical or out of range;
+// another hash name) are each decoded as not a configuration (ErrWrongType) by Config, Count,
+// Contains, Add and TryInit, and nothing changes: bloom.lua checks all five fields as the Go
+// decoder does. A foreign hash that happens to have a field "bits" is refused by every call.
+func TestBloomFilterTamperedConfigRefused(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	good := map[string]string{"bits": "959", "hashes": "7", "insertions": "100", "fpr": "0.01", "hash": "xxh3-128"}
+	bad := []map[string]string{
+		{"fpr": "1"}, {"fpr": "0"}, {"fpr": "NaN"}, {"fpr": "-0.5"}, {"fpr": "Inf"}, {"fpr": "1e-400"}, {"fpr": ""},
+		{"bits": "+959"}, {"bits": "0959"}, {"bits": " 959"}, {"bits": "959.0"}, {"bits": "0"}, {"bits": "4294967297"},
+		{"hashes": "07"}, {"hashes": "0"}, {"hashes": "101"}, {"hashes": "-7"},
+		{"insertions": "0"}, {"insertions": "1e2"}, {"insertions": "-100"},
+		{"hash": "XXH3-128"}, {"hash": "xxh3-128 "}, {"hash": ""},
+	}
+	for i, mod := range bad {
+		name := "cfg" + strconv.Itoa(i)
+		key := "{" + name + "}"
+		fields := map[string]any{}
+		for k, v := range good {
+			fields[k] = v
+		}
+		for k, v := range mod {
+			fields[k] = v
+		}
+		mustDo(t, "HSET", admin.HSet(ctx, key, fields).Err())
+		snap := serverSnapshot(t, admin)
+		f := c.BloomFilter(name)
+		if _, err := f.Config(ctx); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("%v: Config = %v; want ErrWrongType", mod, err)
+		}
+		if _, err := f.Count(ctx); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("%v: Count = %v; want ErrWrongType", mod, err)
+		}
+		if _, err := f.Contains(ctx, "a"); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("%v: Contains = %v; want ErrWrongType", mod, err)
+		}
+		if _, err := f.Add(ctx, "a"); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("%v: Add = %v; want ErrWrongType", mod, err)
+		}
+		// TryInit with the same bits/hashes/hash must not accept the corrupt configuration (false,
+		// nil) and cache it: Add would then set bits under a configuration that Config and Count refuse.
+		if ok, err := f.TryInit(ctx, 100, 0.01); err == nil {
+			t.Errorf("%v: TryInit = %v, nil; want an error (ErrWrongType): the configuration is not one", mod, ok)
+		}
+		if _, err := f.Add(ctx, "b"); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("%v: Add after TryInit = %v; want ErrWrongType", mod, err)
+		}
+		if d := snapshotDiff(snap, serverSnapshot(t, admin)); d != "" {
+			t.Errorf("%v: changed Redis: %s", mod, d)
+		}
+	}
+	// A foreign hash that happens to have a field "bits" (and nothing else of a configuration).
+	mustDo(t, "HSET", admin.HSet(ctx, "{foreign}", "bits", "959", "owner", "app").Err())
+	f := c.BloomFilter("foreign")
+	for _, op := range bloomOps {
+		if err := op.run(ctx, c, "foreign"); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("foreign hash {bits, owner}: %s = %v; want ErrWrongType", op.name, err)
+		}
+	}
+	_ = f
+}
+
+// bloomBitsKey is the bits key of filter name sized for (n, p).
+func bloomBitsKey(t *testing.T, name string, n int64, p float64) string {
+	t.Helper()
+	m, k, err := redisson.BloomSize(n, p)
+	mustDo(t, "BloomSize", err)
+	return "{" + name + "}:~bf:" + strconv.FormatInt(m, 10) + ":" + strconv.Itoa(k)
+}
+
+// bloomBitsKeys lists the bits keys of every filter on the server.
+func bloomBitsKeys(t *testing.T, admin redis.UniversalClient) []string {
+	t.Helper()
+	keys, err := admin.Keys(context.Background(), "*:~bf:*").Result()
+	mustDo(t, "KEYS", err)
+	return keys
+}
+
+// Under OOM (maxmemory 1, noeviction) an add's BITFIELD is refused at queue time and EXEC answers
+// EXECABORT: Add fails with that plain Redis error (not ErrConfigMismatch, ErrNotInitialized or
+// ErrWrongType), and nothing is written; TryInit of a new filter and the Add of a Client with
+// nothing cached likewise.
+func TestBloomFilterOOMIsPlainError(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	f := c.BloomFilter("oom")
+	if _, err := f.TryInit(ctx, 1000, 0.01); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Add(ctx, "warm"); err != nil {
+		t.Fatal(err)
+	}
+	before := serverSnapshot(t, admin)
+	mustDo(t, "CONFIG SET", admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
+	mustDo(t, "CONFIG SET", admin.ConfigSet(ctx, "maxmemory", "1").Err())
+	t.Cleanup(func() { admin.ConfigSet(context.Background(), "maxmemory", "0") })
+	_, err := f.AddMany(ctx, []string{"a", "b", "c"})
+	if err == nil || errors.Is(err, redisson.ErrConfigMismatch) || errors.Is(err, redisson.ErrNotInitialized) ||
+		errors.Is(err, redisson.ErrWrongType) || !strings.Contains(err.Error(), "OOM") && !strings.Contains(err.Error(), "EXECABORT") {
+		t.Errorf("AddMany under OOM = %v; want the plain OOM/EXECABORT Redis error", err)
+	}
+	// A fresh name: TryInit refused, no config.
+	g := c.BloomFilter("oom2")
+	if ok, err := g.TryInit(ctx, 1000, 0.01); err == nil || ok {
+		t.Errorf("TryInit under OOM = %v, %v; want an OOM error", ok, err)
+	}
+	// A Client with no parameters cached, on the live filter.
+	c2 := newClient(t, extraClient(admin))
+	if _, err := c2.BloomFilter("oom").Add(ctx, "z"); err == nil || errors.Is(err, redisson.ErrConfigMismatch) {
+		t.Errorf("Add by a fresh Client under OOM = %v; want the plain OOM error", err)
+	}
+	if d := snapshotDiff(before, serverSnapshot(t, admin)); d != "" {
+		t.Errorf("under OOM the keys changed: %s", d)
+	}
+}
+
+// extraClient returns a new go-redis client to admin's server.
+func extraClient(admin *redis.Client) *redis.Client {
+	o := *admin.Options()
+	return redis.NewClient(&o)
+}
+
+// TryInit under OOM with bits left under its parameters' key (by a stale add whose reply was lost,
+// see TestBloomFilterStaleAddLostReplyLeavesNoBits) fails and writes no configuration: the
+// configuration is written first, so deleting the leftovers cannot lift Redis's out-of-memory
+// check.
+func TestBloomFilterTryInitOOMWithLeftoverBits(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	bits := bloomBitsKey(t, "left", 1000, 0.01)
+	mustDo(t, "SET", admin.Set(ctx, bits, "\xff", 0).Err())
+	mustDo(t, "CONFIG SET", admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
+	mustDo(t, "CONFIG SET", admin.ConfigSet(ctx, "maxmemory", "1").Err())
+	t.Cleanup(func() { admin.ConfigSet(context.Background(), "maxmemory", "0") })
+	ok, err := c.BloomFilter("left").TryInit(ctx, 1000, 0.01)
+	if err == nil {
+		t.Errorf("TryInit under OOM with leftover bits = %v, nil; want an OOM error, nothing written (config written: %v)",
+			ok, admin.Exists(ctx, "{left}").Val() == 1)
+	}
+}
+
+// The replica-acknowledged mode: an AddMany whose reply (EXEC and WAIT) is lost fails, is not sent
+// again (exactly one BITFIELD call), and was applied once (adding the elements again reports none
+// new).
+func TestBloomFilterLostReplyAckedAppliedOnce(t *testing.T) {
+	ctx := t.Context()
+	r := redistest.StartReplicated(t)
+	admin := r.Master.Client(t)
+	p := redistest.NewProxy(t, r.Master.Addr())
+	c := newClient(t, r.Master.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }), redisson.WithReplicaAcks(1, 2e9))
+	f := c.BloomFilter("lacked")
+	if _, err := f.TryInit(ctx, 1000, 0.01); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Add(ctx, "warm"); err != nil {
+		t.Fatal(err)
+	}
+
+	before := admin.InfoMap(ctx, "commandstats").Item("Commandstats", "cmdstat_bitfield")
+	p.DropReplies(1)
+	if _, err := f.AddMany(ctx, []string{"x", "y"}); err == nil {
+		t.Fatal("AddMany with its reply dropped = nil")
+	}
+	after := admin.InfoMap(ctx, "commandstats").Item("Commandstats", "cmdstat_bitfield")
+	if calls := func(s string) int64 {
+		i := strings.Index(s, "calls=")
+		if i < 0 {
+			return 0
+		}
+		n, _ := strconv.ParseInt(strings.SplitN(s[i+6:], ",", 2)[0], 10, 64)
+		return n
+	}; calls(after)-calls(before) != 1 {
+		t.Errorf("BITFIELD calls during the lost AddMany: %s -> %s; want exactly one (sent once)", before, after)
+	}
+
+	if n, err := f.AddMany(ctx, []string{"x", "y"}); err != nil || n != 0 {
+		t.Errorf("AddMany again = %d, %v; want 0 new (applied once already)", n, err)
 	}
 }

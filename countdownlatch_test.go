@@ -210,3 +210,318 @@ func TestCountDownLatchPubSubKilled(t *testing.T) {
 		recvWithin(t, done, 15*time.Second, "waiters released after their pub/sub connections were killed")
 	}
 }
+
+// latchCall matches a latch.lua call (3 keys, then what, n, publish, channel, window) of kind what.
+func latchCall(what string) func(a []string) bool {
+	return func(a []string) bool {
+		return len(a) == 11 && (a[0] == "evalsha" || a[0] == "eval") && a[2] == "3" && a[6] == what
+	}
+}
+
+// Late copies of a latch's TrySetCount and CountDown from a finished round, replayed after the
+// latch reached zero or was set again, change nothing: the copy of the set does not arm the latch
+// again, and round 1's count-down does not count round 2 down.
+func TestCountDownLatchLateCopiesAfterRearmChangeNothing(t *testing.T) {
+	ctx := t.Context()
+	_, admin, srv := setup(t)
+	hook := newScriptHook()
+	rdb := srv.Client(t)
+	rdb.AddHook(hook)
+	l := newClient(t, rdb).CountDownLatch("rearm")
+	hook.set(latchCall("s"), false)
+	if ok, err := l.TrySetCount(ctx, 1); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	set := hook.last(t)
+	hook.set(latchCall("d"), false)
+	if n, err := l.CountDown(ctx); n != 0 || err != nil {
+		t.Fatal(n, err)
+	}
+	down := hook.last(t)
+	hook.release()
+	// Zero: a late copy of the set must not arm it again.
+	if err := admin.Do(ctx, set...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := l.Count(ctx); n != 0 || err != nil {
+		t.Fatalf("Count after a late TrySetCount copy = %d, %v; want 0", n, err)
+	}
+	// Round 2: a late copy of round 1's count-down must not count it down.
+	if ok, err := l.TrySetCount(ctx, 2); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := admin.Do(ctx, down...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := l.Count(ctx); n != 2 || err != nil {
+		t.Fatalf("Count of round 2 after a late count-down copy of round 1 = %d, %v; want 2", n, err)
+	}
+}
+
+// A stray "*" on the latch channel (an earlier round's message read late) does not release a waiter
+// of the current round: it reads the count again and waits on, until the count reaches zero.
+func TestCountDownLatchStaleMessageDoesNotReleaseNewRound(t *testing.T) {
+	ctx := t.Context()
+	_, admin, srv := setup(t)
+	hook := &aroundHook{}
+	rdb := srv.Client(t)
+	rdb.AddHook(hook)
+	w := newClient(t, rdb, redisson.WithRepollInterval(time.Hour)).CountDownLatch("stale")
+	ctl := newClient(t, srv.Client(t)).CountDownLatch("stale")
+	if ok, err := ctl.TrySetCount(ctx, 2); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	polls := make(chan struct{}, 16)
+	hook.setCmd(func(ctx context.Context, a []string, cmd redis.Cmder, next func() error) error {
+		err := next()
+		if len(a) == 2 && a[0] == "get" && a[1] == "{stale}" {
+			polls <- struct{}{}
+		}
+		return err
+	})
+	done := make(chan error, 1)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { done <- w.Wait(wctx) }()
+	<-polls
+	eventually(t, 5*time.Second, "W subscribed", func() bool {
+		return admin.PubSubNumSub(ctx, "{stale}:~lw").Val()["{stale}:~lw"] == 1
+	})
+	for i := 0; i < 2; i++ {
+		admin.Publish(ctx, "{stale}:~lw", "*")
+		select {
+		case <-polls:
+		case err := <-done:
+			t.Fatalf("round-2 waiter released by a stray message (count 2): %v", err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("the stray message did not make W re-read the count")
+		}
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("round-2 waiter released by a stray message (count 2): %v", err)
+	default:
+	}
+	_, _ = ctl.CountDown(ctx)
+	_, _ = ctl.CountDown(ctx)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("W not released after the count reached zero")
+	}
+}
+
+// A waiter present when the count reaches zero is released even if the latch is set again (as the
+// doc offers: it "may be set again to be used once more") before the waiter reads the count: a
+// round counter tells Wait that its round ended.
+//
+// Scenario: count 1; W waits (subscribed, re-polls an hour apart). Another Client counts down to
+// zero (one "*" published) and at once sets the count to 1 again; W's reading of the count,
+// prompted by the "*", is held back to land after that (in production, the pub/sub delivery and the
+// GET round trip are that window). W returns.
+func TestCountDownLatchWaiterReleasedDespiteRearm(t *testing.T) {
+	ctx := t.Context()
+	_, admin, srv := setup(t)
+	hook := &aroundHook{}
+	rdb := srv.Client(t)
+	rdb.AddHook(hook)
+	w := newClient(t, rdb, redisson.WithRepollInterval(time.Hour)).CountDownLatch("aba")
+	ctl := newClient(t, srv.Client(t)).CountDownLatch("aba")
+	if ok, err := ctl.TrySetCount(ctx, 1); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	polls, gate := make(chan struct{}, 16), make(chan struct{})
+	var mu sync.Mutex
+	n := 0
+	hook.setCmd(func(ctx context.Context, a []string, cmd redis.Cmder, next func() error) error {
+		if len(a) == 2 && a[0] == "get" && a[1] == "{aba}" {
+			mu.Lock()
+			n++
+			k := n
+			mu.Unlock()
+			polls <- struct{}{}
+			if k == 2 {
+				select {
+				case <-gate:
+				case <-time.After(10 * time.Second):
+				}
+			}
+		}
+		return next()
+	})
+	done := make(chan error, 1)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { done <- w.Wait(wctx) }()
+	<-polls
+	eventually(t, 5*time.Second, "W subscribed", func() bool {
+		return admin.PubSubNumSub(ctx, "{aba}:~lw").Val()["{aba}:~lw"] == 1
+	})
+	if v, err := ctl.CountDown(ctx); v != 0 || err != nil {
+		t.Fatal(v, err)
+	}
+	select {
+	case <-polls:
+	case <-time.After(5 * time.Second):
+		t.Fatal("precondition: the zero message did not make W re-read the count")
+	}
+	if ok, err := ctl.TrySetCount(ctx, 1); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	close(gate)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Errorf("W, waiting when the count reached zero, not released: the latch was re-armed before W read the count")
+	}
+	_, _ = ctl.CountDown(ctx)
+}
+
+// CountDownLatch.Wait reads the round before the count: Redis does not run a pipeline atomically,
+// and a count-down to zero followed by a TrySetCount landing between the two reads must not make
+// the waiter take the new round for the one its wait began in (Wait "returns nil once the count ...
+// has reached zero since Wait began even if the latch was set again since"). The interleaving is
+// forced at the hook: the two reads are run one by one, the other Client's commands between them. W
+// returns.
+func TestCountDownLatchWaitReadsRoundBeforeCount(t *testing.T) {
+	ctx := t.Context()
+	_, admin, srv := setup(t)
+	hook := &aroundHook{}
+	rdb := srv.Client(t)
+	rdb.AddHook(hook)
+	const name = "il16"
+	w := newClient(t, rdb, redisson.WithRepollInterval(time.Hour)).CountDownLatch(name)
+	ctl := newClient(t, srv.Client(t)).CountDownLatch(name)
+	if ok, err := ctl.TrySetCount(ctx, 1); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	var once sync.Once
+	reads := make(chan struct{}, 16)
+	copyTo := func(cmd redis.Cmder, key string) {
+		v, err := admin.Get(ctx, key).Result()
+		sc := cmd.(*redis.StringCmd)
+		if err != nil {
+			sc.SetErr(err)
+		} else {
+			sc.SetVal(v)
+		}
+	}
+	hook.setPipe(func(ctx context.Context, cmds []redis.Cmder, next func() error) error {
+		if len(cmds) != 2 || strings.Join(cmdArgs(cmds[1]), " ") != "get {"+name+"}" {
+			return next()
+		}
+		reads <- struct{}{}
+		first := false
+		once.Do(func() { first = true })
+		if !first {
+			return next()
+		}
+		// Wait reads the round, then the count: the zero and the re-arm come between.
+		copyTo(cmds[0], "{"+name+"}:~lr")
+		if v, err := ctl.CountDown(context.Background()); v != 0 || err != nil {
+			t.Errorf("CountDown = %d, %v", v, err)
+		}
+		if ok, err := ctl.TrySetCount(context.Background(), 1); !ok || err != nil {
+			t.Errorf("TrySetCount = %v, %v", ok, err)
+		}
+		copyTo(cmds[1], "{"+name+"}")
+		return nil
+	})
+	wctx, cancel := context.WithCancel(ctx)
+	done, exited := make(chan error, 1), make(chan struct{})
+	defer func() { cancel(); <-exited }()
+	go func() { defer close(exited); done <- w.Wait(wctx) }()
+	<-reads
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatalf("W, waiting before the count reached zero, not released: its first read took the round after the zero for its own (count 1 read before it)")
+	}
+}
+
+// A round key that is not a counter (a hash, a non-numeric string, or a value at INCR's maximum) is
+// checked before any write: TrySetCount fails with ErrWrongType, and the count-down that would
+// reach zero either succeeds with the count gone or fails with ErrWrongType with the count still 1;
+// it never opens the latch unannounced (no "*", no record) while reporting an error.
+func TestCountDownLatchBadRoundKeyChangesNothing(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	for i, bad := range []func(key string){
+		func(key string) { admin.HSet(ctx, key, "f", "1") },
+		func(key string) { admin.Set(ctx, key, "abc", 0) },
+		func(key string) { admin.Set(ctx, key, "9223372036854775807", 0) },
+	} {
+		name := fmt.Sprintf("lrbad%d", i)
+		l := c.CountDownLatch(name)
+		if ok, err := l.TrySetCount(ctx, 1); !ok || err != nil {
+			t.Fatalf("TrySetCount = %v, %v", ok, err)
+		}
+		bad("{" + name + "}:~lr")
+		if ok, err := l.TrySetCount(ctx, 1); ok || !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("round key %d: TrySetCount = %v, %v; want ErrWrongType", i, ok, err)
+		}
+		n, err := l.CountDown(ctx)
+		left := admin.Get(ctx, "{"+name+"}").Val()
+		t.Logf("round %d: CountDown = %d, %v; count now %q", i, n, err, left)
+		switch {
+		case err == nil && left != "":
+			t.Errorf("round key %d: CountDown succeeded but the count is %q", i, left)
+		case err != nil && left != "1":
+			t.Errorf("round key %d: CountDown failed (%v; ErrWrongType: %v) but the count changed from 1 to %q (the latch opened, unannounced)",
+				i, err, errors.Is(err, redisson.ErrWrongType), left)
+		case err != nil && !errors.Is(err, redisson.ErrWrongType):
+			t.Errorf("round key %d: CountDown = %v; want ErrWrongType", i, err)
+		}
+	}
+}
+
+// Bad counts are ErrInvalidArgument with nothing written, and a latch key holding a hash, "0" or "-3"
+// fails every latch call (Wait, CountDown, TrySetCount, Count) with ErrWrongType and is left
+// unchanged.
+func TestCountDownLatchWrongTypeAndBadCount(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	l := c.CountDownLatch("lt")
+	for _, bad := range []int64{0, -1} {
+		if ok, err := l.TrySetCount(ctx, bad); ok || !errors.Is(err, redisson.ErrInvalidArgument) {
+			t.Errorf("TrySetCount(%d) = %v, %v; want ErrInvalidArgument", bad, ok, err)
+		}
+	}
+	if ex := admin.Exists(ctx, "{lt}").Val(); ex != 0 {
+		t.Errorf("latch key exists after bad TrySetCount")
+	}
+	for _, setv := range []func(){
+		func() { admin.Del(ctx, "{lt}"); admin.HSet(ctx, "{lt}", "f", "1") },
+		func() { admin.Del(ctx, "{lt}"); admin.Set(ctx, "{lt}", "0", 0) },
+		func() { admin.Del(ctx, "{lt}"); admin.Set(ctx, "{lt}", "-3", 0) },
+	} {
+		setv()
+		before := admin.Dump(ctx, "{lt}").Val()
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		if err := l.Wait(wctx); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("Wait = %v; want ErrWrongType", err)
+		}
+		cancel()
+		if _, err := l.CountDown(ctx); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("CountDown = %v; want ErrWrongType", err)
+		}
+		if _, err := l.TrySetCount(ctx, 3); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("TrySetCount = %v; want ErrWrongType", err)
+		}
+		if _, err := l.Count(ctx); !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("Count = %v; want ErrWrongType", err)
+		}
+		if after := admin.Dump(ctx, "{lt}").Val(); after != before {
+			t.Errorf("latch key changed by refused calls")
+		}
+	}
+}

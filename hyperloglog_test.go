@@ -1,6 +1,8 @@
 package redisson_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -99,5 +101,34 @@ func hllConformance() []conformanceCase {
 			}
 			stillThere()
 		}},
+	}
+}
+
+// A string with the HyperLogLog header but a corrupt sparse body (Redis answers "INVALIDOBJ
+// Corrupted HLL object detected") fails Count, Add and MergeWith with ErrWrongType, as any string
+// not in the format does, and is left unchanged.
+func TestHyperLogLogCorruptIsWrongType(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	// "HYLL", encoding 1 (sparse), 3 unused bytes, 8 bytes of cached cardinality with the
+	// "invalid" bit set (so PFCOUNT recomputes), then one ZERO opcode covering 1 register of 16384.
+	raw := []byte("HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x00")
+	mustDo(t, "SET", admin.Set(ctx, "{corrupt}", raw, 0).Err())
+	h := c.HyperLogLog("corrupt")
+	if n, err := h.Count(ctx); !errors.Is(err, redisson.ErrWrongType) {
+		t.Errorf("Count of a corrupt HLL = %d, %v; want ErrWrongType", n, err)
+	}
+	if _, err := h.Add(ctx, "x"); !errors.Is(err, redisson.ErrWrongType) {
+		t.Errorf("Add to a corrupt HLL = %v; want ErrWrongType", err)
+	}
+	if got, _ := admin.Get(ctx, "{corrupt}").Bytes(); !bytes.Equal(got, raw) {
+		t.Errorf("the corrupt HLL was changed: %x", got)
+	}
+	ok := c.HyperLogLog("{corrupt}:ok")
+	if _, err := ok.Add(ctx, "y"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ok.MergeWith(ctx, "corrupt"); !errors.Is(err, redisson.ErrWrongType) {
+		t.Errorf("MergeWith a corrupt HLL = %v; want ErrWrongType", err)
 	}
 }

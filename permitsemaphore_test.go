@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -560,5 +563,491 @@ func TestPermitContextEndsBeforeFixedLease(t *testing.T) {
 	px.Blackhole(false)
 	if s := c.Stats(); s.Lost != 3 || s.Held != 0 {
 		t.Errorf("Stats = %+v; want Lost 3, Held 0", s)
+	}
+}
+
+// permitsAvailable returns the permits available in p, failing the test on an error.
+func permitsAvailable(t *testing.T, p *redisson.PermitExpirableSemaphore) int64 {
+	t.Helper()
+	n, err := p.AvailablePermits(context.Background())
+	if err != nil {
+		t.Fatalf("AvailablePermits: %v", err)
+	}
+	return n
+}
+
+// permitsLeased returns the number of leased permits of the PermitExpirableSemaphore called name,
+// failing the test on an error.
+func permitsLeased(t *testing.T, admin *redis.Client, name string) int64 {
+	t.Helper()
+	n, err := admin.ZCard(context.Background(), "{"+name+"}:~sl").Result()
+	if err != nil {
+		t.Fatalf("ZCARD leases: %v", err)
+	}
+	return n
+}
+
+// Release with the same permit id twice (an application merging id lists, say) never counts the
+// permit back twice, which would create a permit and let a third holder in: it is refused
+// (ErrInvalidArgument, 1 available of 2) or releases the permit once (2 available).
+func TestPermitReleaseRepeatedIDCreatesNoPermit(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	p := c.PermitExpirableSemaphore("dup")
+	if _, err := p.TrySetPermits(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := p.Acquire(ctx, 1, redisson.WithLease(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.Release(ctx, ids[0], ids[0])
+	n := permitsAvailable(t, p)
+	t.Logf("Release(p, p) = %v; available %d, leased %d", err, n, permitsLeased(t, admin, "dup"))
+	if err == nil && n != 2 || err != nil && n != 1 {
+		t.Fatalf("Release of the same id twice: err %v, %d permits available of 2 (want 2 after a release, 1 if refused)", err, n)
+	}
+}
+
+// A leased acquisition of 5000 permits of 10000 either succeeds (5000 ids; 5000 available, 5000
+// leased) or fails with nothing changed. It must not fail inside the script after taking the
+// permits (Lua's unpack is limited to a few thousand values, and Redis does not roll a script
+// back): no lease, undo or release could ever give them back. At most 1000 leased permits per call
+// are accepted, checked before any write.
+func TestPermitLargeLeasedAcquisitionLosesNothing(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	p := c.PermitExpirableSemaphore("big")
+	if _, err := p.TrySetPermits(ctx, 10000); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := p.TryAcquire(ctx, 5000, redisson.WithLease(time.Minute))
+	n, leased := permitsAvailable(t, p), permitsLeased(t, admin, "big")
+	t.Logf("TryAcquire(5000) = %d ids, %v; available %d, leased %d", len(ids), err, n, leased)
+	switch {
+	case err == nil && len(ids) == 5000:
+		if n != 5000 || leased != 5000 {
+			t.Fatalf("after a leased acquisition of 5000: %d available, %d leased; want 5000, 5000", n, leased)
+		}
+	case n+leased != 10000:
+		t.Fatalf("TryAcquire(5000) failed (%v) and %d permits are gone: %d available + %d leased of 10000", err, 10000-n-leased, n, leased)
+	}
+}
+
+// An acquisition whose leased permits (none, some or all) expired and were counted back before its
+// undo runs is given back once, not twice. Scenario: 3 permits; TryAcquire(2, WithLease(1m)) runs
+// in Redis, then its reply is replaced by a network error (the caller undoes); before the undo, 0,
+// 1 or 2 of its leases are made to pass. Afterwards 3 are available and nothing is leased.
+func TestPermitUndoAfterLeasesExpiredGivesBackOnce(t *testing.T) {
+	for _, expired := range []int{0, 1, 2} {
+		t.Run(fmt.Sprintf("expired=%d", expired), func(t *testing.T) {
+			ctx := t.Context()
+			_, admin, srv := setup(t)
+			hook := &aroundHook{}
+			rdb := srv.Client(t)
+			rdb.AddHook(hook)
+			c := newClient(t, rdb)
+			name := fmt.Sprintf("undo%d", expired)
+			p := c.PermitExpirableSemaphore(name)
+			if _, err := p.TrySetPermits(ctx, 3); err != nil {
+				t.Fatal(err)
+			}
+			injected := errors.New("connection reset (injected)")
+			var once sync.Once
+			hook.setCmd(func(ctx context.Context, a []string, cmd redis.Cmder, next func() error) error {
+				if !semAcquireCall("", "f")(a) {
+					return next()
+				}
+				if err := next(); err != nil {
+					return err
+				}
+				fired := false
+				once.Do(func() { fired = true })
+				if !fired {
+					return nil
+				}
+				for i := 1; i <= expired; i++ {
+					admin.ZAdd(ctx, "{"+name+"}:~sl", redis.Z{Score: 1, Member: fmt.Sprintf("%s#%d", a[7], i)})
+				}
+				cmd.SetErr(injected)
+				return injected
+			})
+			ids, err := p.TryAcquire(ctx, 2, redisson.WithLease(time.Minute))
+			hook.setCmd(nil)
+			if err == nil || ids != nil {
+				t.Fatalf("precondition: TryAcquire with its reply lost = %v, %v; want an error", ids, err)
+			}
+			if n, l := permitsAvailable(t, p), permitsLeased(t, admin, name); n != 3 || l != 0 {
+				t.Fatalf("after the undo of an acquisition with %d of 2 leases passed: %d available, %d leased; want 3, 0", expired, n, l)
+			}
+		})
+	}
+}
+
+// A Release racing its lease's end returns the permit at most once: 25 rounds of TryAcquire(1,
+// WithLease(25ms)) and a Release at a random moment around the expiry, while another Client counts
+// back expired leases (AvailablePermits, never above 2). Each Release succeeds or fails with
+// ErrNotHeld; at the end 2 are available and nothing is leased.
+func TestPermitReleaseRacingExpiryReturnsOnce(t *testing.T) {
+	ctx := t.Context()
+	c, admin, srv := setup(t)
+	other := newClient(t, srv.Client(t)).PermitExpirableSemaphore("race")
+	p := c.PermitExpirableSemaphore("race")
+	if _, err := p.TrySetPermits(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	spawn(&wg, func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if n, err := other.AvailablePermits(ctx); err != nil || n > 2 {
+				t.Errorf("AvailablePermits = %d, %v; want ≤ 2", n, err)
+				return
+			}
+		}
+	})
+	for i := 0; i < 25; i++ {
+		ids, err := p.Acquire(ctx, 1, redisson.WithLease(25*time.Millisecond), redisson.WithWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(15+rand.IntN(20)) * time.Millisecond) // jitter around the expiry, not synchronisation
+		if err := p.Release(ctx, ids...); err != nil && !errors.Is(err, redisson.ErrNotHeld) {
+			t.Fatalf("Release = %v", err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	eventually(t, 2*time.Second, "every lease back", func() bool { return permitsAvailable(t, p) == 2 })
+	if n, l := permitsAvailable(t, p), permitsLeased(t, admin, "race"); n != 2 || l != 0 {
+		t.Fatalf("after releases racing expiries: %d available, %d leased; want 2, 0", n, l)
+	}
+}
+
+// Late copies of a Release, of a leased TryAcquire that took permits (then released), and of one
+// that found too few, replayed after the semaphore moved on, change nothing.
+func TestPermitLateCopiesChangeNothing(t *testing.T) {
+	ctx := t.Context()
+	_, admin, srv := setup(t)
+	hook := newScriptHook()
+	rdb := srv.Client(t)
+	rdb.AddHook(hook)
+	c := newClient(t, rdb)
+	p := c.PermitExpirableSemaphore("late")
+	if _, err := p.TrySetPermits(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	hook.set(semAcquireCall("", "f"), false)
+	ids, err := p.TryAcquire(ctx, 2, redisson.WithLease(time.Minute))
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("TryAcquire(2) = %v, %v", ids, err)
+	}
+	took := hook.last(t)
+	refusedIDs, err := p.TryAcquire(ctx, 1, redisson.WithLease(time.Minute))
+	if err != nil || refusedIDs != nil {
+		t.Fatalf("TryAcquire(1) of 0 = %v, %v", refusedIDs, err)
+	}
+	refused := hook.last(t)
+	hook.set(semChangeCall("x"), false)
+	if err := p.Release(ctx, ids...); err != nil {
+		t.Fatal(err)
+	}
+	rel := hook.last(t)
+	hook.release()
+	again, err := p.TryAcquire(ctx, 1, redisson.WithLease(time.Minute))
+	if err != nil || len(again) != 1 {
+		t.Fatalf("TryAcquire(1) = %v, %v", again, err)
+	}
+	for _, copy := range [][]any{took, refused, rel} {
+		if err := admin.Do(ctx, copy...).Err(); err != nil {
+			t.Fatalf("replay %v: %v", copy[:8], err)
+		}
+	}
+	if n, l := permitsAvailable(t, p), permitsLeased(t, admin, "late"); n != 1 || l != 1 {
+		t.Fatalf("after late copies: %d available, %d leased; want 1, 1", n, l)
+	}
+	if err := p.Release(ctx, again...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A watchdog renewal held in flight while the permit is released (by its holder, or by another
+// Client) does not bring the permit back, the holder's watchdog drops it, and no renewal extends
+// the acquisition that takes the permit next.
+func TestPermitRenewalInFlightAcrossReleaseKeepsItReleased(t *testing.T) {
+	for _, by := range []string{"holder", "other"} {
+		t.Run(by, func(t *testing.T) {
+			ctx := t.Context()
+			_, admin, srv := setup(t)
+			hook := &aroundHook{}
+			rdb := srv.Client(t)
+			rdb.AddHook(hook)
+			c := newClient(t, rdb, redisson.WithWatchdogTimeout(300*time.Millisecond))
+			name := "renew-" + by
+			p := c.PermitExpirableSemaphore(name)
+			if _, err := p.TrySetPermits(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			ids, err := p.Acquire(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reached, open := make(chan struct{}), make(chan struct{})
+			renewals := make(chan struct{}, 100)
+			var once sync.Once
+			hook.setPipe(func(ctx context.Context, cmds []redis.Cmder, next func() error) error {
+				renew := false
+				for _, cmd := range cmds {
+					if a := cmdArgs(cmd); len(a) == 6 && strings.HasSuffix(a[3], ":~sl") && a[5] == ids[0] {
+						renew = true
+					}
+				}
+				if !renew {
+					return next()
+				}
+				first := false
+				once.Do(func() { first = true })
+				if first {
+					close(reached)
+					<-open
+				} else {
+					renewals <- struct{}{}
+				}
+				return next()
+			})
+			select {
+			case <-reached:
+			case <-time.After(5 * time.Second):
+				t.Fatal("precondition: no renewal of the permit")
+			}
+			rel := p
+			if by == "other" {
+				rel = newClient(t, srv.Client(t)).PermitExpirableSemaphore(name)
+			}
+			if err := rel.Release(ctx, ids...); err != nil {
+				t.Fatal(err)
+			}
+			close(open)
+			if by == "other" {
+				// The holder's watchdog learns at its next renewal; after that it sends none.
+				eventually(t, 3*time.Second, "a renewal answered 'gone'", func() bool { return len(renewals) >= 1 })
+				if err := p.Release(ctx, ids...); !errors.Is(err, redisson.ErrNotHeld) {
+					t.Fatalf("holder's Release after another Client released = %v; want ErrNotHeld", err)
+				}
+			}
+			// The released permit is taken by another acquisition; a renewal must never extend that one.
+			ids2, err := p.Acquire(ctx, 1, redisson.WithLease(time.Minute), redisson.WithWait(2*time.Second))
+			if err != nil {
+				t.Fatalf("Acquire after release = %v", err)
+			}
+			if _, err := p.RemainingLease(ctx, ids[0]); !errors.Is(err, redisson.ErrNotHeld) {
+				t.Fatalf("RemainingLease of the released permit = %v; want ErrNotHeld", err)
+			}
+			if n, l := permitsAvailable(t, p), permitsLeased(t, admin, name); n != 0 || l != 1 {
+				t.Fatalf("%d available, %d leased; want 0, 1", n, l)
+			}
+			_ = p.Release(ctx, ids2...)
+		})
+	}
+}
+
+// Close racing watchdog acquisitions: every permit in the leases set belongs to an acquisition
+// reported successful (none registered after Close, none leaked by a failed one), and the available
+// and leased permits add up to the total.
+func TestPermitCloseRacingAcquireLeaksNothing(t *testing.T) {
+	ctx := t.Context()
+	_, admin, srv := setup(t)
+	c := newClient(t, srv.Client(t))
+	const name, total = "closerace", 3
+	p := c.PermitExpirableSemaphore(name)
+	if _, err := p.TrySetPermits(ctx, total); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	held := map[string]bool{}
+	var wg sync.WaitGroup
+	started := make(chan struct{}, 6)
+	for g := 0; g < 6; g++ {
+		spawn(&wg, func() {
+			sent := false
+			defer func() {
+				if !sent {
+					started <- struct{}{}
+				}
+			}()
+			for i := 0; ; i++ {
+				ids, err := p.Acquire(ctx, 1, redisson.WithWait(5*time.Second))
+				if i == 3 {
+					started <- struct{}{}
+					sent = true
+				}
+				if err != nil {
+					if !errors.Is(err, redisson.ErrClosed) && !errors.Is(err, redisson.ErrNotObtained) {
+						t.Errorf("Acquire = %v", err)
+					}
+					return
+				}
+				if err := p.Release(ctx, ids...); err != nil {
+					if !errors.Is(err, redisson.ErrClosed) {
+						t.Errorf("Release = %v", err)
+					}
+					mu.Lock()
+					held[ids[0]] = true
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	for g := 0; g < 6; g++ {
+		<-started
+	}
+	_ = c.Close()
+	wg.Wait()
+	members, err := admin.ZRange(ctx, "{"+name+"}:~sl", 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range members {
+		if !held[m] {
+			t.Errorf("permit %s leased in Redis but no caller holds it (leaked by Close racing Acquire)", m)
+		}
+	}
+	n, err := newClient(t, srv.Client(t)).PermitExpirableSemaphore(name).AvailablePermits(ctx)
+	if err != nil || n+int64(len(members)) != total {
+		t.Fatalf("%d available + %d leased (%v); want %d", n, len(members), err, total)
+	}
+}
+
+// A leases key of another type fails the semaphores' calls (PermitExpirableSemaphore.TryAcquire and
+// Release, Semaphore.Release) with ErrWrongType and changes nothing.
+func TestPermitLeasesKeyOfWrongTypeRefused(t *testing.T) {
+	ctx := t.Context()
+	c, admin, _ := setup(t)
+	p := c.PermitExpirableSemaphore("wt")
+	if _, err := p.TrySetPermits(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	admin.Set(ctx, "{wt}:~sl", "junk", 0)
+	if _, err := p.TryAcquire(ctx, 1, redisson.WithLease(time.Minute)); !errors.Is(err, redisson.ErrWrongType) {
+		t.Errorf("TryAcquire with a string leases key = %v; want ErrWrongType", err)
+	}
+	if err := c.Semaphore("wt").Release(ctx, 1); !errors.Is(err, redisson.ErrWrongType) {
+		t.Errorf("Semaphore.Release with a string leases key = %v; want ErrWrongType", err)
+	}
+	if err := p.Release(ctx, "x#1"); !errors.Is(err, redisson.ErrWrongType) {
+		t.Errorf("Release with a string leases key = %v; want ErrWrongType", err)
+	}
+	if v := admin.Get(ctx, "{wt}").Val(); v != "2" {
+		t.Errorf("permits = %q after refused calls; want 2", v)
+	}
+}
+
+// permitRenewalCall matches a sem_renew.lua call (or a pipeline seen as its first command) renewing pid.
+func permitRenewalCall(pid string) func(a []string) bool {
+	return func(a []string) bool {
+		return len(a) >= 6 && (a[0] == "evalsha" || a[0] == "eval") && a[2] == "1" &&
+			strings.HasSuffix(a[3], ":~sl") && a[5] == pid
+	}
+}
+
+// Release by permit ids: another Client's Release (failing with ErrNotHeld, or refused as bad
+// input) does not stop the holder's renewal; bad input (repeated ids, 1001 ids, none, 1001 leased
+// permits) is ErrInvalidArgument with nothing changed; 1000 ids work; the holder's own Release
+// whose outcome is unknown (the command never reached Redis) stops the renewal, and the permit
+// lapses within the watchdog timeout.
+func TestPermitReleaseIDsRenewalAndLimits(t *testing.T) {
+	ctx := t.Context()
+	_, admin, srv := setup(t)
+	hook := &aroundHook{}
+	rdb := srv.Client(t)
+	rdb.AddHook(hook)
+	a := newClient(t, rdb, redisson.WithWatchdogTimeout(300*time.Millisecond))
+	b := newClient(t, srv.Client(t))
+	const name = "rel16"
+	pa, pb := a.PermitExpirableSemaphore(name), b.PermitExpirableSemaphore(name)
+	if _, err := pa.TrySetPermits(ctx, 1001); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pa.Acquire(ctx, 1) // watchdog-renewed
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewals := make(chan struct{}, 256)
+	hook.setCmd(func(ctx context.Context, args []string, cmd redis.Cmder, next func() error) error {
+		err := next()
+		if permitRenewalCall(ids[0])(args) && err == nil {
+			select {
+			case renewals <- struct{}{}:
+			default:
+			}
+		}
+		return err
+	})
+	if err := pb.Release(ctx, ids[0], "nobody#1"); !errors.Is(err, redisson.ErrNotHeld) {
+		t.Fatalf("B's Release(A's id, unknown) = %v; want ErrNotHeld", err)
+	}
+	for _, bad := range [][]string{{ids[0], ids[0]}, make([]string, 1001), {}} {
+		for i := range bad {
+			if bad[i] == "" {
+				bad[i] = fmt.Sprintf("x#%d", i)
+			}
+		}
+		if err := pb.Release(ctx, bad...); !errors.Is(err, redisson.ErrInvalidArgument) {
+			t.Errorf("Release of %d ids (repeated/too many/none) = %v; want ErrInvalidArgument", len(bad), err)
+		}
+	}
+	if got, err := pb.TryAcquire(ctx, 1001, redisson.WithLease(time.Minute)); got != nil || !errors.Is(err, redisson.ErrInvalidArgument) {
+		t.Errorf("TryAcquire(1001 leased) = %d ids, %v; want ErrInvalidArgument", len(got), err)
+	}
+	if n, l := permitsAvailable(t, pa), permitsLeased(t, admin, name); n != 1000 || l != 1 {
+		t.Fatalf("after refused calls: %d available, %d leased; want 1000, 1", n, l)
+	}
+	// Several watchdog timeouts of renewals after B's calls: A's permit is still renewed.
+	for len(renewals) > 0 {
+		<-renewals
+	}
+	for i := 0; i < 6; i++ {
+		select {
+		case <-renewals:
+		case <-time.After(3 * time.Second):
+			t.Fatalf("A's renewal stopped after B's failed Release (%d renewals seen)", i)
+		}
+	}
+	if _, err := pa.RemainingLease(ctx, ids[0]); err != nil {
+		t.Fatalf("A's permit lapsed: %v", err)
+	}
+	// 1000 ids at once.
+	big, err := pb.TryAcquire(ctx, 1000, redisson.WithLease(time.Minute))
+	if err != nil || len(big) != 1000 {
+		t.Fatalf("TryAcquire(1000) = %d ids, %v", len(big), err)
+	}
+	if err := pb.Release(ctx, big...); err != nil {
+		t.Fatalf("Release(1000 ids) = %v", err)
+	}
+	// A's own Release whose command never reached Redis: the renewal stops, the permit lapses.
+	injected := errors.New("connection reset (injected)")
+	hook.setCmd(func(ctx context.Context, args []string, cmd redis.Cmder, next func() error) error {
+		if semChangeCall("x")(args) {
+			cmd.SetErr(injected)
+			return injected
+		}
+		return next()
+	})
+	if err := pa.Release(ctx, ids...); err == nil {
+		t.Fatal("precondition: Release with the command lost succeeded")
+	}
+	hook.setCmd(nil)
+	eventually(t, 3*time.Second, "A's unreleased permit lapses once no longer renewed", func() bool {
+		_, err := pa.RemainingLease(ctx, ids[0])
+		return errors.Is(err, redisson.ErrNotHeld)
+	})
+	if n := permitsAvailable(t, pa); n != 1001 {
+		t.Fatalf("after the lapse: %d available; want 1001", n)
 	}
 }

@@ -422,3 +422,94 @@ func TestReplicaAcksLostReplyWithReplicationCutNotObtained(t *testing.T) {
 		})
 	}
 }
+
+// The replica-acknowledged mode with the replication link cut: a Semaphore's TryAcquire fails with
+// ErrNotReplicated and gives the permit back on the master; Release reports ErrNotReplicated and
+// was applied on the master.
+func TestReplicaAcksSemaphoreCutLink(t *testing.T) {
+	r := redistest.StartReplicated(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	c := newClient(t, r.Master.Client(t), redisson.WithReplicaAcks(1, 150*time.Millisecond))
+	s := c.Semaphore("acked")
+	if ok, err := s.TrySetPermits(ctx, 2); err != nil || !ok {
+		t.Fatalf("TrySetPermits with the link up = %v, %v", ok, err)
+	}
+	r.Cut()
+	ok, err := s.TryAcquire(ctx, 1)
+	if ok || !errors.Is(err, redisson.ErrNotReplicated) {
+		t.Fatalf("TryAcquire across a cut link = %v, %v; want false, ErrNotReplicated", ok, err)
+	}
+	if n := semPermits(t, s); n != 2 {
+		t.Fatalf("after the unacknowledged acquisition: %d permits on the master; want 2 (given back)", n)
+	}
+	if err := s.Release(ctx, 1); !errors.Is(err, redisson.ErrNotReplicated) {
+		t.Fatalf("Release across a cut link = %v; want ErrNotReplicated", err)
+	}
+	if n := semPermits(t, s); n != 3 {
+		t.Fatalf("after the unacknowledged release: %d permits on the master; want 3", n)
+	}
+}
+
+// In the replica-acknowledged mode with too few replicas (a standalone master, 1 required) every
+// data-object mutation is applied once and reports ErrNotReplicated along with its real result.
+func TestReplicaAcksObjectsReportRealResults(t *testing.T) {
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Client(t), redisson.WithReplicaAcks(1, 20e6))
+	a, b, f, h := c.AtomicLong("nr"), c.BitSet("nr-bits"), c.BloomFilter("nr-bloom"), c.HyperLogLog("nr-hll")
+	nr := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, redisson.ErrNotReplicated) {
+			t.Errorf("%s = %v; want ErrNotReplicated", what, err)
+		}
+	}
+	v, err := a.Add(ctx, 7)
+	nr("Add", err)
+	if v != 7 {
+		t.Errorf("Add(7) = %d; want 7", v)
+	}
+	old, err := a.Swap(ctx, 9)
+	nr("Swap", err)
+	if old != 7 {
+		t.Errorf("Swap = %d; want 7", old)
+	}
+	ok, err := a.CompareAndSwap(ctx, 9, 10)
+	nr("CompareAndSwap", err)
+	if !ok {
+		t.Error("CompareAndSwap(9, 10) = false; want true")
+	}
+	if v, err := a.Load(ctx); err != nil || v != 10 {
+		t.Errorf("Load = %d, %v; want 10", v, err)
+	}
+	was, err := b.Set(ctx, 1)
+	nr("Set", err)
+	if was {
+		t.Error("Set(1) reported set before")
+	}
+	fv, err := b.AddField(ctx, redisson.Uint8, 8, 5)
+	nr("AddField", err)
+	if fv != 5 {
+		t.Errorf("AddField = %d; want 5", fv)
+	}
+	created, err := f.TryInit(ctx, 100, 0.01)
+	nr("TryInit", err)
+	if !created {
+		t.Error("TryInit = false; want true")
+	}
+	n, err := f.AddMany(ctx, []string{"a", "b", "c"})
+	nr("AddMany", err)
+	if n != 3 {
+		t.Errorf("AddMany = %d; want 3", n)
+	}
+	changed, err := h.Add(ctx, "x")
+	nr("HyperLogLog.Add", err)
+	if !changed {
+		t.Error("HyperLogLog.Add = false; want true")
+	}
+	existed, err := f.Delete(ctx)
+	nr("BloomFilter.Delete", err)
+	if !existed {
+		t.Error("Delete = false; want true")
+	}
+}

@@ -529,3 +529,453 @@ func TestReadWriteLockReleaserTimeoutDoesNotCutReservation(t *testing.T) {
 		t.Fatalf("served %v; want [W X]: W's reservation is its own waiter timeout", got)
 	}
 }
+
+// rwWriterReaders returns the writer field and the number of reader fields of the ReadWriteLock hash key.
+func rwWriterReaders(t *testing.T, admin *redis.Client, key string) (writer string, readers int) {
+	t.Helper()
+	m, err := admin.HGetAll(context.Background(), key).Result()
+	if err != nil {
+		t.Fatalf("HGETALL %s: %v", key, err)
+	}
+	for f, v := range m {
+		switch {
+		case f == "w":
+			writer = v
+		case strings.HasPrefix(f, "r:"):
+			readers++
+		}
+	}
+	return writer, readers
+}
+
+// rwWarmUp runs every ReadWriteLock script once through c, so that a reply dropped later is a script's
+// reply and not a NOSCRIPT error.
+func rwWarmUp(t *testing.T, ctx context.Context, c *redisson.Client) {
+	t.Helper()
+	rw := c.ReadWriteLock("rw-warmup")
+	for _, read := range []bool{true, false} {
+		var h *redisson.Hold
+		var err error
+		if read {
+			h, err = rw.RLock(ctx)
+		} else {
+			h, err = rw.Lock(ctx)
+		}
+		if err != nil {
+			t.Fatalf("warm-up: %v", err)
+		}
+		in, err := h.Reenter(ctx)
+		if err != nil {
+			t.Fatalf("warm-up Reenter: %v", err)
+		}
+		if err := in.Unlock(ctx); err != nil {
+			t.Fatalf("warm-up partial Unlock: %v", err)
+		}
+		if _, err := h.HoldCount(ctx); err != nil {
+			t.Fatalf("warm-up HoldCount: %v", err)
+		}
+		if err := h.Unlock(ctx); err != nil {
+			t.Fatalf("warm-up Unlock: %v", err)
+		}
+	}
+	if _, err := rw.ForceUnlock(ctx); err != nil {
+		t.Fatalf("warm-up ForceUnlock: %v", err)
+	}
+}
+
+// Re-entering a ReadWriteLock hold taken with a fixed lease (WithLease(20s)), on the write side and
+// on the read side, adds a level and keeps the fixed lease, as a Lock's re-entry does ("a fixed
+// lease is not extended"): the key's TTL stays near 20s and another Client's write attempt is
+// refused. A re-entry that set the holder's expiry from a zero lease would drop the whole hold
+// while its owner goes on working, and let another writer in.
+func TestReadWriteLockReenterKeepsFixedLease(t *testing.T) {
+	for _, side := range []string{"writer", "reader"} {
+		t.Run(side, func(t *testing.T) {
+			c, rdb, _ := setup(t)
+			other := newClient(t, rdb)
+			ctx := t.Context()
+			name := "rw-fixed-" + side
+			rw := c.ReadWriteLock(name)
+			var h *redisson.Hold
+			var err error
+			if side == "writer" {
+				h, err = rw.Lock(ctx, redisson.WithLease(20*time.Second))
+			} else {
+				h, err = rw.RLock(ctx, redisson.WithLease(20*time.Second))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = h.Unlock(ctx) }()
+			in, err := h.Reenter(ctx)
+			if err != nil {
+				t.Fatalf("Reenter: %v", err)
+			}
+			defer func() { _ = in.Unlock(ctx) }()
+			if n, err := h.HoldCount(ctx); err != nil || n != 2 {
+				t.Errorf("after one re-entry HoldCount = %d, %v; want 2", n, err)
+			}
+			if ttl, err := rdb.PTTL(ctx, "{"+name+"}").Result(); err != nil || ttl < 10*time.Second {
+				t.Errorf("after the re-entry the lock key's TTL is %v (%v); want about 20s (fixed lease kept)", ttl, err)
+			}
+			w, err := other.ReadWriteLock(name).TryLock(ctx)
+			if err == nil {
+				defer func() { _ = w.Unlock(ctx) }()
+				t.Fatalf("another Client took the write lock while the %s holds it (fixed lease, re-entered once; "+
+					"the holder's context is live: %v)", side, h.Context().Err())
+			}
+		})
+	}
+}
+
+// A final Unlock of a ReadWriteLock hold (read or write side) whose reply is lost, and which
+// go-redis sends again on a new connection, returns nil, ends the hold's Context with
+// context.Canceled and emits no EventLost: the re-sent release answers as the first run did (a
+// release history, as a Lock's), so the application is not told that its work ran unprotected when
+// it did not.
+func TestReadWriteLockReleaseLostReplyIsNotALoss(t *testing.T) {
+	for _, side := range []string{"reader", "writer"} {
+		t.Run(side, func(t *testing.T) {
+			srv := redistest.Start(t)
+			p := redistest.NewProxy(t, srv.Addr())
+			rdbA, _ := proxiedClient(t, srv, p)
+			var mu sync.Mutex
+			var lost []error
+			a := newClient(t, rdbA, redisson.WithEventHook(func(e redisson.Event) {
+				if e.Kind == redisson.EventLost {
+					mu.Lock()
+					lost = append(lost, e.Err)
+					mu.Unlock()
+				}
+			}))
+			ctx := t.Context()
+			rwWarmUp(t, ctx, a)
+			rw := a.ReadWriteLock("rw-lost-reply-" + side)
+			var h *redisson.Hold
+			var err error
+			if side == "reader" {
+				h, err = rw.RLock(ctx)
+			} else {
+				h, err = rw.Lock(ctx)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			oneIdleConn(t, rdbA)
+			p.DropReplies(1)
+			err = h.Unlock(ctx)
+			p.DropReplies(0)
+			if err != nil {
+				t.Errorf("final Unlock whose reply was lost (and re-sent by go-redis) = %v (ErrNotHeld %v, ErrLockLost %v); want nil",
+					err, errors.Is(err, redisson.ErrNotHeld), errors.Is(err, redisson.ErrLockLost))
+			}
+			if cause := context.Cause(h.Context()); !errors.Is(cause, context.Canceled) {
+				t.Errorf("the hold's context ended with %v; want context.Canceled (released)", cause)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, e := range lost {
+				t.Errorf("EventLost emitted for a hold that was released normally: %v", e)
+			}
+			if locked, err := rw.IsLocked(ctx); err != nil || locked {
+				t.Errorf("after the Unlock: IsLocked = %v, %v; want false", locked, err)
+			}
+		})
+	}
+}
+
+// A re-sent ReadWriteLock.ForceUnlock does not delete a write hold acquired after its first run.
+// Scenario: X holds the write lock; Client A's ForceUnlock runs, its reply is lost, and go-redis's
+// re-send waits for a new connection (its dial held back); meanwhile Y takes the free write lock;
+// then the re-send runs. Y keeps the write lock (the outcome is recorded per request, as for
+// Lock.ForceUnlock: "without deleting a lock acquired since"), and a third writer Z is refused:
+// never two writers.
+func TestReadWriteLockForceUnlockResendKeepsNewHolder(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA, dialA := proxiedClient(t, srv, p)
+	a := newClient(t, rdbA)
+	b := newClient(t, srv.Client(t))
+	ctx := t.Context()
+	rwWarmUp(t, ctx, a)
+	const name = "rw-force-resend"
+	x := mustLockRW(t, b.ReadWriteLock(name), ctx)
+
+	oneIdleConn(t, rdbA)
+	reached := dialA.holdNext()
+	p.DropReplies(1)
+	res := make(chan error, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	t.Cleanup(dialA.resumeDials)
+	spawn(&wg, func() {
+		_, err := a.ReadWriteLock(name).ForceUnlock(ctx)
+		res <- err
+	})
+	recvWithin(t, reached, 10*time.Second, "the re-send of ForceUnlock to open a new connection")
+	p.DropReplies(0)
+	if w, _ := rwWriterReaders(t, admin, "{"+name+"}"); w != "" {
+		t.Fatalf("precondition: the first run of ForceUnlock left the writer %q", w)
+	}
+	_ = x                                                                  // X learns of the force unlock at its next renewal
+	y, err := newClient(t, srv.Client(t)).ReadWriteLock(name).TryLock(ctx) // B's turn is X's until X learns
+	if err != nil {
+		t.Fatalf("Y TryLock after the force unlock: %v", err)
+	}
+	defer func() { _ = y.Unlock(ctx) }()
+	dialA.resumeDials()
+	if err := recvWithin(t, res, 15*time.Second, "ForceUnlock"); err != nil {
+		t.Logf("ForceUnlock: %v", err)
+	}
+	if w, _ := rwWriterReaders(t, admin, "{"+name+"}"); w == "" {
+		t.Errorf("the re-sent ForceUnlock deleted the write hold Y acquired after its first run (Y's context: %v)",
+			y.Context().Err())
+	}
+	z, err := newClient(t, srv.Client(t)).ReadWriteLock(name).TryLock(ctx)
+	if err == nil {
+		defer func() { _ = z.Unlock(ctx) }()
+		t.Errorf("Z took the write lock while Y holds it (Y's context live: %v): two writers", y.Context().Err() == nil)
+	}
+}
+
+// wakeOnlyByMessages is a Client option under which only messages (and heartbeat kicks) wake a
+// waiter: re-polls are an hour apart.
+var wakeOnlyByMessages = redisson.WithRepollInterval(time.Hour)
+
+// A hold that ends without a release (its fixed lease of 1.5s runs out) wakes the waiters: a reader
+// of a Client whose re-polls are an hour apart gets the read hold soon after the write lease
+// lapses, through its heartbeat, which tells a waiter to try again when the lock is free (as
+// wait_beat.lua does for a Lock: "the object is free (it ended without a release that would have
+// handed it over: a lease that ran out, a holder that died ...)"). The Lock subtest is the control.
+func TestReadWriteLockLapsedHoldWakesWaiters(t *testing.T) {
+	for _, kind := range []string{"Lock", "ReadWriteLock"} {
+		t.Run(kind, func(t *testing.T) {
+			_, rdb, _ := setup(t)
+			a := newClient(t, rdb)
+			b := newClient(t, rdb, wakeOnlyByMessages)
+			ctx := t.Context()
+			name := "rw-lapsed-" + kind
+			h, err := lockOf(a, kind, name).Lock(ctx, redisson.WithLease(1500*time.Millisecond))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = h // left to its lease
+			start := time.Now()
+			wctx, cancel := context.WithTimeout(ctx, 12*time.Second)
+			defer cancel()
+			var got *redisson.Hold
+			if kind == "Lock" {
+				got, err = b.Lock(name).Lock(wctx)
+			} else {
+				got, err = b.ReadWriteLock(name).RLock(wctx)
+			}
+			if err != nil {
+				t.Fatalf("the waiter did not get the lock %v after it was taken with a 1.5s lease that lapsed: %v",
+					time.Since(start).Round(time.Millisecond), err)
+			}
+			t.Logf("waited %v", time.Since(start).Round(time.Millisecond))
+			_ = got.Unlock(ctx)
+		})
+	}
+}
+
+// A writer that gives up waiting does not strand the readers queued behind it. R0 holds a read
+// hold; W waits for the write lock with WithWait(1s); R1 (re-polls an hour apart) asks for a read
+// hold and queues behind W. When W's bound passes, R1 enters within seconds: only readers hold the
+// lock, and readers wait only "while a writer holds or waits".
+func TestReadWriteLockAbandonedWriterLetsReadersIn(t *testing.T) {
+	_, rdb, _ := setup(t)
+	a, b, c := newClient(t, rdb), newClient(t, rdb), newClient(t, rdb, wakeOnlyByMessages)
+	ctx := t.Context()
+	const name = "rw-abandoned"
+	r0 := mustRLock(t, a.ReadWriteLock(name), ctx)
+	defer func() { _ = r0.Unlock(ctx) }()
+	wres := make(chan error, 1)
+	go func() {
+		h, err := b.ReadWriteLock(name).TryLock(ctx, redisson.WithWait(time.Second))
+		if err == nil {
+			_ = h.Unlock(ctx)
+		}
+		wres <- err
+	}()
+	eventually(t, 5*time.Second, "the writer to wait", func() bool { return b.Stats().Waiting == 1 })
+	got, cancel := rLockAsync(ctx, c.ReadWriteLock(name))
+	defer cancel()
+	eventually(t, 5*time.Second, "the reader to queue behind the writer", func() bool { return c.Stats().Waiting == 1 })
+	if err := recvWithin(t, wres, 10*time.Second, "the writer's wait bound"); err == nil {
+		t.Fatal("precondition: the writer got the lock beside a reader")
+	}
+	left := time.Now()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		t.Logf("the reader entered %v after the writer left", time.Since(left).Round(time.Millisecond))
+		_ = r.h.Unlock(ctx)
+	case <-time.After(8 * time.Second):
+		t.Errorf("the reader queued behind a writer that gave up is still waiting %v later, though only readers hold the lock",
+			time.Since(left).Round(time.Millisecond))
+	}
+}
+
+// A waiting writer whose network goes silent (as a killed process: no heartbeat, no undo; waiter
+// timeout 1s) stops blocking the reader queued behind it after the waiter timeout: the reader
+// (re-polls an hour apart) enters within 10s (ReadWriteLock: "one whose process died stops blocking
+// the others after the waiter timeout"). Its registration lapsing is not enough: the reader must be
+// told to try again.
+func TestReadWriteLockDeadWaiterStopsBlockingAfterTimeout(t *testing.T) {
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb := srv.Client(t)
+	a := newClient(t, rdb)
+	c := newClient(t, rdb, wakeOnlyByMessages)
+	d := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr(); quickToGiveUp(o) }), redisson.WithWaiterTimeout(time.Second))
+	ctx := t.Context()
+	const name = "rw-dead-waiter"
+	r0 := mustRLock(t, a.ReadWriteLock(name), ctx)
+	defer func() { _ = r0.Unlock(ctx) }()
+	wctx, wcancel := context.WithCancel(ctx)
+	wdone := make(chan struct{})
+	go func() {
+		defer close(wdone)
+		if h, err := d.ReadWriteLock(name).Lock(wctx); err == nil {
+			_ = h.Unlock(ctx)
+		}
+	}()
+	defer func() { p.Blackhole(false); wcancel(); <-wdone }()
+	eventually(t, 5*time.Second, "the writer to wait", func() bool { return d.Stats().Waiting == 1 })
+	p.Blackhole(true)
+	got, cancel := rLockAsync(ctx, c.ReadWriteLock(name))
+	defer cancel()
+	eventually(t, 5*time.Second, "the reader to queue behind the writer", func() bool { return c.Stats().Waiting == 1 })
+	dead := time.Now()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		t.Logf("the reader entered %v after the writer went silent", time.Since(dead).Round(time.Millisecond))
+		_ = r.h.Unlock(ctx)
+	case <-time.After(10 * time.Second):
+		w, n := rwWriterReaders(t, rdb, "{"+name+"}")
+		fields, _ := rdb.HKeys(ctx, "{"+name+"}").Result()
+		t.Errorf("a reader is still waiting %v after the only writer ahead of it went silent (waiter timeout 1s); "+
+			"writer %q, %d readers, fields %v", time.Since(dead).Round(time.Millisecond), w, n, fields)
+	}
+}
+
+// A context marked by a read hold that has since been released does not refuse the write lock: the
+// mark stands for the owner only "as long as the owner holds the lock" (ContextWithHold), and a
+// released read hold cannot make the writer wait for itself. TryLock of the free lock with that
+// context succeeds.
+func TestReadWriteLockReleasedReadMarkAllowsWrite(t *testing.T) {
+	c, _, _ := setup(t)
+	ctx := t.Context()
+	rw := c.ReadWriteLock("rw-stale-mark")
+	r := mustRLock(t, rw, ctx)
+	marked := redisson.ContextWithHold(ctx, r)
+	mustUnlock(t, r)
+	if locked, err := rw.IsLocked(ctx); err != nil || locked {
+		t.Fatalf("precondition: IsLocked = %v, %v after the only hold's release", locked, err)
+	}
+	w, err := rw.TryLock(marked)
+	if err != nil {
+		t.Fatalf("TryLock on a free lock with a context marked by a released read hold: %v", err)
+	}
+	mustUnlock(t, w)
+}
+
+// Downgrade, then a second writer: after the writer takes a vouched read hold and releases the
+// write side, the waiting writer still waits for the downgraded reader; a reader vouched for by the
+// released writer is refused while a writer waits; the downgraded reader can re-enter; once it
+// leaves, the writer enters alone (never two writers, never a writer beside a reader), and the key
+// is gone at the end.
+func TestReadWriteLockDowngradeThenWriterWaits(t *testing.T) {
+	c, rdb, _ := setup(t)
+	d := newClient(t, rdb)
+	ctx := t.Context()
+	const name = "rw-downgrade"
+	w := mustLockRW(t, c.ReadWriteLock(name), ctx)
+	r, err := c.ReadWriteLock(name).RLock(redisson.ContextWithHold(ctx, w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, cancel := lockAsync(ctx, d.ReadWriteLock(name))
+	defer cancel()
+	eventually(t, 5*time.Second, "the second writer to wait", func() bool { return d.Stats().Waiting == 1 })
+	mustUnlock(t, w) // downgraded: the second writer must still wait for the reader
+	if _, err := c.ReadWriteLock(name).TryRLock(redisson.ContextWithHold(ctx, w)); err == nil {
+		t.Fatal("a reader vouched for by a released writer entered while a writer waits")
+	}
+	select {
+	case got := <-w2:
+		t.Fatalf("the second writer got the lock beside the downgraded reader: %v", got.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	in, err := r.Reenter(ctx)
+	if err != nil {
+		t.Fatalf("the downgraded reader's re-entry: %v", err)
+	}
+	mustUnlock(t, in)
+	mustUnlock(t, r)
+	got := recvWithin(t, w2, 10*time.Second, "the second writer")
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if wr, n := rwWriterReaders(t, rdb, "{"+name+"}"); wr == "" || n != 0 {
+		t.Errorf("with the second writer in: writer %q, %d readers", wr, n)
+	}
+	mustUnlock(t, got.h)
+	eventually(t, 5*time.Second, "the key to go", func() bool { return rdb.Exists(ctx, "{"+name+"}").Val() == 0 })
+}
+
+// On a Cluster, with re-polls an hour apart, the sharded wake-ups (SPUBLISH) alone move the lock
+// through a reader phase, a writer and a second reader phase.
+func TestReadWriteLockClusterWakeUps(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	a := newClient(t, cl.Client(t), wakeOnlyByMessages)
+	b := newClient(t, cl.Client(t), wakeOnlyByMessages)
+	ctx := t.Context()
+	const name = "rw-cluster"
+	r := mustRLock(t, a.ReadWriteLock(name), ctx)
+	w, cancelW := lockAsync(ctx, b.ReadWriteLock(name))
+	defer cancelW()
+	eventually(t, 10*time.Second, "the writer to wait", func() bool { return b.Stats().Waiting == 1 })
+	r2, cancelR := rLockAsync(ctx, a.ReadWriteLock(name))
+	defer cancelR()
+	eventually(t, 10*time.Second, "the reader to queue", func() bool { return a.Stats().Waiting == 1 })
+	mustUnlock(t, r)
+	got := recvWithin(t, w, 10*time.Second, "the writer, woken by SPUBLISH")
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	mustUnlock(t, got.h)
+	rr := recvWithin(t, r2, 10*time.Second, "the queued reader, woken by SPUBLISH")
+	if rr.err != nil {
+		t.Fatal(rr.err)
+	}
+	mustUnlock(t, rr.h)
+}
+
+// rwFields returns the hash fields of a ReadWriteLock key.
+func rwFields(t *testing.T, admin *redis.Client, key string) map[string]string {
+	t.Helper()
+	m, err := admin.HGetAll(context.Background(), key).Result()
+	if err != nil {
+		t.Fatalf("HGETALL %s: %v", key, err)
+	}
+	return m
+}
+
+// rwWaiter returns the owner id of the waiter registered on the lock (field prefix "ww:" or "wr:").
+func rwWaiter(t *testing.T, admin *redis.Client, key, pfx string) string {
+	t.Helper()
+	for f := range rwFields(t, admin, key) {
+		if strings.HasPrefix(f, pfx) {
+			return strings.TrimPrefix(f, pfx)
+		}
+	}
+	return ""
+}
