@@ -904,9 +904,8 @@ func TestLockLostReplyAfterLossDoesNotReArm(t *testing.T) {
 			hook.releaseOps()
 			opErr := recvWithin(t, res, 10*time.Second, op)
 			p.DropReplies(0)
-			if opErr == nil {
-				t.Fatalf("precondition: the %s succeeded although its reply was dropped", op)
-			}
+			// The operation may answer either way: the library sends it again after its lost reply
+			// (the scripts are safe to run twice). Either way it must not re-arm the lost lock.
 			t.Logf("%s with its reply lost after the loss = %v", op, opErr)
 			// The owner's last level.
 			if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {

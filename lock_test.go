@@ -1196,8 +1196,13 @@ func TestLockCloseDuringTransferFreesLock(t *testing.T) {
 	eventually(t, 5*time.Second, "G1's release to be held", func() bool { return hook.heldBack() >= 1 })
 	closed := make(chan struct{})
 	spawn(&wg, func() { _ = a.Close(); close(closed) })
-	recvWithin(t, closed, 5*time.Second, "Close")
+	// Close waits for the release under way (the Unlock was asked for): let it through.
+	eventually(t, 5*time.Second, "Close to begin", func() bool {
+		_, err := a.Lock("after-close").TryLock(context.Background())
+		return errors.Is(err, redisson.ErrClosed)
+	})
 	hook.release()
+	recvWithin(t, closed, 5*time.Second, "Close")
 	if err := recvWithin(t, unlock, 5*time.Second, "G1's Unlock"); err != nil {
 		t.Logf("G1 Unlock after Close = %v", err)
 	}
