@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,7 +115,7 @@ func TestClusterHungMasterSparesOtherMastersLocks(t *testing.T) {
 		t.Skip("-short: slow topology")
 	}
 	cl := redistest.StartCluster(t)
-	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
+	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second), redisson.WithLogger(slog.New(slog.DiscardHandler)))
 	admin := cl.Client(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()

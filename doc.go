@@ -5,14 +5,22 @@
 // (AtomicLong, BitSet, BloomFilter, HyperLogLog).
 //
 //	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: addrs, ContextTimeoutEnabled: true})
-//	c, err := redisson.New(rdb)
+//	defer rdb.Close()
+//	c, err := redisson.New(rdb) // create once and share; does no I/O
+//	if err != nil {
+//		return err
+//	}
 //	defer c.Close()
 //
 //	mu := c.Lock("goods:1000")
 //	h, err := mu.Lock(ctx) // waits; the watchdog renews the lease until Unlock
-//	if err != nil { ... }  // matches ErrNotObtained (and ctx.Err() if ctx ended the wait)
+//	if err != nil {
+//		return err // matches ErrNotObtained (and ctx.Err() if ctx ended the wait)
+//	}
 //	defer h.Unlock(ctx)
-//	work(h.Context())      // cancelled if the lock is lost: context.Cause matches ErrLockLost
+//	return work(h.Context()) // cancelled if the lock is lost: context.Cause matches ErrLockLost
+//
+// The package's Example runs these steps against a real Redis.
 //
 // # Ownership
 //
@@ -292,7 +300,7 @@
 // # go-redis settings
 //
 // Set ContextTimeoutEnabled: true, or context deadlines do not bound network waits (New logs a warning
-// when it can tell); with it, every blocking call of this package returns within its context's
+// when it can tell, to slog.Default() unless WithLogger says otherwise); with it, every blocking call of this package returns within its context's
 // deadline, whether Redis answers or not. A Cluster given a single seed address needs
 // IsClusterMode: true. A *redis.Ring is refused: it remaps keys to other shards when shards come and
 // go. Read routing (ReadOnly, RouteByLatency, RouteRandomly) is left to your own commands: the

@@ -9,29 +9,40 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
 )
 
-// The main flow: lock, work under the hold's context, unlock.
-func ExampleLock_Lock() {
-	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
-	defer rdb.Close()
-	c, err := redisson.New(rdb)
-	if err != nil {
-		panic(err)
-	}
-	defer c.Close()
+// The main flow: a Client over a go-redis client, a lock taken and released, the work done under the
+// hold's context. README.md's Usage section shows the body of run.
+func Example() {
+	run := func(ctx context.Context, addr string) error {
+		rdb := redis.NewUniversalClient(&redis.UniversalOptions{
+			Addrs:                 []string{addr},
+			ContextTimeoutEnabled: true, // lets context deadlines bound network waits
+		})
+		defer rdb.Close()
+		c, err := redisson.New(rdb) // does no I/O; fails only for bad options
+		if err != nil {
+			return err
+		}
+		defer c.Close()
 
-	ctx := context.Background()
-	mu := c.Lock("example:goods:1000")
-	h, err := mu.Lock(ctx) // waits; the watchdog renews the lease until Unlock
-	if err != nil {
-		panic(err)
-	}
-	defer h.Unlock(ctx)
+		mu := c.Lock("goods:1000")
+		h, err := mu.Lock(ctx) // waits; the watchdog renews the lease until Unlock
+		if err != nil {
+			return err // matches redisson.ErrNotObtained (and ctx.Err() if ctx ended the wait)
+		}
+		defer h.Unlock(ctx)
 
-	// Work with h.Context(): it is cancelled if the lock is lost.
-	n, _ := h.HoldCount(ctx)
-	fmt.Println("held:", n, "lost:", context.Cause(h.Context()) != nil)
+		// Do the work with h.Context(): it is cancelled if the lock is lost,
+		// and context.Cause(h.Context()) then matches redisson.ErrLockLost.
+		n, err := h.HoldCount(h.Context())
+		fmt.Println("held:", n, "lost:", context.Cause(h.Context()) != nil)
+		return err
+	}
+	if err := run(context.Background(), exampleAddr); err != nil {
+		fmt.Println(err)
+	}
 	// Output: held: 1 lost: false
 }
 
@@ -128,18 +139,26 @@ func ExampleHold_Context() {
 func ExampleFairLock() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	c, _ := redisson.New(rdb)
-	defer c.Close()
-
-	ctx := context.Background()
-	mu := c.FairLock("example:fair")
-	h, err := mu.Lock(ctx) // waits its turn in a queue kept in Redis
+	c, err := redisson.New(rdb)
 	if err != nil {
 		panic(err)
 	}
-	_, err = mu.TryLock(ctx) // one attempt: never queues
-	fmt.Println("second taker obtained:", err == nil)
-	h.Unlock(ctx)
+	defer c.Close()
+
+	report := func(ctx context.Context) error {
+		f, err := c.FairLock("report").Lock(ctx) // waiters are served in the order they arrived at Redis
+		if err != nil {
+			return err
+		}
+		defer f.Unlock(ctx)
+
+		_, err = c.FairLock("report").TryLock(ctx) // one attempt: never queues
+		fmt.Println("second taker obtained:", err == nil)
+		return nil
+	}
+	if err := report(context.Background()); err != nil {
+		fmt.Println(err)
+	}
 	// Output: second taker obtained: false
 }
 
@@ -149,65 +168,194 @@ func ExampleFairLock() {
 func ExampleFencedLock() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	c, _ := redisson.New(rdb)
+	c, err := redisson.New(rdb)
+	if err != nil {
+		panic(err)
+	}
 	defer c.Close()
 
 	ctx := context.Background()
-	mu := c.FencedLock("example:fenced")
-	first, _ := mu.Lock(ctx)
-	first.Unlock(ctx) // say the first holder was paused, and lost the lock meanwhile
-	second, _ := mu.Lock(ctx)
-	defer second.Unlock(ctx)
+	stale, err := c.FencedLock("ledger").Lock(ctx)
+	if err != nil {
+		panic(err)
+	}
+	stale.Unlock(ctx) // say its holder was paused, and lost the lock meanwhile
 
-	ok, _ := c.FencedSet(ctx, "example:report", "written by the second holder", second.Token())
-	fmt.Println("newer holder's write accepted:", ok)
-	ok, _ = c.FencedSet(ctx, "example:report", "written late by the first holder", first.Token())
-	fmt.Println("older holder's write accepted:", ok)
-	value, _, _ := c.FencedGet(ctx, "example:report")
-	fmt.Println(value)
+	write := func(ctx context.Context) error {
+		t, err := c.FencedLock("ledger").Lock(ctx)
+		if err != nil {
+			return err
+		}
+		defer t.Unlock(ctx)
+		// t.Token() increases with every acquisition of "ledger". The resource refuses writes from a
+		// holder that was paused past its lease and lost the lock to a newer one:
+		ok, err := c.FencedSet(ctx, "ledger:balance", "42", t.Token()) // ok is false for an older token
+		if err != nil {
+			return err
+		}
+		fmt.Println("newer holder's write accepted:", ok)
+		ok, err = c.FencedSet(ctx, "ledger:balance", "17", stale.Token()) // the paused holder resumes
+		fmt.Println("older holder's write accepted:", ok)
+		return err
+	}
+	if err := write(ctx); err != nil {
+		fmt.Println(err)
+	}
+	// The value is a hash at the key as given (no key prefix): fields "value" and "token".
+	balance, _ := rdb.HGet(ctx, "ledger:balance", "value").Result()
+	fmt.Println("balance:", balance)
 	// Output:
 	// newer holder's write accepted: true
 	// older holder's write accepted: false
-	// written by the second holder
+	// balance: 42
+}
+
+// A ReadWriteLock lets many readers in at once, or one writer.
+func ExampleReadWriteLock() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	c, err := redisson.New(rdb)
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	rw := c.ReadWriteLock("catalog")
+	read := func(ctx context.Context) error {
+		r, err := rw.RLock(ctx) // many readers at once; a waiting writer makes newcomers wait behind it
+		if err != nil {
+			return err
+		}
+		defer r.Unlock(ctx)
+
+		other, err := rw.TryRLock(ctx) // another reader gets in at once
+		if err != nil {
+			return err
+		}
+		defer other.Unlock(ctx)
+		_, err = rw.TryLock(ctx) // a writer does not
+		fmt.Println("two readers; writer obtained:", err == nil)
+		return nil
+	}
+	write := func(ctx context.Context) error {
+		w, err := rw.Lock(ctx) // one writer; readers waiting when it leaves enter before the next writer
+		if err != nil {
+			return err
+		}
+		defer w.Unlock(ctx)
+
+		_, err = rw.TryRLock(ctx)
+		fmt.Println("one writer; reader obtained:", err == nil)
+		return nil
+	}
+	ctx := context.Background()
+	if err := errors.Join(read(ctx), write(ctx)); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// two readers; writer obtained: false
+	// one writer; reader obtained: false
 }
 
 // A MultiLock holds several locks as one: all or none, released together.
 func ExampleNewMultiLock() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	c, _ := redisson.New(rdb)
-	defer c.Close()
-
-	ctx := context.Background()
-	from, to := c.Lock("example:account:1"), c.Lock("example:account:2")
-	h, err := redisson.NewMultiLock(from, to).Lock(ctx)
+	c, err := redisson.New(rdb)
 	if err != nil {
 		panic(err)
 	}
-	a, _ := from.IsLocked(ctx)
-	b, _ := to.IsLocked(ctx)
-	fmt.Println("both held:", a && b, "parts:", len(h.Parts()))
-	h.Unlock(ctx) // releases every part
-	a, _ = from.IsLocked(ctx)
-	fmt.Println("released:", !a)
+	defer c.Close()
+
+	transfer := func(ctx context.Context) error {
+		// All of several locks, from one or more Clients (servers), or none:
+		m, err := redisson.NewMultiLock(c.Lock("account:1"), c.Lock("account:2")).Lock(ctx)
+		if err != nil {
+			return err
+		}
+		defer m.Unlock(ctx) // releases every part; m.Context() ends if any part is lost
+
+		held, err := c.Lock("account:2").IsLocked(ctx)
+		fmt.Println("parts:", len(m.Parts()), "account:2 held:", held)
+		return err
+	}
+	ctx := context.Background()
+	if err := transfer(ctx); err != nil {
+		fmt.Println(err)
+	}
+	held, _ := c.Lock("account:2").IsLocked(ctx)
+	fmt.Println("after Unlock:", held)
 	// Output:
-	// both held: true parts: 2
-	// released: true
+	// parts: 2 account:2 held: true
+	// after Unlock: false
+}
+
+// A RedLock holds a lock on a majority of independent Redis masters.
+func ExampleNewRedLock() {
+	// Three independent masters: the examples' server and two throwaway ones.
+	addrs := []string{exampleAddr}
+	for range 2 {
+		srv, err := redistest.StartProcess()
+		if err != nil {
+			panic(err)
+		}
+		defer srv.Close()
+		addrs = append(addrs, srv.Addr())
+	}
+	var cs []*redisson.Client
+	for _, addr := range addrs {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+		defer rdb.Close()
+		c, err := redisson.New(rdb)
+		if err != nil {
+			panic(err)
+		}
+		defer c.Close()
+		cs = append(cs, c)
+	}
+	c1, c2, c3 := cs[0], cs[1], cs[2]
+
+	job := func(ctx context.Context) error {
+		// A majority of N independent masters (the Redlock algorithm), N odd >= 3:
+		r, err := redisson.NewRedLock(c1.Lock("job"), c2.Lock("job"), c3.Lock("job")).Lock(ctx)
+		if err != nil {
+			return err
+		}
+		defer r.Unlock(ctx) // r.Context() ends when fewer than a majority of parts remain held
+
+		fmt.Println("parts held:", len(r.Parts()))
+		return nil
+	}
+	if err := job(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	// Output: parts held: 3
 }
 
 // A SpinLock waits by polling with backoff: for deployments without pub/sub.
 func ExampleClient_SpinLock() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	c, _ := redisson.New(rdb, redisson.WithSpinBackoff(time.Millisecond, 50*time.Millisecond))
+	c, err := redisson.New(rdb)
+	if err != nil {
+		panic(err)
+	}
 	defer c.Close()
 
-	ctx := context.Background()
-	mu := c.SpinLock("example:batch")
-	h, _ := mu.Lock(ctx)
-	_, err := mu.TryLock(ctx, redisson.WithWait(20*time.Millisecond)) // polls for 20ms, then gives up
-	fmt.Println("second acquisition:", errors.Is(err, redisson.ErrNotObtained))
-	h.Unlock(ctx)
+	batch := func(ctx context.Context) error {
+		s, err := c.SpinLock("batch").Lock(ctx) // waiters poll (1ms doubling to 128ms, WithSpinBackoff): no pub/sub
+		if err != nil {
+			return err
+		}
+		defer s.Unlock(ctx)
+
+		_, err = c.SpinLock("batch").TryLock(ctx, redisson.WithWait(20*time.Millisecond)) // polls for 20ms
+		fmt.Println("second acquisition:", errors.Is(err, redisson.ErrNotObtained))
+		return nil
+	}
+	if err := batch(context.Background()); err != nil {
+		fmt.Println(err)
+	}
 	// Output: second acquisition: true
 }
 
@@ -215,48 +363,81 @@ func ExampleClient_SpinLock() {
 func ExampleSemaphore() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	c, _ := redisson.New(rdb)
-	defer c.Close()
-
-	ctx := context.Background()
-	s := c.Semaphore("example:connections")
-	set, _ := s.TrySetPermits(ctx, 3) // only if never set
-	if err := s.Acquire(ctx, 2); err != nil {
+	c, err := redisson.New(rdb)
+	if err != nil {
 		panic(err)
 	}
-	ok, _ := s.TryAcquire(ctx, 2) // only 1 left
-	left, _ := s.AvailablePermits(ctx)
-	fmt.Println("set:", set, "second TryAcquire(2):", ok, "left:", left)
-	s.Release(ctx, 2)
-	left, _ = s.AvailablePermits(ctx)
+	defer c.Close()
+
+	query := func(ctx context.Context) error {
+		s := c.Semaphore("db-connections")
+		if _, err := s.TrySetPermits(ctx, 10); err != nil { // only if never set: every process may call it at start
+			return err
+		}
+		if err := s.Acquire(ctx, 2); err != nil { // waits; first come, first served (a big request is not passed by small ones)
+			return err
+		}
+		defer s.Release(ctx, 2) // no owners: any process may release
+
+		left, err := s.AvailablePermits(ctx)
+		fmt.Println("available while held:", left)
+		return err
+	}
+	ctx := context.Background()
+	if err := query(ctx); err != nil {
+		fmt.Println(err)
+	}
+	left, _ := c.Semaphore("db-connections").AvailablePermits(ctx)
 	fmt.Println("after release:", left)
 	// Output:
-	// set: true second TryAcquire(2): false left: 1
-	// after release: 3
+	// available while held: 8
+	// after release: 10
 }
 
-// Leased permits with ids: released by id, or back in the pool when the lease ends.
+// Leased permits with ids: renewed while held, released by id, or back in the pool when a fixed lease
+// ends.
 func ExamplePermitExpirableSemaphore() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	c, _ := redisson.New(rdb)
+	c, err := redisson.New(rdb)
+	if err != nil {
+		panic(err)
+	}
 	defer c.Close()
 
+	export := func(ctx context.Context) error { // the work done with the permit
+		fmt.Println("exporting; permit lost:", context.Cause(ctx) != nil)
+		return nil
+	}
+	exportAll := func(ctx context.Context) error {
+		p := c.PermitExpirableSemaphore("exports")
+		if _, err := p.TrySetPermits(ctx, 1); err != nil {
+			return err
+		}
+		h, err := p.AcquireHeld(ctx, 1) // leased permits with ids; renewed by the watchdog while this process lives
+		if err != nil {
+			return err
+		}
+		defer p.Release(ctx, h.IDs()...) // or WithLease(d): back in the pool by itself when the lease ends
+		return export(h.Context())       // cancelled if a permit is lost: context.Cause matches ErrLockLost
+	}
 	ctx := context.Background()
-	p := c.PermitExpirableSemaphore("example:exports")
-	p.TrySetPermits(ctx, 1)
+	if err := exportAll(ctx); err != nil {
+		fmt.Println(err)
+	}
+
+	// A permit taken with a fixed lease that nobody releases: a waiter gets it when the lease ends.
+	p := c.PermitExpirableSemaphore("exports")
 	ids, err := p.Acquire(ctx, 1, redisson.WithLease(200*time.Millisecond))
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("permits:", len(ids))
-	// Nobody releases it: a waiter gets it when the lease ends.
 	again, err := p.Acquire(ctx, 1, redisson.WithWait(5*time.Second))
 	fmt.Println("taken again after the lease:", err == nil)
 	fmt.Println("release of the expired one:", errors.Is(p.Release(ctx, ids...), redisson.ErrNotHeld))
 	p.Release(ctx, again...)
 	// Output:
-	// permits: 1
+	// exporting; permit lost: false
 	// taken again after the lease: true
 	// release of the expired one: true
 }
@@ -265,55 +446,71 @@ func ExamplePermitExpirableSemaphore() {
 func ExampleCountDownLatch() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	c, _ := redisson.New(rdb)
+	c, err := redisson.New(rdb)
+	if err != nil {
+		panic(err)
+	}
 	defer c.Close()
 
+	warmUp := func(ctx context.Context) error {
+		l := c.CountDownLatch("warmup")
+		if _, err := l.TrySetCount(ctx, 3); err != nil { // only if zero; re-armable once it reaches zero
+			return err
+		}
+		done := make(chan error, 3)
+		for range 3 {
+			go func() { // a worker, in this process or another, counts down when it is ready
+				_, err := l.CountDown(ctx)
+				done <- err
+			}()
+		}
+		if err := l.Wait(ctx); err != nil { // anywhere: released by one message when the count reaches zero
+			return err
+		}
+		return errors.Join(<-done, <-done, <-done)
+	}
 	ctx := context.Background()
-	l := c.CountDownLatch("example:warmup")
-	l.TrySetCount(ctx, 2)
-	done := make(chan error)
-	go func() { done <- l.Wait(ctx) }()
-	l.CountDown(ctx)
-	l.CountDown(ctx) // zero: the waiter is released
-	fmt.Println("released:", <-done == nil)
-	n, _ := l.Count(ctx)
+	fmt.Println("warmed up:", warmUp(ctx) == nil)
+	n, _ := c.CountDownLatch("warmup").Count(ctx)
 	fmt.Println("count:", n)
 	// Output:
-	// released: true
+	// warmed up: true
 	// count: 0
 }
 
-// A stock counter shared by every process: decrement only while stock remains, with a
-// compare-and-swap loop, so the sale never oversells.
+// A stock counter shared by every process. The value is an integer string at "{goods:1000:stock}".
 func ExampleAtomicLong() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	c, _ := redisson.New(rdb)
+	c, err := redisson.New(rdb)
+	if err != nil {
+		panic(err)
+	}
 	defer c.Close()
 
-	ctx := context.Background()
-	stock := c.AtomicLong("example:stock")
-	_ = stock.Store(ctx, 2)
-	sell := func() bool {
-		for {
-			n, err := stock.Load(ctx)
-			if err != nil || n == 0 {
-				return false
-			}
-			if ok, err := stock.CompareAndSwap(ctx, n, n-1); err != nil {
-				return false // outcome unknown: a real sale would check before retrying
-			} else if ok {
-				return true
-			}
+	sell := func(ctx context.Context) error {
+		stock := c.AtomicLong("goods:1000:stock") // an int64 in Redis: sync/atomic.Int64's vocabulary
+		if err := stock.Store(ctx, 100); err != nil {
+			return err
 		}
+		n, err := stock.Add(ctx, -1) // INCRBY: one round trip
+		if err != nil {
+			return err
+		}
+		ok, err := stock.CompareAndSwap(ctx, n, n-1) // atomic in Redis; also SetIfGreater, SetIfLess, Swap, GetAndDelete
+		if err != nil {
+			return err
+		}
+		stored, err := rdb.Get(ctx, "{goods:1000:stock}").Result() // where the value is in Redis
+		fmt.Println("after Add:", n, "swapped:", ok, "stored:", stored)
+		return err
 	}
-	fmt.Println(sell(), sell(), sell())
-	views, _ := c.AtomicLong("example:views").Add(ctx, 10)
-	fmt.Println("views:", views)
-	_, _ = c.AtomicLong("example:views").GetAndDelete(ctx)
-	// Output:
-	// true true false
-	// views: 10
+	ctx := context.Background()
+	if err := sell(ctx); err != nil {
+		fmt.Println(err)
+	}
+	_, _ = c.AtomicLong("goods:1000:stock").GetAndDelete(ctx)
+	// Output: after Add: 99 swapped: true stored: 98
 }
 
 // A Bloom filter sized once, then used by every process: no false negatives, about 1% false
@@ -321,25 +518,39 @@ func ExampleAtomicLong() {
 func ExampleBloomFilter() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	c, _ := redisson.New(rdb)
-	defer c.Close()
-
-	ctx := context.Background()
-	seen := c.BloomFilter("example:seen-emails")
-	defer seen.Delete(ctx)
-	if _, err := seen.TryInit(ctx, 100000, 0.01); err != nil {
+	c, err := redisson.New(rdb)
+	if err != nil {
 		panic(err)
 	}
-	added, _ := seen.AddMany(ctx, []string{"ann@example.com", "bob@example.com"})
-	in, _ := seen.Contains(ctx, "ann@example.com")
-	cfg, _ := seen.Config(ctx)
-	fmt.Println("added:", added, "contains ann:", in)
-	fmt.Println("bits:", cfg.Bits, "hashes:", cfg.Hashes)
-	_, err := seen.TryInit(ctx, 5000, 0.01)
+	defer c.Close()
+
+	emails := []string{"ann@example.com", "bob@example.com"}
+	check := func(ctx context.Context) error {
+		seen := c.BloomFilter("seen-emails")
+		if _, err := seen.TryInit(ctx, 1_000_000, 0.01); err != nil { // sized once; other parameters later: ErrConfigMismatch
+			return err
+		}
+		added, err := seen.AddMany(ctx, emails) // one round trip per batch; returns how many were new
+		if err != nil {
+			return err
+		}
+		in, err := seen.Contains(ctx, "ann@example.com") // false: never added; true: added, or a ~1% false positive
+		if err != nil {
+			return err
+		}
+		cfg, err := seen.Config(ctx)
+		fmt.Println("added:", added, "contains ann:", in, "bits:", cfg.Bits, "hashes:", cfg.Hashes)
+		return err
+	}
+	ctx := context.Background()
+	defer c.BloomFilter("seen-emails").Delete(ctx)
+	if err := check(ctx); err != nil {
+		fmt.Println(err)
+	}
+	_, err = c.BloomFilter("seen-emails").TryInit(ctx, 5000, 0.01)
 	fmt.Println("init again with other parameters:", errors.Is(err, redisson.ErrConfigMismatch))
 	// Output:
-	// added: 2 contains ann: true
-	// bits: 958506 hashes: 7
+	// added: 2 contains ann: true bits: 9585059 hashes: 7
 	// init again with other parameters: true
 }
 
@@ -347,25 +558,42 @@ func ExampleBloomFilter() {
 func ExampleBitSet() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	c, _ := redisson.New(rdb)
+	c, err := redisson.New(rdb)
+	if err != nil {
+		panic(err)
+	}
 	defer c.Close()
 
 	ctx := context.Background()
-	mon, tue := c.BitSet("{example:active}:mon"), c.BitSet("{example:active}:tue")
-	defer mon.Delete(ctx)
-	defer tue.Delete(ctx)
-	for _, user := range []int64{3, 7, 9} {
-		_, _ = mon.Set(ctx, user)
+	yesterday := c.BitSet("{active}:2026-11-25")
+	defer yesterday.Delete(ctx)
+	for _, user := range []int64{3, 9} {
+		_, _ = yesterday.Set(ctx, user)
 	}
-	_, _ = tue.Set(ctx, 7)
-	_ = mon.And(ctx, "{example:active}:tue") // names sharing a {hash tag}: one Cluster slot
-	both, _ := mon.Cardinality(ctx)
-	p, _ := mon.Bytes(ctx)
-	fmt.Printf("active both days: %d, bytes %08b\n", both, p)
-	v, _ := tue.AddField(ctx, redisson.Uint16, 16, 300)
+	activeBoth := func(ctx context.Context, userID int64) error {
+		active := c.BitSet("{active}:2026-11-26") // bits by user number
+		if _, err := active.Set(ctx, userID); err != nil {
+			return err
+		}
+		if err := active.And(ctx, "{active}:2026-11-25"); err != nil { // names sharing the {active} tag: one Cluster slot
+			return err
+		}
+		n, err := active.Cardinality(ctx) // active on both days
+		if err != nil {
+			return err
+		}
+		p, err := active.Bytes(ctx)
+		fmt.Printf("active both days: %d, bytes %08b\n", n, p)
+		return err
+	}
+	defer c.BitSet("{active}:2026-11-26").Delete(ctx)
+	if err := activeBoth(ctx, 9); err != nil {
+		fmt.Println(err)
+	}
+	v, _ := yesterday.AddField(ctx, redisson.Uint16, 16, 300)
 	fmt.Println("u16 field at bit 16:", v)
 	// Output:
-	// active both days: 1, bytes [00000001 00000000]
+	// active both days: 1, bytes [00000000 01000000]
 	// u16 field at bit 16: 300
 }
 
@@ -373,17 +601,32 @@ func ExampleBitSet() {
 func ExampleHyperLogLog() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	c, _ := redisson.New(rdb)
+	c, err := redisson.New(rdb)
+	if err != nil {
+		panic(err)
+	}
 	defer c.Close()
 
 	ctx := context.Background()
-	mon, tue := c.HyperLogLog("{example:visitors}:mon"), c.HyperLogLog("{example:visitors}:tue")
-	defer mon.Delete(ctx)
-	defer tue.Delete(ctx)
-	_, _ = mon.AddMany(ctx, []string{"ann", "bob", "cy"})
-	_, _ = tue.AddMany(ctx, []string{"bob", "dee"})
-	n, _ := mon.Count(ctx)
-	both, _ := mon.CountWith(ctx, "{example:visitors}:tue")
-	fmt.Println("monday:", n, "over both days:", both)
-	// Output: monday: 3 over both days: 4
+	yesterday := c.HyperLogLog("{visitors}:2026-11-25")
+	defer yesterday.Delete(ctx)
+	_, _ = yesterday.AddMany(ctx, []string{"bob", "dee"})
+	count := func(ctx context.Context) error {
+		visitors := c.HyperLogLog("{visitors}:2026-11-26") // a distinct count in 12 KiB
+		if _, err := visitors.AddMany(ctx, []string{"ann", "bob", "cy"}); err != nil {
+			return err
+		}
+		today, err := visitors.Count(ctx)
+		if err != nil {
+			return err
+		}
+		both, err := visitors.CountWith(ctx, "{visitors}:2026-11-25") // distinct over both days
+		fmt.Println("today:", today, "over both days:", both)
+		return err
+	}
+	defer c.HyperLogLog("{visitors}:2026-11-26").Delete(ctx)
+	if err := count(ctx); err != nil {
+		fmt.Println(err)
+	}
+	// Output: today: 3 over both days: 4
 }

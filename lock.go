@@ -39,8 +39,10 @@ import (
 // FairLock for strict first come, first served.
 type Lock struct{ mutex }
 
-// Locker is what every lock of this package offers: Lock, FairLock and FencedLock. Code that takes
-// a lock without caring which kind can take a Locker.
+// Locker is what every lock of this package offers. Seven kinds satisfy it: Lock, FairLock,
+// FencedLock, SpinLock, ReadWriteLock (its write side), MultiLock and RedLock. Code that takes a lock
+// without caring which kind can take a Locker; a MultiLock or RedLock is built from Lockers, but not
+// from other MultiLocks or RedLocks (give their parts instead).
 type Locker interface {
 	// Name returns the lock's name.
 	Name() string

@@ -52,7 +52,7 @@ func defaultConfig() config {
 		waiterTimeout: DefaultWaiterTimeout,
 		spinMin:       DefaultSpinBackoff,
 		spinMax:       DefaultSpinBackoffMax,
-		logger:        slog.New(slog.DiscardHandler),
+		logger:        slog.Default(),
 	}
 }
 
@@ -193,9 +193,11 @@ func WithKeyPrefix(prefix string) Option {
 }
 
 // WithLogger sets where the client logs problems it handles on its own (failed renewals, lost
-// subscriptions, missing go-redis settings).
+// locks and subscriptions, an unreachable server) and warnings about the deployment (go-redis
+// without ContextTimeoutEnabled, a master that evicts keys, a master without WAIT in the
+// replica-acknowledged mode). WithLogger(slog.New(slog.DiscardHandler)) silences it.
 //
-// default: discard
+// default: slog.Default(), as it is when New is called
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l == nil {
