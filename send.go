@@ -157,7 +157,7 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 		case neverWritten(err):
 			c.unreachableNow(err)
 			if unsents >= unsentRetries || !retryPause(ctx, unsents) {
-				cmd.SetErr(c.unsent(err, maybeRan))
+				cmd.SetErr(c.unsent(withCtxErr(ctx, err), maybeRan))
 				return cmd, nil
 			}
 			unsents++
@@ -166,12 +166,22 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 		default: // a network or context error: the command may have run
 			maybeRan = true
 			if !opts.resend || resends >= unknownResend || !retryPause(ctx, resends) {
+				cmd.SetErr(withCtxErr(ctx, err))
 				return cmd, nil
 			}
 			resends++
 			r = route{}
 		}
 	}
+}
+
+// withCtxErr is err, a network error, made to match ctx's error too if ctx has ended: a socket
+// deadline set from ctx fails as an i/o timeout, and the caller should see that its context ended.
+func withCtxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && err != nil && !errors.Is(err, cerr) && !isReply(err) {
+		return fmt.Errorf("%w: %w", cerr, err)
+	}
+	return err
 }
 
 // unsent is err, a failure before the command was written, marked notSent unless an earlier attempt
@@ -377,16 +387,20 @@ func (c *Client) ackResult(wait *redis.Cmd, need int) error {
 // and errors; read returns the first error, as Pipelined does (redis.Nil included).
 func (c *Client) read(ctx context.Context, fn func(p redis.Pipeliner)) error {
 	c.checkServers(ctx)
-	queue := func(p redis.Pipeliner) error {
-		fn(p)
-		return nil
-	}
+	p := c.rdb.Pipeline()
 	if c.replicaReads {
-		_, err := c.rdb.TxPipelined(ctx, queue)
-		return err
+		p = c.rdb.TxPipeline()
 	}
-	_, err := c.rdb.Pipelined(ctx, queue)
-	return err
+	fn(p)
+	cmds, err := p.Exec(ctx)
+	if ctx.Err() != nil {
+		for _, cmd := range cmds {
+			if e := cmd.Err(); e != nil {
+				cmd.SetErr(withCtxErr(ctx, e))
+			}
+		}
+	}
+	return withCtxErr(ctx, err)
 }
 
 // Commands sent as they are, and the data objects' transactions.
@@ -471,7 +485,7 @@ func (c *Client) execOnce(ctx context.Context, key string, cmds [][]any) (replie
 			case errors.As(cerr, &rerr) && !redis.HasErrorPrefix(cerr, "EXECABORT"):
 				replies[i] = cerr
 			default:
-				return nil, nil, cerr
+				return nil, nil, withCtxErr(ctx, cerr)
 			}
 		}
 		return replies, nil, nil
