@@ -178,7 +178,14 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 // withCtxErr is err, a network error, made to match ctx's error too if ctx has ended: a socket
 // deadline set from ctx fails as an i/o timeout, and the caller should see that its context ended.
 func withCtxErr(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && err != nil && !errors.Is(err, cerr) && !isReply(err) {
+	if err == nil || isReply(err) {
+		return err
+	}
+	cerr := ctx.Err()
+	if dl, ok := ctx.Deadline(); cerr == nil && ok && !time.Now().Before(dl) {
+		cerr = context.DeadlineExceeded // the socket's deadline, set from ctx's, came first
+	}
+	if cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w: %w", cerr, err)
 	}
 	return err
@@ -393,7 +400,7 @@ func (c *Client) read(ctx context.Context, fn func(p redis.Pipeliner)) error {
 	}
 	fn(p)
 	cmds, err := p.Exec(ctx)
-	if ctx.Err() != nil {
+	if err != nil {
 		for _, cmd := range cmds {
 			if e := cmd.Err(); e != nil {
 				cmd.SetErr(withCtxErr(ctx, e))
