@@ -513,3 +513,92 @@ func TestReplicaAcksObjectsReportRealResults(t *testing.T) {
 		t.Error("Delete = false; want true")
 	}
 }
+
+// waitCalls is how many WAIT commands the server has run (INFO commandstats).
+func waitCalls(t *testing.T, admin *redis.Client) int64 {
+	t.Helper()
+	s := admin.InfoMap(t.Context(), "commandstats").Item("Commandstats", "cmdstat_wait")
+	i := strings.Index(s, "calls=")
+	if i < 0 {
+		return 0
+	}
+	var n int64
+	for _, ch := range s[i+len("calls="):] {
+		if ch < '0' || ch > '9' {
+			break
+		}
+		n = 10*n + int64(ch-'0')
+	}
+	return n
+}
+
+// historyKeys lists the release-history keys on the server (see lock_value.lua).
+func historyKeys(t *testing.T, admin *redis.Client) []string {
+	t.Helper()
+	keys, err := admin.Keys(t.Context(), "*rel:*").Result()
+	if err != nil {
+		t.Fatalf("KEYS: %v", err)
+	}
+	return keys
+}
+
+// Shows that the undo of a re-entry that too few replicas acknowledged waits for no replica: the
+// level is taken back with one release that is not followed by WAIT (an undo, as releaseReq.undo
+// says), so the failed Reenter costs one acknowledgement timeout, not two. With the replica paused,
+// the re-entry's own WAIT is the only one the master runs.
+func TestReplicaAcksReenterUndoSendsNoWait(t *testing.T) {
+	r := redistest.StartReplicated(t)
+	admin := r.Master.Client(t)
+	c := newClient(t, r.Master.Client(t), redisson.WithReplicaAcks(1, 300*time.Millisecond))
+	ctx := t.Context()
+	h := mustLock(t, c.Lock("reenter-undo"), ctx)
+	if err := r.Replica.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Replica.Resume() })
+	before := waitCalls(t, admin)
+	if _, err := h.Reenter(ctx); !errors.Is(err, redisson.ErrNotReplicated) {
+		t.Fatalf("Reenter with the replica paused = %v; want ErrNotReplicated", err)
+	}
+	// Reenter waited for its clean-up (ctx has no deadline): the undo has run.
+	if got := waitCalls(t, admin) - before; got != 1 {
+		t.Errorf("WAIT commands run by a failed re-entry and its undo: %d; want 1 (the undo must not wait for replicas)", got)
+	}
+	if n, err := h.HoldCount(ctx); err != nil || n != 1 {
+		t.Errorf("hold count after the undone re-entry = %d, %v; want 1", n, err)
+	}
+}
+
+// Shows that the undo of an acquisition too few replicas acknowledged writes no release history and
+// sends no WAIT (releaseReq.undo), for every lock kind: one WAIT per attempt, and no history key.
+func TestReplicaAcksAcquisitionUndoNoHistoryNoWait(t *testing.T) {
+	r := redistest.StartReplicated(t)
+	admin := r.Master.Client(t)
+	c := newClient(t, r.Master.Client(t), redisson.WithReplicaAcks(1, 200*time.Millisecond))
+	ctx := t.Context()
+	for _, kind := range lockKinds { // warm-up: scripts loaded, replica count known
+		h := mustLock(t, lockOf(c, kind, "undo-warm-"+kind), ctx)
+		mustUnlock(t, h)
+	}
+	mustDo(t, "DEL history", admin.Del(ctx, historyKeys(t, admin)...).Err())
+	if err := r.Replica.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Replica.Resume() })
+	for _, kind := range lockKinds {
+		before := waitCalls(t, admin)
+		_, err := lockOf(c, kind, "undo-"+kind).TryLock(ctx)
+		if !errors.Is(err, redisson.ErrNotReplicated) {
+			t.Fatalf("%s: TryLock with the replica paused = %v; want ErrNotReplicated", kind, err)
+		}
+		if got := waitCalls(t, admin) - before; got != 1 {
+			t.Errorf("%s: WAIT commands of an unacknowledged acquisition and its undo: %d; want 1", kind, got)
+		}
+		if locked, err := lockOf(c, kind, "undo-"+kind).IsLocked(ctx); err != nil || locked {
+			t.Errorf("%s: the unacknowledged acquisition was not undone (%v, %v)", kind, locked, err)
+		}
+	}
+	if keys := historyKeys(t, admin); len(keys) != 0 {
+		t.Errorf("release history written by undos: %v; want none", keys)
+	}
+}
