@@ -574,3 +574,54 @@ func TestBloomFilterAddFollowsSlotMigration(t *testing.T) {
 		}
 	}
 }
+
+// Shows that a script is loaded on the master that needs it even when another master of the Cluster
+// is down: a NOSCRIPT answer is followed by SCRIPT LOAD, which a go-redis ClusterClient sends to every
+// master and fails if any one fails; the library must not give up with the NOSCRIPT error then (nor
+// wait for the dead master). A master not serving the lock's slot is killed before a fresh Client's
+// first scripts run (within the node timeout: no failover, the lock's master is healthy): the
+// FairLock's acquisition and the releases must work.
+func TestClusterScriptLoadedWithAMasterDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: slow topology")
+	}
+	cl := redistest.StartCluster(t)
+	ctx := t.Context()
+	rdb := cl.Client(t)
+	c := newClient(t, rdb)
+	const name = "script-master-down"
+	node, err := rdb.MasterForKey(ctx, redisson.LockKeyOf(c, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	masters, err := cl.Masters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead *redistest.Server
+	for _, m := range masters {
+		if m != node.Options().Addr {
+			dead = cl.Node(m)
+			break
+		}
+	}
+	if err := dead.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	h, err := c.FairLock(name).TryLock(cctx)
+	if err != nil {
+		t.Fatalf("FairLock.TryLock on %s, master %s dead = %v; want the lock", node.Options().Addr, dead.Addr(), err)
+	}
+	if err := h.Unlock(cctx); err != nil {
+		t.Errorf("FairLock Unlock on %s, master %s dead = %v; want nil", node.Options().Addr, dead.Addr(), err)
+	}
+	h, err = c.Lock(sameSlotName(name)).TryLock(cctx) // SET NX: no script; its release is one
+	if err != nil {
+		t.Fatalf("Lock.TryLock, master %s dead = %v; want the lock", dead.Addr(), err)
+	}
+	if err := h.Unlock(cctx); err != nil {
+		t.Errorf("Lock Unlock (a script), master %s dead = %v; want nil", dead.Addr(), err)
+	}
+}
