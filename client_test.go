@@ -5,6 +5,7 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -240,5 +241,54 @@ func TestStatsCountReadWriteLockHolds(t *testing.T) {
 	if got := c.Stats().Renewed; got == 0 {
 		t.Errorf("Stats().Renewed = 0 after 3s of two holds renewed every 100ms (they are renewed: contexts live %v %v)",
 			r.Context().Err() == nil, w.Context().Err() == nil)
+	}
+}
+
+// Shows that Close waits for releases under way but not longer than their bound when Redis does not
+// answer: 40 holds (more than the go-redis pool's connections) of every lock kind are unlocked with
+// a short context while Redis is frozen; each Unlock returns when its context ends, the releases go
+// on in the background, and Close returns within the clean-up bound (5s after they started, plus a
+// second of slack), not hanging. Once Redis answers again, every lock is still either released or
+// left to its lease, and the Client leaves no goroutine behind (goleak in TestMain).
+func TestCloseWithReleasesStuckOnFrozenRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Client(t))
+	ctx := t.Context()
+	var holds []*redisson.Hold
+	for i := range 40 {
+		kind := lockKinds[i%len(lockKinds)]
+		holds = append(holds, mustLock(t, lockOf(c, kind, "close-frozen-"+kind+strconv.Itoa(i)), ctx))
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Resume() })
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, h := range holds {
+		spawn(&wg, func() {
+			uctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			if err := h.Unlock(uctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Unlock with Redis frozen = %v; want the context's error", err)
+			}
+		})
+	}
+	wg.Wait()
+	closed := make(chan struct{})
+	go func() {
+		_ = c.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(time.Until(start.Add(6 * time.Second))):
+		_ = srv.Resume()
+		<-closed
+		t.Fatalf("Close returned %v after the Unlocks began with Redis frozen; want at most the clean-up bound (5s)",
+			time.Since(start).Round(time.Millisecond))
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
 	}
 }

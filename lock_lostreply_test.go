@@ -24,6 +24,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1037,4 +1038,47 @@ func resentHandOverRound(t *testing.T, name string) string {
 	}
 	_ = r.h.Unlock(ctx)
 	return ""
+}
+
+// Shows that an acquisition whose reply was lost and whose re-sends could not even be written (no
+// connection could be made) is undone: the first attempt may have run, so the error must not be
+// taken for "never sent" (send's notSent), which would skip the undo and leave the lock held for a
+// whole lease by an owner that was told it failed. Once Redis can be reached again, the background
+// undo frees the lock well before the lease (30s) ends.
+func TestLockLostReplyThenUnreachableIsUndone(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	var down atomic.Bool
+	rdb := srv.Client(t, func(o *redis.Options) {
+		o.Addr = p.Addr()
+		o.DialerRetries = 1
+		o.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			if down.Load() {
+				return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused (simulated)")}
+			}
+			var nd net.Dialer
+			return nd.DialContext(ctx, network, p.Addr())
+		}
+	})
+	c := newClient(t, rdb)
+	ctx := t.Context()
+	warmUpScripts(t, c)
+	oneIdleConn(t, rdb)
+	const name = "lost-then-unreachable"
+	key := redisson.LockKeyOf(c, name)
+	down.Store(true) // the re-sends need a new connection: none can be made
+	p.DropReplies(1) // the acquisition (SET NX on the pooled connection) runs; its reply is lost
+	_, err := c.Lock(name).TryLock(ctx)
+	p.DropReplies(0)
+	if err == nil {
+		t.Fatal("TryLock with its reply lost and Redis unreachable = nil; want an error")
+	}
+	if owner := lockOwner(t, admin, key); owner == "" {
+		t.Fatalf("precondition: the acquisition did not run (the lock is free); TryLock = %v", err)
+	}
+	down.Store(false)
+	eventually(t, 6*time.Second, "the lost acquisition undone once Redis is reachable", func() bool {
+		return lockOwner(t, admin, key) == ""
+	})
 }
