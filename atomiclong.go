@@ -60,7 +60,7 @@ func (a *AtomicLong) Load(ctx context.Context) (int64, error) {
 		return 0, opErr("load", a.Name(), err)
 	}
 	var get *redis.StringCmd
-	_ = a.c.read(ctx, func(p redis.Pipeliner) { get = p.Get(ctx, a.key) })
+	_ = a.c.read(ctx, a.key, func(p redis.Pipeliner) { get = p.Get(ctx, a.key) })
 	s, err := get.Result()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil

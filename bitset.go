@@ -69,7 +69,7 @@ func (b *BitSet) Get(ctx context.Context, i int64) (bool, error) {
 		return false, opErr("get", b.Name(), err)
 	}
 	var get *redis.IntCmd
-	_ = b.c.read(ctx, func(p redis.Pipeliner) { get = p.GetBit(ctx, b.key, i) })
+	_ = b.c.read(ctx, b.key, func(p redis.Pipeliner) { get = p.GetBit(ctx, b.key, i) })
 	v, err := get.Result()
 	return v == 1, objectErr("get", b.name, err, nil)
 }
@@ -151,7 +151,7 @@ func (b *BitSet) Cardinality(ctx context.Context) (int64, error) {
 		return 0, opErr("cardinality", b.Name(), err)
 	}
 	var count *redis.IntCmd
-	_ = b.c.read(ctx, func(p redis.Pipeliner) { count = p.BitCount(ctx, b.key, nil) })
+	_ = b.c.read(ctx, b.key, func(p redis.Pipeliner) { count = p.BitCount(ctx, b.key, nil) })
 	n, err := count.Result()
 	return n, objectErr("cardinality", b.name, err, nil)
 }
@@ -178,7 +178,7 @@ func (b *BitSet) Size(ctx context.Context) (int64, error) {
 		return 0, opErr("size", b.Name(), err)
 	}
 	var strlen *redis.IntCmd
-	_ = b.c.read(ctx, func(p redis.Pipeliner) { strlen = p.StrLen(ctx, b.key) })
+	_ = b.c.read(ctx, b.key, func(p redis.Pipeliner) { strlen = p.StrLen(ctx, b.key) })
 	n, err := strlen.Result()
 	return 8 * n, objectErr("size", b.name, err, nil)
 }
@@ -190,7 +190,7 @@ func (b *BitSet) Bytes(ctx context.Context) ([]byte, error) {
 		return nil, opErr("bytes", b.Name(), err)
 	}
 	var get *redis.StringCmd
-	_ = b.c.read(ctx, func(p redis.Pipeliner) { get = p.Get(ctx, b.key) })
+	_ = b.c.read(ctx, b.key, func(p redis.Pipeliner) { get = p.Get(ctx, b.key) })
 	v, err := get.Bytes()
 	if errors.Is(err, redis.Nil) || (err == nil && len(v) == 0) {
 		return nil, nil
@@ -329,7 +329,7 @@ func (b *BitSet) GetField(ctx context.Context, f BitField, offset int64) (int64,
 		return 0, opErr("get field", b.Name(), err)
 	}
 	var field *redis.IntSliceCmd
-	_ = b.c.read(ctx, func(p redis.Pipeliner) { field = p.BitFieldRO(ctx, b.key, f.String(), offset) })
+	_ = b.c.read(ctx, b.key, func(p redis.Pipeliner) { field = p.BitFieldRO(ctx, b.key, f.String(), offset) })
 	v, err := field.Result()
 	if err != nil {
 		return 0, objectErr("get field", b.name, err, nil)

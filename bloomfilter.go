@@ -468,7 +468,7 @@ func (f *BloomFilter) hasBits(ctx context.Context, elements []string) ([]bool, e
 		var parts []*redis.IntSliceCmd
 		for attempt := 0; ; attempt++ {
 			parts = parts[:0]
-			err = f.c.read(ctx, func(pipe redis.Pipeliner) {
+			err = f.c.read(ctx, f.key, func(pipe redis.Pipeliner) {
 				cfg = pipe.HMGet(ctx, f.key, bloomFields...)
 				for i := 0; i < len(elements); i += per {
 					part := bits[i*p.hashes : min(i+per, len(elements))*p.hashes]

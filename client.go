@@ -178,9 +178,9 @@ func (c *Client) knownEpoch(name string, now time.Time) string {
 }
 
 // New returns a Client over rdb, which may be a plain, failover (Sentinel) or Cluster go-redis client.
-// It starts the renewal scheduler goroutine and does no I/O. With its first command, and then once a
-// minute, the Client asks every master for its maxmemory-policy, warning about one that evicts keys
-// (see ErrEvicting, Stats.Evicting). Invalid options or a nil rdb return an error matching
+// It starts the renewal scheduler goroutine and does no I/O. With its first command to a master, and
+// then once a minute, the Client asks that master for its maxmemory-policy, warning if it evicts
+// keys (see ErrEvicting, Stats.Evicting). Invalid options or a nil rdb return an error matching
 // ErrInvalidArgument.
 //
 // Set ContextTimeoutEnabled: true on rdb: without it go-redis ignores context deadlines on the socket,

@@ -128,7 +128,7 @@ func (l *CountDownLatch) count(ctx context.Context) (int64, error) {
 // state reads the count and, with round, the number of times it reached zero, in one round trip.
 func (l *CountDownLatch) state(ctx context.Context, round bool) (n, rounds int64, err error) {
 	var count, rnd *redis.StringCmd
-	err = l.c.read(ctx, func(p redis.Pipeliner) {
+	err = l.c.read(ctx, l.key, func(p redis.Pipeliner) {
 		// The round first: a count read after it can only be older news than the round, so a zero
 		// between the two reads is never mistaken for the start of the wait's own round.
 		if round {

@@ -125,7 +125,7 @@ func (c *Client) FencedGet(ctx context.Context, key string) (value string, token
 		return "", 0, opErr("fenced get", key, err)
 	}
 	var get *redis.SliceCmd
-	_ = c.read(ctx, func(p redis.Pipeliner) { get = p.HMGet(ctx, key, "value", "token") })
+	_ = c.read(ctx, key, func(p redis.Pipeliner) { get = p.HMGet(ctx, key, "value", "token") })
 	vals, err := get.Result()
 	if err != nil {
 		return "", 0, opErr("fenced get", key, redisErr(err))

@@ -280,7 +280,7 @@ func (o *owner) reenter(ctx context.Context) (*Hold, error) {
 		// The outcome is unknown: remove the level if it was added (keeping the TTL). If that fails
 		// too, the level stays in Redis, and goes with the owner's final release, which frees the
 		// lock whatever levels are left.
-		l.c.cleanup(ctx, func(ctx context.Context) { _, _, _ = l.release(ctx, releaseReq{owner: o.id, level: level}) })
+		l.c.cleanup(ctx, func(ctx context.Context) { _, _, _ = l.release(ctx, releaseReq{owner: o.id, level: level, undo: true}) })
 	}
 
 	o.mu.Lock()

@@ -96,7 +96,7 @@ func (h *HyperLogLog) CountWith(ctx context.Context, names ...string) (int64, er
 		return 0, opErr(op, h.name, err)
 	}
 	var count *redis.IntCmd
-	_ = h.c.read(ctx, func(p redis.Pipeliner) { count = p.PFCount(ctx, keys...) })
+	_ = h.c.read(ctx, h.key, func(p redis.Pipeliner) { count = p.PFCount(ctx, keys...) })
 	n, err := count.Result()
 	return n, objectErr(op, h.name, err, nil)
 }

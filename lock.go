@@ -925,7 +925,7 @@ func (m *mutex) remainingTTL(ctx context.Context) (time.Duration, error) {
 	}
 	var get *redis.StringCmd
 	var pttl *redis.DurationCmd
-	err := m.c.read(ctx, func(p redis.Pipeliner) {
+	err := m.c.read(ctx, m.key, func(p redis.Pipeliner) {
 		get = p.Get(ctx, m.key)
 		pttl = p.PTTL(ctx, m.key)
 	})
@@ -974,7 +974,7 @@ func (m *mutex) levelsOf(ctx context.Context, owner string) (int, error) {
 // read returns the lock's current value (zero if free).
 func (m *mutex) read(ctx context.Context) (lockValue, error) {
 	var get *redis.StringCmd
-	_ = m.c.read(ctx, func(p redis.Pipeliner) { get = p.Get(ctx, m.key) })
+	_ = m.c.read(ctx, m.key, func(p redis.Pipeliner) { get = p.Get(ctx, m.key) })
 	v, err := get.Result()
 	return m.decode(v, err, "read")
 }

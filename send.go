@@ -70,7 +70,7 @@ type sendOpts struct {
 // master of key (following MOVED and ASK there, so that WAIT follows the write), and ackErr reports
 // too few acknowledgements (see ackResult); otherwise ackErr is nil.
 func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *redis.Script, build func() C, opts sendOpts) (cmd C, ackErr error) {
-	c.checkServers(ctx)
+	c.checkServer(ctx, key)
 	waits := opts.acked && c.acks.on()
 	// A transaction (tx) goes as one pipeline to the master of key as well, with or without WAIT.
 	acked := waits || opts.tx != nil
@@ -131,9 +131,14 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 				c.forgetLoaded(r.addr, script)
 				continue // preload loads it
 			}
-			if script.Load(ctx, c.rdb).Err() != nil {
+			// Load it on the master of the key only (on a ClusterClient, Script.Load asks every
+			// master, and fails when any one is down).
+			node, addr, nerr := c.node(ctx, key)
+			if nerr != nil {
 				return cmd, nil
 			}
+			c.forgetLoaded(addr, script)
+			c.preload(ctx, route{node: node, addr: addr}, script)
 			continue
 		}
 		if acked {
@@ -387,13 +392,13 @@ func (c *Client) ackResult(wait *redis.Cmd, need int) error {
 // Reads.
 
 // read sends the read commands fn queues on p in one round trip to the master that serves their
-// keys (one slot), whatever read routing the user's go-redis client has: the library's reads decide
+// keys (one slot, key's), whatever read routing the user's go-redis client has: the library's reads decide
 // what it guarantees (a latch's count, a lock's owner), and a replica may lag behind. A client that
 // may send read-only commands to replicas gets them wrapped in MULTI/EXEC, which go-redis sends to
 // the master; any other client sends them as a plain pipeline. The commands carry their own results
 // and errors; read returns the first error, as Pipelined does (redis.Nil included).
-func (c *Client) read(ctx context.Context, fn func(p redis.Pipeliner)) error {
-	c.checkServers(ctx)
+func (c *Client) read(ctx context.Context, key string, fn func(p redis.Pipeliner)) error {
+	c.checkServer(ctx, key)
 	p := c.rdb.Pipeline()
 	if c.replicaReads {
 		p = c.rdb.TxPipeline()

@@ -22,7 +22,7 @@ import (
 // FencedLock (which has no TTL) included: its tokens then start again from 1, and a resource that
 // trusts them accepts an older holder's writes. With noeviction (Redis's default) a full server
 // refuses writes instead, which fails acquisitions loudly and keeps every guarantee. So:
-//   - the Client checks the policy of every master with its first command and again every
+//   - the Client checks the policy of a master with its first command to it and again every
 //     serverSweepEvery (a failover may bring a master configured otherwise), logs a warning for an
 //     evicting one and reports it in Stats.Evicting; CheckEviction asks every master now;
 //   - a FencedLock refuses to be acquired (ErrNotObtained, ErrEvicting) on a master known to run an
@@ -32,7 +32,7 @@ import (
 // serverCheckEvery is how long what INFO said of a master is trusted.
 const serverCheckEvery = 10 * time.Second
 
-// serverSweepEvery is how often the Client checks every master's eviction policy (see checkServers).
+// serverSweepEvery is how often the Client checks a master's eviction policy (see checkServer).
 const serverSweepEvery = time.Minute
 
 // serverInfo is what INFO said of one master.
@@ -48,8 +48,8 @@ type serverInfo struct {
 type servers struct {
 	mu       sync.Mutex
 	byAddr   map[string]serverInfo
-	evicting atomic.Int32 // masters last seen with an evicting policy (Stats.Evicting)
-	swept    atomic.Int64 // when (UnixNano) checkServers last asked every master
+	evicting atomic.Int32    // masters last seen with an evicting policy (Stats.Evicting)
+	asking   map[string]bool // the masters a checkServer is asking now
 }
 
 // evicts reports whether policy lets Redis evict keys.
@@ -132,21 +132,35 @@ func (c *Client) eachMaster(ctx context.Context, f func(ctx context.Context, nod
 	return errors.Join(err, ferr)
 }
 
-// checkServers asks every master for its INFO (see server) if nobody did in the last
-// serverSweepEvery: the first command of a Client does (so the warning comes with its first use),
-// then one command a minute, on the caller's goroutine and context, in sequence with the command (a
-// round trip per master, the masters in parallel), so that it needs no connection of its own.
-func (c *Client) checkServers(ctx context.Context) {
-	s := &c.servers
-	now := time.Now().UnixNano()
-	last := s.swept.Load()
-	if (last != 0 && now-last < int64(serverSweepEvery)) || !s.swept.CompareAndSwap(last, now) {
+// checkServer asks the master serving key for its INFO (see server) if the Client has not in the
+// last serverSweepEvery (serverCheckEvery after a failed ask): a Client's first command to a master
+// does, so the warning comes with its first use of the master (a new master after a failover
+// included), then one command a minute. It runs on the caller's goroutine and context, in sequence
+// with the command (so it needs no connection of its own), and only on the master the command goes
+// to: a master that does not answer delays only its own commands. Only one caller at a time asks a
+// given master; the others carry on.
+func (c *Client) checkServer(ctx context.Context, key string) {
+	node, addr, err := c.node(ctx, key)
+	if err != nil {
 		return
 	}
-	_ = c.eachMaster(ctx, func(ctx context.Context, node redis.UniversalClient, addr string) error {
-		c.server(ctx, node, addr)
-		return nil
-	})
+	s := &c.servers
+	s.mu.Lock()
+	last, known := s.byAddr[addr]
+	due := !known || time.Since(last.checked) >= serverSweepEvery || (last.failed && time.Since(last.checked) >= serverCheckEvery)
+	if !due || s.asking[addr] {
+		s.mu.Unlock()
+		return
+	}
+	if s.asking == nil {
+		s.asking = map[string]bool{}
+	}
+	s.asking[addr] = true
+	s.mu.Unlock()
+	c.server(ctx, node, addr)
+	s.mu.Lock()
+	delete(s.asking, addr)
+	s.mu.Unlock()
 }
 
 // CheckEviction asks every master (one, or each master of a Cluster) for its maxmemory-policy. It
