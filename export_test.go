@@ -84,3 +84,6 @@ func FillBloomCache(c *Client) {
 		c.noteBloom("\x00made-up:"+strconv.Itoa(i), bloomParams{bits: 64, hashes: 1})
 	}
 }
+
+// IsClosed reports whether Close has begun on c.
+func IsClosed(c *Client) bool { return c.closed() }

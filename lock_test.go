@@ -1197,10 +1197,7 @@ func TestLockCloseDuringTransferFreesLock(t *testing.T) {
 	closed := make(chan struct{})
 	spawn(&wg, func() { _ = a.Close(); close(closed) })
 	// Close waits for the release under way (the Unlock was asked for): let it through.
-	eventually(t, 5*time.Second, "Close to begin", func() bool {
-		_, err := a.Lock("after-close").TryLock(context.Background())
-		return errors.Is(err, redisson.ErrClosed)
-	})
+	eventually(t, 5*time.Second, "Close to begin", func() bool { return redisson.IsClosed(a) })
 	hook.release()
 	recvWithin(t, closed, 5*time.Second, "Close")
 	if err := recvWithin(t, unlock, 5*time.Second, "G1's Unlock"); err != nil {
