@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/goredisson/redisson/internal/renew"
+	"github.com/goredisson/redisson/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -30,7 +31,8 @@ import (
 // go-redis would re-send a command after a network error (MaxRetries): the library never lets it
 // (go-redis's Cmder.NoRetry), so that it alone decides, and knows, whether a command may have run.
 // A command is sent again, by send, only:
-//   - after a reply proving that it did not run: NOSCRIPT (the script is loaded first), TRYAGAIN,
+//   - after a reply proving that it did not run: NOSCRIPT (run with EVAL instead; in the
+//     replica-acknowledged mode the script is loaded on the node first), TRYAGAIN,
 //     CLUSTERDOWN, a MOVED or ASK (followed; on a Cluster a connection refused by a dead master);
 //   - after an error proving that it was never written: no connection could be made, or none was
 //     free in time (a few times: a server that cannot be reached is reported soon);
@@ -118,28 +120,26 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 			_ = c.rdb.Process(ctx, onceCmd{cmd})
 		}
 		err := cmd.Err()
-		switch {
-		case err == nil:
-			c.reachable()
-			if wait != nil {
-				return cmd, c.ackResult(wait, need)
-			}
-			return cmd, nil
-		case script != nil && !loaded && redis.HasErrorPrefix(err, "NOSCRIPT"):
+		if script != nil && !loaded && redis.HasErrorPrefix(err, "NOSCRIPT") {
 			loaded = true
 			if acked {
 				c.forgetLoaded(r.addr, script)
 				continue // preload loads it
 			}
-			// Load it on the master of the key only (on a ClusterClient, Script.Load asks every
-			// master, and fails when any one is down).
-			node, addr, nerr := c.node(ctx, key)
-			if nerr != nil {
+			// Run it with EVAL instead, on whichever node go-redis sends it to (the master of the
+			// slot, or the one an ASK names during a migration), which also caches it there.
+			// (Script.Load would ask every master of a Cluster, and fail when any one is down.)
+			if !evalFallback(ctx, c, any(cmd), script) {
 				return cmd, nil
 			}
-			c.forgetLoaded(addr, script)
-			c.preload(ctx, route{node: node, addr: addr}, script)
-			continue
+			err = cmd.Err()
+		}
+		if err == nil {
+			c.reachable()
+			if wait != nil {
+				return cmd, c.ackResult(wait, need)
+			}
+			return cmd, nil
 		}
 		if acked {
 			if next, redirect := c.redirected(ctx, err); redirect && redirects < maxRedirects {
@@ -194,6 +194,22 @@ func withCtxErr(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", cerr, err)
 	}
 	return err
+}
+
+// evalFallback runs cmd, an EVALSHA of script that was answered NOSCRIPT, again as EVAL with the
+// script's source, sent once, and stores the answer in cmd. It reports false if it cannot (not a
+// script command of this package); cmd then keeps its NOSCRIPT.
+func evalFallback(ctx context.Context, c *Client, cmd any, script *redis.Script) bool {
+	sc, ok := cmd.(*redis.Cmd)
+	src := scripts.Source(script)
+	if !ok || src == "" || len(sc.Args()) < 2 {
+		return false
+	}
+	eval := redis.NewCmd(ctx, append([]any{"eval", src}, sc.Args()[2:]...)...)
+	_ = c.rdb.Process(ctx, onceCmd{eval})
+	sc.SetVal(eval.Val())
+	sc.SetErr(eval.Err())
+	return true
 }
 
 // unsent is err, a failure before the command was written, marked notSent unless an earlier attempt

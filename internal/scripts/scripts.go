@@ -74,44 +74,44 @@ var lockPrelude = waitQueueSrc + lockValueSrc
 
 var (
 	// LockAcquire acquires or re-enters a Lock, FairLock or FencedLock. See lock_acquire.lua.
-	LockAcquire = redis.NewScript(lockPrelude + lockAcquireSrc)
+	LockAcquire = newScript(lockPrelude + lockAcquireSrc)
 	// LockRelease releases one level or the whole hold, or undoes an acquisition. See lock_release.lua.
-	LockRelease = redis.NewScript(lockPrelude + lockReleaseSrc)
+	LockRelease = newScript(lockPrelude + lockReleaseSrc)
 	// LockForceUnlock deletes a lock regardless of owner. See lock_force_unlock.lua.
-	LockForceUnlock = redis.NewScript(lockPrelude + lockForceUnlockSrc)
+	LockForceUnlock = newScript(lockPrelude + lockForceUnlockSrc)
 	// LockRenew extends many watchdog locks at once. See lock_renew.lua.
-	LockRenew = redis.NewScript(lockPrelude + lockRenewSrc)
+	LockRenew = newScript(lockPrelude + lockRenewSrc)
 	// WaitBeat keeps many queued waiters alive at once. See wait_beat.lua.
-	WaitBeat = redis.NewScript(lockPrelude + waitBeatSrc)
+	WaitBeat = newScript(lockPrelude + waitBeatSrc)
 	// FencedSet writes a value only with a token not older than the last accepted. See fenced_set.lua.
-	FencedSet = redis.NewScript(fencedSetSrc)
+	FencedSet = newScript(fencedSetSrc)
 
 	// RWAcquire acquires or re-enters a side of a ReadWriteLock. See rw_acquire.lua.
-	RWAcquire = redis.NewScript(rwValueSrc + rwAcquireSrc)
+	RWAcquire = newScript(rwValueSrc + rwAcquireSrc)
 	// RWRelease releases a level or the hold of a side of a ReadWriteLock. See rw_release.lua.
-	RWRelease = redis.NewScript(rwValueSrc + rwReleaseSrc)
+	RWRelease = newScript(rwValueSrc + rwReleaseSrc)
 	// RWRenew extends many ReadWriteLock holds, or waiting writers, at once. See rw_renew.lua.
-	RWRenew = redis.NewScript(rwValueSrc + rwRenewSrc)
+	RWRenew = newScript(rwValueSrc + rwRenewSrc)
 	// RWState reads a ReadWriteLock's state. See rw_state.lua.
-	RWState = redis.NewScript(rwValueSrc + rwStateSrc)
+	RWState = newScript(rwValueSrc + rwStateSrc)
 	// RWForceUnlock deletes every hold of a ReadWriteLock. See rw_force_unlock.lua.
-	RWForceUnlock = redis.NewScript(rwValueSrc + rwForceUnlockSrc)
+	RWForceUnlock = newScript(rwValueSrc + rwForceUnlockSrc)
 	// SemAcquire makes one attempt to take permits of a Semaphore. See sem_acquire.lua.
-	SemAcquire = redis.NewScript(semValueSrc + semAcquireSrc)
+	SemAcquire = newScript(semValueSrc + semAcquireSrc)
 	// SemRelease releases, adds, drains or sets permits, or ends a wait. See sem_release.lua.
-	SemRelease = redis.NewScript(semValueSrc + semReleaseSrc)
+	SemRelease = newScript(semValueSrc + semReleaseSrc)
 	// SemBeat keeps many Semaphore waiters alive at once. See sem_beat.lua.
-	SemBeat = redis.NewScript(semValueSrc + semBeatSrc)
+	SemBeat = newScript(semValueSrc + semBeatSrc)
 	// SemRenew extends many leased permits at once. See sem_renew.lua.
-	SemRenew = redis.NewScript(semValueSrc + semRenewSrc)
+	SemRenew = newScript(semValueSrc + semRenewSrc)
 	// Latch sets or counts down a CountDownLatch. See latch.lua.
-	Latch = redis.NewScript(latchSrc)
+	Latch = newScript(latchSrc)
 	// Atomic runs the AtomicLong operations that read before they write. See atomic.lua.
-	Atomic = redis.NewScript(int64ValueSrc + atomicSrc)
+	Atomic = newScript(int64ValueSrc + atomicSrc)
 	// BitSet runs the BitSet operations that are not one Redis command. See bitset.lua.
-	BitSet = redis.NewScript(bitsetSrc)
+	BitSet = newScript(bitsetSrc)
 	// Bloom initializes, adds to and queries a BloomFilter. See bloom.lua.
-	Bloom = redis.NewScript(bloomSrc)
+	Bloom = newScript(bloomSrc)
 )
 
 // All lists every script by the name of its file, for loading ahead of pipelines and for tests.
@@ -136,3 +136,17 @@ var All = map[string]*redis.Script{
 	"bitset":            BitSet,
 	"bloom":             Bloom,
 }
+
+// sources maps every script to its source, for the EVAL that answers a NOSCRIPT (see Source).
+var sources = map[*redis.Script]string{}
+
+// newScript wraps src once and remembers it.
+func newScript(src string) *redis.Script {
+	s := redis.NewScript(src)
+	sources[s] = src
+	return s
+}
+
+// Source returns the source of a script of this package ("" for any other script): a command sent
+// as it is (not through Script.Run) falls back to EVAL with it when a node answers NOSCRIPT.
+func Source(s *redis.Script) string { return sources[s] }
