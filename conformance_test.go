@@ -137,6 +137,8 @@ func TestConformance(t *testing.T) {
 		suite{"PermitExpirableSemaphore", permitConformance()}, suite{"AtomicLong", atomicConformance()},
 		suite{"BitSet", bitsetConformance()}, suite{"BloomFilter", bloomConformance()},
 		suite{"HyperLogLog", hllConformance()})
+	// A topology's cases run in parallel (go test -parallel bounds them): each case has its own names
+	// and Clients, and a standalone case its own server. The topologies run one after the other.
 	for _, top := range topologies {
 		t.Run(top.name, func(t *testing.T) {
 			if top.slow && testing.Short() {
@@ -145,6 +147,7 @@ func TestConformance(t *testing.T) {
 			for _, s := range suites {
 				for _, cc := range s.cases {
 					t.Run(s.primitive+"/"+cc.name, func(t *testing.T) {
+						t.Parallel()
 						newC := func(opts ...redisson.Option) *redisson.Client {
 							c := newClient(t, top.rdb(t), append(slices.Clip(top.opts), opts...)...)
 							if s.primitive == "RedLock" {

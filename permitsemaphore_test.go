@@ -111,7 +111,9 @@ func permitConformance() []conformanceCase {
 		}},
 		{"watchdog", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
 			ctx := t.Context()
-			holder := newC(redisson.WithWatchdogTimeout(300 * time.Millisecond))
+			// A watchdog timeout above the acknowledgement timeout of the replica-acknowledged
+			// topologies (1s), so that one slow acknowledgement does not lose the permit.
+			holder := newC(redisson.WithWatchdogTimeout(2 * time.Second))
 			p := holder.PermitExpirableSemaphore(name)
 			if _, err := p.TrySetPermits(ctx, 1); err != nil {
 				t.Fatal(err)
@@ -121,8 +123,8 @@ func permitConformance() []conformanceCase {
 				t.Fatal(err)
 			}
 			other := newC().PermitExpirableSemaphore(name)
-			// Three leases later, the watchdog has kept it.
-			if got, err := other.TryAcquire(ctx, 1, redisson.WithWait(time.Second)); err != nil || got != nil {
+			// Three renewals later, the watchdog has kept it.
+			if got, err := other.TryAcquire(ctx, 1, redisson.WithWait(2500*time.Millisecond)); err != nil || got != nil {
 				t.Fatalf("TryAcquire while the watchdog renews the permit = %v, %v; want nil, nil", got, err)
 			}
 			if left, err := p.RemainingLease(ctx, ids[0]); err != nil || left <= 0 {
