@@ -36,6 +36,14 @@ package redisson_test
 //   - at the end, once the leases of the killed process's permits have passed, AvailablePermits is
 //     exactly modelPermits, and no waiter is left.
 //
+// The replica-acknowledged Clients (see model_test.go) take leased permits with AcquireHeld (most
+// of them watchdog-renewed, some held for a second or two): their holder works until the permits'
+// context ends, and leaves the critical section as soon as it does. A holder whose permits were
+// lost for want of replica acknowledgements is excused for "too many inside" only if its context
+// was cancelled before the newcomer's acquisition returned (see lostBefore), and for a Release
+// answering ErrNotHeld (the library gave the lost permits back). A Release (of either semaphore)
+// answering ErrNotReplicated happened on the master: it counts as released.
+//
 // CountDownLatch: a coordinator in the parent runs rounds: it sets a count k (TrySetCount), then
 // counts down k times (more if a count-down's outcome was unknown, until Count is 0), leaves the latch
 // at zero for a while, and sets it again. Before each count-down it records the count-down as started
@@ -223,10 +231,42 @@ func (r *modelRun) semEnter(name, id string, c *modelClient, n int64, expiry, si
 		return
 	}
 	r.tracef("%s sem enter %s n=%d: %v (others %v: %v)", id, name, n, res[0], res[1], res[2])
-	if res[0] == csViolation {
+	if res[0] == csViolation && !(leased && r.semLostBefore(name, id, n, res[2], since)) {
 		r.violation(vSemInside, "%s: %s (%d permits, client %s) entered while permits %v were inside (%v); permits set: %d",
 			name, id, n, c.key, res[1], res[2], modelPermits)
 	}
+}
+
+// semLostBefore reports whether the holders inside (others, the entries modelSemEnter found) whose
+// permits were lost for want of replica acknowledgements before this acquisition (hold id, n permits)
+// returned at acquired explain its finding too many permits inside; it drops their entries.
+func (r *modelRun) semLostBefore(name, id string, n int64, others any, acquired time.Time) bool {
+	list, _ := others.(string)
+	total := int64(0)
+	var lost []string
+	for _, e := range strings.Split(list, " ; ") {
+		f := strings.Split(e, "|")
+		if len(f) != 6 {
+			continue
+		}
+		m, _ := strconv.ParseInt(f[2], 10, 64)
+		total += m
+		if r.lostBefore(f[1], name, acquired) {
+			total -= m
+			lost = append(lost, f[1])
+		}
+	}
+	if len(lost) == 0 || total+n > modelPermits {
+		return false
+	}
+	r.stat("psem overtaken (lost for acks)", 1)
+	r.tracef("%s sem enter %s: %v were lost for acks before, dropped", id, name, lost)
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	if err := r.bdb.HDel(ctx, "semin:"+name, lost...).Err(); err != nil {
+		r.infraErr("HDEL semin:%s: %v", name, err)
+	}
+	return true
 }
 
 func (r *modelRun) semLeave(name, id string) {
@@ -315,6 +355,11 @@ func (r *modelRun) semSession(c *modelClient, team int, rng *rand.Rand, final bo
 	r.semLeave(name, id)
 	err = sem.Release(r.ctx, n)
 	r.tracef("%s sem release %s n=%d: %v", id, name, n, err)
+	if errors.Is(err, redisson.ErrNotReplicated) {
+		// Released on the master; too few replicas acknowledged it.
+		r.stat("sem released (not acknowledged)", 1)
+		err = nil
+	}
 	if err != nil {
 		// Unknown: it may or may not have happened; not retried (a retry is a new request).
 		r.stat("sem release unknown", 1)
@@ -326,7 +371,8 @@ func (r *modelRun) semSession(c *modelClient, team int, rng *rand.Rand, final bo
 }
 
 // psemSession takes leased permits of the PermitExpirableSemaphore, enters, works, leaves and
-// releases them by id.
+// releases them by id. An acked Client takes them with AcquireHeld and works until their context
+// ends.
 func (r *modelRun) psemSession(c *modelClient, team int, rng *rand.Rand, final bool) {
 	name := r.psemName
 	id := fmt.Sprintf("p%dc%dt%d#%d", r.proc, c.idx, team, r.holdSeq.Add(1))
@@ -343,27 +389,59 @@ func (r *modelRun) psemSession(c *modelClient, team int, rng *rand.Rand, final b
 	if lease > 0 {
 		opts = append(opts, redisson.WithLease(lease))
 		work = modelBetween(rng, 0, 2*lease/3)
+	} else if c.acked && !final && rng.IntN(100) < 40 {
+		work = modelBetween(rng, modelLongHoldMin, modelLongHoldMax) // long enough for a cut to lose them
 	}
 	ps := c.rc.PermitExpirableSemaphore(name)
 	start := time.Now()
-	ids, err := ps.TryAcquire(r.ctx, n, opts...)
+	var ids []string
+	var held *redisson.HeldPermits
+	var err error
+	if c.acked {
+		held, err = ps.AcquireHeld(r.ctx, n, opts...)
+		ids = held.IDs()
+	} else {
+		ids, err = ps.TryAcquire(r.ctx, n, opts...)
+	}
 	end := time.Now()
 	r.stuckCheck(c, id, name, wait, start, end, err)
-	r.tracef("%s psem acquire %s n=%d wait=%v lease=%v: %v %v", id, name, n, wait, lease, ids, err)
+	r.tracef("%s psem acquire %s n=%d wait=%v lease=%v held=%v: %v %v", id, name, n, wait, lease, c.acked, ids, err)
 	if ids == nil {
 		r.stat("psem not obtained", 1)
-		if final {
+		refused := errors.Is(err, redisson.ErrNotReplicated)
+		if refused {
+			r.stat("psem refused (acks)", 1)
+		}
+		if final && !(refused && r.replicaFaulted(start)) {
 			r.violation(vNeverServed, "%s: TryAcquire(%s, %d) with faults off and a %v wait: %v", id, name, n, wait, err)
 		}
 		return
 	}
 	r.stat("psem acquired", 1)
+	if held != nil {
+		if lease > 0 {
+			r.stat("psem held acquired (lease)", 1)
+		} else {
+			r.stat("psem held acquired (watchdog)", 1)
+		}
+	}
 	var expiry time.Time
 	if lease > 0 {
 		expiry = start.Add(lease)
 	}
 	r.semEnter(name, id, c, n, expiry, end, true)
-	r.pause(work)
+	if held != nil {
+		// The holder stops counting the permits as soon as their context ends (registered after
+		// entering, so that a clear of permits already lost comes after the entry).
+		hctx := held.Context()
+		r.onEnd(hctx, id, []string{name}, func() { r.semLeave(name, id) })
+		r.work(hctx, work)
+		if lease == 0 {
+			r.checkAckKept(id, name, hctx, end)
+		}
+	} else {
+		r.pause(work)
+	}
 	r.semLeave(name, id)
 	for try := 0; ; try++ {
 		rs := time.Now()
@@ -372,12 +450,18 @@ func (r *modelRun) psemSession(c *modelClient, team int, rng *rand.Rand, final b
 		switch {
 		case err == nil:
 			r.stat("psem released", 1)
+		case errors.Is(err, redisson.ErrNotReplicated):
+			// Released on the master; too few replicas acknowledged it.
+			r.stat("psem released (not acknowledged)", 1)
 		case errors.Is(err, redisson.ErrNotHeld):
 			switch {
 			case try > 0:
 				// An earlier try with an unknown outcome released them.
 			case lease > 0 && !rs.Before(expiry):
 				r.stat("psem lease ended", 1)
+			case held != nil && ackLost(held.Context()):
+				// Lost for want of replica acknowledgements: the library gave them back.
+				r.stat("psem lost for acks", 1)
 			case c.tainted(end.Add(-modelTaintBefore), time.Now()):
 				r.stat("psem lease lapsed (tainted)", 1)
 			default:
