@@ -344,7 +344,9 @@ func (r *modelRun) semSession(c *modelClient, team int, rng *rand.Rand, final bo
 			r.bInt("INCRBY semunk", func(ctx context.Context) *redis.IntCmd { return r.bdb.IncrBy(ctx, "semunk:"+name, n) })
 		}
 		r.bInt("DECRBY "+out, func(ctx context.Context) *redis.IntCmd { return r.bdb.DecrBy(ctx, out, n) })
-		if final && r.semLeakBound() < modelPermits-n+1 {
+		if final && errors.Is(err, redisson.ErrNotReplicated) {
+			r.finalRefused(start) // given back, not held
+		} else if final && r.semLeakBound() < modelPermits-n+1 {
 			r.violation(vNeverServed, "%s: TryAcquire(%s, %d) with faults off and a %v wait: %v %v", id, name, n, wait, ok, err)
 		}
 		return
@@ -412,7 +414,9 @@ func (r *modelRun) psemSession(c *modelClient, team int, rng *rand.Rand, final b
 		if refused {
 			r.stat("psem refused (acks)", 1)
 		}
-		if final && !(refused && r.replicaFaulted(start)) {
+		if refused && final {
+			r.finalRefused(start)
+		} else if final {
 			r.violation(vNeverServed, "%s: TryAcquire(%s, %d) with faults off and a %v wait: %v", id, name, n, wait, err)
 		}
 		return
@@ -462,6 +466,10 @@ func (r *modelRun) psemSession(c *modelClient, team int, rng *rand.Rand, final b
 			case held != nil && ackLost(held.Context()):
 				// Lost for want of replica acknowledgements: the library gave them back.
 				r.stat("psem lost for acks", 1)
+			case held != nil && lease > 0 && modelLost(held.Context()):
+				// Told that the fixed lease was about to pass (the holder stopped): the library may
+				// give them back before it does.
+				r.stat("psem lease ended (told)", 1)
 			case c.tainted(end.Add(-modelTaintBefore), time.Now()):
 				r.stat("psem lease lapsed (tainted)", 1)
 			default:
