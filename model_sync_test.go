@@ -37,7 +37,7 @@ package redisson_test
 //     exactly modelPermits, and no waiter is left.
 //
 // The replica-acknowledged Clients (see model_test.go) take leased permits with AcquireHeld (most
-// of them watchdog-renewed, some held for a second or two): their holder works until the permits'
+// of them watchdog-renewed, some held for 1.5-4s): their holder works until the permits'
 // context ends, and leaves the critical section as soon as it does. A holder whose permits were
 // lost for want of replica acknowledgements is excused for "too many inside" only if its context
 // was cancelled before the newcomer's acquisition returned (see lostBefore), and for a Release
@@ -438,7 +438,7 @@ func (r *modelRun) psemSession(c *modelClient, team int, rng *rand.Rand, final b
 		// The holder stops counting the permits as soon as their context ends (registered after
 		// entering, so that a clear of permits already lost comes after the entry).
 		hctx := held.Context()
-		r.onEnd(hctx, id, []string{name}, func() { r.semLeave(name, id) })
+		r.onEnd(hctx, true, id, []string{name}, func() { r.semLeave(name, id) })
 		r.work(hctx, work)
 		if lease == 0 {
 			r.checkAckKept(id, name, hctx, end)
@@ -463,7 +463,7 @@ func (r *modelRun) psemSession(c *modelClient, team int, rng *rand.Rand, final b
 				// An earlier try with an unknown outcome released them.
 			case lease > 0 && !rs.Before(expiry):
 				r.stat("psem lease ended", 1)
-			case held != nil && ackLost(held.Context()):
+			case held != nil && r.ackLost(c, held.Context(), end):
 				// Lost for want of replica acknowledgements: the library gave them back.
 				r.stat("psem lost for acks", 1)
 			case held != nil && lease > 0 && modelLost(held.Context()):

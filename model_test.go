@@ -36,24 +36,32 @@ package redisson_test
 // The replica-acknowledged mode: A is the master of a replicated set-up (redistest.StartReplicated),
 // and one Client of each process, chosen by the seed, runs with WithReplicaAcks(1, modelAckTimeout)
 // (its key ends in "a"; modelClient.acked). Its teams run the same workload, and some of their
-// ReadWriteLock sessions (and PermitExpirableSemaphore sessions, see model_sync_test.go) hold for a
-// second or two, stopping early when the hold's context ends. The "replica" fault (parent only) cuts
-// the replication link for 0.2-3s at random times, then rejoins the replica and waits until it is in
-// sync; each fault is recorded in B (zset replica:faults, scored by when it stops excusing). While
-// the link is cut, acked acquisitions fail with ErrNotObtained and ErrNotReplicated (not held: not a
-// violation, not even in the final phase: a WAIT can also time out on a loaded machine),
-// and acked holds whose renewals go unacknowledged are lost, with a cause matching ErrNotReplicated.
-// There is one master and no failover, so such a loss must never make two owners: the lost hold's
-// key stays on the master (unacknowledged renewals still extend it there) until the library, after
-// cancelling the hold's context, releases it. The model therefore keeps every check for acked holds
-// and excuses only what the loss explains: a hold lost so (its context's cause matches
-// ErrNotReplicated) is excused for a hold count or an Unlock answering ErrNotHeld (see excuse and
-// unlock), and a holder found inside the critical section by a newcomer is excused only if its
-// context was cancelled (stamped in B as lost:<hold>@<name> when its context ended) before the
-// newcomer's acquisition returned (plus modelTaintAfter of timer jitter): the holder was told to
-// stop before the lock was taken (see lostBefore). WithReplicaAcks's other effects are checked as
-// exact: a release answering ErrNotReplicated happened (Semaphore permits counted back, AtomicLong
-// deltas applied).
+// ReadWriteLock sessions (and PermitExpirableSemaphore sessions, see model_sync_test.go) hold for
+// 1.5-4s, stopping early when the hold's context ends. The "replica" fault (parent only) cuts the
+// replication link for 0.2-1.2s or 1.8-3s at random times, then rejoins the replica and waits until
+// it is in sync; each fault is recorded in B (zset replica:faults, scored by when it stops
+// excusing; hash replica:cuts, the windows in which no acknowledgement can reach A). While the link
+// is cut, acked acquisitions fail with ErrNotObtained and ErrNotReplicated (not held: not a
+// violation, not even in the final phase, since a WAIT can also time out on a loaded machine), and
+// acked holds whose renewals go unacknowledged are lost (cause ErrNotReplicated, or a renewal round
+// cut short by its own deadline). There is one master and no failover, so such a loss must never
+// make two owners: the lost hold's key stays on the master (unacknowledged renewals still extend it
+// there) until the library, after cancelling the hold's context, releases it. The model keeps every
+// check for acked holds and excuses only what such a loss explains:
+//
+//   - hold count, unlock misreported (and a permit Release answering ErrNotHeld): excused for a hold
+//     of an acked Client lost with a cause matching ErrNotReplicated, or lost because its renewals
+//     failed until the lease might lapse while a replica fault overlapped it (see ackLost);
+//   - two owners (and too many permits inside): a holder through an acked Client found inside by a
+//     newcomer is excused only if its context was cancelled (stamped in B as lost:<hold>@<name>
+//     when its clear began) before the newcomer's acquisition returned (plus modelTaintAfter of
+//     timer jitter): it was told to stop before the lock was taken (see lostBefore);
+//   - kept without acknowledgements: an acked watchdog hold (or permits) still live after a window
+//     without acknowledgements longer than its lease, that began before its acquisition returned,
+//     is a violation: it must have been lost (see checkAckKept).
+//
+// A release answering ErrNotReplicated happened on the master and is checked as such (Semaphore
+// permits counted back, AtomicLong deltas applied).
 //
 // A Semaphore, a PermitExpirableSemaphore and a CountDownLatch are taken by the same teams, through
 // the same faulted Clients, and checked against their own invariants: see model_sync_test.go.
@@ -92,6 +100,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/renew"
 	"github.com/goredisson/redisson/redistest"
 )
 
@@ -145,21 +154,22 @@ const (
 	modelTaintBefore = 100 * time.Millisecond
 	modelTaintAfter  = 50 * time.Millisecond
 	modelForceTTL    = 10 * time.Second // a force unlock in progress excuses overtaking for at most this
-	// The replica-acknowledged Clients' WAIT timeout: below the read timeout, so that a WAIT that
-	// times out is answered before go-redis gives the connection up.
-	modelAckTimeout = 500 * time.Millisecond
-	// Replica faults: a cut lasts modelCutMin-modelCutMax, or (2 in 5) modelLongCutMin-modelLongCutMax,
+	// The replica-acknowledged Clients' WAIT timeout: below the renewal period (a third of the
+	// watchdog), so that a renewal round under a cut usually ends with WAIT's answer
+	// (ErrNotReplicated) rather than its own deadline, and below the read timeout.
+	modelAckTimeout = 300 * time.Millisecond
+	// Replica faults: a cut lasts modelCutMin-modelCutMax, or (1 in 2) modelLongCutMin-modelLongCutMax,
 	// longer than a watchdog lease, so that acked holds are lost; none starts unless it can end (and
 	// the replica be in sync again) modelCutMargin before the deadline.
 	modelCutMin     = 200 * time.Millisecond
 	modelCutMax     = 1200 * time.Millisecond
-	modelLongCutMin = 1600 * time.Millisecond
+	modelLongCutMin = 1800 * time.Millisecond
 	modelLongCutMax = 3 * time.Second
 	modelCutMargin  = 2 * time.Second
 	// The long holds of acked Clients' sessions (a ReadWriteLock's, leased permits'): long enough to
 	// be lost by a long cut.
-	modelLongHoldMin = 600 * time.Millisecond
-	modelLongHoldMax = 2500 * time.Millisecond
+	modelLongHoldMin = 1500 * time.Millisecond
+	modelLongHoldMax = 4 * time.Second
 	// An acked watchdog hold must be lost once a cut of the replication link overlapping its life
 	// lasts its lease (less the loss margin) plus this (timer jitter): see checkAckKept.
 	modelAckSlack = 250 * time.Millisecond
@@ -539,10 +549,18 @@ func modelLost(ctx context.Context) bool {
 	return ctx.Err() != nil && errors.Is(context.Cause(ctx), redisson.ErrLockLost)
 }
 
-// ackLost reports whether ctx, a hold's context (or a permits'), ended because the hold was lost
-// for want of replica acknowledgements (the replica-acknowledged mode).
-func ackLost(ctx context.Context) bool {
-	return modelLost(ctx) && errors.Is(context.Cause(ctx), redisson.ErrNotReplicated)
+// ackLost reports whether hctx, the context of a hold (or permits) of an acked Client acquired at
+// acquired, ended because the hold was lost for want of replica acknowledgements: its cause matches
+// ErrNotReplicated, or its renewals failed until the lease may lapse (renew.ErrLapsing) while a
+// replica fault overlapped the hold. (A renewal round whose WAIT is answered after the round's own
+// deadline fails with that deadline, not ErrNotReplicated.)
+func (r *modelRun) ackLost(c *modelClient, hctx context.Context, acquired time.Time) bool {
+	if !c.acked || !modelLost(hctx) {
+		return false
+	}
+	cause := context.Cause(hctx)
+	return errors.Is(cause, redisson.ErrNotReplicated) ||
+		errors.Is(cause, renew.ErrLapsing) && r.replicaFaulted(acquired.Add(-modelTaintBefore))
 }
 
 // released reports whether ctx, a hold's context, ended without a loss: the hold was released.
@@ -1036,8 +1054,8 @@ func (r *modelRun) excuse(mh *modelHold, at time.Time, released bool) string {
 	if released {
 		return ""
 	}
-	if ackLost(mh.h.Context()) {
-		return "lost: too few replicas acknowledged its renewals"
+	if r.excuseAckLost(mh) {
+		return "lost (or a part): too few replicas acknowledged its renewals"
 	}
 	if !mh.leaseEnd.IsZero() && !at.Before(mh.leaseEnd) {
 		return "its fixed lease may have run out"
@@ -1306,10 +1324,14 @@ func (r *modelRun) enter(mh *modelHold) {
 			names = append(names, p.name)
 		}
 	}
-	r.onEnd(mh.h.Context(), mh.id, names, func() { r.leave(mh) })
+	acked := false
+	for _, c := range mh.clients {
+		acked = acked || c.acked
+	}
+	r.onEnd(mh.h.Context(), acked, mh.id, names, func() { r.leave(mh) })
 	for _, p := range mh.parts {
 		if p.h != nil {
-			r.onEnd(p.h.Context(), mh.id, []string{p.name}, func() { r.leaveCS(mh, p.name) })
+			r.onEnd(p.h.Context(), p.c.acked, mh.id, []string{p.name}, func() { r.leaveCS(mh, p.name) })
 		}
 	}
 }
@@ -1351,15 +1373,15 @@ func (r *modelRun) enterCS(mh *modelHold, name, value string, token int64) {
 			r.infraErr("cs:%s holds %q", name, prev)
 			return
 		}
-		// A holder lost for want of replica acknowledgements that was told so before this hold's
+		// A holder (through an acked Client) that was told it was lost before this hold's
 		// acquisition returned had to stop: its entry may still be here only because its clear had
 		// not run yet. Drop it and enter again (another holder may be inside too). The token was
 		// checked by the first try.
 		if try >= 8 || !r.lostBefore(f[1], name, mh.acquired) {
 			break
 		}
-		r.stat("overtaken (lost for acks)", 1)
-		r.tracef("%s enter %s: %s was lost for acks before, dropped", mh.id, name, f[1])
+		r.stat("overtaken (acked, lost before)", 1)
+		r.tracef("%s enter %s: %s (acked) was lost before, dropped", mh.id, name, f[1])
 		ctx, cancel = r.opCtx()
 		if err := modelCSLeave.Run(ctx, r.bdb, []string{"cs:" + name, "csr:" + name}, 2, f[1]).Err(); err != nil {
 			r.infraErr("leaving cs:%s: %v", name, err)
@@ -1403,10 +1425,10 @@ func (r *modelRun) leaveCS(mh *modelHold, name string) {
 	}
 }
 
-// onEnd runs leave when hctx (the context of hold id, or of its part) ends. If the hold was lost
-// for want of replica acknowledgements, it first stamps the time in B for each of names (the
-// critical sections leave clears): see lostBefore.
-func (r *modelRun) onEnd(hctx context.Context, id string, names []string, leave func()) {
+// onEnd runs leave when hctx (the context of hold id, or of its part) ends. If the hold, through an
+// acked Client, was lost, it first stamps the time in B for each of names (the critical sections
+// leave clears): see lostBefore.
+func (r *modelRun) onEnd(hctx context.Context, acked bool, id string, names []string, leave func()) {
 	seq := r.holdSeq.Add(1)
 	r.afterWG.Add(1)
 	r.afterMu.Lock()
@@ -1418,8 +1440,12 @@ func (r *modelRun) onEnd(hctx context.Context, id string, names []string, leave 
 		delete(r.afterOff, seq)
 		r.afterMu.Unlock()
 		r.tracef("%s context ended: %v", id, context.Cause(hctx))
-		if ackLost(hctx) {
-			r.stat("lost for acks", 1)
+		if acked && modelLost(hctx) {
+			if errors.Is(context.Cause(hctx), redisson.ErrNotReplicated) {
+				r.stat("lost for acks", 1)
+			} else {
+				r.stat("acked lost", 1)
+			}
 			ctx, cancel := r.opCtx()
 			for _, name := range names {
 				if err := r.bdb.Set(ctx, modelLostKey(id, name), at.UnixMilli(), modelFinTTL).Err(); err != nil {
@@ -1432,15 +1458,17 @@ func (r *modelRun) onEnd(hctx context.Context, id string, names []string, leave 
 	})
 }
 
-// modelLostKey is the key in B of the time hold id, in the critical section of name, was told it
-// was lost for want of replica acknowledgements.
+// modelLostKey is the key in B of the time hold id (through an acked Client), in the critical
+// section of name, was told it was lost.
 func modelLostKey(id, name string) string { return "lost:" + id + "@" + name }
 
-// lostBefore reports whether hold id, found in the critical section of name by a holder whose
-// acquisition returned at acquired, had been told it was lost for want of replica acknowledgements
-// by then (plus modelTaintAfter of timer jitter): its stamp (see onEnd) says when its context's
-// clear began, which follows the cancellation. The clear may not have run yet when the newcomer
-// enters, so the stamp is awaited for up to a second.
+// lostBefore reports whether hold id (through an acked Client), found in the critical section of
+// name by a holder whose acquisition returned at acquired, had been told it was lost by then (plus
+// modelTaintAfter of timer jitter): its stamp (see onEnd) says when its context's clear began,
+// which follows the cancellation. The clear may not have run yet when the newcomer enters, so the
+// stamp is awaited for up to a second. (Sound for a loss of any cause: a holder told before the
+// newcomer got the lock had to stop; it is used for the acked Clients' holds only, to leave the
+// checks of the others as they were.)
 func (r *modelRun) lostBefore(id, name string, acquired time.Time) bool {
 	limit := time.Now().Add(time.Second)
 	for {
@@ -1503,7 +1531,7 @@ func (r *modelRun) unlock(mh *modelHold, lvl driverLevel, what string) error {
 		if lostBefore {
 			return err
 		}
-		if ackLost(hctx) {
+		if r.excuseAckLost(mh) {
 			// Lost for want of replica acknowledgements while it was in flight: the library freed
 			// the lock after telling the holder.
 			r.stat("unlock not held (lost for acks)", 1)
@@ -2003,7 +2031,7 @@ func (r *modelRun) runReplicaFaults() {
 	for {
 		r.pause(modelBetween(rng, 300*time.Millisecond, 2*time.Second))
 		dur := modelBetween(rng, modelCutMin, modelCutMax)
-		if rng.IntN(5) < 2 {
+		if rng.IntN(2) == 0 {
 			dur = modelBetween(rng, modelLongCutMin, modelLongCutMax) // acked watchdog holds are lost
 		}
 		if !r.workloadOn() || time.Now().Add(dur+modelCutMargin).After(r.deadline) {
@@ -2098,6 +2126,20 @@ func (r *modelRun) replicaFault(name string, until time.Time) bool {
 		return false
 	}
 	return true
+}
+
+// excuseAckLost reports whether mh, or a part of it, was lost for want of replica acknowledgements
+// (see ackLost).
+func (r *modelRun) excuseAckLost(mh *modelHold) bool {
+	if mh.parts == nil {
+		return r.ackLost(mh.c, mh.h.Context(), mh.acquired)
+	}
+	for _, p := range mh.parts {
+		if p.h != nil && r.ackLost(p.c, p.h.Context(), mh.acquired) {
+			return true
+		}
+	}
+	return false
 }
 
 // finalRefused counts a final-phase acquisition (called at start) that too few replicas
