@@ -463,7 +463,7 @@ func (r *modelRun) psemSession(c *modelClient, team int, rng *rand.Rand, final b
 				// An earlier try with an unknown outcome released them.
 			case lease > 0 && !rs.Before(expiry):
 				r.stat("psem lease ended", 1)
-			case held != nil && r.ackLost(c, held.Context(), end):
+			case held != nil && r.ackLost(c, held.Context(), start):
 				// Lost for want of replica acknowledgements: the library gave them back.
 				r.stat("psem lost for acks", 1)
 			case held != nil && lease > 0 && modelLost(held.Context()):

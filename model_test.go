@@ -37,7 +37,9 @@ package redisson_test
 // and one Client of each process, chosen by the seed, runs with WithReplicaAcks(1, modelAckTimeout)
 // (its key ends in "a"; modelClient.acked). Its teams run the same workload, and some of their
 // ReadWriteLock sessions (and PermitExpirableSemaphore sessions, see model_sync_test.go) hold for
-// 1.5-4s, stopping early when the hold's context ends. The "replica" fault (parent only) cuts the
+// 1.5-4s, stopping early when the hold's context ends; two of its teams also probe (most of the
+// time, and now and then): long holds, mostly a reader's, of a second ReadWriteLock that only the
+// acked Clients use until the final phase (see probeSpec). The "replica" fault (parent only) cuts the
 // replication link for 0.2-1.2s or 1.8-3s at random times, then rejoins the replica and waits until
 // it is in sync; each fault is recorded in B (zset replica:faults, scored by when it stops
 // excusing; hash replica:cuts, the windows in which no acknowledgement can reach A). While the link
@@ -470,6 +472,7 @@ type modelHold struct {
 	lease    time.Duration  // 0: watchdog
 	epoch    int64          // force-unlock epoch read before the acquisition
 	acquired time.Time      // when the acquisition returned
+	start    time.Time      // when the acquisition was called
 	expiry   time.Time      // fixed lease: the lock cannot expire in Redis before this; zero for the watchdog
 	// fixed lease: the library may consider the hold ended from this on (the lease counted from
 	// before the acquisition call); zero for the watchdog
@@ -549,18 +552,19 @@ func modelLost(ctx context.Context) bool {
 	return ctx.Err() != nil && errors.Is(context.Cause(ctx), redisson.ErrLockLost)
 }
 
-// ackLost reports whether hctx, the context of a hold (or permits) of an acked Client acquired at
-// acquired, ended because the hold was lost for want of replica acknowledgements: its cause matches
-// ErrNotReplicated, or its renewals failed until the lease may lapse (renew.ErrLapsing) while a
-// replica fault overlapped the hold. (A renewal round whose WAIT is answered after the round's own
-// deadline fails with that deadline, not ErrNotReplicated.)
-func (r *modelRun) ackLost(c *modelClient, hctx context.Context, acquired time.Time) bool {
+// ackLost reports whether hctx, the context of a hold (or permits) of an acked Client whose
+// acquisition was called at start, ended because the hold was lost for want of replica
+// acknowledgements: its cause matches ErrNotReplicated, or its renewals failed until the lease may
+// lapse (renew.ErrLapsing) while a replica fault overlapped the hold or its acquisition (whose
+// attempts a fault delays: the lease counts from the attempt's sending). (A renewal round whose WAIT
+// is answered after the round's own deadline fails with that deadline, not ErrNotReplicated.)
+func (r *modelRun) ackLost(c *modelClient, hctx context.Context, start time.Time) bool {
 	if !c.acked || !modelLost(hctx) {
 		return false
 	}
 	cause := context.Cause(hctx)
 	return errors.Is(cause, redisson.ErrNotReplicated) ||
-		errors.Is(cause, renew.ErrLapsing) && r.replicaFaulted(acquired.Add(-modelTaintBefore))
+		errors.Is(cause, renew.ErrLapsing) && r.replicaFaulted(start.Add(-modelTaintBefore))
 }
 
 // released reports whether ctx, a hold's context, ended without a loss: the hold was released.
@@ -1006,10 +1010,26 @@ func (r *modelRun) randomSpec(c *modelClient, rng *rand.Rand) modelSpec {
 	return s
 }
 
+// probeSpec draws a session of the acked Clients' probe: a long watchdog hold (mostly a reader's) of
+// the ReadWriteLock that only they use before the final phase, so that cuts of the replication link
+// find acked holds to lose (and an acked writer finds an acked holder lost before it) without
+// stalling the workload's own ReadWriteLock.
+func (r *modelRun) probeSpec(rng *rand.Rand) modelSpec {
+	s := modelSpec{name: r.names[modelNameCount], read: rng.IntN(100) < 65,
+		wait: modelBetween(rng, 50*time.Millisecond, 1500*time.Millisecond), leaderWork: modelBetween(rng, modelLongHoldMin, modelLongHoldMax)}
+	if rng.IntN(2) == 0 {
+		s.helpers = [][]time.Duration{{modelBetween(rng, 0, 3*time.Millisecond)}}
+	}
+	return s
+}
+
 func (r *modelRun) runTeam(c *modelClient, team int) {
 	rng := r.rng(c.idx, team)
 	for r.workloadOn() {
-		if p := rng.IntN(100); p < 2 && r.faults["force"] {
+		if c.acked && team < 2 && len(r.names) > modelNameCount && rng.IntN(100) < 60-45*team {
+			r.stat("acked probes", 1)
+			r.session(c, team, r.probeSpec(rng))
+		} else if p := rng.IntN(100); p < 2 && r.faults["force"] {
 			r.forceUnlock(c, team, r.names[rng.IntN(len(r.names))], false)
 		} else if !r.syncSession(c, team, rng, p-2) && !r.objSession(c, team, rng, p-17) {
 			r.session(c, team, r.randomSpec(c, rng))
@@ -1120,7 +1140,7 @@ func (r *modelRun) session(c *modelClient, team int, s modelSpec) {
 		r.stat("acked acquired "+label, 1)
 	}
 	mh := &modelHold{id: id, name: s.name, c: c, h: h, owner: h.Owner(), read: s.read, clients: clients, lease: s.lease,
-		epoch: epoch, acquired: acquired, count: 1, reported: map[string]bool{}}
+		epoch: epoch, acquired: acquired, start: start, count: 1, reported: map[string]bool{}}
 	if g, ok := h.(modelGroupHold); ok && parts != nil {
 		for i, ph := range g.GroupParts() {
 			if i < len(parts) && ph != nil {
@@ -1216,7 +1236,7 @@ func (r *modelRun) downgrade(c *modelClient, team int, w *modelHold, s modelSpec
 	}
 	r.stat("downgraded", 1)
 	mh := &modelHold{id: id, name: s.name, c: c, h: h, owner: h.Owner(), read: true, vouch: w.id, clients: []*modelClient{c},
-		lease: s.lease, epoch: epoch, acquired: acquired, count: 1, reported: map[string]bool{}}
+		lease: s.lease, epoch: epoch, acquired: acquired, start: start, count: 1, reported: map[string]bool{}}
 	if s.lease > 0 {
 		mh.leaseEnd = start.Add(s.lease)
 		mh.expiry = mh.leaseEnd
@@ -2132,10 +2152,10 @@ func (r *modelRun) replicaFault(name string, until time.Time) bool {
 // (see ackLost).
 func (r *modelRun) excuseAckLost(mh *modelHold) bool {
 	if mh.parts == nil {
-		return r.ackLost(mh.c, mh.h.Context(), mh.acquired)
+		return r.ackLost(mh.c, mh.h.Context(), mh.start)
 	}
 	for _, p := range mh.parts {
-		if p.h != nil && r.ackLost(p.c, p.h.Context(), mh.acquired) {
+		if p.h != nil && r.ackLost(p.c, p.h.Context(), mh.start) {
 			return true
 		}
 	}
@@ -2695,6 +2715,8 @@ func TestModel(t *testing.T) {
 	for i, kind := range []string{"lock", "fair", "fenced", "spin", "rwlock", "multilock", "redlock"}[:modelNameCount] {
 		names = append(names, fmt.Sprintf("model-%s-%s-%d", tag, kind, i))
 	}
+	// The acked Clients' probe (see probeSpec), a ReadWriteLock of its own.
+	names = append(names, fmt.Sprintf("model-%s-rwlock-probe-%d", tag, modelNameCount))
 	deadline := time.Now().Add(duration)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(modelFinalWait+30*time.Second))
 	defer cancel()
