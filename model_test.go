@@ -159,7 +159,7 @@ const (
 	// The replica-acknowledged Clients' WAIT timeout: below the renewal period (a third of the
 	// watchdog), so that a renewal round under a cut usually ends with WAIT's answer
 	// (ErrNotReplicated) rather than its own deadline, and below the read timeout.
-	modelAckTimeout = 300 * time.Millisecond
+	modelAckTimeout = 150 * time.Millisecond
 	// Replica faults: a cut lasts modelCutMin-modelCutMax, or (1 in 2) modelLongCutMin-modelLongCutMax,
 	// longer than a watchdog lease, so that acked holds are lost; none starts unless it can end (and
 	// the replica be in sync again) modelCutMargin before the deadline.
