@@ -39,7 +39,8 @@ package redisson_test
 // ReadWriteLock sessions (and PermitExpirableSemaphore sessions, see model_sync_test.go) hold for
 // 1.5-4s, stopping early when the hold's context ends; two of its teams also probe (most of the
 // time, and now and then): long holds, mostly a reader's, of a second ReadWriteLock that only the
-// acked Clients use until the final phase (see probeSpec). The "replica" fault (parent only) cuts the
+// acked Clients use until the final phase (see probeSpec), or 4s holds of one or two
+// watchdog-renewed permits of a PermitExpirableSemaphore that only they use (psemProbe). The "replica" fault (parent only) cuts the
 // replication link for 0.2-1.2s or 1.8-3s at random times, then rejoins the replica and waits until
 // it is in sync; each fault is recorded in B (zset replica:faults, scored by when it stops
 // excusing; hash replica:cuts, the windows in which no acknowledgement can reach A). While the link
@@ -60,7 +61,9 @@ package redisson_test
 //     timer jitter): it was told to stop before the lock was taken (see lostBefore);
 //   - kept without acknowledgements: an acked watchdog hold (or permits) still live after a window
 //     without acknowledgements longer than its lease, that began before its acquisition returned,
-//     is a violation: it must have been lost (see checkAckKept).
+//     is a violation: it must have been lost (see checkAckKept);
+//   - acquired without acknowledgements: an acked acquisition (not a group's) called and returned
+//     with success within such a window is a violation (see checkAckGranted).
 //
 // A release answering ErrNotReplicated happened on the master and is checked as such (Semaphore
 // permits counted back, AtomicLong deltas applied).
@@ -172,6 +175,7 @@ const (
 	// be lost by a long cut.
 	modelLongHoldMin = 1500 * time.Millisecond
 	modelLongHoldMax = 4 * time.Second
+	modelProbeHold   = 4 * time.Second // an acked Client's permit probe
 	// An acked watchdog hold must be lost once a cut of the replication link overlapping its life
 	// lasts its lease (less the loss margin) plus this (timer jitter): see checkAckKept.
 	modelAckSlack = 250 * time.Millisecond
@@ -206,6 +210,9 @@ const (
 	// An acked watchdog hold (or permits) still held after a cut of the replication link, during
 	// which none of its renewals could be acknowledged, lasted longer than its lease.
 	vAckKept = "kept without acknowledgements"
+	// An acked acquisition that returned success although it was called and returned within a window
+	// in which no acknowledgement could reach A.
+	vAckGranted = "acquired without acknowledgements"
 )
 
 // Verdicts returned by modelCSEnter (the others name the excuse: forced, forcing, expired, tainted).
@@ -399,6 +406,7 @@ type modelRun struct {
 
 	// The synchronizers (model_sync_test.go): "" when not run.
 	semName, psemName, latchName string
+	psemProbeName                string           // the acked Clients' probe (see psemProbe)
 	giveBackFailed               map[string]int64 // per semaphore: acquisitions that could not give back (logged)
 	// The data objects (model_objects_test.go): nil when not run.
 	objs *modelObjects
@@ -1027,8 +1035,13 @@ func (r *modelRun) runTeam(c *modelClient, team int) {
 	rng := r.rng(c.idx, team)
 	for r.workloadOn() {
 		if c.acked && team < 2 && len(r.names) > modelNameCount && rng.IntN(100) < 60-45*team {
-			r.stat("acked probes", 1)
-			r.session(c, team, r.probeSpec(rng))
+			if r.psemProbeName != "" && rng.IntN(2) == 0 {
+				r.stat("acked permit probes", 1)
+				r.psemProbe(c, team, rng)
+			} else {
+				r.stat("acked probes", 1)
+				r.session(c, team, r.probeSpec(rng))
+			}
 		} else if p := rng.IntN(100); p < 2 && r.faults["force"] {
 			r.forceUnlock(c, team, r.names[rng.IntN(len(r.names))], false)
 		} else if !r.syncSession(c, team, rng, p-2) && !r.objSession(c, team, rng, p-17) {
@@ -1138,6 +1151,9 @@ func (r *modelRun) session(c *modelClient, team int, s modelSpec) {
 	r.stat("acquired "+label, 1)
 	if c.acked {
 		r.stat("acked acquired "+label, 1)
+		if r.groups[s.name] == nil {
+			r.checkAckGranted(id, s.name, start, acquired)
+		}
 	}
 	mh := &modelHold{id: id, name: s.name, c: c, h: h, owner: h.Owner(), read: s.read, clients: clients, lease: s.lease,
 		epoch: epoch, acquired: acquired, start: start, count: 1, reported: map[string]bool{}}
@@ -1728,11 +1744,23 @@ func (r *modelRun) finalUnlock(mh *modelHold) (heldAfter bool) {
 	if r.trace != nil {
 		r.tracef("%s before the last unlock: %s", mh.id, r.describeLock(mh.name))
 	}
+	// A group's part lost before its last Unlock (a RedLock goes on with a majority) is released in
+	// the background or lapses within its lease: the fin: check below bounds it, not this one.
+	lostParts := map[string]bool{}
+	for _, p := range mh.parts {
+		if p.h != nil && modelLost(p.h.Context()) {
+			lostParts[p.name] = true
+		}
+	}
 	err := r.unlock(mh, mh.h, "last level")
 	ret := time.Now()
 	keys := r.heldKeys(mh)
 	if err == nil {
 		for _, k := range keys {
+			if lostParts[k.name] {
+				r.tracef("%s: part %s was lost before the last Unlock: left to its lease", mh.id, k.name)
+				continue
+			}
 			held, n, gerr := r.stillHeld(k)
 			switch {
 			case gerr == nil && held:
@@ -2137,6 +2165,31 @@ func (r *modelRun) checkAckKept(id, name string, hctx context.Context, acquired 
 	}
 }
 
+// checkAckGranted reports an acquisition (hold id, of name) of an acked Client called at start and
+// returned with success at acquired, both within a window without acknowledgements (see
+// replicaCut): it was sent after the link was cut, and no acknowledgement could reach A before it
+// returned.
+func (r *modelRun) checkAckGranted(id, name string, start, acquired time.Time) {
+	ctx, cancel := r.opCtx()
+	cuts, err := r.bdb.HGetAll(ctx, modelReplicaCuts).Result()
+	cancel()
+	if err != nil {
+		r.infraErr("HGETALL %s: %v", modelReplicaCuts, err)
+		return
+	}
+	for fault, v := range cuts {
+		a, b, _ := strings.Cut(v, "|")
+		from, _ := strconv.ParseInt(a, 10, 64)
+		to, _ := strconv.ParseInt(b, 10, 64)
+		if !start.Before(time.UnixMilli(from)) && (to == 0 || !acquired.After(time.UnixMilli(to))) {
+			r.violation(vAckGranted, "%s: %s called at %s returned success at %s, within %s (%s-%s)", name, id,
+				start.Format("15:04:05.000"), acquired.Format("15:04:05.000"), fault, time.UnixMilli(from).Format("15:04:05.000"),
+				time.UnixMilli(to).Format("15:04:05.000"))
+			return
+		}
+	}
+}
+
 // replicaFault records replica fault name in B as excusing until until.
 func (r *modelRun) replicaFault(name string, until time.Time) bool {
 	ctx, cancel := r.opCtx()
@@ -2503,7 +2556,9 @@ func (r *modelRun) checkFinished(name, owner string, n int, v string, before tim
 }
 
 // modelRWRead reads a ReadWriteLock's hash KEYS[1] as it is now: {server time ms, type, PTTL ms,
-// fields and values}.
+// fields and values}. The PTTL is the key's absolute expiry time (PEXPIRETIME) less the time read:
+// a PTTL read later than TIME (the script preempted in between on a loaded machine) would make the
+// key look as if it expired earlier than it does.
 var modelRWRead = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -2511,7 +2566,11 @@ local typ = redis.call('TYPE', KEYS[1]).ok
 if typ ~= 'hash' then
   return {now, typ, -2, {}}
 end
-return {now, typ, redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[1])}
+local pttl = redis.call('PEXPIRETIME', KEYS[1])
+if pttl >= 0 then
+  pttl = math.max(pttl - now, 0)
+end
+return {now, typ, pttl, redis.call('HGETALL', KEYS[1])}
 `)
 
 // modelRWHolder is a live holder found in a ReadWriteLock's hash.
