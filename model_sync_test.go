@@ -464,7 +464,7 @@ func (r *modelRun) psemRun(c *modelClient, team int, name string, n int64, wait,
 		// entering, so that a clear of permits already lost comes after the entry).
 		hctx := held.Context()
 		r.onEnd(hctx, true, id, []string{name}, func() { r.semLeave(name, id) })
-		r.work(hctx, work)
+		r.holdWork(c, hctx, work)
 		if lease == 0 {
 			r.checkAckKept(id, name, hctx, end)
 		}

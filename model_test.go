@@ -37,9 +37,10 @@ package redisson_test
 // and one Client of each process, chosen by the seed, runs with WithReplicaAcks(1, modelAckTimeout)
 // (its key ends in "a"; modelClient.acked). Its teams run the same workload, and some of their
 // ReadWriteLock sessions (and PermitExpirableSemaphore sessions, see model_sync_test.go) hold for
-// 1.5-4s, stopping early when the hold's context ends; two of its teams also probe (most of the
-// time, and now and then): long holds, mostly a reader's, of a second ReadWriteLock that only the
-// acked Clients use until the final phase (see probeSpec), or 4s holds of one or two
+// 1.5-4s, stopping early when the hold's context ends; two of its teams spend nearly all their
+// time probing (retrying at once an acquisition refused in a cut, so that the next cut finds a probe
+// holding): one with long holds, mostly a reader's, of a second ReadWriteLock that only the acked
+// Clients use until the final phase (see probeSpec), the other with 4s holds of one or two
 // watchdog-renewed permits of a PermitExpirableSemaphore that only they use (psemProbe). The "replica" fault (parent only) cuts the
 // replication link for 0.2-1.2s or 1.8-3s at random times, then rejoins the replica and waits until
 // it is in sync; each fault is recorded in B (zset replica:faults, scored by when it stops
@@ -936,6 +937,28 @@ func (r *modelRun) work(hctx context.Context, d time.Duration) {
 	}
 }
 
+// holdWork is work for a hold of Client c (context hctx) lasting d. A long hold of an acked Client
+// keeps pinging A through the Client's proxy meanwhile: otherwise its renewals would be the only
+// replies there, and every lost reply the drop fault arms would be a renewal's, so that the hold
+// would be lost to the drops before a cut of the replication link could tell anything.
+func (r *modelRun) holdWork(c *modelClient, hctx context.Context, d time.Duration) {
+	if !c.acked || d < modelLongHoldMin {
+		r.work(hctx, d)
+		return
+	}
+	end := time.Now().Add(d)
+	for hctx.Err() == nil && r.ctx.Err() == nil {
+		left := time.Until(end)
+		if left <= 0 {
+			return
+		}
+		r.work(hctx, min(left, 25*time.Millisecond))
+		ctx, cancel := context.WithTimeout(hctx, 100*time.Millisecond)
+		_ = c.rdb.Ping(ctx).Err() // traffic only: a lost reply just ends it
+		cancel()
+	}
+}
+
 // pause sleeps d (workload pacing), or less if the run is aborted.
 func (r *modelRun) pause(d time.Duration) {
 	if d <= 0 {
@@ -1023,7 +1046,7 @@ func (r *modelRun) randomSpec(c *modelClient, rng *rand.Rand) modelSpec {
 // find acked holds to lose (and an acked writer finds an acked holder lost before it) without
 // stalling the workload's own ReadWriteLock.
 func (r *modelRun) probeSpec(rng *rand.Rand) modelSpec {
-	s := modelSpec{name: r.names[modelNameCount], read: rng.IntN(100) < 65,
+	s := modelSpec{name: r.names[modelNameCount], read: rng.IntN(100) < 75,
 		wait: modelBetween(rng, 50*time.Millisecond, 1500*time.Millisecond), leaderWork: modelBetween(rng, modelLongHoldMin, modelLongHoldMax)}
 	if rng.IntN(2) == 0 {
 		s.helpers = [][]time.Duration{{modelBetween(rng, 0, 3*time.Millisecond)}}
@@ -1034,14 +1057,12 @@ func (r *modelRun) probeSpec(rng *rand.Rand) modelSpec {
 func (r *modelRun) runTeam(c *modelClient, team int) {
 	rng := r.rng(c.idx, team)
 	for r.workloadOn() {
-		if c.acked && team < 2 && len(r.names) > modelNameCount && rng.IntN(100) < 60-45*team {
-			if r.psemProbeName != "" && rng.IntN(2) == 0 {
-				r.stat("acked permit probes", 1)
-				r.psemProbe(c, team, rng)
-			} else {
-				r.stat("acked probes", 1)
-				r.session(c, team, r.probeSpec(rng))
-			}
+		if c.acked && team == 0 && len(r.names) > modelNameCount && rng.IntN(100) < 95 {
+			r.stat("acked probes", 1)
+			r.session(c, team, r.probeSpec(rng))
+		} else if c.acked && team == 1 && r.psemProbeName != "" && rng.IntN(100) < 95 {
+			r.stat("acked permit probes", 1)
+			r.psemProbe(c, team, rng)
 		} else if p := rng.IntN(100); p < 2 && r.faults["force"] {
 			r.forceUnlock(c, team, r.names[rng.IntN(len(r.names))], false)
 		} else if !r.syncSession(c, team, rng, p-2) && !r.objSession(c, team, rng, p-17) {
@@ -1191,7 +1212,7 @@ func (r *modelRun) session(c *modelClient, team int, s modelSpec) {
 func (r *modelRun) holdPhase(mh *modelHold, s modelSpec, downgraded bool) {
 	if !downgraded {
 		r.enter(mh)
-		r.work(mh.h.Context(), s.leaderWork)
+		r.holdWork(mh.c, mh.h.Context(), s.leaderWork)
 		if mh.c.acked && mh.lease == 0 && mh.parts == nil {
 			r.checkAckKept(mh.id, mh.name, mh.h.Context(), mh.acquired)
 		}
