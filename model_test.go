@@ -35,15 +35,15 @@ package redisson_test
 //
 // The replica-acknowledged mode: A is the master of a replicated set-up (redistest.StartReplicated),
 // and one Client of each process, chosen by the seed, runs with WithReplicaAcks(1, modelAckTimeout)
-// (its key ends in "a"; modelClient.acked). Its teams run the same workload, and some of their
-// ReadWriteLock sessions (and PermitExpirableSemaphore sessions, see model_sync_test.go) hold for
-// 1.5-4s, stopping early when the hold's context ends; two of its teams spend nearly all their
-// time probing (retrying at once an acquisition refused in a cut, so that the next cut finds a probe
-// holding): one with long holds, mostly a reader's, of a second ReadWriteLock that only the acked
-// Clients use until the final phase (see probeSpec), the other with 4s holds of one or two
-// watchdog-renewed permits of a PermitExpirableSemaphore that only they use (psemProbe). The "replica" fault (parent only) cuts the
-// replication link for 0.2-1.2s or 1.8-3s at random times, then rejoins the replica and waits until
-// it is in sync; each fault is recorded in B (zset replica:faults, scored by when it stops
+// (its key ends in "a"; modelClient.acked). Its third team runs the same workload as the others,
+// some of whose ReadWriteLock and PermitExpirableSemaphore holds last 1.5-4s (stopping early when
+// the hold's context ends); its first two teams spend nearly all their time probing, retrying at
+// once an acquisition refused in a cut, so that the next cut finds a probe holding: one with long
+// holds, mostly a reader's, of a second ReadWriteLock that only the acked Clients use until the
+// final phase (probeSpec), the other with 4s holds of one or two watchdog-renewed permits of a
+// PermitExpirableSemaphore that only they use (psemProbe). The "replica" fault (parent only) cuts
+// the replication link for 0.2-1.2s or 1.8-3s at random times, then rejoins the replica and waits
+// until it is in sync; each fault is recorded in B (zset replica:faults, scored by when it stops
 // excusing; hash replica:cuts, the windows in which no acknowledgement can reach A). While the link
 // is cut, acked acquisitions fail with ErrNotObtained and ErrNotReplicated (not held: not a
 // violation, not even in the final phase, since a WAIT can also time out on a loaded machine), and
@@ -1047,7 +1047,8 @@ func (r *modelRun) randomSpec(c *modelClient, rng *rand.Rand) modelSpec {
 // stalling the workload's own ReadWriteLock.
 func (r *modelRun) probeSpec(rng *rand.Rand) modelSpec {
 	s := modelSpec{name: r.names[modelNameCount], read: rng.IntN(100) < 75,
-		wait: modelBetween(rng, 50*time.Millisecond, 1500*time.Millisecond), leaderWork: modelBetween(rng, modelLongHoldMin, modelLongHoldMax)}
+		wait:       modelBetween(rng, 50*time.Millisecond, 1500*time.Millisecond),
+		leaderWork: modelBetween(rng, modelLongHoldMin, modelLongHoldMax)}
 	if rng.IntN(2) == 0 {
 		s.helpers = [][]time.Duration{{modelBetween(rng, 0, 3*time.Millisecond)}}
 	}
