@@ -36,6 +36,16 @@ package redisson_test
 //   - at the end, once the leases of the killed process's permits have passed, AvailablePermits is
 //     exactly modelPermits, and no waiter is left.
 //
+// The replica-acknowledged Clients (see model_test.go) take leased permits with AcquireHeld (most
+// of them watchdog-renewed, some held for 1.5-4s), of this semaphore and of a second
+// PermitExpirableSemaphore (the probe, modelPermits permits) that only they use, taking one or two
+// watchdog-renewed permits for 4s (psemProbe), checked as the first: their holder works until the
+// permits' context ends, and leaves the critical section as soon as it does. A holder whose permits were
+// lost is excused for "too many inside" only if its context was cancelled before the newcomer's
+// acquisition returned (see lostBefore), and for a Release answering ErrNotHeld if the Client
+// declared them lost itself (not found gone in Redis): it gives lost permits back. A Release (of either semaphore)
+// answering ErrNotReplicated happened on the master: it counts as released.
+//
 // CountDownLatch: a coordinator in the parent runs rounds: it sets a count k (TrySetCount), then
 // counts down k times (more if a count-down's outcome was unknown, until Count is 0), leaves the latch
 // at zero for a while, and sets it again. Before each count-down it records the count-down as started
@@ -61,6 +71,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/renew"
 )
 
 const (
@@ -162,16 +173,22 @@ func (r *modelRun) giveBacksFailed(name string) int64 {
 	return r.giveBackFailed[name]
 }
 
-// modelSyncNames returns the names of the synchronizers of a run whose lock names are names.
+// modelSyncNames returns the names of the synchronizers of a run whose lock names are names: a
+// Semaphore, a PermitExpirableSemaphore, a CountDownLatch and the acked Clients' probe
+// PermitExpirableSemaphore (see psemProbe).
 func modelSyncNames(tag string) []string {
-	return []string{fmt.Sprintf("model-%s-sem-7", tag), fmt.Sprintf("model-%s-psem-8", tag), fmt.Sprintf("model-%s-latch-9", tag)}
+	return []string{fmt.Sprintf("model-%s-sem-7", tag), fmt.Sprintf("model-%s-psem-8", tag), fmt.Sprintf("model-%s-latch-9", tag),
+		fmt.Sprintf("model-%s-psem-probe-16", tag)}
 }
 
 func (r *modelRun) setSyncNames(names []string) {
-	if len(names) == 3 {
-		r.semName, r.psemName, r.latchName = names[0], names[1], names[2]
+	if len(names) == 4 {
+		r.semName, r.psemName, r.latchName, r.psemProbeName = names[0], names[1], names[2], names[3]
 	}
 }
+
+// leasedNames returns the names of the PermitExpirableSemaphores: the workload's and the probe's.
+func (r *modelRun) leasedNames() []string { return []string{r.psemName, r.psemProbeName} }
 
 // bInt runs a command on B returning an integer, reporting an error of B's.
 func (r *modelRun) bInt(what string, f func(ctx context.Context) *redis.IntCmd) int64 {
@@ -223,10 +240,42 @@ func (r *modelRun) semEnter(name, id string, c *modelClient, n int64, expiry, si
 		return
 	}
 	r.tracef("%s sem enter %s n=%d: %v (others %v: %v)", id, name, n, res[0], res[1], res[2])
-	if res[0] == csViolation {
+	if res[0] == csViolation && !(leased && r.semLostBefore(name, id, n, res[2], since)) {
 		r.violation(vSemInside, "%s: %s (%d permits, client %s) entered while permits %v were inside (%v); permits set: %d",
 			name, id, n, c.key, res[1], res[2], modelPermits)
 	}
+}
+
+// semLostBefore reports whether the holders inside (others, the entries modelSemEnter found) whose
+// permits were lost for want of replica acknowledgements before this acquisition (hold id, n permits)
+// returned at acquired explain its finding too many permits inside; it drops their entries.
+func (r *modelRun) semLostBefore(name, id string, n int64, others any, acquired time.Time) bool {
+	list, _ := others.(string)
+	total := int64(0)
+	var lost []string
+	for _, e := range strings.Split(list, " ; ") {
+		f := strings.Split(e, "|")
+		if len(f) != 6 {
+			continue
+		}
+		m, _ := strconv.ParseInt(f[2], 10, 64)
+		total += m
+		if r.lostBefore(f[1], name, acquired) {
+			total -= m
+			lost = append(lost, f[1])
+		}
+	}
+	if len(lost) == 0 || total+n > modelPermits {
+		return false
+	}
+	r.stat("psem overtaken (lost for acks)", 1)
+	r.tracef("%s sem enter %s: %v were lost for acks before, dropped", id, name, lost)
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	if err := r.bdb.HDel(ctx, "semin:"+name, lost...).Err(); err != nil {
+		r.infraErr("HDEL semin:%s: %v", name, err)
+	}
+	return true
 }
 
 func (r *modelRun) semLeave(name, id string) {
@@ -304,7 +353,9 @@ func (r *modelRun) semSession(c *modelClient, team int, rng *rand.Rand, final bo
 			r.bInt("INCRBY semunk", func(ctx context.Context) *redis.IntCmd { return r.bdb.IncrBy(ctx, "semunk:"+name, n) })
 		}
 		r.bInt("DECRBY "+out, func(ctx context.Context) *redis.IntCmd { return r.bdb.DecrBy(ctx, out, n) })
-		if final && r.semLeakBound() < modelPermits-n+1 {
+		if final && errors.Is(err, redisson.ErrNotReplicated) {
+			r.finalRefused(start) // given back, not held
+		} else if final && r.semLeakBound() < modelPermits-n+1 {
 			r.violation(vNeverServed, "%s: TryAcquire(%s, %d) with faults off and a %v wait: %v %v", id, name, n, wait, ok, err)
 		}
 		return
@@ -315,6 +366,11 @@ func (r *modelRun) semSession(c *modelClient, team int, rng *rand.Rand, final bo
 	r.semLeave(name, id)
 	err = sem.Release(r.ctx, n)
 	r.tracef("%s sem release %s n=%d: %v", id, name, n, err)
+	if errors.Is(err, redisson.ErrNotReplicated) {
+		// Released on the master; too few replicas acknowledged it.
+		r.stat("sem released (not acknowledged)", 1)
+		err = nil
+	}
 	if err != nil {
 		// Unknown: it may or may not have happened; not retried (a retry is a new request).
 		r.stat("sem release unknown", 1)
@@ -326,10 +382,9 @@ func (r *modelRun) semSession(c *modelClient, team int, rng *rand.Rand, final bo
 }
 
 // psemSession takes leased permits of the PermitExpirableSemaphore, enters, works, leaves and
-// releases them by id.
+// releases them by id. An acked Client takes them with AcquireHeld and works until their context
+// ends.
 func (r *modelRun) psemSession(c *modelClient, team int, rng *rand.Rand, final bool) {
-	name := r.psemName
-	id := fmt.Sprintf("p%dc%dt%d#%d", r.proc, c.idx, team, r.holdSeq.Add(1))
 	n, wait, work := semSpec(rng, final)
 	var lease time.Duration
 	switch p := rng.IntN(100); {
@@ -339,31 +394,83 @@ func (r *modelRun) psemSession(c *modelClient, team int, rng *rand.Rand, final b
 	case p < 30:
 		lease = modelBetween(rng, time.Second, 3*time.Second)
 	}
+	if lease > 0 {
+		work = modelBetween(rng, 0, 2*lease/3)
+	} else if c.acked && !final && rng.IntN(100) < 40 {
+		work = modelBetween(rng, modelLongHoldMin, modelLongHoldMax) // long enough for a cut to lose them
+	}
+	r.psemRun(c, team, r.psemName, n, wait, lease, work, final)
+}
+
+// psemProbe is the acked Clients' permit probe (see probeSpec): one or two watchdog permits of the
+// probe semaphore (modelPermits of them, used by nobody else) held for modelProbeHold, or until
+// they are lost.
+func (r *modelRun) psemProbe(c *modelClient, team int, rng *rand.Rand) {
+	r.psemRun(c, team, r.psemProbeName, 1+rng.Int64N(2), modelBetween(rng, 50*time.Millisecond, 1500*time.Millisecond), 0,
+		modelProbeHold, false)
+}
+
+// psemRun takes n leased permits of semaphore name (lease 0: watchdog-renewed) within wait, works,
+// and releases them.
+func (r *modelRun) psemRun(c *modelClient, team int, name string, n int64, wait, lease, work time.Duration, final bool) {
+	id := fmt.Sprintf("p%dc%dt%d#%d", r.proc, c.idx, team, r.holdSeq.Add(1))
 	opts := []redisson.AcquireOption{redisson.WithWait(wait)}
 	if lease > 0 {
 		opts = append(opts, redisson.WithLease(lease))
-		work = modelBetween(rng, 0, 2*lease/3)
 	}
 	ps := c.rc.PermitExpirableSemaphore(name)
 	start := time.Now()
-	ids, err := ps.TryAcquire(r.ctx, n, opts...)
+	var ids []string
+	var held *redisson.HeldPermits
+	var err error
+	if c.acked {
+		held, err = ps.AcquireHeld(r.ctx, n, opts...)
+		ids = held.IDs()
+	} else {
+		ids, err = ps.TryAcquire(r.ctx, n, opts...)
+	}
 	end := time.Now()
 	r.stuckCheck(c, id, name, wait, start, end, err)
-	r.tracef("%s psem acquire %s n=%d wait=%v lease=%v: %v %v", id, name, n, wait, lease, ids, err)
+	r.tracef("%s psem acquire %s n=%d wait=%v lease=%v held=%v: %v %v", id, name, n, wait, lease, c.acked, ids, err)
 	if ids == nil {
 		r.stat("psem not obtained", 1)
-		if final {
+		refused := errors.Is(err, redisson.ErrNotReplicated)
+		if refused {
+			r.stat("psem refused (acks)", 1)
+		}
+		if refused && final {
+			r.finalRefused(start)
+		} else if final {
 			r.violation(vNeverServed, "%s: TryAcquire(%s, %d) with faults off and a %v wait: %v", id, name, n, wait, err)
 		}
 		return
 	}
 	r.stat("psem acquired", 1)
+	if held != nil {
+		if lease > 0 {
+			r.stat("psem held acquired (lease)", 1)
+		} else {
+			r.stat("psem held acquired (watchdog)", 1)
+		}
+		r.checkAckGranted(id, name, start, end)
+	}
 	var expiry time.Time
 	if lease > 0 {
 		expiry = start.Add(lease)
 	}
 	r.semEnter(name, id, c, n, expiry, end, true)
-	r.pause(work)
+	if held != nil {
+		// The holder stops counting the permits as soon as their context ends (registered after
+		// entering, so that a clear of permits already lost comes after the entry).
+		hctx := held.Context()
+		r.onEnd(hctx, true, id, []string{name}, func() { r.semLeave(name, id) })
+		r.holdWork(c, hctx, work)
+		if lease == 0 {
+			r.checkAckKept(id, name, hctx, end)
+		}
+	} else {
+		r.pause(work)
+	}
 	r.semLeave(name, id)
 	for try := 0; ; try++ {
 		rs := time.Now()
@@ -372,12 +479,24 @@ func (r *modelRun) psemSession(c *modelClient, team int, rng *rand.Rand, final b
 		switch {
 		case err == nil:
 			r.stat("psem released", 1)
+		case errors.Is(err, redisson.ErrNotReplicated):
+			// Released on the master; too few replicas acknowledged it.
+			r.stat("psem released (not acknowledged)", 1)
 		case errors.Is(err, redisson.ErrNotHeld):
 			switch {
 			case try > 0:
 				// An earlier try with an unknown outcome released them.
 			case lease > 0 && !rs.Before(expiry):
 				r.stat("psem lease ended", 1)
+			case held != nil && modelLost(held.Context()) && !errors.Is(context.Cause(held.Context()), renew.ErrGone):
+				// The Client declared them lost (renewals failing, acknowledged or not; a fixed
+				// lease about to pass; a reply too late to vouch for the lease) and told the holder:
+				// it gives lost permits back. (Found gone in Redis is no such excuse.)
+				if r.ackLost(c, held.Context(), start) {
+					r.stat("psem lost for acks", 1)
+				} else {
+					r.stat("psem lost (told)", 1)
+				}
 			case c.tainted(end.Add(-modelTaintBefore), time.Now()):
 				r.stat("psem lease lapsed (tainted)", 1)
 			default:
@@ -527,8 +646,10 @@ func (r *modelRun) setupSync() error {
 	if ok, err := rc.Semaphore(r.semName).TrySetPermits(ctx, modelPermits); err != nil || !ok {
 		return fmt.Errorf("TrySetPermits(%s): %v %v", r.semName, ok, err)
 	}
-	if ok, err := rc.PermitExpirableSemaphore(r.psemName).TrySetPermits(ctx, modelPermits); err != nil || !ok {
-		return fmt.Errorf("TrySetPermits(%s): %v %v", r.psemName, ok, err)
+	for _, name := range r.leasedNames() {
+		if ok, err := rc.PermitExpirableSemaphore(name).TrySetPermits(ctx, modelPermits); err != nil || !ok {
+			return fmt.Errorf("TrySetPermits(%s): %v %v", name, ok, err)
+		}
 	}
 	return nil
 }
@@ -539,7 +660,7 @@ func (r *modelRun) purgeSync(ctx context.Context, proc int) {
 	if r.semName == "" {
 		return
 	}
-	for _, name := range []string{r.semName, r.psemName} {
+	for _, name := range []string{r.semName, r.psemName, r.psemProbeName} {
 		if err := modelSemPurge.Run(ctx, r.bdb, []string{"semin:" + name}, proc).Err(); err != nil {
 			r.infraErr("purging semin:%s: %v", name, err)
 		}
@@ -562,7 +683,7 @@ func (r *modelRun) checkSyncRunning(reported map[string]bool) {
 	if r.semName == "" {
 		return
 	}
-	for _, name := range []string{r.semName, r.psemName} {
+	for _, name := range []string{r.semName, r.psemName, r.psemProbeName} {
 		key := r.drv.Key(name)
 		ctx, cancel := r.opCtx()
 		res, err := modelSemRead.Run(ctx, r.admin, []string{key, key + ":~sl"}).Slice()
@@ -576,7 +697,7 @@ func (r *modelRun) checkSyncRunning(reported map[string]bool) {
 		switch {
 		case name == r.semName && v > modelPermits:
 			bad = fmt.Sprintf("%d permits available, more than the %d set", v, modelPermits)
-		case name == r.psemName && v+leased != modelPermits:
+		case name != r.semName && v+leased != modelPermits:
 			bad = fmt.Sprintf("%d permits available and %d leased, the permits set are %d", v, leased, modelPermits)
 		}
 		if bad != "" && !reported["sem:"+name] {
@@ -623,24 +744,26 @@ func (r *modelRun) checkSyncEnd() {
 
 	// Leased: exactly the permits, once the leases of the killed process's permits have passed.
 	limit := time.Now().Add(modelMaxLease + modelWatchdog + time.Second)
-	for {
-		avail, err = rc.PermitExpirableSemaphore(r.psemName).AvailablePermits(ctx)
-		if err != nil {
-			r.infraErr("AvailablePermits(%s): %v", r.psemName, err)
-			break
+	for _, name := range r.leasedNames() {
+		for {
+			avail, err = rc.PermitExpirableSemaphore(name).AvailablePermits(ctx)
+			if err != nil {
+				r.infraErr("AvailablePermits(%s): %v", name, err)
+				break
+			}
+			if avail == modelPermits || time.Now().After(limit) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond) // polling for the leases to pass
 		}
-		if avail == modelPermits || time.Now().After(limit) {
-			break
+		if err == nil && avail != modelPermits {
+			r.violation(vSemCount, "%s: %d permits available at the end (after every lease passed); expected %d",
+				name, avail, modelPermits)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err == nil && avail != modelPermits {
-		r.violation(vSemCount, "%s: %d permits available at the end (after every lease passed); expected %d",
-			r.psemName, avail, modelPermits)
 	}
 
 	// No waiter left (AvailablePermits dropped those whose registration lapsed).
-	for _, name := range []string{r.semName, r.psemName} {
+	for _, name := range []string{r.semName, r.psemName, r.psemProbeName} {
 		w, err := r.admin.HGetAll(ctx, r.drv.Key(name)+":~sw").Result()
 		if err != nil {
 			r.infraErr("HGETALL waiters of %s: %v", name, err)
@@ -665,7 +788,7 @@ func (r *modelRun) syncLeftover(key string) (ok, noTTL bool) {
 	if r.semName == "" {
 		return false, false
 	}
-	for _, name := range []string{r.semName, r.psemName, r.latchName} {
+	for _, name := range []string{r.semName, r.psemName, r.latchName, r.psemProbeName} {
 		k := r.drv.Key(name)
 		switch {
 		case name != r.latchName && key == k:

@@ -33,6 +33,42 @@ package redisson_test
 // earlier in the hold, a force unlock, a fixed lease running out, a blackhole or delay of the
 // hold's Client) are excused; see excuse and modelCSEnter.
 //
+// The replica-acknowledged mode: A is the master of a replicated set-up (redistest.StartReplicated),
+// and one Client of each process, chosen by the seed, runs with WithReplicaAcks(1, modelAckTimeout)
+// (its key ends in "a"; modelClient.acked). Its third team runs the same workload as the others,
+// some of whose ReadWriteLock and PermitExpirableSemaphore holds last 1.5-4s (stopping early when
+// the hold's context ends); its first two teams spend nearly all their time probing, retrying at
+// once an acquisition refused in a cut, so that the next cut finds a probe holding: one with long
+// holds, mostly a reader's, of a second ReadWriteLock that only the acked Clients use until the
+// final phase (probeSpec), the other with 4s holds of one or two watchdog-renewed permits of a
+// PermitExpirableSemaphore that only they use (psemProbe). The "replica" fault (parent only) cuts
+// the replication link for 0.2-1.2s or 1.8-3s at random times, then rejoins the replica and waits
+// until it is in sync; each fault is recorded in B (zset replica:faults, scored by when it stops
+// excusing; hash replica:cuts, the windows in which no acknowledgement can reach A). While the link
+// is cut, acked acquisitions fail with ErrNotObtained and ErrNotReplicated (not held: not a
+// violation, not even in the final phase, since a WAIT can also time out on a loaded machine), and
+// acked holds whose renewals go unacknowledged are lost (cause ErrNotReplicated, or a renewal round
+// cut short by its own deadline). There is one master and no failover, so such a loss must never
+// make two owners: the lost hold's key stays on the master (unacknowledged renewals still extend it
+// there) until the library, after cancelling the hold's context, releases it. The model keeps every
+// check for acked holds and excuses only what such a loss explains:
+//
+//   - hold count, unlock misreported (and a permit Release answering ErrNotHeld): excused for a hold
+//     of an acked Client lost with a cause matching ErrNotReplicated, or lost because its renewals
+//     failed until the lease might lapse while a replica fault overlapped it (see ackLost);
+//   - two owners (and too many permits inside): a holder through an acked Client found inside by a
+//     newcomer is excused only if its context was cancelled (stamped in B as lost:<hold>@<name>
+//     when its clear began) before the newcomer's acquisition returned (plus modelTaintAfter of
+//     timer jitter): it was told to stop before the lock was taken (see lostBefore);
+//   - kept without acknowledgements: an acked watchdog hold (or permits) still live after a window
+//     without acknowledgements longer than its lease, that began before its acquisition returned,
+//     is a violation: it must have been lost (see checkAckKept);
+//   - acquired without acknowledgements: an acked acquisition (not a group's) called and returned
+//     with success within such a window is a violation (see checkAckGranted).
+//
+// A release answering ErrNotReplicated happened on the master and is checked as such (Semaphore
+// permits counted back, AtomicLong deltas applied).
+//
 // A Semaphore, a PermitExpirableSemaphore and a CountDownLatch are taken by the same teams, through
 // the same faulted Clients, and checked against their own invariants: see model_sync_test.go.
 // The data objects (two AtomicLongs, a BitSet, a BloomFilter, a HyperLogLog) are used by the same
@@ -70,6 +106,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/renew"
 	"github.com/goredisson/redisson/redistest"
 )
 
@@ -83,8 +120,8 @@ var (
 
 // modelAllFaults are the kinds of faults TestModel injects by default: lost replies, closed
 // connections, delays, blackholes (all on the proxies), killed pub/sub connections, a killed child
-// process, and force unlocks by the workload.
-const modelAllFaults = "drop,close,delay,blackhole,pubsub,kill,force"
+// process, force unlocks by the workload, and cuts of A's replication link (parent only).
+const modelAllFaults = "drop,close,delay,blackhole,pubsub,kill,force,replica"
 
 // modelFaultSet parses a -model.faults value.
 func modelFaultSet(list string) (map[string]bool, error) {
@@ -123,6 +160,26 @@ const (
 	modelTaintBefore = 100 * time.Millisecond
 	modelTaintAfter  = 50 * time.Millisecond
 	modelForceTTL    = 10 * time.Second // a force unlock in progress excuses overtaking for at most this
+	// The replica-acknowledged Clients' WAIT timeout: below the renewal period (a third of the
+	// watchdog), so that a renewal round under a cut usually ends with WAIT's answer
+	// (ErrNotReplicated) rather than its own deadline, and below the read timeout.
+	modelAckTimeout = 150 * time.Millisecond
+	// Replica faults: a cut lasts modelCutMin-modelCutMax, or (1 in 2) modelLongCutMin-modelLongCutMax,
+	// longer than a watchdog lease, so that acked holds are lost; none starts unless it can end (and
+	// the replica be in sync again) modelCutMargin before the deadline.
+	modelCutMin     = 200 * time.Millisecond
+	modelCutMax     = 1200 * time.Millisecond
+	modelLongCutMin = 1800 * time.Millisecond
+	modelLongCutMax = 3 * time.Second
+	modelCutMargin  = 2 * time.Second
+	// The long holds of acked Clients' sessions (a ReadWriteLock's, leased permits'): long enough to
+	// be lost by a long cut.
+	modelLongHoldMin = 1500 * time.Millisecond
+	modelLongHoldMax = 4 * time.Second
+	modelProbeHold   = 4 * time.Second // an acked Client's permit probe
+	// An acked watchdog hold must be lost once a cut of the replication link overlapping its life
+	// lasts its lease (less the loss margin) plus this (timer jitter): see checkAckKept.
+	modelAckSlack = 250 * time.Millisecond
 	// Interval of the extra lost replies (per process), on top of the mixed faults every 50-200ms.
 	modelDropMin   = 15 * time.Millisecond
 	modelDropMax   = 45 * time.Millisecond
@@ -151,6 +208,12 @@ const (
 	// A ReadWriteLock's hash that does not decode, lacks a TTL covering its fields, or holds a lease
 	// longer than any the workload gives.
 	vRWState = "read/write hash"
+	// An acked watchdog hold (or permits) still held after a cut of the replication link, during
+	// which none of its renewals could be acknowledged, lasted longer than its lease.
+	vAckKept = "kept without acknowledgements"
+	// An acked acquisition that returned success although it was called and returned within a window
+	// in which no acknowledgement could reach A.
+	vAckGranted = "acquired without acknowledgements"
 )
 
 // Verdicts returned by modelCSEnter (the others name the excuse: forced, forcing, expired, tainted).
@@ -322,6 +385,8 @@ type modelRun struct {
 	ctx               context.Context // cancelled only to abort a hung run
 	emit              func(kind, msg string)
 	faults            map[string]bool // enabled fault kinds (see modelAllFaults)
+	// rep is A's replicated set-up, whose link the replica fault cuts: the parent's; nil in children.
+	rep *redistest.Replicated
 
 	holdSeq atomic.Int64
 	faultSq atomic.Int64
@@ -342,6 +407,7 @@ type modelRun struct {
 
 	// The synchronizers (model_sync_test.go): "" when not run.
 	semName, psemName, latchName string
+	psemProbeName                string           // the acked Clients' probe (see psemProbe)
 	giveBackFailed               map[string]int64 // per semaphore: acquisitions that could not give back (logged)
 	// The data objects (model_objects_test.go): nil when not run.
 	objs *modelObjects
@@ -350,10 +416,11 @@ type modelRun struct {
 // modelClient is one redisson Client with its own proxy to A.
 type modelClient struct {
 	idx   int
-	key   string // "p<proc>c<idx>"
+	key   string // "p<proc>c<idx>", plus "a" if acked
 	proxy *redistest.Proxy
 	rdb   *redis.Client
 	rc    *redisson.Client
+	acked bool // the replica-acknowledged mode (WithReplicaAcks(1, modelAckTimeout))
 
 	mu     sync.Mutex
 	faults []modelFault // blackholes and delays so far
@@ -414,6 +481,7 @@ type modelHold struct {
 	lease    time.Duration  // 0: watchdog
 	epoch    int64          // force-unlock epoch read before the acquisition
 	acquired time.Time      // when the acquisition returned
+	start    time.Time      // when the acquisition was called
 	expiry   time.Time      // fixed lease: the lock cannot expire in Redis before this; zero for the watchdog
 	// fixed lease: the library may consider the hold ended from this on (the lease counted from
 	// before the acquisition call); zero for the watchdog
@@ -491,6 +559,21 @@ func (mh *modelHold) unknownSince() time.Time {
 // modelLost reports whether ctx, a hold's context, ended because the hold was lost.
 func modelLost(ctx context.Context) bool {
 	return ctx.Err() != nil && errors.Is(context.Cause(ctx), redisson.ErrLockLost)
+}
+
+// ackLost reports whether hctx, the context of a hold (or permits) of an acked Client whose
+// acquisition was called at start, ended because the hold was lost for want of replica
+// acknowledgements: its cause matches ErrNotReplicated, or its renewals failed until the lease may
+// lapse (renew.ErrLapsing) while a replica fault overlapped the hold or its acquisition (whose
+// attempts a fault delays: the lease counts from the attempt's sending). (A renewal round whose WAIT
+// is answered after the round's own deadline fails with that deadline, not ErrNotReplicated.)
+func (r *modelRun) ackLost(c *modelClient, hctx context.Context, start time.Time) bool {
+	if !c.acked || !modelLost(hctx) {
+		return false
+	}
+	cause := context.Cause(hctx)
+	return errors.Is(cause, redisson.ErrNotReplicated) ||
+		errors.Is(cause, renew.ErrLapsing) && r.replicaFaulted(start.Add(-modelTaintBefore))
 }
 
 // released reports whether ctx, a hold's context, ended without a loss: the hold was released.
@@ -601,16 +684,22 @@ func newModelRun(ctx context.Context, proc int, seed int64, deadline time.Time, 
 	r.admin = redis.NewClient(&redis.Options{Addr: addrA, ContextTimeoutEnabled: true})
 	r.bdb = redis.NewClient(&redis.Options{Addr: addrB, ContextTimeoutEnabled: true, ClientName: modelBName(proc)})
 	r.drv = newModelDriver(r.admin)
+	acked := r.rng(0xFFFF, 4).IntN(clients) // the replica-acknowledged Client, by the seed
 	for i := range clients {
 		p, err := redistest.StartProxy(addrA)
 		if err != nil {
 			r.close()
 			return nil, err
 		}
-		c := &modelClient{idx: i, key: fmt.Sprintf("p%dc%d", proc, i), proxy: p}
+		c := &modelClient{idx: i, key: fmt.Sprintf("p%dc%d", proc, i), proxy: p, acked: i == acked}
+		opts := []redisson.Option{redisson.WithWatchdogTimeout(modelWatchdog), redisson.WithRepollInterval(modelRepoll),
+			redisson.WithWaiterTimeout(modelWatchdog), redisson.WithLogger(slog.New(modelWarnCounter{r}))}
+		if c.acked {
+			c.key += "a"
+			opts = append(opts, redisson.WithReplicaAcks(1, modelAckTimeout))
+		}
 		c.rdb = redis.NewClient(modelRedisOptions(p.Addr()))
-		c.rc, err = redisson.New(c.rdb, redisson.WithWatchdogTimeout(modelWatchdog), redisson.WithRepollInterval(modelRepoll),
-			redisson.WithWaiterTimeout(modelWatchdog), redisson.WithLogger(slog.New(modelWarnCounter{r})))
+		c.rc, err = redisson.New(c.rdb, opts...)
 		if err != nil {
 			_ = c.rdb.Close()
 			_ = p.Close()
@@ -782,6 +871,13 @@ func (r *modelRun) workload() {
 		defer wg.Done()
 		r.runFaults()
 	}()
+	if r.rep != nil && r.faults["replica"] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.runReplicaFaults()
+		}()
+	}
 	if r.proc == 0 && r.latchName != "" {
 		wg.Add(1)
 		go func() {
@@ -826,6 +922,43 @@ func (r *modelRun) finalPhase() {
 
 func (r *modelRun) workloadOn() bool { return r.ctx.Err() == nil && time.Now().Before(r.deadline) }
 
+// work sleeps d, the work done under a hold whose context is hctx: less if the hold ends (its
+// holder must stop) or the run is aborted.
+func (r *modelRun) work(hctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-hctx.Done():
+	case <-r.ctx.Done():
+	}
+}
+
+// holdWork is work for a hold of Client c (context hctx) lasting d. A long hold of an acked Client
+// keeps pinging A through the Client's proxy meanwhile: otherwise its renewals would be the only
+// replies there, and every lost reply the drop fault arms would be a renewal's, so that the hold
+// would be lost to the drops before a cut of the replication link could tell anything.
+func (r *modelRun) holdWork(c *modelClient, hctx context.Context, d time.Duration) {
+	if !c.acked || d < modelLongHoldMin {
+		r.work(hctx, d)
+		return
+	}
+	end := time.Now().Add(d)
+	for hctx.Err() == nil && r.ctx.Err() == nil {
+		left := time.Until(end)
+		if left <= 0 {
+			return
+		}
+		r.work(hctx, min(left, 25*time.Millisecond))
+		ctx, cancel := context.WithTimeout(hctx, 100*time.Millisecond)
+		_ = c.rdb.Ping(ctx).Err() // traffic only: a lost reply just ends it
+		cancel()
+	}
+}
+
 // pause sleeps d (workload pacing), or less if the run is aborted.
 func (r *modelRun) pause(d time.Duration) {
 	if d <= 0 {
@@ -843,8 +976,8 @@ func modelBetween(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
 }
 
-// randomSpec draws a session.
-func (r *modelRun) randomSpec(rng *rand.Rand) modelSpec {
+// randomSpec draws a session of Client c.
+func (r *modelRun) randomSpec(c *modelClient, rng *rand.Rand) modelSpec {
 	// Skewed: most sessions contend for the first name, so that releases often find both a waiter
 	// of another Client that claimed the lock and one of the same Client to hand it to. (The
 	// SpinLock only in the final phase and by force unlocks.)
@@ -886,6 +1019,10 @@ func (r *modelRun) randomSpec(rng *rand.Rand) modelSpec {
 		// Longer ReadWriteLock holds: readers overlap each other, and a writer or reader let in
 		// beside them wrongly finds them inside.
 		s.leaderWork = modelBetween(rng, 0, 20*time.Millisecond)
+		if c.acked && rng.IntN(100) < 35 {
+			// Long enough for a cut of the replication link to make it lost.
+			s.leaderWork = modelBetween(rng, modelLongHoldMin, modelLongHoldMax)
+		}
 	}
 	k := 2
 	switch p := rng.IntN(100); {
@@ -904,13 +1041,33 @@ func (r *modelRun) randomSpec(rng *rand.Rand) modelSpec {
 	return s
 }
 
+// probeSpec draws a session of the acked Clients' probe: a long watchdog hold (mostly a reader's) of
+// the ReadWriteLock that only they use before the final phase, so that cuts of the replication link
+// find acked holds to lose (and an acked writer finds an acked holder lost before it) without
+// stalling the workload's own ReadWriteLock.
+func (r *modelRun) probeSpec(rng *rand.Rand) modelSpec {
+	s := modelSpec{name: r.names[modelNameCount], read: rng.IntN(100) < 75,
+		wait:       modelBetween(rng, 50*time.Millisecond, 1500*time.Millisecond),
+		leaderWork: modelBetween(rng, modelLongHoldMin, modelLongHoldMax)}
+	if rng.IntN(2) == 0 {
+		s.helpers = [][]time.Duration{{modelBetween(rng, 0, 3*time.Millisecond)}}
+	}
+	return s
+}
+
 func (r *modelRun) runTeam(c *modelClient, team int) {
 	rng := r.rng(c.idx, team)
 	for r.workloadOn() {
-		if p := rng.IntN(100); p < 2 && r.faults["force"] {
+		if c.acked && team == 0 && len(r.names) > modelNameCount && rng.IntN(100) < 95 {
+			r.stat("acked probes", 1)
+			r.session(c, team, r.probeSpec(rng))
+		} else if c.acked && team == 1 && r.psemProbeName != "" && rng.IntN(100) < 95 {
+			r.stat("acked permit probes", 1)
+			r.psemProbe(c, team, rng)
+		} else if p := rng.IntN(100); p < 2 && r.faults["force"] {
 			r.forceUnlock(c, team, r.names[rng.IntN(len(r.names))], false)
 		} else if !r.syncSession(c, team, rng, p-2) && !r.objSession(c, team, rng, p-17) {
-			r.session(c, team, r.randomSpec(rng))
+			r.session(c, team, r.randomSpec(c, rng))
 		}
 		r.pause(modelBetween(rng, 0, 5*time.Millisecond))
 	}
@@ -952,6 +1109,9 @@ func (r *modelRun) excuse(mh *modelHold, at time.Time, released bool) string {
 	if released {
 		return ""
 	}
+	if r.excuseAckLost(mh) {
+		return "lost (or a part): too few replicas acknowledged its renewals"
+	}
 	if !mh.leaseEnd.IsZero() && !at.Before(mh.leaseEnd) {
 		return "its fixed lease may have run out"
 	}
@@ -992,7 +1152,14 @@ func (r *modelRun) session(c *modelClient, team int, s modelSpec) {
 	if err != nil {
 		r.stat("not obtained", 1)
 		r.tracef("%s lock %s wait=%v lease=%v read=%v: %v", id, s.name, s.wait, s.lease, s.read, err)
-		if s.final {
+		refused := errors.Is(err, redisson.ErrNotReplicated)
+		if refused {
+			// Not acknowledged: undone, not held.
+			r.stat("acked refused (acks)", 1)
+		}
+		if refused && s.final {
+			r.finalRefused(start)
+		} else if s.final {
 			r.violation(vNeverServed, "%s: Lock(%s, read %v) with faults off and a %v wait: %v (the lock now: %s)",
 				id, s.name, s.read, s.wait, err, r.describeLock(s.name))
 		}
@@ -1004,8 +1171,14 @@ func (r *modelRun) session(c *modelClient, team int, s modelSpec) {
 		label += "(read)"
 	}
 	r.stat("acquired "+label, 1)
+	if c.acked {
+		r.stat("acked acquired "+label, 1)
+		if r.groups[s.name] == nil {
+			r.checkAckGranted(id, s.name, start, acquired)
+		}
+	}
 	mh := &modelHold{id: id, name: s.name, c: c, h: h, owner: h.Owner(), read: s.read, clients: clients, lease: s.lease,
-		epoch: epoch, acquired: acquired, count: 1, reported: map[string]bool{}}
+		epoch: epoch, acquired: acquired, start: start, count: 1, reported: map[string]bool{}}
 	if g, ok := h.(modelGroupHold); ok && parts != nil {
 		for i, ph := range g.GroupParts() {
 			if i < len(parts) && ph != nil {
@@ -1040,7 +1213,10 @@ func (r *modelRun) session(c *modelClient, team int, s modelSpec) {
 func (r *modelRun) holdPhase(mh *modelHold, s modelSpec, downgraded bool) {
 	if !downgraded {
 		r.enter(mh)
-		r.pause(s.leaderWork)
+		r.holdWork(mh.c, mh.h.Context(), s.leaderWork)
+		if mh.c.acked && mh.lease == 0 && mh.parts == nil {
+			r.checkAckKept(mh.id, mh.name, mh.h.Context(), mh.acquired)
+		}
 	}
 	var wg sync.WaitGroup
 	for _, rounds := range s.helpers {
@@ -1098,7 +1274,7 @@ func (r *modelRun) downgrade(c *modelClient, team int, w *modelHold, s modelSpec
 	}
 	r.stat("downgraded", 1)
 	mh := &modelHold{id: id, name: s.name, c: c, h: h, owner: h.Owner(), read: true, vouch: w.id, clients: []*modelClient{c},
-		lease: s.lease, epoch: epoch, acquired: acquired, count: 1, reported: map[string]bool{}}
+		lease: s.lease, epoch: epoch, acquired: acquired, start: start, count: 1, reported: map[string]bool{}}
 	if s.lease > 0 {
 		mh.leaseEnd = start.Add(s.lease)
 		mh.expiry = mh.leaseEnd
@@ -1200,47 +1376,76 @@ func (r *modelRun) enter(mh *modelHold) {
 	}
 	// A lost hold leaves the critical section at once (registered after entering, so that a clear
 	// triggered by an already ended hold comes after the entry).
-	r.onEnd(mh.h.Context(), mh, func() { r.leave(mh) })
+	names := []string{mh.name}
+	for _, p := range mh.parts {
+		if p.held {
+			names = append(names, p.name)
+		}
+	}
+	acked := false
+	for _, c := range mh.clients {
+		acked = acked || c.acked
+	}
+	r.onEnd(mh.h.Context(), acked, mh.id, names, func() { r.leave(mh) })
 	for _, p := range mh.parts {
 		if p.h != nil {
-			r.onEnd(p.h.Context(), mh, func() { r.leaveCS(mh, p.name) })
+			r.onEnd(p.h.Context(), p.c.acked, mh.id, []string{p.name}, func() { r.leaveCS(mh, p.name) })
 		}
 	}
 }
 
 // enterCS enters the critical section of name with entry value.
 func (r *modelRun) enterCS(mh *modelHold, name, value string, token int64) {
-	ctx, cancel := r.opCtx()
-	defer cancel()
 	mode, side := "x", "writer"
 	if mh.read {
 		mode, side = "r", "reader"
 	}
-	res, err := modelCSEnter.Run(ctx, r.bdb, csKeys(name), value, mh.id, token, mode, mh.vouch).Slice()
-	if err != nil || len(res) != 4 {
-		r.infraErr("entering cs:%s: %v %v", name, res, err)
-		return
-	}
-	verdict, _ := res[0].(string)
-	prev, _ := res[1].(string)
-	prevSide, _ := res[3].(string)
-	r.tracef("%s enter %s (%s): %s (prev %q %s)", mh.id, name, mode, verdict, prev, prevSide)
-	if verdict == "token" {
-		r.holdViolation(mh, vToken, "%s: %s (owner %s) entered with fencing token %d; a holder that entered before had %s",
-			name, mh.id, mh.owner, token, prev)
-		return
-	}
-	if verdict == csOK {
-		return
-	}
-	if verdict != csViolation {
-		r.stat("overtaken ("+verdict+")", 1)
-		return
-	}
-	f := strings.Split(prev, "|")
-	if len(f) != 7 {
-		r.infraErr("cs:%s holds %q", name, prev)
-		return
+	var verdict, prev, prevSide string
+	var f []string
+	for try := 0; ; try++ {
+		ctx, cancel := r.opCtx()
+		res, err := modelCSEnter.Run(ctx, r.bdb, csKeys(name), value, mh.id, token, mode, mh.vouch).Slice()
+		cancel()
+		if err != nil || len(res) != 4 {
+			r.infraErr("entering cs:%s: %v %v", name, res, err)
+			return
+		}
+		verdict, _ = res[0].(string)
+		prev, _ = res[1].(string)
+		prevSide, _ = res[3].(string)
+		r.tracef("%s enter %s (%s): %s (prev %q %s)", mh.id, name, mode, verdict, prev, prevSide)
+		if verdict == "token" {
+			r.holdViolation(mh, vToken, "%s: %s (owner %s) entered with fencing token %d; a holder that entered before had %s",
+				name, mh.id, mh.owner, token, prev)
+			return
+		}
+		if verdict == csOK {
+			return
+		}
+		if verdict != csViolation {
+			r.stat("overtaken ("+verdict+")", 1)
+			return
+		}
+		f = strings.Split(prev, "|")
+		if len(f) != 7 {
+			r.infraErr("cs:%s holds %q", name, prev)
+			return
+		}
+		// A holder (through an acked Client) that was told it was lost before this hold's
+		// acquisition returned had to stop: its entry may still be here only because its clear had
+		// not run yet. Drop it and enter again (another holder may be inside too). The token was
+		// checked by the first try.
+		if try >= 8 || !r.lostBefore(f[1], name, mh.acquired) {
+			break
+		}
+		r.stat("overtaken (acked, lost before)", 1)
+		r.tracef("%s enter %s: %s (acked) was lost before, dropped", mh.id, name, f[1])
+		ctx, cancel = r.opCtx()
+		if err := modelCSLeave.Run(ctx, r.bdb, []string{"cs:" + name, "csr:" + name}, 2, f[1]).Err(); err != nil {
+			r.infraErr("leaving cs:%s: %v", name, err)
+		}
+		cancel()
+		token = 0
 	}
 	what, other := "", ""
 	if kindOf(mh.name) == "ReadWriteLock" {
@@ -1278,20 +1483,68 @@ func (r *modelRun) leaveCS(mh *modelHold, name string) {
 	}
 }
 
-// onEnd runs leave when hctx (a hold's context) ends.
-func (r *modelRun) onEnd(hctx context.Context, mh *modelHold, leave func()) {
+// onEnd runs leave when hctx (the context of hold id, or of its part) ends. If the hold, through an
+// acked Client, was lost, it first stamps the time in B for each of names (the critical sections
+// leave clears): see lostBefore.
+func (r *modelRun) onEnd(hctx context.Context, acked bool, id string, names []string, leave func()) {
 	seq := r.holdSeq.Add(1)
 	r.afterWG.Add(1)
 	r.afterMu.Lock()
 	defer r.afterMu.Unlock()
 	r.afterOff[seq] = context.AfterFunc(hctx, func() {
+		at := time.Now()
 		defer r.afterWG.Done()
 		r.afterMu.Lock()
 		delete(r.afterOff, seq)
 		r.afterMu.Unlock()
-		r.tracef("%s context ended: %v", mh.id, context.Cause(hctx))
+		r.tracef("%s context ended: %v", id, context.Cause(hctx))
+		if acked && modelLost(hctx) {
+			if errors.Is(context.Cause(hctx), redisson.ErrNotReplicated) {
+				r.stat("lost for acks", 1)
+			} else {
+				r.stat("acked lost", 1)
+			}
+			ctx, cancel := r.opCtx()
+			for _, name := range names {
+				if err := r.bdb.Set(ctx, modelLostKey(id, name), at.UnixMilli(), modelFinTTL).Err(); err != nil {
+					r.infraErr("SET %s: %v", modelLostKey(id, name), err)
+				}
+			}
+			cancel()
+		}
 		leave()
 	})
+}
+
+// modelLostKey is the key in B of the time hold id (through an acked Client), in the critical
+// section of name, was told it was lost.
+func modelLostKey(id, name string) string { return "lost:" + id + "@" + name }
+
+// lostBefore reports whether hold id (through an acked Client), found in the critical section of
+// name by a holder whose acquisition returned at acquired, had been told it was lost by then (plus
+// modelTaintAfter of timer jitter): its stamp (see onEnd) says when its context's clear began,
+// which follows the cancellation. The clear may not have run yet when the newcomer enters, so the
+// stamp is awaited for up to a second. (Sound for a loss of any cause: a holder told before the
+// newcomer got the lock had to stop; it is used for the acked Clients' holds only, to leave the
+// checks of the others as they were.)
+func (r *modelRun) lostBefore(id, name string, acquired time.Time) bool {
+	limit := time.Now().Add(time.Second)
+	for {
+		ctx, cancel := r.opCtx()
+		ms, err := r.bdb.Get(ctx, modelLostKey(id, name)).Int64()
+		cancel()
+		if err == nil {
+			return !time.UnixMilli(ms).After(acquired.Add(modelTaintAfter))
+		}
+		if !errors.Is(err, redis.Nil) {
+			r.infraErr("GET %s: %v", modelLostKey(id, name), err)
+			return false
+		}
+		if time.Now().After(limit) || r.ctx.Err() != nil {
+			return false
+		}
+		r.pause(20 * time.Millisecond) // polling for the holder's clear
+	}
 }
 
 // helper re-enters the shared hold and unlocks that level, once per round.
@@ -1334,6 +1587,12 @@ func (r *modelRun) unlock(mh *modelHold, lvl driverLevel, what string) error {
 		// ErrLockLost alone: a group's Unlock that found a part gone and released the others.
 		r.stat("unlock not held", 1)
 		if lostBefore {
+			return err
+		}
+		if r.excuseAckLost(mh) {
+			// Lost for want of replica acknowledgements while it was in flight: the library freed
+			// the lock after telling the holder.
+			r.stat("unlock not held (lost for acks)", 1)
 			return err
 		}
 		// Judged once no call of the hold is in flight (see judgeUnlocks): a concurrent call with
@@ -1507,11 +1766,23 @@ func (r *modelRun) finalUnlock(mh *modelHold) (heldAfter bool) {
 	if r.trace != nil {
 		r.tracef("%s before the last unlock: %s", mh.id, r.describeLock(mh.name))
 	}
+	// A group's part lost before its last Unlock (a RedLock goes on with a majority) is released in
+	// the background or lapses within its lease: the fin: check below bounds it, not this one.
+	lostParts := map[string]bool{}
+	for _, p := range mh.parts {
+		if p.h != nil && modelLost(p.h.Context()) {
+			lostParts[p.name] = true
+		}
+	}
 	err := r.unlock(mh, mh.h, "last level")
 	ret := time.Now()
 	keys := r.heldKeys(mh)
 	if err == nil {
 		for _, k := range keys {
+			if lostParts[k.name] {
+				r.tracef("%s: part %s was lost before the last Unlock: left to its lease", mh.id, k.name)
+				continue
+			}
 			held, n, gerr := r.stillHeld(k)
 			switch {
 			case gerr == nil && held:
@@ -1816,6 +2087,178 @@ func (r *modelRun) runFaults() {
 			}
 		}
 	}
+}
+
+// modelReplicaFaults is the zset in B of the replica faults: member the fault, score (ms) when it
+// stops excusing (far ahead while it is on).
+const modelReplicaFaults = "replica:faults"
+
+// runReplicaFaults (parent) cuts A's replication link at random times until the deadline, each time
+// for a while, then rejoins the replica and waits until it is in sync; no cut starts that could not
+// end modelCutMargin before the deadline, so that the final phase finds the replica in sync.
+func (r *modelRun) runReplicaFaults() {
+	rng := r.rng(0xFFFF, 5)
+	for {
+		r.pause(modelBetween(rng, 300*time.Millisecond, 2*time.Second))
+		dur := modelBetween(rng, modelCutMin, modelCutMax)
+		if rng.IntN(2) == 0 {
+			dur = modelBetween(rng, modelLongCutMin, modelLongCutMax) // acked watchdog holds are lost
+		}
+		if !r.workloadOn() || time.Now().Add(dur+modelCutMargin).After(r.deadline) {
+			return
+		}
+		name := fmt.Sprintf("replica#%d@%d", r.faultSq.Add(1), time.Now().UnixMilli())
+		if !r.replicaFault(name, time.Now().Add(time.Hour)) {
+			return
+		}
+		r.rep.Cut()
+		cut := time.Now()
+		r.replicaCut(name, cut, time.Time{})
+		r.stat("faults", 1)
+		r.stat("fault: replica cut", 1)
+		r.tracef("fault %s: replication link cut for %v", name, dur)
+		r.pause(dur)
+		r.replicaCut(name, cut, time.Now())
+		ctx, cancel := context.WithTimeout(r.ctx, 15*time.Second)
+		err := r.rep.Rejoin(ctx)
+		cancel()
+		if err != nil {
+			r.infraErr("rejoining the replica: %v", err)
+		}
+		r.replicaFault(name, time.Now().Add(modelTaintAfter))
+		r.tracef("fault %s off: replica in sync (%v)", name, err)
+	}
+}
+
+// modelReplicaCuts is the hash in B of the replica faults' windows without acknowledgements:
+// fault -> "<cut ms>|<rejoin start ms>" (0 while the link is cut).
+const modelReplicaCuts = "replica:cuts"
+
+// replicaCut records the window of replica fault name in B: from when its link was cut until the
+// rejoin started (0: not yet), both read on the safe side (after Cut, before Rejoin): no
+// acknowledgement of the replica reaches A within it.
+func (r *modelRun) replicaCut(name string, cut, rejoin time.Time) {
+	var end int64
+	if !rejoin.IsZero() {
+		end = rejoin.UnixMilli()
+	}
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	if err := r.bdb.HSet(ctx, modelReplicaCuts, name, fmt.Sprintf("%d|%d", cut.UnixMilli(), end)).Err(); err != nil {
+		r.infraErr("HSET %s: %v", modelReplicaCuts, err)
+	}
+}
+
+// checkAckKept reports an acked watchdog hold (or permits: id, of name) whose context hctx is still
+// live although a window without acknowledgements (see replicaCut) that began before its
+// acquisition returned (at acquired) or while it ran lasted longer than its lease plus
+// modelAckSlack: its last acknowledged write (the acquisition's, or a renewal's) was sent before the
+// window, so the hold must have been lost a loss margin before that lease could lapse. (A hold
+// acquired after a window may have been acknowledged after the rejoin: that window says nothing.)
+func (r *modelRun) checkAckKept(id, name string, hctx context.Context, acquired time.Time) {
+	ctx, cancel := r.opCtx()
+	cuts, err := r.bdb.HGetAll(ctx, modelReplicaCuts).Result()
+	cancel()
+	now := time.Now()
+	if err != nil {
+		r.infraErr("HGETALL %s: %v", modelReplicaCuts, err)
+		return
+	}
+	if hctx.Err() != nil {
+		return
+	}
+	for fault, v := range cuts {
+		a, b, _ := strings.Cut(v, "|")
+		from, _ := strconv.ParseInt(a, 10, 64)
+		to, _ := strconv.ParseInt(b, 10, 64)
+		begin, end := time.UnixMilli(from), time.UnixMilli(to)
+		if to == 0 || end.After(now) {
+			end = now
+		}
+		if acquired.After(end) {
+			continue
+		}
+		if end.Sub(begin) > modelWatchdog+modelAckSlack {
+			r.violation(vAckKept, "%s: %s (acquired at %s) still held at %s, after %s without acknowledgements (%s: %s-%s)",
+				name, id, acquired.Format("15:04:05.000"), now.Format("15:04:05.000"), end.Sub(begin).Round(time.Millisecond), fault,
+				time.UnixMilli(from).Format("15:04:05.000"), time.UnixMilli(to).Format("15:04:05.000"))
+			return
+		}
+	}
+}
+
+// checkAckGranted reports an acquisition (hold id, of name) of an acked Client called at start and
+// returned with success at acquired, both within a window without acknowledgements (see
+// replicaCut): it was sent after the link was cut, and no acknowledgement could reach A before it
+// returned.
+func (r *modelRun) checkAckGranted(id, name string, start, acquired time.Time) {
+	ctx, cancel := r.opCtx()
+	cuts, err := r.bdb.HGetAll(ctx, modelReplicaCuts).Result()
+	cancel()
+	if err != nil {
+		r.infraErr("HGETALL %s: %v", modelReplicaCuts, err)
+		return
+	}
+	for fault, v := range cuts {
+		a, b, _ := strings.Cut(v, "|")
+		from, _ := strconv.ParseInt(a, 10, 64)
+		to, _ := strconv.ParseInt(b, 10, 64)
+		if !start.Before(time.UnixMilli(from)) && (to == 0 || !acquired.After(time.UnixMilli(to))) {
+			r.violation(vAckGranted, "%s: %s called at %s returned success at %s, within %s (%s-%s)", name, id,
+				start.Format("15:04:05.000"), acquired.Format("15:04:05.000"), fault, time.UnixMilli(from).Format("15:04:05.000"),
+				time.UnixMilli(to).Format("15:04:05.000"))
+			return
+		}
+	}
+}
+
+// replicaFault records replica fault name in B as excusing until until.
+func (r *modelRun) replicaFault(name string, until time.Time) bool {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	if err := r.bdb.ZAdd(ctx, modelReplicaFaults, redis.Z{Score: float64(until.UnixMilli()), Member: name}).Err(); err != nil {
+		r.infraErr("ZADD %s: %v", modelReplicaFaults, err)
+		return false
+	}
+	return true
+}
+
+// excuseAckLost reports whether mh, or a part of it, was lost for want of replica acknowledgements
+// (see ackLost).
+func (r *modelRun) excuseAckLost(mh *modelHold) bool {
+	if mh.parts == nil {
+		return r.ackLost(mh.c, mh.h.Context(), mh.start)
+	}
+	for _, p := range mh.parts {
+		if p.h != nil && r.ackLost(p.c, p.h.Context(), mh.start) {
+			return true
+		}
+	}
+	return false
+}
+
+// finalRefused counts a final-phase acquisition (called at start) that too few replicas
+// acknowledged. It is not held, and not a violation: the replica's acknowledgement came later than
+// the WAIT timeout, in a replica fault or, rarely, on a loaded machine without one.
+func (r *modelRun) finalRefused(start time.Time) {
+	if r.replicaFaulted(start) {
+		r.stat("final refused (acks, replica fault)", 1)
+	} else {
+		r.stat("final refused (acks, no fault)", 1)
+	}
+}
+
+// replicaFaulted reports whether a replica fault was on at or after from (or the question could not
+// be answered).
+func (r *modelRun) replicaFaulted(from time.Time) bool {
+	ctx, cancel := r.opCtx()
+	defer cancel()
+	n, err := r.bdb.ZCount(ctx, modelReplicaFaults, strconv.FormatInt(from.UnixMilli(), 10), "+inf").Result()
+	if err != nil {
+		r.infraErr("ZCOUNT %s: %v", modelReplicaFaults, err)
+		return true
+	}
+	return n > 0
 }
 
 // Protocol between the parent and the children (stdout lines).
@@ -2135,7 +2578,9 @@ func (r *modelRun) checkFinished(name, owner string, n int, v string, before tim
 }
 
 // modelRWRead reads a ReadWriteLock's hash KEYS[1] as it is now: {server time ms, type, PTTL ms,
-// fields and values}.
+// fields and values}. The PTTL is the key's absolute expiry time (PEXPIRETIME) less the time read:
+// a PTTL read later than TIME (the script preempted in between on a loaded machine) would make the
+// key look as if it expired earlier than it does.
 var modelRWRead = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -2143,7 +2588,11 @@ local typ = redis.call('TYPE', KEYS[1]).ok
 if typ ~= 'hash' then
   return {now, typ, -2, {}}
 end
-return {now, typ, redis.call('PTTL', KEYS[1]), redis.call('HGETALL', KEYS[1])}
+local pttl = redis.call('PEXPIRETIME', KEYS[1])
+if pttl >= 0 then
+  pttl = math.max(pttl - now, 0)
+end
+return {now, typ, pttl, redis.call('HGETALL', KEYS[1])}
 `)
 
 // modelRWHolder is a live holder found in a ReadWriteLock's hash.
@@ -2337,7 +2786,9 @@ func TestModel(t *testing.T) {
 		t.Fatalf("-model.faults: %v", err)
 	}
 
-	srvA := redistest.Start(t)
+	// A has a replica (for the acked Clients), whose link the replica fault cuts.
+	rep := redistest.StartReplicated(t)
+	srvA := rep.Master
 	srvB := redistest.Start(t)
 	tag := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	// One name of each kind (the driver tells the kind from the name): the busiest a Lock.
@@ -2345,6 +2796,8 @@ func TestModel(t *testing.T) {
 	for i, kind := range []string{"lock", "fair", "fenced", "spin", "rwlock", "multilock", "redlock"}[:modelNameCount] {
 		names = append(names, fmt.Sprintf("model-%s-%s-%d", tag, kind, i))
 	}
+	// The acked Clients' probe (see probeSpec), a ReadWriteLock of its own.
+	names = append(names, fmt.Sprintf("model-%s-rwlock-probe-%d", tag, modelNameCount))
 	deadline := time.Now().Add(duration)
 	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(modelFinalWait+30*time.Second))
 	defer cancel()
@@ -2371,6 +2824,7 @@ func TestModel(t *testing.T) {
 	pa := &modelParent{r: r, childStats: map[string]int64{}}
 	r.emit = pa.addViolation
 	r.faults = faults
+	r.rep = rep
 	if err := r.openTrace(*modelTraceFlag); err != nil {
 		t.Fatalf("trace: %v", err)
 	}
@@ -2507,6 +2961,15 @@ func TestModel(t *testing.T) {
 	}
 	for _, msg := range infra {
 		t.Errorf("model (seed=%d): test infrastructure: %s", seed, msg)
+	}
+	if duration >= 10*time.Second {
+		// Every run drives the replica-acknowledged mode: a ReadWriteLock's both sides and
+		// watchdog-renewed permits held with a context (AcquireHeld), through the acked Clients.
+		for _, k := range []string{"acked acquired ReadWriteLock", "acked acquired ReadWriteLock(read)", "psem held acquired (watchdog)"} {
+			if stats[k] == 0 {
+				t.Errorf("model (seed=%d): the workload never drove %q", seed, k)
+			}
+		}
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "model: seed=%d driver=%q duration=%v children=%d faults=%s elapsed=%v ops:", seed, r.drv.Name(), duration, children, *modelFaultsFlag,
