@@ -161,6 +161,7 @@ func atomicConformance() []conformanceCase {
 
 // Issue 10: 8 goroutines × 2 processes × 10,000 increments end at exactly 160,000.
 func TestAtomicLongTwoProcesses(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()
@@ -205,6 +206,7 @@ func faultHelperAtomicLoad(t *testing.T, ctx context.Context, addr, name string,
 // Issue 10: compare-and-swap loops of 3 Clients × 4 goroutines add 1 each time: no update is lost
 // (the value is the number of successful swaps) and some swaps failed (there was contention).
 func TestAtomicLongCompareAndSwapContention(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()

@@ -453,6 +453,7 @@ func TestBitSetRangeOverProtoLimitWritesNothing(t *testing.T) {
 // ClearRange never lengthens; Length and Cardinality agree with the model; SetBytes of nothing
 // deletes the key; Bytes is nil for the empty string.
 func TestBitSetRangesModel(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	c, admin, _ := setup(t)
 	b := c.BitSet("m")

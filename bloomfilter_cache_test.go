@@ -24,6 +24,7 @@ import (
 // other parameters, then adds. A's lookups have no false negatives for B's elements, A's adds (one
 // call and many calls) land in the new filter with its parameters, and B sees them.
 func TestBloomFilterReinitWhileCached(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	a, b := newClient(t, srv.Client(t)), newClient(t, srv.Client(t))
@@ -168,6 +169,7 @@ func TestBloomFilterDeletedNotRecreated(t *testing.T) {
 // filter every element whose Add returned before the lookup began is found; at the end, every
 // Client (stale caches) finds the whole set in the final filter.
 func TestBloomFilterLookupsUnderChurn(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	w := newClient(t, srv.Client(t))

@@ -183,6 +183,7 @@ func bloomConformance() []conformanceCase {
 // 200,000 elements added and a false-positive rate between 0.5% and 1.5% over 200,000 others. The
 // test prints the rate.
 func TestBloomFilterFalsePositiveRate(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	ctx := t.Context()
 	f := newClient(t, srv.Client(t)).BloomFilter("bloom-fpr")
@@ -237,6 +238,7 @@ func TestBloomFilterFalsePositiveRate(t *testing.T) {
 // meanwhile: before the fix it read them again from the Client's cache and divided by zero), and
 // every error is one the methods document for a filter deleted or made again during the call.
 func TestBloomFilterConcurrentDeleteAndInit(t *testing.T) {
+	long(t)
 	c, _, _ := setup(t)
 	ctx := t.Context()
 	f := c.BloomFilter("rotating")
@@ -324,6 +326,7 @@ func TestBloomFilterConcurrentDeleteAndInit(t *testing.T) {
 // parameters it read or reports the filter gone (ErrNotInitialized); none panics. Before the fix
 // the call read the cache again, found nothing and divided by zero.
 func TestBloomFilterParamsForgottenAfterRead(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
@@ -598,6 +601,7 @@ func TestBloomFilterTryInitRace(t *testing.T) {
 // different sizes: all contained, the count of new elements exact, Count with every bit set is m,
 // and Count of an empty filter is 0.
 func TestBloomFilterHugeBatch(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	c, admin, _ := setup(t)
 	f := c.BloomFilter("huge")

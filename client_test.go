@@ -43,6 +43,7 @@ func TestHoldCountAfterCloseReturnsErrClosed(t *testing.T) {
 // every hold is cancelled with a cause matching ErrLockLost and ErrClosed ... Every later call
 // returns ErrClosed."
 func TestCloseEndsHoldWithOperationInFlight(t *testing.T) {
+	long(t)
 	const name = "close-inflight"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
@@ -251,6 +252,7 @@ func TestStatsCountReadWriteLockHolds(t *testing.T) {
 // second of slack), not hanging. Once Redis answers again, every lock is still either released or
 // left to its lease, and the Client leaves no goroutine behind (goleak in TestMain).
 func TestCloseWithReleasesStuckOnFrozenRedis(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Client(t))
 	ctx := t.Context()

@@ -43,6 +43,7 @@ func holdSurvives(t *testing.T, h *redisson.Hold, d time.Duration, what string) 
 // new master (the slot map reloaded at once, not at its next periodic reload 60s later), so that
 // the hold lives through three leases.
 func TestClusterRenewalsFollowFailover(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -67,6 +68,7 @@ func TestClusterRenewalsFollowFailover(t *testing.T) {
 // master, as redis-cli --cluster reshard does. The old master then answers every renewal with
 // MOVED; the hold, alive on its new master, must be kept.
 func TestClusterRenewalsFollowMigratedSlot(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -111,6 +113,7 @@ func TestClusterRenewalsFollowMigratedSlot(t *testing.T) {
 // of slot batches. One master is paused (SIGSTOP: its connections stay open, it answers nothing).
 // Within 4s none of the locks on the two healthy masters may be declared lost.
 func TestClusterHungMasterSparesOtherMastersLocks(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -326,6 +329,7 @@ func sameSlotName(name string) string {
 // names keys still on the source, or absent: TRYAGAIN), so the test ends the migration 2s in; the
 // release waits for it (TRYAGAIN re-sent for up to about 10s).
 func TestClusterReplicaAcksAcquireDuringSlotMigration(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -503,6 +507,7 @@ func TestClusterRenewalAskedToNodeWithoutScripts(t *testing.T) {
 // destination's node client), so that it is acknowledged there and the hold is kept. A plain
 // Client's hold must pass the same window too.
 func TestClusterReplicaAcksHoldKeptThroughSlotMigration(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -528,6 +533,7 @@ func TestClusterReplicaAcksHoldKeptThroughSlotMigration(t *testing.T) {
 // refusal of a queued command in a transaction) is followed, the slot map reloaded and the
 // transaction sent again, and the element is found.
 func TestBloomFilterAddFollowsSlotMigration(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short")
 	}
@@ -582,6 +588,7 @@ func TestBloomFilterAddFollowsSlotMigration(t *testing.T) {
 // first scripts run (within the node timeout: no failover, the lock's master is healthy): the
 // FairLock's acquisition and the releases must work.
 func TestClusterScriptLoadedWithAMasterDown(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}

@@ -112,6 +112,7 @@ func latchConformance() []conformanceCase {
 // Issue 9: with re-polls 10 s apart, 50 waiters across 2 processes are all released within 1 s of
 // the last count-down, so by its message; the test prints the spread.
 func TestCountDownLatchFiftyWaitersTwoProcesses(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()

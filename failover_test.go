@@ -112,6 +112,7 @@ func throughFault(t *testing.T, clients []*redisson.Client, prefix string, fault
 // within 10 s of the fault. (Exclusion across the failover is not asserted: asynchronous replication
 // may lose the lock, which is what the replica-acknowledged mode is for.)
 func TestSentinelMasterKilledUnderContention(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -163,6 +164,7 @@ func noOverlapNorLoss(t *testing.T, conts map[string]*contention, what string) {
 // 2 goroutines contend for each kind: no overlap of holders, no hold told of a loss (a coordinated
 // failover loses no write), and every kind keeps being acquired after it.
 func TestClusterFailoverUnderContention(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -186,6 +188,7 @@ func TestClusterFailoverUnderContention(t *testing.T) {
 // Renewals on a Cluster: 3,000 watchdog locks with random names (nearly one slot each) are renewed in
 // one pipelined round trip per node per round of up to 256 slot batches, not one call per slot.
 func TestClusterRenewalsPipelinedPerNode(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -223,6 +226,7 @@ func TestClusterRenewalsPipelinedPerNode(t *testing.T) {
 // take it: the double grant that asynchronous replication allows, reproduced (replication cut with
 // in-process proxies, so the harness is known to be sensitive to it).
 func TestSentinelLockLostInFailoverIsSignalled(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -265,6 +269,7 @@ func TestSentinelLockLostInFailoverIsSignalled(t *testing.T) {
 // then MOVED) while 3 Clients x 2 goroutines contend for each kind: no overlap, no hold lost, and
 // every kind keeps being acquired.
 func TestClusterSlotMigrationUnderContention(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -349,6 +354,7 @@ func TestClusterWaitersWokenByShardedPubSub(t *testing.T) {
 // Unlock after the failover reaches the new master (or reports the lock lost, if the write did not
 // reach the replica in time).
 func TestClusterMasterKilledWaiterKeepsWaiting(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}

@@ -56,6 +56,7 @@ func faultHelperFairWaiter(t *testing.T, ctx context.Context, addr, name string)
 
 // Waiters enqueued in a known order, in this process and in others, acquire in that order.
 func TestFairLockOrder(t *testing.T) {
+	long(t)
 	const (
 		name    = "fair-order"
 		logKey  = "fair-order-log"
@@ -122,6 +123,7 @@ func TestFairLockOrder(t *testing.T) {
 // Two queued waiter processes killed with SIGKILL delay the live waiters behind them by at most the
 // waiter timeout (plus a re-poll), and leave nothing behind.
 func TestFairLockDeadWaitersEvicted(t *testing.T) {
+	long(t)
 	const (
 		name          = "fair-dead"
 		waiterTimeout = time.Second
@@ -232,6 +234,7 @@ func TestFairLockCancelledWaiterDelaysNobody(t *testing.T) {
 // keeps it alive, so a waiter that arrives later never overtakes it; and TryLock without a wait never
 // queues.
 func TestFairLockLiveWaiterKeepsItsPlace(t *testing.T) {
+	long(t)
 	const name = "fair-patient"
 	ctx := t.Context()
 	srv := redistest.Start(t)
@@ -425,6 +428,7 @@ func lateGrantOrder(t *testing.T, kind string, oneClient bool) {
 // server) keeps its place at the head of the queue: served B then C where B arrived first, on one
 // Client and on two.
 func TestFairLockLateGrantKeepsItsPlace(t *testing.T) {
+	long(t)
 	t.Run("one-client", func(t *testing.T) { lateGrantOrder(t, "FairLock", true) })
 	t.Run("two-clients", func(t *testing.T) { lateGrantOrder(t, "FairLock", false) })
 }
@@ -440,6 +444,7 @@ func TestFairLockLateGrantKeepsItsPlace(t *testing.T) {
 // timeouts) B must still be queued; C then queues, and H's Unlock must hand the lock to B, which
 // came first.
 func TestFairLockLiveWaiterOutlastsShortTimeoutWaiters(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -579,6 +584,7 @@ func TestFairLockResentReleaseAfterSameClientRetook(t *testing.T) {
 // The dead waiters (40) are written as a process that crashed leaves them: ids queued before the
 // live waiter, their liveness deadlines passed.
 func TestFairLockManyDeadWaitersLetNoNewcomerOvertake(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -635,6 +641,7 @@ func TestFairLockManyDeadWaitersLetNoNewcomerOvertake(t *testing.T) {
 // The dead waiter is written as a crashed process leaves it: queued before the live waiter, its
 // liveness deadline 1.5s ahead (its last heartbeat was just before it died).
 func TestFairLockDeadHeirStallsAtMostWaiterTimeout(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -695,6 +702,7 @@ func TestFairLockDeadHeirStallsAtMostWaiterTimeout(t *testing.T) {
 // default Client) queues behind it. H's process dies (Close: the lock expires with its 1s watchdog
 // lease). The FairLock must serve L2, which queued first and is alive, before N.
 func TestFairLockWaiterDeadlineSurvivesShortTimeoutClient(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -773,6 +781,7 @@ func TestFairLockWaiterDeadlineSurvivesShortTimeoutClient(t *testing.T) {
 // the documented one stall. It expires; A's heartbeat finds it free and A takes it. A unlocks: P2,
 // whose Client's deadline passed a second ago or more, must be skipped and the lock go to B.
 func TestFairLockCutOffClientStallsOnlyOnce(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -863,6 +872,7 @@ func queueTicket(t *testing.T, admin *redis.Client, q, member string) float64 {
 // queues behind B1. For 3s B1 must keep its ticket, ahead of D1, and H's Unlock must then hand the
 // lock to B1.
 func TestFairLockQueueKeptForLiveShortTimeoutWaiters(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()

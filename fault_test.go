@@ -244,6 +244,7 @@ func faultHasValue(m map[string]string, v string) bool {
 // goroutines wait for a lock, then releases it: every waiter must still get the lock, one at a time,
 // each within a bounded time of the previous release.
 func TestFaultPubSubKilledWaitersStillAcquire(t *testing.T) {
+	long(t)
 	// go-redis reconnects and resubscribes at once; the hubs must notice (Stats().Reconnects).
 	t.Run("resubscribed", func(t *testing.T) { faultPubSubKill(t, false) })
 	// SUBSCRIBE is refused (ACL) when go-redis reconnects, so the hubs stay unsubscribed and every
@@ -447,6 +448,7 @@ func TestFaultLockLostWhenKeyDeleted(t *testing.T) {
 // while a lock is held: the watchdog cannot renew, and must report the loss once the lease may have
 // lapsed, not later.
 func TestFaultLockLostWhenRedisStops(t *testing.T) {
+	long(t)
 	const watchdog = 600 * time.Millisecond
 	for _, tc := range []struct {
 		name  string
@@ -519,6 +521,7 @@ func TestFaultLockLostWhenRedisStops(t *testing.T) {
 // is then recreated with the old owner's field, which a stale renewal would extend (PEXPIRE back to
 // the watchdog timeout), and for three renewal periods nothing may touch its TTL.
 func TestFaultNoRenewalAfterUnlock(t *testing.T) {
+	long(t)
 	const (
 		watchdog = 600 * time.Millisecond
 		period   = watchdog / 3
@@ -868,6 +871,7 @@ func (c *faultChild) wait(t *testing.T, timeout time.Duration) {
 // per process) that increment a counter stored in Redis with a read and a separate write under a
 // Lock, then under a FairLock: with mutual exclusion no update is lost.
 func TestFaultMutualExclusionAcrossProcesses(t *testing.T) {
+	long(t)
 	for _, kind := range []string{"Lock", "FairLock"} {
 		t.Run(kind, func(t *testing.T) { faultMutualExclusion(t, kind) })
 	}
@@ -949,6 +953,7 @@ func faultMutualExclusion(t *testing.T, kind string) {
 // another process must get it at most one watchdog timeout (plus slack) later, and not before the kill
 // while the holder was alive and renewing.
 func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
+	long(t)
 	const (
 		lease = time.Second
 		name  = "fault-killed"
@@ -1039,6 +1044,7 @@ func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 // is left stuck by the failures. (Mutual exclusion is not checked across the outage: a restart
 // without persistence loses the lock, which the package documents.)
 func TestFaultProgressAfterRedisOutage(t *testing.T) {
+	long(t)
 	outages := map[string]func(t *testing.T, srv *redistest.Server){
 		"kill-restart": func(t *testing.T, srv *redistest.Server) {
 			if err := srv.Kill(); err != nil {

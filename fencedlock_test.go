@@ -67,6 +67,7 @@ func faultHelperFencedHolder(t *testing.T, ctx context.Context, addr, name strin
 // Tokens strictly increase over 1,000 acquisitions shared by two processes, in the order the
 // holders held the lock.
 func TestFencedLockTokensIncrease(t *testing.T) {
+	long(t)
 	const (
 		name   = "fenced-tokens"
 		logKey = "fenced-tokens-log"
@@ -106,6 +107,7 @@ func TestFencedLockTokensIncrease(t *testing.T) {
 // newer token; when it resumes, its write, made without noticing the loss, is refused by the fenced
 // resource. The same write to an unfenced key shows what would have been lost.
 func TestFencedLockStaleHolderRefused(t *testing.T) {
+	long(t)
 	const (
 		name     = "fenced-pause"
 		fenced   = "fenced-pause-value"

@@ -835,3 +835,12 @@ type objectOp struct {
 
 // errOnly returns the error of a call's results.
 func errOnly[T any](_ T, err error) error { return err }
+
+// long skips the test in the fast tier (go test -short, make check): it takes seconds (timers,
+// several servers, child processes, a Cluster). make test runs it.
+func long(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: a long test (make test runs it)")
+	}
+}

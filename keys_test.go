@@ -31,6 +31,7 @@ import (
 // the key is free while P still sleeps (waiting for its hand-over message). A FencedLock F of the
 // same name then acquires (being refused is fine too) and unlocks.
 func TestReleaseOfOtherKindHandsNothingToQueuedWaiter(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -413,6 +414,7 @@ func TestAtomicLongAndSemaphoreShareOneValue(t *testing.T) {
 // another slot fail with ErrInvalidArgument before anything is sent; names sharing a {hash tag}
 // work; a BloomFilter works across its two keys, including an AddMany of several calls.
 func TestClusterCrossSlotNamesRefused(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: Cluster")
 	}

@@ -28,6 +28,7 @@ import (
 // in-flight operation waits), while Client B, on its own connection, waits for the lock and gets
 // it when A's key expires. When B's Lock returns, A's hold context must already be cancelled.
 func TestLockLossSignalledWhileOperationInFlight(t *testing.T) {
+	long(t)
 	for _, tc := range []struct {
 		name  string
 		lease time.Duration // 0: watchdog
@@ -113,6 +114,7 @@ func TestLockLossSignalledWhileOperationInFlight(t *testing.T) {
 // a fixed-lease lock F (300ms) with a command the hook lets through. Client B gets F when it
 // expires; A's hold of F must be cancelled by then.
 func TestLockFixedLeaseEndSignalledWhileRenewalHangs(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	rdbA := srv.Client(t)
 	hookA := &cmdHook{}
@@ -162,6 +164,7 @@ func TestLockFixedLeaseEndSignalledWhileRenewalHangs(t *testing.T) {
 // the loss is declared at +600ms, the renewal reaches Redis at ~+850ms, while the key (lease until
 // +1200ms) still exists; a lease it re-armed would last until ~+2050ms.
 func TestLockRenewalLandingAfterLossDoesNotKeepLock(t *testing.T) {
+	long(t)
 	const (
 		name     = "renewal-after-loss"
 		watchdog = 1200 * time.Millisecond
@@ -218,6 +221,7 @@ func TestLockRenewalLandingAfterLossDoesNotKeepLock(t *testing.T) {
 // that lease, and every other acquirer would be locked out for it. The key's TTL afterwards must
 // not exceed what was left of the lease in force at the loss.
 func TestLockOperationAfterLossDoesNotReArm(t *testing.T) {
+	long(t)
 	for _, op := range []string{"reenter", "partial-unlock"} {
 		t.Run(op, func(t *testing.T) {
 			const watchdog = 1200 * time.Millisecond

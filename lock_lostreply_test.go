@@ -43,6 +43,7 @@ import (
 // so the re-send surely runs before W confirms the hand-over. Then G2 and W must never hold at the
 // same time, and G1's Unlock must succeed.
 func TestLockResentHandOverToClaimerKeepsOneOwner(t *testing.T) {
+	long(t)
 	const name = "resent-handover"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
@@ -602,6 +603,7 @@ func (d *refusingDialer) dial(ctx context.Context, network, addr string) (net.Co
 // dropped, and the first 3 dials of the re-send are refused, so the re-send (the 4th dial of
 // go-redis' second attempt) runs ~3s after the first run.
 func TestLockHistoryOutlivesDialerRetries(t *testing.T) {
+	long(t)
 	const name = "history-window"
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -671,6 +673,7 @@ func TestLockHistoryOutlivesDialerRetries(t *testing.T) {
 // DialerRetryBackoff of 3.5s. The release's reply is dropped and the first dial of the re-send is
 // refused: the re-send runs ~3.5s after the first run (within the 5s bound of Unlock's context).
 func TestLockHistoryOutlivesDialerRetryBackoff(t *testing.T) {
+	long(t)
 	const name = "history-window-backoff"
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -847,6 +850,7 @@ var errNetworkDown = errors.New("network down (simulated)")
 // (margin 0.5); the operation is held back by the hook until the loss, then let through with its
 // reply dropped by the proxy.
 func TestLockLostReplyAfterLossDoesNotReArm(t *testing.T) {
+	long(t)
 	for _, op := range []string{"reenter", "partial-unlock"} {
 		t.Run(op, func(t *testing.T) {
 			const watchdog = 1200 * time.Millisecond
@@ -935,6 +939,7 @@ func TestLockLostReplyAfterLossDoesNotReArm(t *testing.T) {
 // unlock transfers the lock to W; its reply is dropped and the re-send waits for a new connection
 // (heldDialer) until W's transferred lease has expired and Client B has acquired the lock.
 func TestLockResentReleaseDoesNotHandOverLapsedLease(t *testing.T) {
+	long(t)
 	// Whether W's Lock sees the loss before it returns is a race between W's goroutine (woken by
 	// the hand-over) and the scheduler goroutine (poked by the registration that follows it): W
 	// usually wins. A few rounds make the failure reliable.
@@ -1046,6 +1051,7 @@ func resentHandOverRound(t *testing.T, name string) string {
 // whole lease by an owner that was told it failed. Once Redis can be reached again, the background
 // undo frees the lock well before the lease (30s) ends.
 func TestLockLostReplyThenUnreachableIsUndone(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())

@@ -273,6 +273,7 @@ func TestHandOverHand(t *testing.T) {
 }
 
 func TestFixedLeaseExpiresWithoutRenewal(t *testing.T) {
+	long(t)
 	var lost atomic.Int32
 	c, rdb, _ := setup(t, redisson.WithEventHook(func(e redisson.Event) {
 		if e.Kind == redisson.EventLost {
@@ -319,6 +320,7 @@ func TestFixedLeaseExpiresWithoutRenewal(t *testing.T) {
 }
 
 func TestWatchdogKeepsLockAlive(t *testing.T) {
+	long(t)
 	c, rdb, _ := setup(t, redisson.WithWatchdogTimeout(300*time.Millisecond))
 	h := mustLock(t, c.Lock("long-job"), t.Context())
 	// Six renewals span more than two full leases.
@@ -731,6 +733,7 @@ func TestUnlockNotCutShortByCancellation(t *testing.T) {
 // keep the others out: every client finishes its share. (How evenly the lock is shared is measured by
 // the benchmark, not asserted here.)
 func TestNoStarvationAcrossClients(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	const clients, each = 8, 25
 	var inside atomic.Int32
@@ -765,6 +768,7 @@ func TestNoStarvationAcrossClients(t *testing.T) {
 // the answer came too late (a paused server) keeps its place at the head of the queue (see
 // lateGrantOrder in fairlock_test.go): the same mechanism as a FairLock's.
 func TestLockLateGrantKeepsItsPlace(t *testing.T) {
+	long(t)
 	for _, kind := range []string{"Lock", "FencedLock"} {
 		t.Run(kind, func(t *testing.T) { lateGrantOrder(t, kind, false) })
 	}
@@ -855,6 +859,7 @@ func commandCalls(t *testing.T, rdb *redis.Client) int64 {
 // the waiter's place hands the lock back to it): the bound is 200 commands; a spin makes more than
 // one round every 2 round trips.
 func TestLockTinyLeaseDoesNotSpin(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -895,6 +900,7 @@ func TestLockTinyLeaseDoesNotSpin(t *testing.T) {
 // a random point of the cycle. The test tries several times: a black hole during a give-back that
 // runs on the caller's goroutine holds Lock for the clean-up's whole bound (seconds).
 func TestLockGiveBackKeepsTheCallersDeadline(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	const d = time.Second
 	for try := 0; try < 6 && !t.Failed(); try++ {
@@ -973,6 +979,7 @@ func TestUnlockEndedContextThenLockAgain(t *testing.T) {
 // context) fails and takes its level back in the background; the owner's final Unlock, made at
 // once, still frees the lock, whichever of the two lands first, and the lock stays free.
 func TestReenterEndedInFlightThenFinalUnlock(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())

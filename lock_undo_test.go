@@ -187,6 +187,7 @@ func TestLockUndoneWhenResendGetsErrorReply(t *testing.T) {
 // a new connection (heldDialer), which is then delayed 600ms by the proxy; TryLock's context
 // ends at 300ms; the undo is sent with the delay off (hook), so it runs first.
 func TestLockUndoRechecksAfterFreeingFirstCopy(t *testing.T) {
+	long(t)
 	const name = "undo-first-copy"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)

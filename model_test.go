@@ -2766,6 +2766,7 @@ func (r *modelRun) pubsubKiller(stop <-chan struct{}) {
 }
 
 func TestModel(t *testing.T) {
+	long(t)
 	if os.Getenv(modelChildEnv) != "" {
 		t.Skip("child process")
 	}

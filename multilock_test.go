@@ -41,6 +41,7 @@ func redLockOf(clients []*redisson.Client, name string) *redisson.RedLock {
 // RedLock over 5 independent servers, for each of the 32 subsets of stopped servers: an acquisition
 // succeeds exactly when at least 3 are up, and then holds exactly the parts on the servers that are up.
 func TestRedLockMajorityOfFive(t *testing.T) {
+	long(t)
 	servers, clients := independent(t, 5, redisson.WithWatchdogTimeout(2*time.Second))
 	ctx := t.Context()
 	for mask := range 32 {
@@ -86,6 +87,7 @@ func TestRedLockMajorityOfFive(t *testing.T) {
 // RedLock: exclusion between two Clients per server, a waiter served after the release, and the loss
 // signal once a majority of parts is gone (a minority lost keeps the hold).
 func TestRedLockLossAndWait(t *testing.T) {
+	long(t)
 	servers, as := independent(t, 3, redisson.WithWatchdogTimeout(600*time.Millisecond))
 	var bs []*redisson.Client
 	for _, s := range servers {
@@ -141,6 +143,7 @@ func TestRedLockLossAndWait(t *testing.T) {
 // MultiLock across two servers: all or nothing (a held part makes the whole attempt fail and leaves
 // the other part free), the loss of either part loses the group, tokens of FencedLock parts.
 func TestMultiLockAcrossServers(t *testing.T) {
+	long(t)
 	_, cs := independent(t, 2, redisson.WithWatchdogTimeout(600*time.Millisecond))
 	ctx := t.Context()
 	m := redisson.NewMultiLock(cs[0].FencedLock("m"), cs[1].Lock("m"))
@@ -249,6 +252,7 @@ func lockKeyExists(t *testing.T, rdb *redis.Client, name string) bool {
 // waiting for Unlock: another Client can take them; the group's Unlock then reports ErrNotHeld and
 // ErrLockLost and changes nothing (the part another Client took stays its).
 func TestMultiLockLostReleasesOtherParts(t *testing.T) {
+	long(t)
 	servers, cs := independent(t, 3, redisson.WithWatchdogTimeout(600*time.Millisecond))
 	ctx := t.Context()
 	m := redisson.NewMultiLock(cs[0].Lock("ml-lost-a"), cs[1].FairLock("ml-lost-b"), cs[2].FencedLock("ml-lost-c"))
@@ -293,6 +297,7 @@ func TestMultiLockLostReleasesOtherParts(t *testing.T) {
 // A RedLock that falls below a majority releases the parts it still holds at once: another Client
 // can take them; its Unlock then reports ErrNotHeld and ErrLockLost and changes nothing.
 func TestRedLockLostMajorityReleasesRest(t *testing.T) {
+	long(t)
 	servers, as := independent(t, 3, redisson.WithWatchdogTimeout(600*time.Millisecond))
 	ctx := t.Context()
 	h := mustLock(t, redLockOf(as, "rl-lost"), ctx)
@@ -399,6 +404,7 @@ func TestMultiLockLossRacesUnlockAndReenter(t *testing.T) {
 // the surviving part ends released: the loss's release freed the levels it knew of, the re-entry
 // its own.
 func TestMultiLockReenterInFlightWhenLost(t *testing.T) {
+	long(t)
 	srvA, srvB := redistest.Start(t), redistest.Start(t)
 	p := redistest.NewProxy(t, srvB.Addr())
 	a := newClient(t, srvA.Client(t), redisson.WithWatchdogTimeout(300*time.Millisecond))
@@ -449,6 +455,7 @@ func TestMultiLockReenterInFlightWhenLost(t *testing.T) {
 // of its own as two processes would be, both make progress and never hold at once: contending all
 // along, each reaches its count of acquisitions well within a generous bound.
 func TestMultiLockOppositeOrdersProgress(t *testing.T) {
+	long(t)
 	servers, a := independent(t, 2)
 	b := []*redisson.Client{newClient(t, servers[0].Client(t)), newClient(t, servers[1].Client(t))}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -700,6 +707,7 @@ func TestMultiLockRefusesLockRepeatedInNestedGroup(t *testing.T) {
 // only part 1 is held, so h2's Context must end (ErrLockLost), and no other RedLock over the same
 // locks may be acquired while it is alive.
 func TestRedLockReenterNeverKeepsMinority(t *testing.T) {
+	long(t)
 	const name = "grp-red-reenter"
 	var as, bs []*redisson.Client
 	var proxy *redistest.Proxy
@@ -794,6 +802,7 @@ func partsHeld(h *redisson.Hold) []int {
 // the round up: with one of three servers black-holed, TryLock(WithLease(3s)) succeeds within 1.5s.
 // Were the undo waited for, the round would outlast the lease and give the healthy parts back.
 func TestRedLockAcquiredWithSilentMinority(t *testing.T) {
+	long(t)
 	const name = "grp-red-silent"
 	var clients []*redisson.Client
 	var proxy *redistest.Proxy
@@ -874,6 +883,7 @@ func TestMultiLockUnlockAfterUnnoticedLossReportsLoss(t *testing.T) {
 // holder releases after 2.5s, longer than a round (FairLock: first come, first served; MultiLock:
 // each part waited for in turn).
 func TestMultiLockFairPartKeepsItsPlace(t *testing.T) {
+	long(t)
 	const name = "grp-fair-place"
 	hc, _, srv := setup(t)
 	mc := newClient(t, srv.Client(t))
@@ -915,6 +925,7 @@ func TestMultiLockFairPartKeepsItsPlace(t *testing.T) {
 // held on any server once the delayed requests have landed, well before the 20s lease would free
 // them.
 func TestRedLockSlowPartsLeaveNothingHeld(t *testing.T) {
+	long(t)
 	const name = "grp-red-slow"
 	var clients []*redisson.Client
 	var admins []*redis.Client
@@ -1042,6 +1053,7 @@ func TestGroupHoldConcurrentUnlockAndReenter(t *testing.T) {
 // holder's watchdog (600ms) finds a lost. When b's attempt returns, Lock must fail or go on waiting
 // (bounded here by WithWait(6s)); it must not return a hold while a is held by the other owner.
 func TestMultiLockNeverReturnsLostPart(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
 	a := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(600*time.Millisecond))
@@ -1084,6 +1096,7 @@ func TestMultiLockNeverReturnsLostPart(t *testing.T) {
 // go-redis sent it again), for each combination of parts: each part ends held or free, and after
 // the group's Unlock (or the failed attempt) no part is left held on any server.
 func TestRedLockLostRepliesLeaveNothingHeld(t *testing.T) {
+	long(t)
 	const name = "grp-red-drop"
 	var clients []*redisson.Client
 	var admins []*redis.Client

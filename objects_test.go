@@ -116,6 +116,7 @@ func objectLostReplies(t *testing.T, admin *redis.Client, p *redistest.Proxy, c 
 // GetAndDelete; BitSet Not, Xor, AddField, SetField, SetRange; HyperLogLog AddMany; BloomFilter
 // AddMany of several calls (each call all or nothing) and Delete.
 func TestObjectsLostReplyEveryMutationAppliedOnce(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -125,6 +126,7 @@ func TestObjectsLostReplyEveryMutationAppliedOnce(t *testing.T) {
 
 // The same in the replica-acknowledged mode (the pipeline with WAIT, on a master with a replica).
 func TestObjectsLostReplyEveryMutationAppliedOnceAcked(t *testing.T) {
+	long(t)
 	r := redistest.StartReplicated(t)
 	admin := r.Master.Client(t)
 	p := redistest.NewProxy(t, r.Master.Addr())
@@ -191,6 +193,7 @@ func TestObjectsNilZeroAndClosedHandles(t *testing.T) {
 // replica-acknowledged mode) and lone scripts (AtomicLong.CompareAndSwap) load their scripts and
 // send every call again, once.
 func TestObjectsScriptFlushSendsAgainOnce(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	r := redistest.StartReplicated(t)
 	admin := r.Master.Client(t)

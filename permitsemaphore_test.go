@@ -171,6 +171,7 @@ func permitConformance() []conformanceCase {
 // Issue 9: 3 holder processes killed with SIGKILL: their permits (watchdog-renewed, timeout 2 s) are
 // available again within their lease + 0.5 s, and none is leaked.
 func TestPermitExpirableSemaphoreHoldersKilled(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()
@@ -307,6 +308,7 @@ func TestPermitContextLostWhenPermitRemoved(t *testing.T) {
 // Renewals failing (the network to Redis cut): the permit's context is cancelled, with ErrLockLost,
 // before its lease can pass in Redis; once Redis is reachable again the permit is back in the pool.
 func TestPermitContextLostBeforeLeaseLapsesWhenRenewalsFail(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	const watchdog = 2 * time.Second
 	srv := redistest.Start(t)
@@ -393,6 +395,7 @@ return redis.call('ZADD', KEYS[1], 'XX', tonumber(t[1]) * 1000 + math.floor(tonu
 // lease) lands and extends the lease: the Client gives the permit back, so that it is not kept for
 // nobody until that new lease passes.
 func TestPermitRenewalInFlightAtLossDoesNotKeepPermit(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	const watchdog = 1500 * time.Millisecond
 	srv := redistest.Start(t)
@@ -513,6 +516,7 @@ func TestPermitContextLostOnClose(t *testing.T) {
 // SetLease is followed: a fixed lease changed, and a watchdog permit's lease shortened (its context
 // ends before the shorter lease passes when renewals fail).
 func TestPermitContextEndsBeforeFixedLease(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
@@ -641,6 +645,7 @@ func TestPermitLargeLeasedAcquisitionLosesNothing(t *testing.T) {
 // in Redis, then its reply is replaced by a network error (the caller undoes); before the undo, 0,
 // 1 or 2 of its leases are made to pass. Afterwards 3 are available and nothing is leased.
 func TestPermitUndoAfterLeasesExpiredGivesBackOnce(t *testing.T) {
+	long(t)
 	for _, expired := range []int{0, 1, 2} {
 		t.Run(fmt.Sprintf("expired=%d", expired), func(t *testing.T) {
 			ctx := t.Context()
@@ -687,6 +692,7 @@ func TestPermitUndoAfterLeasesExpiredGivesBackOnce(t *testing.T) {
 // back expired leases (AvailablePermits, never above 2). Each Release succeeds or fails with
 // ErrNotHeld; at the end 2 are available and nothing is leased.
 func TestPermitReleaseRacingExpiryReturnsOnce(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	c, admin, srv := setup(t)
 	other := newClient(t, srv.Client(t)).PermitExpirableSemaphore("race")
@@ -961,6 +967,7 @@ func permitRenewalCall(pid string) func(a []string) bool {
 // whose outcome is unknown (the command never reached Redis) stops the renewal, and the permit
 // lapses within the watchdog timeout.
 func TestPermitReleaseIDsRenewalAndLimits(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	_, admin, srv := setup(t)
 	hook := &aroundHook{}

@@ -114,6 +114,7 @@ func TestPermitWaiterWokenWhenSetLeaseShortens(t *testing.T) {
 // it), and W1 gives up (its channel lingers). W2 then registers in the hub, and must get the permit
 // shortly after the 1s lease ends.
 func TestPermitNudgeReachesWaiterNotYetRegistered(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	_, admin, srv := setup(t)
 	h := newClient(t, srv.Client(t))
@@ -327,6 +328,7 @@ func TestPermitWatchdogRenewalNeverShortensLease(t *testing.T) {
 // waiter of another semaphore on the same Client makes no extra attempt; and the nudged waiter
 // learns the new retry (it gets the permit right after the short lease ends).
 func TestPermitNudgeScopedToObject(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	_, _, srv := setup(t)
 	h := newClient(t, srv.Client(t))

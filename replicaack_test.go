@@ -31,6 +31,7 @@ const (
 //   - with-mode/trials: over 50 trials that cut the link at a random moment around A's TryLock, A and
 //     B are never both granted the lock (-short skips them).
 func TestReplicaAckCharacterization(t *testing.T) {
+	long(t)
 	t.Run("without-mode", func(t *testing.T) {
 		r := redistest.StartReplicated(t)
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)

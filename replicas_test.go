@@ -17,6 +17,7 @@ import (
 // The mode acquires, re-enters, renews and releases with one replica acknowledging every mutation,
 // and a Client on the replica sees the lock.
 func TestReplicaAcksHoldAndRenew(t *testing.T) {
+	long(t)
 	r := redistest.StartReplicated(t)
 	master, replica := r.Master, r.Replica
 	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(1, time.Second),
@@ -54,6 +55,7 @@ func TestReplicaAcksHoldAndRenew(t *testing.T) {
 // Too few replicas: the acquisition fails with ErrNotReplicated and leaves nothing on the master,
 // with and without a wait; CheckReplicas says so too.
 func TestReplicaAcksTooFewUndoes(t *testing.T) {
+	long(t)
 	master := redistest.StartReplicated(t).Master
 	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(2, 100*time.Millisecond))
 	other := newClient(t, master.Client(t))
@@ -81,6 +83,7 @@ func TestReplicaAcksTooFewUndoes(t *testing.T) {
 // A replica that stops acknowledging: a re-entry fails and is taken back, and the hold is declared
 // lost, with ErrNotReplicated, before its last acknowledged lease may lapse.
 func TestReplicaAcksStalledReplicaLosesHold(t *testing.T) {
+	long(t)
 	r := redistest.StartReplicated(t)
 	master, replica := r.Master, r.Replica
 	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(1, 100*time.Millisecond),
@@ -180,6 +183,7 @@ func BenchmarkReplicaAcks(b *testing.B) {
 // are no longer acknowledged by a replica; the replica is paused, so the renewals still reach the
 // master.
 func TestReplicaAcksEveryHeldKindLostWhenUnacknowledged(t *testing.T) {
+	long(t)
 	// hold makes a hold of the kind on c and returns its context.
 	holds := map[string]func(t *testing.T, c *redisson.Client) context.Context{
 		"lock": func(t *testing.T, c *redisson.Client) context.Context {
@@ -295,6 +299,7 @@ func promoteReplica(t *testing.T, p proxiedReplication) {
 // only after commands that propagated (as later Redis versions do), the re-sent WAIT would answer
 // at once and G2 would be handed a lock no replica has: this test then fails.
 func TestReplicaAcksResentHandOverWaitsForReplica(t *testing.T) {
+	long(t)
 	const name = "acked-transfer"
 	p := startProxiedReplication(t)
 	cli := redistest.NewProxy(t, p.master.Addr())
@@ -379,6 +384,7 @@ func TestReplicaAcksResentHandOverWaitsForReplica(t *testing.T) {
 // lock it has just been granted. The acquisition must fail (ErrNotObtained), nothing be left on the
 // master once the undo has run, and after promoting the replica another Client must take the lock.
 func TestReplicaAcksLostReplyWithReplicationCutNotObtained(t *testing.T) {
+	long(t)
 	for _, kind := range lockKinds {
 		t.Run(kind, func(t *testing.T) {
 			name := "acked-lost-" + kind
@@ -427,6 +433,7 @@ func TestReplicaAcksLostReplyWithReplicationCutNotObtained(t *testing.T) {
 // ErrNotReplicated and gives the permit back on the master; Release reports ErrNotReplicated and
 // was applied on the master.
 func TestReplicaAcksSemaphoreCutLink(t *testing.T) {
+	long(t)
 	r := redistest.StartReplicated(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -454,6 +461,7 @@ func TestReplicaAcksSemaphoreCutLink(t *testing.T) {
 // In the replica-acknowledged mode with too few replicas (a standalone master, 1 required) every
 // data-object mutation is applied once and reports ErrNotReplicated along with its real result.
 func TestReplicaAcksObjectsReportRealResults(t *testing.T) {
+	long(t)
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Client(t), redisson.WithReplicaAcks(1, 20e6))
@@ -547,6 +555,7 @@ func historyKeys(t *testing.T, admin *redis.Client) []string {
 // says), so the failed Reenter costs one acknowledgement timeout, not two. With the replica paused,
 // the re-entry's own WAIT is the only one the master runs.
 func TestReplicaAcksReenterUndoSendsNoWait(t *testing.T) {
+	long(t)
 	r := redistest.StartReplicated(t)
 	admin := r.Master.Client(t)
 	c := newClient(t, r.Master.Client(t), redisson.WithReplicaAcks(1, 300*time.Millisecond))
@@ -572,6 +581,7 @@ func TestReplicaAcksReenterUndoSendsNoWait(t *testing.T) {
 // Shows that the undo of an acquisition too few replicas acknowledged writes no release history and
 // sends no WAIT (releaseReq.undo), for every lock kind: one WAIT per attempt, and no history key.
 func TestReplicaAcksAcquisitionUndoNoHistoryNoWait(t *testing.T) {
+	long(t)
 	r := redistest.StartReplicated(t)
 	admin := r.Master.Client(t)
 	c := newClient(t, r.Master.Client(t), redisson.WithReplicaAcks(1, 200*time.Millisecond))

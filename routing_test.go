@@ -133,6 +133,7 @@ func everyRead(t *testing.T, c *redisson.Client) {
 // none of the library's reads. (RouteByLatency routes as RouteRandomly does, by the same ReadOnly
 // flag; go-redis v9.22's latency probes race with its dials under -race, so it is not run here.)
 func TestReadsReachTheMasterWhateverTheReadRouting(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: no Cluster")
 	}

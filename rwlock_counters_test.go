@@ -212,6 +212,7 @@ func TestReadWriteLockForeignHashRefused(t *testing.T) {
 // 2, so the fast path deletes R1's field and grants nothing although the lock is now free. W holds
 // the lock within 3.5s of R1's release.
 func TestReadWriteLockFastReleaseOverLapsedReaderWakesWriter(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	a := newClient(t, srv.Client(t))
@@ -320,6 +321,7 @@ func TestReadWriteLockReplayedFastPathsCountOnce(t *testing.T) {
 // the fast paths. After every call: the counters equal the field counts, no live writer is beside a
 // live reader of another owner, and a hash with fields has a TTL.
 func TestReadWriteLockCountersRandomWalk(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -426,6 +428,7 @@ func TestReadWriteLockRLockWaiterBehindDeadWriterEnters(t *testing.T) {
 // grants the waiting writer by a sharded message (re-polls an hour apart); the counters are exact
 // at every step, and no reader gets in beside the writer.
 func TestReadWriteLockClusterFastPaths(t *testing.T) {
+	long(t)
 	cl := redistest.StartCluster(t)
 	admin := cl.Client(t)
 	a := newClient(t, cl.Client(t), wakeOnlyByMessages)

@@ -262,6 +262,7 @@ func TestPartialUnlockOvertakenByFinalIsNotALoss(t *testing.T) {
 // writer and gives up; R0 unlocks; a replayed copy of W's attempt then takes the free lock. Another
 // Client waiting for the write lock must get it within 10s, not after the copy's 30s lease.
 func TestReadWriteLockLateWaitCopyAfterAbandonIsUndone(t *testing.T) {
+	long(t)
 	_, admin, hook, a, b := hookedSetup(t)
 	ctx := t.Context()
 	const name = "rw-late-abandon"
@@ -348,6 +349,7 @@ func holdNextRWAttempt(t *testing.T, ctx context.Context, hook *scriptHook, w, s
 // write lock. W's attempt lands and registers W again. W must keep waiting while X holds: not
 // return a hold.
 func TestReadWriteLockStaleGrantRefusedAfterHashRecreated(t *testing.T) {
+	long(t)
 	for _, side := range []string{"x", "r"} {
 		t.Run(map[string]string{"x": "writer", "r": "reader"}[side], func(t *testing.T) {
 			srv := redistest.Start(t)
@@ -436,6 +438,7 @@ func TestReadWriteLockStaleGrantRefusedAfterHashRecreated(t *testing.T) {
 // the lock is free for another Client right after the waiter's call returns, not only after the 5s
 // reservation, and the waiter's Client keeps no hold or waiter registered (Stats).
 func TestReadWriteLockGrantRacingWaitEndIsGivenBack(t *testing.T) {
+	long(t)
 	for _, how := range []string{"cancel", "withwait", "close"} {
 		for _, side := range []string{"x", "r"} {
 			t.Run(how+"/"+map[string]string{"x": "writer", "r": "reader"}[side], func(t *testing.T) {

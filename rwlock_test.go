@@ -99,6 +99,7 @@ func TestReadWriteLockDowngradeNoUpgrade(t *testing.T) {
 // on its own, and its field leaves the lock's hash, while another, renewed, keeps reading; then a
 // waiting writer gets in at the last live reader's release.
 func TestReadWriteLockReaderLeasesApart(t *testing.T) {
+	long(t)
 	_, rdb, _ := setup(t)
 	ctx := t.Context()
 	alive := newClient(t, rdb, redisson.WithWatchdogTimeout(300*time.Millisecond))
@@ -242,6 +243,7 @@ func rwLoad(t *testing.T, ctx context.Context, c *redisson.Client, rdb *redis.Cl
 // several readers inside at once, both writers served and readers not starved; the longest writer
 // wait is printed.
 func TestReadWriteLockTwoProcesses(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()
@@ -277,6 +279,7 @@ func faultHelperRWLoad(t *testing.T, ctx context.Context, addr, name string, std
 // context ends. (It did: a hub drops messages naming its future waiters once its small store of
 // messages for other Clients' waiters was full.)
 func TestReadWriteLockNoLostWakeups(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -339,6 +342,7 @@ func (r *rwHolders) leave(h *redisson.Hold) {
 // connections closed. Checked: no writer ever beside another live holder, every goroutine keeps
 // making progress, and the lock is free at the end. The seed is printed (replay: -rw.seed).
 func TestReadWriteLockRandomFaults(t *testing.T) {
+	long(t)
 	seed := time.Now().UnixNano()
 	if *rwSeedFlag != 0 {
 		seed = *rwSeedFlag
@@ -428,6 +432,7 @@ var rwSeedFlag = flag.Int64("rw.seed", 0, "seed of TestReadWriteLockRandomFaults
 // server) keeps its place: served before the writer of another Client that registered after it (see
 // lateGrantOrder in fairlock_test.go; the writers of one Client take turns locally).
 func TestReadWriteLockLateGrantKeepsItsPlace(t *testing.T) {
+	long(t)
 	lateGrantOrder(t, "ReadWriteLock", false)
 }
 
@@ -450,6 +455,7 @@ func rwWaiting(t *testing.T, admin *redis.Client, name string) []string {
 // (the lock is given to W), and a third Client's waiter, queued behind W, acquires within W's
 // timeout plus its own re-poll and generous slack (10s in all, half the releaser's timeout).
 func TestReadWriteLockStoppedWaiterStallsItsOwnTimeout(t *testing.T) {
+	long(t)
 	const name = "rw-stopped-waiter"
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
@@ -493,6 +499,7 @@ func TestReadWriteLockStoppedWaiterStallsItsOwnTimeout(t *testing.T) {
 // way) is given the lock by a release of a Client whose waiter timeout is 200ms; W takes it, and X,
 // which registered after W and re-polls every 50ms, is served after W.
 func TestReadWriteLockReleaserTimeoutDoesNotCutReservation(t *testing.T) {
+	long(t)
 	const name = "rw-short-releaser"
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
@@ -749,6 +756,7 @@ var wakeOnlyByMessages = redisson.WithRepollInterval(time.Hour)
 // wait_beat.lua does for a Lock: "the object is free (it ended without a release that would have
 // handed it over: a lease that ran out, a holder that died ...)"). The Lock subtest is the control.
 func TestReadWriteLockLapsedHoldWakesWaiters(t *testing.T) {
+	long(t)
 	for _, kind := range []string{"Lock", "ReadWriteLock"} {
 		t.Run(kind, func(t *testing.T) {
 			_, rdb, _ := setup(t)
@@ -785,6 +793,7 @@ func TestReadWriteLockLapsedHoldWakesWaiters(t *testing.T) {
 // hold and queues behind W. When W's bound passes, R1 enters within seconds: only readers hold the
 // lock, and readers wait only "while a writer holds or waits".
 func TestReadWriteLockAbandonedWriterLetsReadersIn(t *testing.T) {
+	long(t)
 	_, rdb, _ := setup(t)
 	a, b, c := newClient(t, rdb), newClient(t, rdb), newClient(t, rdb, wakeOnlyByMessages)
 	ctx := t.Context()
@@ -826,6 +835,7 @@ func TestReadWriteLockAbandonedWriterLetsReadersIn(t *testing.T) {
 // the others after the waiter timeout"). Its registration lapsing is not enough: the reader must be
 // told to try again.
 func TestReadWriteLockDeadWaiterStopsBlockingAfterTimeout(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
 	rdb := srv.Client(t)
@@ -934,6 +944,7 @@ func TestReadWriteLockDowngradeThenWriterWaits(t *testing.T) {
 // On a Cluster, with re-polls an hour apart, the sharded wake-ups (SPUBLISH) alone move the lock
 // through a reader phase, a writer and a second reader phase.
 func TestReadWriteLockClusterWakeUps(t *testing.T) {
+	long(t)
 	cl := redistest.StartCluster(t)
 	a := newClient(t, cl.Client(t), wakeOnlyByMessages)
 	b := newClient(t, cl.Client(t), wakeOnlyByMessages)

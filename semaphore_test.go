@@ -292,6 +292,7 @@ func semLoad(t *testing.T, ctx context.Context, rdb *redis.Client, name string, 
 // Issue 9: 3 permits, 12 goroutines across 2 processes for 10 s: never more than 3 holders, 3 seen
 // at once, and the permits back to 3 at the end.
 func TestSemaphoreTwoProcesses(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()
@@ -858,6 +859,7 @@ func TestSemaphoreDeadHeadWaiterStopsHoldingUpOthers(t *testing.T) {
 // heartbeats an hour apart), Release(2): exactly 2 attempts follow and 2 acquire; the other 2 make
 // no attempt. Then Release(2) lets the other 2 in.
 func TestSemaphoreReleaseWakesOnlyThoseThatFit(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
@@ -1024,6 +1026,7 @@ func TestSemaphoreNewcomersDoNotPassReservation(t *testing.T) {
 // holders; a failed Acquire took nothing; at the end the permits are 2, less any Release whose
 // outcome is unknown (an error), and no waiter is left.
 func TestSemaphoreAccountingUnderConnectionKills(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

@@ -53,6 +53,7 @@ func TestServersInfoRefusedLocksStillWork(t *testing.T) {
 // INFO is trusted (serverCheckEvery, 10s, as serverInfo.failed says), not a whole sweep period
 // (a minute) later: the warning is meant to come with the Client's first use.
 func TestServersFailedFirstCheckIsMadeAgain(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t, redistest.WithArgs("--maxmemory-policy", "allkeys-lru"))
 	p := redistest.NewProxy(t, srv.Addr())
 	// One dial per connection and no re-send by go-redis: the refused dial fails INFO.
@@ -92,6 +93,7 @@ func TestServersFailedFirstCheckIsMadeAgain(t *testing.T) {
 // the masters (INFO on each, with the first command, on the caller's context) must not spend that
 // deadline on the master that cannot answer.
 func TestServersUnansweringMasterDoesNotFailFirstCommand(t *testing.T) {
+	long(t)
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}

@@ -60,6 +60,7 @@ func pubSubProxied(t *testing.T, srv *redistest.Server, p *redistest.Proxy) (*re
 // holding and queues W. Then the delayed message arrives: W's Lock must not return a Hold while X
 // holds the lock.
 func TestWaitQueueLateHandOverMessageKeepsOneOwner(t *testing.T) {
+	long(t)
 	for _, kind := range lockKinds {
 		t.Run(kind, func(t *testing.T) { lateHandOverMessage(t, kind) })
 	}
@@ -139,6 +140,7 @@ func lateHandOverMessage(t *testing.T, kind string) {
 // contention, so its acquisition is a plain SET NX), takes the free lock and unlocks it at once.
 // W must be handed the lock by that release.
 func TestWaitQueueNewcomerReleaseHandsOverToQueuedWaiter(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -191,6 +193,7 @@ func TestWaitQueueNewcomerReleaseHandsOverToQueuedWaiter(t *testing.T) {
 // the message. W's Client is closed at once. The lock must be gone within the watchdog timeout
 // (checked after 1.3s).
 func TestWaitQueueHandedLockFreedWithinWatchdogAfterClose(t *testing.T) {
+	long(t)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -236,6 +239,7 @@ func TestWaitQueueHandedLockFreedWithinWatchdogAfterClose(t *testing.T) {
 // queues and sleeps. H unlocks: the lock is handed to W (PX ~10s), W's Lock returns from the
 // message, and W re-enters at once (PX 1s). X tries to take the lock for three watchdog timeouts.
 func TestWaitQueueReentryAfterHandOverKeepsOneOwner(t *testing.T) {
+	long(t)
 	for _, kind := range lockKinds {
 		t.Run(kind, func(t *testing.T) { reenterAfterHandOver(t, kind, false) })
 	}
@@ -245,6 +249,7 @@ func TestWaitQueueReentryAfterHandOverKeepsOneOwner(t *testing.T) {
 // TestWaitQueueReentryAfterHandOverKeepsOneOwner, through a partial unlock (Reenter, then Unlock of
 // that level), which also sets the watchdog lease on the key.
 func TestWaitQueuePartialUnlockAfterHandOverKeepsOneOwner(t *testing.T) {
+	long(t)
 	reenterAfterHandOver(t, "Lock", true)
 }
 
@@ -320,6 +325,7 @@ func reenterAfterHandOver(t *testing.T, kind string, partial bool) {
 // queues (no refresh: same epoch) and N queues behind it. H unlocks: PUBLISH to L reaches nobody,
 // and the lock must nevertheless go to L2, the head of the queue, not to N.
 func TestWaitQueueSubscribingWaiterKeepsItsTurn(t *testing.T) {
+	long(t)
 	for _, kind := range lockKinds {
 		t.Run(kind, func(t *testing.T) { subscribingWaiterKeepsItsTurn(t, kind) })
 	}
@@ -408,6 +414,7 @@ func subscribingWaiterKeepsItsTurn(t *testing.T, kind string) {
 // waiters: W acquires within one waiter timeout (plus its heartbeat and slack), and D's second
 // waiter never holds the lock, not even after W's release.
 func TestWaitQueuePatternSubscriberStallsOncePerDeadClient(t *testing.T) {
+	long(t)
 	for _, kind := range lockKinds {
 		t.Run(kind, func(t *testing.T) { patternSubscriberStall(t, kind) })
 	}
