@@ -297,6 +297,18 @@
 // with the slot after a migration or failover), so a wake-up reaches only the shard of its lock;
 // renewals are pipelined per master, the masters in parallel.
 //
+// # Layers
+//
+// Each primitive has one file (lock.go, fairlock.go, rwlock.go, semaphore.go, bloomfilter.go, ...)
+// and its own Lua scripts (internal/scripts, one decoder per stored format); it says what to run and
+// what the reply means. Every command and script goes out through one path, send.go: where it goes
+// (the master of its key), whether it is sent again, what an error means, the replica-acknowledged
+// WAIT, NOSCRIPT, MOVED/ASK/TRYAGAIN/CLUSTERDOWN, reads, clean-ups and the renewals' per-node
+// pipelines. Below it, one renewal scheduler per Client (internal/renew; what each kind of entry is
+// renewed with is the table renewKinds in client.go), one waiting engine (internal/wait), one
+// pub/sub hub (internal/pubsub), and the local turns of a process (internal/gate). What the Client
+// knows of its servers (replicas, eviction policy) is in servers.go.
+//
 // # go-redis settings
 //
 // Set ContextTimeoutEnabled: true, or context deadlines do not bound network waits (New logs a warning
