@@ -699,9 +699,10 @@ type acquireRes struct {
 
 // undo releases whatever owner id may hold (a lock applied by a request whose reply was lost, a lock
 // handed over, a lease re-armed after a loss) and takes it out of the wait queue, as a clean-up:
-// even if ctx has ended, without making the caller overstay it (see Client.cleanup). If a request of the owner may still be travelling (inFlight: its outcome is unknown, or
-// go-redis may still re-send it), what the undo finds proves nothing about what lands later: the undo
-// is repeated in the background (see undoLater).
+// even if ctx has ended, without making the caller overstay it (see Client.cleanup). If a request of
+// the owner may still be travelling (inFlight: its outcome is unknown, or a re-send of it may still
+// land), what the undo finds proves nothing about what lands later: the undo is repeated in the
+// background (see undoLater).
 func (m *mutex) undo(ctx context.Context, id string, inFlight bool) {
 	m.c.cleanup(ctx, func(ctx context.Context) {
 		if _, err := m.runUndo(ctx, id); err != nil {
@@ -714,7 +715,7 @@ func (m *mutex) undo(ctx context.Context, id string, inFlight bool) {
 }
 
 // giveBack gives back the lock granted to waiting owner id by an attempt answered too late to vouch
-// for its lease (see contend), on a detached context. With keep, the owner rejoins the queue at its
+// for its lease (see contend), as a clean-up (see Client.cleanup). With keep, the owner rejoins the queue at its
 // place (place, its ticket; 0 if it took the lock without queueing: ahead of every waiter) before the
 // lock is handed over, so it is handed back to the owner (lock_release.lua, rw_release.lua);
 // otherwise it is undone as any acquisition.

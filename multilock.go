@@ -758,13 +758,17 @@ func runOwned(clients []*Client, f func(stop <-chan struct{})) {
 }
 
 // unlock releases the level: every part's level, concurrently. The final level ends the group's hold.
-// After a loss it changes nothing: the loss released the parts (Unlock waits until it has).
+// After a loss it changes nothing: the loss released the parts (Unlock waits until it has, while
+// ctx lasts).
 func (l *groupLevel) unlock(ctx context.Context) error {
 	o := l.owner
 	o.mu.Lock()
 	if o.lost {
 		o.mu.Unlock()
-		<-o.released
+		select { // the parts' release, under way in the background; ctx bounds the wait
+		case <-o.released:
+		case <-ctx.Done():
+		}
 		return opErr("unlock", o.name, ErrNotHeld, context.Cause(o.ctx))
 	}
 	delete(o.held, l)

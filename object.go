@@ -12,15 +12,14 @@ import (
 // What the data objects (AtomicLong, BitSet, BloomFilter, HyperLogLog) share: a handle made of a
 // Client and a name, the checks every call starts with, and how their commands are sent.
 //
-// Sent once (see send.go). A mutation of a data object is a plain Redis command or a short script whose second
-// run would apply it twice (an INCRBY), answer wrongly (a compare-and-swap that succeeded reports
+// Sent once. A mutation of a data object is a plain Redis command or a short script whose second run
+// would apply it twice (an INCRBY), answer wrongly (a compare-and-swap that succeeded reports
 // failure when repeated, so its caller's loop applies the update again), or undo another Client's
-// change made in between (a Store sent again after someone's Add). go-redis re-sends a command after
-// a network error (MaxRetries); these are marked so that it does not (go-redis's Cmder.NoRetry). A
-// mutation that fails with a network error may or may not have happened: the caller is told, and
-// nothing is applied twice. Errors that prove the command did not run (the connection was never
-// made, TRYAGAIN, CLUSTERDOWN, MOVED or ASK left over, NOSCRIPT) are re-sent by this package.
-// Reads are sent as usual (go-redis may re-send them: a read twice is harmless).
+// change made in between (a Store sent again after someone's Add). So it goes out through mutate
+// (send.go), which never re-sends it after a network error: a mutation that fails so may or may not
+// have happened, the caller is told, and nothing is applied twice. Errors that prove the command did
+// not run (the connection was never made, TRYAGAIN, CLUSTERDOWN, MOVED or ASK left over, NOSCRIPT)
+// are re-sent. Reads go through Client.read (go-redis may re-send them: a read twice is harmless).
 
 // object is the part of a data object's handle built from the Client and the name.
 type object struct {
@@ -101,7 +100,7 @@ func (o *object) del(ctx context.Context, what string, keys ...string) (bool, er
 
 // objectErr wraps an error of a data object's command for the caller: WRONGTYPE and a value Redis
 // cannot read as its type (INCRBY on a string that is no integer, a corrupt HyperLogLog) match
-// ErrWrongType, INCRBY's overflow matches ErrOutOfRange; ackErr (see Client.acked) is added. It
+// ErrWrongType, INCRBY's overflow matches ErrOutOfRange; ackErr (see send) is added. It
 // returns nil if both are nil.
 func objectErr(op, name string, err, ackErr error) error {
 	switch {

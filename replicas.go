@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,20 +44,6 @@ func (c *Client) needed(ctx context.Context, node redis.Cmdable, addr string) in
 	return min(info.replicas, 1)
 }
 
-// connectedReplicas reads connected_slaves from INFO replication.
-func connectedReplicas(ctx context.Context, node redis.Cmdable) (int, error) {
-	info, err := node.Info(ctx, "replication").Result()
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
-			return strconv.Atoi(v)
-		}
-	}
-	return 0, errors.New("INFO replication has no connected_slaves")
-}
-
 // isUnknownCommand reports whether err is Redis refusing a command it does not have (renamed away,
 // or a proxy that does not pass it on).
 func isUnknownCommand(err error) bool {
@@ -80,37 +64,26 @@ func (c *Client) CheckReplicas(ctx context.Context) error {
 	if c.acks.timeout == 0 {
 		return nil
 	}
-	check := func(ctx context.Context, node redis.UniversalClient) error {
+	err := c.eachMaster(ctx, func(ctx context.Context, node redis.UniversalClient, _ string) error {
 		if err := node.Do(ctx, "WAIT", 0, 0).Err(); err != nil {
 			if isUnknownCommand(err) {
 				return ErrNoWait
 			}
 			return redisErr(err)
 		}
-		n, err := connectedReplicas(ctx, node)
+		text, err := node.Info(ctx, "replication").Result()
 		if err != nil {
 			return redisErr(err)
+		}
+		n := parseServerInfo(text).replicas
+		if n < 0 {
+			return errors.New("INFO replication has no connected_slaves")
 		}
 		if need := max(c.acks.need, 1); n < need {
 			return fmt.Errorf("%w: the master has %d connected replicas, %d required", ErrNotReplicated, n, need)
 		}
 		return nil
-	}
-	var err error
-	if cc, ok := c.rdb.(*redis.ClusterClient); ok {
-		var mu sync.Mutex
-		ferr := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
-			if e := check(ctx, n); e != nil {
-				mu.Lock()
-				err = errors.Join(err, fmt.Errorf("master %s: %w", n.Options().Addr, e))
-				mu.Unlock()
-			}
-			return nil
-		})
-		err = errors.Join(err, ferr)
-	} else {
-		err = check(ctx, c.rdb)
-	}
+	})
 	if err != nil {
 		return opErr("check replicas", "", err)
 	}

@@ -258,9 +258,9 @@ func mutate[C redis.Cmder](ctx context.Context, c *Client, key string, script *r
 }
 
 // noEffect reports whether err proves that the command changed nothing: it never reached Redis
-// (notSent, see send), or a WRONGTYPE reply, by which the scripts refuse a key before any write. Any other error leaves the outcome unknown: besides
-// network and context errors, go-redis returns the error reply of a re-send (READONLY, LOADING,
-// TRYAGAIN, ...) when the first run, whose reply was lost, may have been applied.
+// (notSent, see send), or a WRONGTYPE reply, by which the scripts refuse a key before any write. Any
+// other error leaves the outcome unknown: besides network and context errors, the error reply of a
+// re-send (READONLY, LOADING, ...) may follow a first run, whose reply was lost, that was applied.
 func noEffect(err error) bool {
 	var re redis.Error
 	var ns notSent
@@ -381,7 +381,7 @@ func (c *Client) reloadSlots(cc *redis.ClusterClient) {
 
 // The replica-acknowledged mode: WAIT after the command, on its connection.
 
-// ackResult interprets the reply to WAIT for need acknowledgements (see acked): nil if enough
+// ackResult interprets the reply to WAIT for need acknowledgements (see send): nil if enough
 // replicas acknowledged or the server has no WAIT (the mode then turns off, logged once), else an
 // error matching ErrNotReplicated, counted in Stats.AckFailures.
 func (c *Client) ackResult(wait *redis.Cmd, need int) error {
@@ -455,7 +455,7 @@ func scriptCmd(ctx context.Context, script *redis.Script, keys []string, args ..
 // error is an error value (the other commands ran). err is the transaction's own failure: refused
 // (sent again after a pause, see Client.refused), discarded (EXECABORT: nothing ran) or a network
 // error (it may or may not have run). In the replica-acknowledged mode MULTI and EXEC are sent by hand
-// before WAIT (Client.acked), and ackErr reports too few acknowledgements.
+// before WAIT (send's tx option), and ackErr reports too few acknowledgements.
 func (c *Client) execOnce(ctx context.Context, key string, cmds [][]any) (replies []any, ackErr, err error) {
 	for attempt := 0; c.acks.on(); attempt++ {
 		queued := make([]*redis.Cmd, len(cmds))
