@@ -145,6 +145,7 @@ func (f *BloomFilter) TryInit(ctx context.Context, n int64, p float64) (bool, er
 	}
 	params := bloomParams{bits: uint64(m), hashes: k}
 	fpr := strconv.FormatFloat(p, 'g', -1, 64)
+	epoch := f.c.bloomEpoch()
 	cmd, ackErr := mutate(ctx, f.c, f.key, scripts.Bloom, func() *redis.Cmd {
 		return scriptCmd(ctx, scripts.Bloom, f.keys(params), "init", m, k, n, fpr, bloomHash)
 	})
@@ -155,7 +156,7 @@ func (f *BloomFilter) TryInit(ctx context.Context, n int64, p float64) (bool, er
 	if v == 1 { // its fields are those sent (bloomFields' order)
 		params.fields = [5]string{strconv.FormatInt(m, 10), strconv.Itoa(k), strconv.FormatInt(n, 10), fpr, bloomHash}
 	}
-	f.c.noteBloom(f.key, params)
+	f.c.noteBloom(f.key, params, epoch)
 	return v == 1, objectErr("try init", f.name, nil, ackErr)
 }
 
@@ -207,6 +208,7 @@ func (f *BloomFilter) Config(ctx context.Context) (BloomConfig, error) {
 func (f *BloomFilter) load(ctx context.Context) (BloomConfig, bloomParams, error) {
 	var fields *redis.SliceCmd
 	var exists *redis.IntCmd
+	epoch := f.c.bloomEpoch()
 	// One MULTI: a configuration made between the two reads must not look like someone's hash.
 	if _, err := f.c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		fields = p.HMGet(ctx, f.key, bloomFields...)
@@ -227,7 +229,7 @@ func (f *BloomFilter) load(ctx context.Context) (BloomConfig, bloomParams, error
 		return BloomConfig{}, bloomParams{}, err
 	}
 	p := paramsOf(cfg, v)
-	f.c.noteBloom(f.key, p)
+	f.c.noteBloom(f.key, p, epoch)
 	return cfg, p, nil
 }
 

@@ -77,6 +77,8 @@ type Client struct {
 	// blooms remembers the parameters of the BloomFilters this Client used, by object key.
 	bloomMu sync.Mutex
 	blooms  map[string]bloomParams
+	// bloomForgets counts forgetBloom calls (see bloomEpoch).
+	bloomForgets uint64
 	// bloomLoaded, if set (tests only: export_test.go), is called by a BloomFilter right after it
 	// read the configuration and remembered it, to force an interleaving.
 	bloomLoaded func()
@@ -116,10 +118,23 @@ func (c *Client) note(name string, update func(*lockNotes)) {
 	c.notes[name] = n
 }
 
-// noteBloom remembers the parameters of the BloomFilter at key.
-func (c *Client) noteBloom(key string, p bloomParams) {
+// bloomEpoch returns the count of forgets so far: a read of parameters that starts at epoch e may
+// remember them (noteBloom) only if no forget came since, or it would bring back parameters that a
+// Delete or a stale call found gone.
+func (c *Client) bloomEpoch() uint64 {
 	c.bloomMu.Lock()
 	defer c.bloomMu.Unlock()
+	return c.bloomForgets
+}
+
+// noteBloom remembers the parameters of the BloomFilter at key, read from Redis after bloomEpoch
+// returned epoch, unless a forget came since.
+func (c *Client) noteBloom(key string, p bloomParams, epoch uint64) {
+	c.bloomMu.Lock()
+	defer c.bloomMu.Unlock()
+	if epoch != c.bloomForgets {
+		return
+	}
 	if c.blooms == nil || len(c.blooms) >= maxNotes {
 		c.blooms = map[string]bloomParams{} // forget: each filter's next call reads them again
 	}
@@ -139,6 +154,7 @@ func (c *Client) forgetBloom(key string) {
 	c.bloomMu.Lock()
 	defer c.bloomMu.Unlock()
 	delete(c.blooms, key)
+	c.bloomForgets++
 }
 
 // markContended notes that an acquisition found the lock of gate name held.

@@ -81,7 +81,7 @@ func OnBloomLoad(c *Client, fn func()) { c.bloomLoaded = fn }
 // filter's parameters are forgotten.
 func FillBloomCache(c *Client) {
 	for i := range maxNotes {
-		c.noteBloom("\x00made-up:"+strconv.Itoa(i), bloomParams{bits: 64, hashes: 1})
+		c.noteBloom("\x00made-up:"+strconv.Itoa(i), bloomParams{bits: 64, hashes: 1}, c.bloomEpoch())
 	}
 }
 
