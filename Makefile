@@ -68,7 +68,7 @@ lint:
 # The whole suite, with the race detector; gotestsum prints each test as it finishes, then a summary.
 test: deps race-deps vet lint
 	REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GOTESTSUM) --format testname --format-hide-empty-pkg -- \
-		-race -count=1 -parallel 4 -timeout 14m ./...
+		-race -count=1 -parallel 6 -timeout 14m ./...
 
 # The fast tier for the edit loop: no Cluster or Sentinel topologies, no multi-process or long
 # randomized runs (-short), still with the race detector.

@@ -159,9 +159,10 @@ func atomicConformance() []conformanceCase {
 	}
 }
 
-// Issue 10: 8 goroutines × 2 processes × 10,000 increments end at exactly 160,000.
+// 8 goroutines × 2 processes × 10,000 increments end at exactly 160,000.
 func TestAtomicLongTwoProcesses(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()
@@ -203,10 +204,11 @@ func faultHelperAtomicLoad(t *testing.T, ctx context.Context, addr, name string,
 	childLoad(t, stdin, "FAULT-ATOMIC", func(time.Time) int64 { return atomicLoad(t, ctx, c, name) })
 }
 
-// Issue 10: compare-and-swap loops of 3 Clients × 4 goroutines add 1 each time: no update is lost
+// Compare-and-swap loops of 3 Clients × 4 goroutines add 1 each time: no update is lost
 // (the value is the number of successful swaps) and some swaps failed (there was contention).
 func TestAtomicLongCompareAndSwapContention(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()
@@ -341,6 +343,7 @@ func TestAtomicLongNonCanonicalStringsAreWrongType(t *testing.T) {
 // scripts compare strings: signs, lengths, equal lengths), and an Add overflowing at either end
 // fails with ErrOutOfRange and changes nothing.
 func TestAtomicLongOrderEdges(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	c, _, _ := setup(t)
 	a := c.AtomicLong("order")

@@ -203,7 +203,7 @@ func bitsetConformance() []conformanceCase {
 	}
 }
 
-// Issue 18: SetRange and ClearRange refuse a reversed range (from > to) with ErrInvalidArgument and
+// SetRange and ClearRange refuse a reversed range (from > to) with ErrInvalidArgument and
 // change nothing, as Java's BitSet and Go's slicing do; an empty range (from == to) is a no-op.
 func TestBitSetReversedRange(t *testing.T) {
 	c, admin, _ := setup(t)

@@ -25,6 +25,7 @@ import (
 // call and many calls) land in the new filter with its parameters, and B sees them.
 func TestBloomFilterReinitWhileCached(t *testing.T) {
 	long(t)
+	t.Parallel()
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	a, b := newClient(t, srv.Client(t)), newClient(t, srv.Client(t))
@@ -170,6 +171,7 @@ func TestBloomFilterDeletedNotRecreated(t *testing.T) {
 // Client (stale caches) finds the whole set in the final filter.
 func TestBloomFilterLookupsUnderChurn(t *testing.T) {
 	long(t)
+	t.Parallel()
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	w := newClient(t, srv.Client(t))

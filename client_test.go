@@ -44,6 +44,7 @@ func TestHoldCountAfterCloseReturnsErrClosed(t *testing.T) {
 // returns ErrClosed."
 func TestCloseEndsHoldWithOperationInFlight(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "close-inflight"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
@@ -253,6 +254,7 @@ func TestStatsCountReadWriteLockHolds(t *testing.T) {
 // left to its lease, and the Client leaves no goroutine behind (goleak in TestMain).
 func TestCloseWithReleasesStuckOnFrozenRedis(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Client(t))
 	ctx := t.Context()

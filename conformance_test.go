@@ -125,6 +125,7 @@ type conformanceCase struct {
 
 // TestConformance runs every primitive's suite on every topology.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	type suite struct {
 		primitive string
 		cases     []conformanceCase

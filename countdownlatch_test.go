@@ -109,10 +109,11 @@ func latchConformance() []conformanceCase {
 	}
 }
 
-// Issue 9: with re-polls 10 s apart, 50 waiters across 2 processes are all released within 1 s of
+// With re-polls 10 s apart, 50 waiters across 2 processes are all released within 1 s of
 // the last count-down, so by its message; the test prints the spread.
 func TestCountDownLatchFiftyWaitersTwoProcesses(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()
@@ -187,7 +188,7 @@ func faultHelperLatchWait(t *testing.T, ctx context.Context, addr, name string) 
 	fmt.Printf("FAULT-LATCH %s\n", strconv.FormatInt(latest.UnixNano(), 10))
 }
 
-// Issue 9: waiters are still released when the pub/sub connection is killed while they wait (by the
+// Waiters are still released when the pub/sub connection is killed while they wait (by the
 // resubscription's wake-up, or at the latest by the re-poll).
 func TestCountDownLatchPubSubKilled(t *testing.T) {
 	srv := redistest.Start(t)

@@ -113,6 +113,7 @@ func throughFault(t *testing.T, clients []*redisson.Client, prefix string, fault
 // may lose the lock, which is what the replica-acknowledged mode is for.)
 func TestSentinelMasterKilledUnderContention(t *testing.T) {
 	long(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -165,6 +166,7 @@ func noOverlapNorLoss(t *testing.T, conts map[string]*contention, what string) {
 // failover loses no write), and every kind keeps being acquired after it.
 func TestClusterFailoverUnderContention(t *testing.T) {
 	long(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -189,6 +191,7 @@ func TestClusterFailoverUnderContention(t *testing.T) {
 // one pipelined round trip per node per round of up to 256 slot batches, not one call per slot.
 func TestClusterRenewalsPipelinedPerNode(t *testing.T) {
 	long(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -227,6 +230,7 @@ func TestClusterRenewalsPipelinedPerNode(t *testing.T) {
 // in-process proxies, so the harness is known to be sensitive to it).
 func TestSentinelLockLostInFailoverIsSignalled(t *testing.T) {
 	long(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -270,6 +274,7 @@ func TestSentinelLockLostInFailoverIsSignalled(t *testing.T) {
 // every kind keeps being acquired.
 func TestClusterSlotMigrationUnderContention(t *testing.T) {
 	long(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}
@@ -355,6 +360,7 @@ func TestClusterWaitersWokenByShardedPubSub(t *testing.T) {
 // reach the replica in time).
 func TestClusterMasterKilledWaiterKeepsWaiting(t *testing.T) {
 	long(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}

@@ -57,6 +57,7 @@ func faultHelperFairWaiter(t *testing.T, ctx context.Context, addr, name string)
 // Waiters enqueued in a known order, in this process and in others, acquire in that order.
 func TestFairLockOrder(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const (
 		name    = "fair-order"
 		logKey  = "fair-order-log"
@@ -124,6 +125,7 @@ func TestFairLockOrder(t *testing.T) {
 // waiter timeout (plus a re-poll), and leave nothing behind.
 func TestFairLockDeadWaitersEvicted(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const (
 		name          = "fair-dead"
 		waiterTimeout = time.Second
@@ -235,6 +237,7 @@ func TestFairLockCancelledWaiterDelaysNobody(t *testing.T) {
 // queues.
 func TestFairLockLiveWaiterKeepsItsPlace(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "fair-patient"
 	ctx := t.Context()
 	srv := redistest.Start(t)
@@ -429,6 +432,7 @@ func lateGrantOrder(t *testing.T, kind string, oneClient bool) {
 // Client and on two.
 func TestFairLockLateGrantKeepsItsPlace(t *testing.T) {
 	long(t)
+	t.Parallel()
 	t.Run("one-client", func(t *testing.T) { lateGrantOrder(t, "FairLock", true) })
 	t.Run("two-clients", func(t *testing.T) { lateGrantOrder(t, "FairLock", false) })
 }
@@ -445,6 +449,7 @@ func TestFairLockLateGrantKeepsItsPlace(t *testing.T) {
 // came first.
 func TestFairLockLiveWaiterOutlastsShortTimeoutWaiters(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -585,6 +590,7 @@ func TestFairLockResentReleaseAfterSameClientRetook(t *testing.T) {
 // live waiter, their liveness deadlines passed.
 func TestFairLockManyDeadWaitersLetNoNewcomerOvertake(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -642,6 +648,7 @@ func TestFairLockManyDeadWaitersLetNoNewcomerOvertake(t *testing.T) {
 // liveness deadline 1.5s ahead (its last heartbeat was just before it died).
 func TestFairLockDeadHeirStallsAtMostWaiterTimeout(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -703,6 +710,7 @@ func TestFairLockDeadHeirStallsAtMostWaiterTimeout(t *testing.T) {
 // lease). The FairLock must serve L2, which queued first and is alive, before N.
 func TestFairLockWaiterDeadlineSurvivesShortTimeoutClient(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -782,6 +790,7 @@ func TestFairLockWaiterDeadlineSurvivesShortTimeoutClient(t *testing.T) {
 // whose Client's deadline passed a second ago or more, must be skipped and the lock go to B.
 func TestFairLockCutOffClientStallsOnlyOnce(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -873,6 +882,7 @@ func queueTicket(t *testing.T, admin *redis.Client, q, member string) float64 {
 // lock to B1.
 func TestFairLockQueueKeptForLiveShortTimeoutWaiters(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()

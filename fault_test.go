@@ -245,6 +245,7 @@ func faultHasValue(m map[string]string, v string) bool {
 // each within a bounded time of the previous release.
 func TestFaultPubSubKilledWaitersStillAcquire(t *testing.T) {
 	long(t)
+	t.Parallel()
 	// go-redis reconnects and resubscribes at once; the hubs must notice (Stats().Reconnects).
 	t.Run("resubscribed", func(t *testing.T) { faultPubSubKill(t, false) })
 	// SUBSCRIBE is refused (ACL) when go-redis reconnects, so the hubs stay unsubscribed and every
@@ -449,6 +450,7 @@ func TestFaultLockLostWhenKeyDeleted(t *testing.T) {
 // lapsed, not later.
 func TestFaultLockLostWhenRedisStops(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const watchdog = 600 * time.Millisecond
 	for _, tc := range []struct {
 		name  string
@@ -522,6 +524,7 @@ func TestFaultLockLostWhenRedisStops(t *testing.T) {
 // the watchdog timeout), and for three renewal periods nothing may touch its TTL.
 func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const (
 		watchdog = 600 * time.Millisecond
 		period   = watchdog / 3
@@ -872,6 +875,7 @@ func (c *faultChild) wait(t *testing.T, timeout time.Duration) {
 // Lock, then under a FairLock: with mutual exclusion no update is lost.
 func TestFaultMutualExclusionAcrossProcesses(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, kind := range []string{"Lock", "FairLock"} {
 		t.Run(kind, func(t *testing.T) { faultMutualExclusion(t, kind) })
 	}
@@ -954,6 +958,7 @@ func faultMutualExclusion(t *testing.T, kind string) {
 // while the holder was alive and renewing.
 func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const (
 		lease = time.Second
 		name  = "fault-killed"
@@ -1045,6 +1050,7 @@ func TestFaultHolderKilledIsReplacedWithinLease(t *testing.T) {
 // without persistence loses the lock, which the package documents.)
 func TestFaultProgressAfterRedisOutage(t *testing.T) {
 	long(t)
+	t.Parallel()
 	outages := map[string]func(t *testing.T, srv *redistest.Server){
 		"kill-restart": func(t *testing.T, srv *redistest.Server) {
 			if err := srv.Kill(); err != nil {

@@ -68,6 +68,7 @@ func faultHelperFencedHolder(t *testing.T, ctx context.Context, addr, name strin
 // holders held the lock.
 func TestFencedLockTokensIncrease(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const (
 		name   = "fenced-tokens"
 		logKey = "fenced-tokens-log"
@@ -108,6 +109,7 @@ func TestFencedLockTokensIncrease(t *testing.T) {
 // resource. The same write to an unfenced key shows what would have been lost.
 func TestFencedLockStaleHolderRefused(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const (
 		name     = "fenced-pause"
 		fenced   = "fenced-pause-value"

@@ -41,7 +41,7 @@ func TestObjectKeys(t *testing.T) {
 	}
 }
 
-// Issue 5, defect 7: keys and channels of distinct objects never collide, whatever the names, and
+// Keys and channels of distinct objects never collide, whatever the names, and
 // every name of an object shares one slot. Names are drawn from the characters that matter to the
 // layout.
 func TestObjectKeysNeverCollide(t *testing.T) {

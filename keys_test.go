@@ -32,6 +32,7 @@ import (
 // same name then acquires (being refused is fine too) and unlocks.
 func TestReleaseOfOtherKindHandsNothingToQueuedWaiter(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -415,6 +416,7 @@ func TestAtomicLongAndSemaphoreShareOneValue(t *testing.T) {
 // work; a BloomFilter works across its two keys, including an AddMany of several calls.
 func TestClusterCrossSlotNamesRefused(t *testing.T) {
 	long(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: Cluster")
 	}
@@ -595,6 +597,7 @@ var otherKindOps = []objectOp{
 // and every BloomFilter call on any other kind's name, likewise. Two Clients: one with the filter's
 // parameters cached, one fresh.
 func TestBloomFilterKindCollisionsBothWays(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	c, admin, srv := setup(t)
 	c2 := newClient(t, srv.Client(t))

@@ -29,6 +29,7 @@ import (
 // it when A's key expires. When B's Lock returns, A's hold context must already be cancelled.
 func TestLockLossSignalledWhileOperationInFlight(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		lease time.Duration // 0: watchdog
@@ -115,6 +116,7 @@ func TestLockLossSignalledWhileOperationInFlight(t *testing.T) {
 // expires; A's hold of F must be cancelled by then.
 func TestLockFixedLeaseEndSignalledWhileRenewalHangs(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdbA := srv.Client(t)
 	hookA := &cmdHook{}
@@ -165,6 +167,7 @@ func TestLockFixedLeaseEndSignalledWhileRenewalHangs(t *testing.T) {
 // +1200ms) still exists; a lease it re-armed would last until ~+2050ms.
 func TestLockRenewalLandingAfterLossDoesNotKeepLock(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const (
 		name     = "renewal-after-loss"
 		watchdog = 1200 * time.Millisecond
@@ -222,6 +225,7 @@ func TestLockRenewalLandingAfterLossDoesNotKeepLock(t *testing.T) {
 // not exceed what was left of the lease in force at the loss.
 func TestLockOperationAfterLossDoesNotReArm(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, op := range []string{"reenter", "partial-unlock"} {
 		t.Run(op, func(t *testing.T) {
 			const watchdog = 1200 * time.Millisecond

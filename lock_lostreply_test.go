@@ -44,6 +44,7 @@ import (
 // same time, and G1's Unlock must succeed.
 func TestLockResentHandOverToClaimerKeepsOneOwner(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "resent-handover"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
@@ -604,6 +605,7 @@ func (d *refusingDialer) dial(ctx context.Context, network, addr string) (net.Co
 // go-redis' second attempt) runs ~3s after the first run.
 func TestLockHistoryOutlivesDialerRetries(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "history-window"
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -674,6 +676,7 @@ func TestLockHistoryOutlivesDialerRetries(t *testing.T) {
 // refused: the re-send runs ~3.5s after the first run (within the 5s bound of Unlock's context).
 func TestLockHistoryOutlivesDialerRetryBackoff(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "history-window-backoff"
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -851,6 +854,7 @@ var errNetworkDown = errors.New("network down (simulated)")
 // reply dropped by the proxy.
 func TestLockLostReplyAfterLossDoesNotReArm(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, op := range []string{"reenter", "partial-unlock"} {
 		t.Run(op, func(t *testing.T) {
 			const watchdog = 1200 * time.Millisecond
@@ -940,6 +944,7 @@ func TestLockLostReplyAfterLossDoesNotReArm(t *testing.T) {
 // (heldDialer) until W's transferred lease has expired and Client B has acquired the lock.
 func TestLockResentReleaseDoesNotHandOverLapsedLease(t *testing.T) {
 	long(t)
+	t.Parallel()
 	// Whether W's Lock sees the loss before it returns is a race between W's goroutine (woken by
 	// the hand-over) and the scheduler goroutine (poked by the registration that follows it): W
 	// usually wins. A few rounds make the failure reliable.
@@ -1052,6 +1057,7 @@ func resentHandOverRound(t *testing.T, name string) string {
 // undo frees the lock well before the lease (30s) ends.
 func TestLockLostReplyThenUnreachableIsUndone(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())

@@ -274,6 +274,7 @@ func TestHandOverHand(t *testing.T) {
 
 func TestFixedLeaseExpiresWithoutRenewal(t *testing.T) {
 	long(t)
+	t.Parallel()
 	var lost atomic.Int32
 	c, rdb, _ := setup(t, redisson.WithEventHook(func(e redisson.Event) {
 		if e.Kind == redisson.EventLost {
@@ -321,6 +322,7 @@ func TestFixedLeaseExpiresWithoutRenewal(t *testing.T) {
 
 func TestWatchdogKeepsLockAlive(t *testing.T) {
 	long(t)
+	t.Parallel()
 	c, rdb, _ := setup(t, redisson.WithWatchdogTimeout(300*time.Millisecond))
 	h := mustLock(t, c.Lock("long-job"), t.Context())
 	// Six renewals span more than two full leases.
@@ -734,6 +736,7 @@ func TestUnlockNotCutShortByCancellation(t *testing.T) {
 // the benchmark, not asserted here.)
 func TestNoStarvationAcrossClients(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	const clients, each = 8, 25
 	var inside atomic.Int32
@@ -769,6 +772,7 @@ func TestNoStarvationAcrossClients(t *testing.T) {
 // lateGrantOrder in fairlock_test.go): the same mechanism as a FairLock's.
 func TestLockLateGrantKeepsItsPlace(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, kind := range []string{"Lock", "FencedLock"} {
 		t.Run(kind, func(t *testing.T) { lateGrantOrder(t, kind, false) })
 	}
@@ -860,6 +864,7 @@ func commandCalls(t *testing.T, rdb *redis.Client) int64 {
 // one round every 2 round trips.
 func TestLockTinyLeaseDoesNotSpin(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -901,6 +906,7 @@ func TestLockTinyLeaseDoesNotSpin(t *testing.T) {
 // runs on the caller's goroutine holds Lock for the clean-up's whole bound (seconds).
 func TestLockGiveBackKeepsTheCallersDeadline(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	const d = time.Second
 	for try := 0; try < 6 && !t.Failed(); try++ {
@@ -939,6 +945,7 @@ func TestLockGiveBackKeepsTheCallersDeadline(t *testing.T) {
 // Unlock of the same Hold is refused with ErrNotHeld without releasing anything, and the first
 // hold's context ends as released (context.Canceled), not lost.
 func TestUnlockEndedContextThenLockAgain(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
 	c := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }))
@@ -980,6 +987,7 @@ func TestUnlockEndedContextThenLockAgain(t *testing.T) {
 // once, still frees the lock, whichever of the two lands first, and the lock stays free.
 func TestReenterEndedInFlightThenFinalUnlock(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())

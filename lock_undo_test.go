@@ -102,6 +102,7 @@ func TestLockUndoFreesAcquisitionLandingAfterIt(t *testing.T) {
 // and answers writes with READONLY, which go-redis retries until MaxRetries). Then the server is
 // made a master again.
 func TestLockUndoneWhenResendGetsErrorReply(t *testing.T) {
+	t.Parallel()
 	const name = "undo-error-reply"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
@@ -188,6 +189,7 @@ func TestLockUndoneWhenResendGetsErrorReply(t *testing.T) {
 // ends at 300ms; the undo is sent with the delay off (hook), so it runs first.
 func TestLockUndoRechecksAfterFreeingFirstCopy(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "undo-first-copy"
 	srv := redistest.Start(t)
 	admin := srv.Client(t)

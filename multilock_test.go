@@ -42,6 +42,7 @@ func redLockOf(clients []*redisson.Client, name string) *redisson.RedLock {
 // succeeds exactly when at least 3 are up, and then holds exactly the parts on the servers that are up.
 func TestRedLockMajorityOfFive(t *testing.T) {
 	long(t)
+	t.Parallel()
 	servers, clients := independent(t, 5, redisson.WithWatchdogTimeout(2*time.Second))
 	ctx := t.Context()
 	for mask := range 32 {
@@ -88,6 +89,7 @@ func TestRedLockMajorityOfFive(t *testing.T) {
 // signal once a majority of parts is gone (a minority lost keeps the hold).
 func TestRedLockLossAndWait(t *testing.T) {
 	long(t)
+	t.Parallel()
 	servers, as := independent(t, 3, redisson.WithWatchdogTimeout(600*time.Millisecond))
 	var bs []*redisson.Client
 	for _, s := range servers {
@@ -253,6 +255,7 @@ func lockKeyExists(t *testing.T, rdb *redis.Client, name string) bool {
 // ErrLockLost and changes nothing (the part another Client took stays its).
 func TestMultiLockLostReleasesOtherParts(t *testing.T) {
 	long(t)
+	t.Parallel()
 	servers, cs := independent(t, 3, redisson.WithWatchdogTimeout(600*time.Millisecond))
 	ctx := t.Context()
 	m := redisson.NewMultiLock(cs[0].Lock("ml-lost-a"), cs[1].FairLock("ml-lost-b"), cs[2].FencedLock("ml-lost-c"))
@@ -298,6 +301,7 @@ func TestMultiLockLostReleasesOtherParts(t *testing.T) {
 // can take them; its Unlock then reports ErrNotHeld and ErrLockLost and changes nothing.
 func TestRedLockLostMajorityReleasesRest(t *testing.T) {
 	long(t)
+	t.Parallel()
 	servers, as := independent(t, 3, redisson.WithWatchdogTimeout(600*time.Millisecond))
 	ctx := t.Context()
 	h := mustLock(t, redLockOf(as, "rl-lost"), ctx)
@@ -405,6 +409,7 @@ func TestMultiLockLossRacesUnlockAndReenter(t *testing.T) {
 // its own.
 func TestMultiLockReenterInFlightWhenLost(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srvA, srvB := redistest.Start(t), redistest.Start(t)
 	p := redistest.NewProxy(t, srvB.Addr())
 	a := newClient(t, srvA.Client(t), redisson.WithWatchdogTimeout(300*time.Millisecond))
@@ -456,6 +461,7 @@ func TestMultiLockReenterInFlightWhenLost(t *testing.T) {
 // along, each reaches its count of acquisitions well within a generous bound.
 func TestMultiLockOppositeOrdersProgress(t *testing.T) {
 	long(t)
+	t.Parallel()
 	servers, a := independent(t, 2)
 	b := []*redisson.Client{newClient(t, servers[0].Client(t)), newClient(t, servers[1].Client(t))}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -708,6 +714,7 @@ func TestMultiLockRefusesLockRepeatedInNestedGroup(t *testing.T) {
 // locks may be acquired while it is alive.
 func TestRedLockReenterNeverKeepsMinority(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "grp-red-reenter"
 	var as, bs []*redisson.Client
 	var proxy *redistest.Proxy
@@ -803,6 +810,7 @@ func partsHeld(h *redisson.Hold) []int {
 // Were the undo waited for, the round would outlast the lease and give the healthy parts back.
 func TestRedLockAcquiredWithSilentMinority(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "grp-red-silent"
 	var clients []*redisson.Client
 	var proxy *redistest.Proxy
@@ -884,6 +892,7 @@ func TestMultiLockUnlockAfterUnnoticedLossReportsLoss(t *testing.T) {
 // each part waited for in turn).
 func TestMultiLockFairPartKeepsItsPlace(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "grp-fair-place"
 	hc, _, srv := setup(t)
 	mc := newClient(t, srv.Client(t))
@@ -926,6 +935,7 @@ func TestMultiLockFairPartKeepsItsPlace(t *testing.T) {
 // them.
 func TestRedLockSlowPartsLeaveNothingHeld(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "grp-red-slow"
 	var clients []*redisson.Client
 	var admins []*redis.Client
@@ -1054,6 +1064,7 @@ func TestGroupHoldConcurrentUnlockAndReenter(t *testing.T) {
 // (bounded here by WithWait(6s)); it must not return a hold while a is held by the other owner.
 func TestMultiLockNeverReturnsLostPart(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
 	a := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(600*time.Millisecond))

@@ -117,6 +117,7 @@ func objectLostReplies(t *testing.T, admin *redis.Client, p *redistest.Proxy, c 
 // AddMany of several calls (each call all or nothing) and Delete.
 func TestObjectsLostReplyEveryMutationAppliedOnce(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())
@@ -127,6 +128,7 @@ func TestObjectsLostReplyEveryMutationAppliedOnce(t *testing.T) {
 // The same in the replica-acknowledged mode (the pipeline with WAIT, on a master with a replica).
 func TestObjectsLostReplyEveryMutationAppliedOnceAcked(t *testing.T) {
 	long(t)
+	t.Parallel()
 	r := redistest.StartReplicated(t)
 	admin := r.Master.Client(t)
 	p := redistest.NewProxy(t, r.Master.Addr())
@@ -194,6 +196,7 @@ func TestObjectsNilZeroAndClosedHandles(t *testing.T) {
 // send every call again, once.
 func TestObjectsScriptFlushSendsAgainOnce(t *testing.T) {
 	long(t)
+	t.Parallel()
 	ctx := t.Context()
 	r := redistest.StartReplicated(t)
 	admin := r.Master.Client(t)

@@ -168,10 +168,11 @@ func permitConformance() []conformanceCase {
 	}
 }
 
-// Issue 9: 3 holder processes killed with SIGKILL: their permits (watchdog-renewed, timeout 2 s) are
+// 3 holder processes killed with SIGKILL: their permits (watchdog-renewed, timeout 2 s) are
 // available again within their lease + 0.5 s, and none is leaked.
 func TestPermitExpirableSemaphoreHoldersKilled(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()
@@ -309,6 +310,7 @@ func TestPermitContextLostWhenPermitRemoved(t *testing.T) {
 // before its lease can pass in Redis; once Redis is reachable again the permit is back in the pool.
 func TestPermitContextLostBeforeLeaseLapsesWhenRenewalsFail(t *testing.T) {
 	long(t)
+	t.Parallel()
 	ctx := t.Context()
 	const watchdog = 2 * time.Second
 	srv := redistest.Start(t)
@@ -396,6 +398,7 @@ return redis.call('ZADD', KEYS[1], 'XX', tonumber(t[1]) * 1000 + math.floor(tonu
 // nobody until that new lease passes.
 func TestPermitRenewalInFlightAtLossDoesNotKeepPermit(t *testing.T) {
 	long(t)
+	t.Parallel()
 	ctx := t.Context()
 	const watchdog = 1500 * time.Millisecond
 	srv := redistest.Start(t)
@@ -517,6 +520,7 @@ func TestPermitContextLostOnClose(t *testing.T) {
 // ends before the shorter lease passes when renewals fail).
 func TestPermitContextEndsBeforeFixedLease(t *testing.T) {
 	long(t)
+	t.Parallel()
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
@@ -646,6 +650,7 @@ func TestPermitLargeLeasedAcquisitionLosesNothing(t *testing.T) {
 // 1 or 2 of its leases are made to pass. Afterwards 3 are available and nothing is leased.
 func TestPermitUndoAfterLeasesExpiredGivesBackOnce(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, expired := range []int{0, 1, 2} {
 		t.Run(fmt.Sprintf("expired=%d", expired), func(t *testing.T) {
 			ctx := t.Context()
@@ -693,6 +698,7 @@ func TestPermitUndoAfterLeasesExpiredGivesBackOnce(t *testing.T) {
 // ErrNotHeld; at the end 2 are available and nothing is leased.
 func TestPermitReleaseRacingExpiryReturnsOnce(t *testing.T) {
 	long(t)
+	t.Parallel()
 	ctx := t.Context()
 	c, admin, srv := setup(t)
 	other := newClient(t, srv.Client(t)).PermitExpirableSemaphore("race")
@@ -784,6 +790,7 @@ func TestPermitLateCopiesChangeNothing(t *testing.T) {
 // Client) does not bring the permit back, the holder's watchdog drops it, and no renewal extends
 // the acquisition that takes the permit next.
 func TestPermitRenewalInFlightAcrossReleaseKeepsItReleased(t *testing.T) {
+	t.Parallel()
 	for _, by := range []string{"holder", "other"} {
 		t.Run(by, func(t *testing.T) {
 			ctx := t.Context()
@@ -968,6 +975,7 @@ func permitRenewalCall(pid string) func(a []string) bool {
 // lapses within the watchdog timeout.
 func TestPermitReleaseIDsRenewalAndLimits(t *testing.T) {
 	long(t)
+	t.Parallel()
 	ctx := t.Context()
 	_, admin, srv := setup(t)
 	hook := &aroundHook{}

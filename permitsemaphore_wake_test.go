@@ -23,6 +23,7 @@ import (
 // WithLease(300ms), then W2 waits for 1. AddPermits(1) wakes W1, which takes the permit with its
 // 300ms lease. W2 is served within 2.5s.
 func TestPermitWaiterWokenWhenNewLeaseEnds(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	_, admin, srv := setup(t)
 	quiet := quietWaiters()
@@ -115,6 +116,7 @@ func TestPermitWaiterWokenWhenSetLeaseShortens(t *testing.T) {
 // shortly after the 1s lease ends.
 func TestPermitNudgeReachesWaiterNotYetRegistered(t *testing.T) {
 	long(t)
+	t.Parallel()
 	ctx := t.Context()
 	_, admin, srv := setup(t)
 	h := newClient(t, srv.Client(t))
@@ -329,6 +331,7 @@ func TestPermitWatchdogRenewalNeverShortensLease(t *testing.T) {
 // learns the new retry (it gets the permit right after the short lease ends).
 func TestPermitNudgeScopedToObject(t *testing.T) {
 	long(t)
+	t.Parallel()
 	ctx := t.Context()
 	_, _, srv := setup(t)
 	h := newClient(t, srv.Client(t))

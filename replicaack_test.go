@@ -32,6 +32,7 @@ const (
 //     B are never both granted the lock (-short skips them).
 func TestReplicaAckCharacterization(t *testing.T) {
 	long(t)
+	t.Parallel()
 	t.Run("without-mode", func(t *testing.T) {
 		r := redistest.StartReplicated(t)
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)

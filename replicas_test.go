@@ -18,6 +18,7 @@ import (
 // and a Client on the replica sees the lock.
 func TestReplicaAcksHoldAndRenew(t *testing.T) {
 	long(t)
+	t.Parallel()
 	r := redistest.StartReplicated(t)
 	master, replica := r.Master, r.Replica
 	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(1, time.Second),
@@ -56,6 +57,7 @@ func TestReplicaAcksHoldAndRenew(t *testing.T) {
 // with and without a wait; CheckReplicas says so too.
 func TestReplicaAcksTooFewUndoes(t *testing.T) {
 	long(t)
+	t.Parallel()
 	master := redistest.StartReplicated(t).Master
 	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(2, 100*time.Millisecond))
 	other := newClient(t, master.Client(t))
@@ -84,6 +86,7 @@ func TestReplicaAcksTooFewUndoes(t *testing.T) {
 // lost, with ErrNotReplicated, before its last acknowledged lease may lapse.
 func TestReplicaAcksStalledReplicaLosesHold(t *testing.T) {
 	long(t)
+	t.Parallel()
 	r := redistest.StartReplicated(t)
 	master, replica := r.Master, r.Replica
 	c := newClient(t, master.Client(t), redisson.WithReplicaAcks(1, 100*time.Millisecond),
@@ -184,6 +187,7 @@ func BenchmarkReplicaAcks(b *testing.B) {
 // master.
 func TestReplicaAcksEveryHeldKindLostWhenUnacknowledged(t *testing.T) {
 	long(t)
+	t.Parallel()
 	// hold makes a hold of the kind on c and returns its context.
 	holds := map[string]func(t *testing.T, c *redisson.Client) context.Context{
 		"lock": func(t *testing.T, c *redisson.Client) context.Context {
@@ -300,6 +304,7 @@ func promoteReplica(t *testing.T, p proxiedReplication) {
 // at once and G2 would be handed a lock no replica has: this test then fails.
 func TestReplicaAcksResentHandOverWaitsForReplica(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "acked-transfer"
 	p := startProxiedReplication(t)
 	cli := redistest.NewProxy(t, p.master.Addr())
@@ -385,6 +390,7 @@ func TestReplicaAcksResentHandOverWaitsForReplica(t *testing.T) {
 // master once the undo has run, and after promoting the replica another Client must take the lock.
 func TestReplicaAcksLostReplyWithReplicationCutNotObtained(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, kind := range lockKinds {
 		t.Run(kind, func(t *testing.T) {
 			name := "acked-lost-" + kind
@@ -434,6 +440,7 @@ func TestReplicaAcksLostReplyWithReplicationCutNotObtained(t *testing.T) {
 // was applied on the master.
 func TestReplicaAcksSemaphoreCutLink(t *testing.T) {
 	long(t)
+	t.Parallel()
 	r := redistest.StartReplicated(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -462,6 +469,7 @@ func TestReplicaAcksSemaphoreCutLink(t *testing.T) {
 // data-object mutation is applied once and reports ErrNotReplicated along with its real result.
 func TestReplicaAcksObjectsReportRealResults(t *testing.T) {
 	long(t)
+	t.Parallel()
 	ctx := t.Context()
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Client(t), redisson.WithReplicaAcks(1, 20e6))
@@ -556,6 +564,7 @@ func historyKeys(t *testing.T, admin *redis.Client) []string {
 // the re-entry's own WAIT is the only one the master runs.
 func TestReplicaAcksReenterUndoSendsNoWait(t *testing.T) {
 	long(t)
+	t.Parallel()
 	r := redistest.StartReplicated(t)
 	admin := r.Master.Client(t)
 	c := newClient(t, r.Master.Client(t), redisson.WithReplicaAcks(1, 300*time.Millisecond))
@@ -582,6 +591,7 @@ func TestReplicaAcksReenterUndoSendsNoWait(t *testing.T) {
 // sends no WAIT (releaseReq.undo), for every lock kind: one WAIT per attempt, and no history key.
 func TestReplicaAcksAcquisitionUndoNoHistoryNoWait(t *testing.T) {
 	long(t)
+	t.Parallel()
 	r := redistest.StartReplicated(t)
 	admin := r.Master.Client(t)
 	c := newClient(t, r.Master.Client(t), redisson.WithReplicaAcks(1, 200*time.Millisecond))

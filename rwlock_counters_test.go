@@ -95,6 +95,7 @@ func rwCountersCheck(m map[string]string, now int64) string {
 // with a 300ms waiter timeout and dies (no heartbeat, no undo). Once its registration has lapsed,
 // TryRLock of another Client succeeds within a second.
 func TestReadWriteLockDeadWaitingWriterStopsBlockingTryRLock(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	const name = "rw-dead-writer"
 	admin, c, key, deadline := rwBehindDeadWriter(t, name)
@@ -213,6 +214,7 @@ func TestReadWriteLockForeignHashRefused(t *testing.T) {
 // the lock within 3.5s of R1's release.
 func TestReadWriteLockFastReleaseOverLapsedReaderWakesWriter(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	a := newClient(t, srv.Client(t))
@@ -322,6 +324,7 @@ func TestReadWriteLockReplayedFastPathsCountOnce(t *testing.T) {
 // live reader of another owner, and a hash with fields has a TTL.
 func TestReadWriteLockCountersRandomWalk(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -409,6 +412,7 @@ func TestReadWriteLockCountersRandomWalk(t *testing.T) {
 // path still counts in nww: the reader is queued, and its first heartbeat (a third of its 600ms
 // waiter timeout; re-polls an hour apart) sweeps the field and lets it in, well within 2s.
 func TestReadWriteLockRLockWaiterBehindDeadWriterEnters(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	const name = "rw-dead-writer-waiter"
 	admin, c, key, _ := rwBehindDeadWriter(t, name, redisson.WithWaiterTimeout(600*time.Millisecond), wakeOnlyByMessages)
@@ -429,6 +433,7 @@ func TestReadWriteLockRLockWaiterBehindDeadWriterEnters(t *testing.T) {
 // at every step, and no reader gets in beside the writer.
 func TestReadWriteLockClusterFastPaths(t *testing.T) {
 	long(t)
+	t.Parallel()
 	cl := redistest.StartCluster(t)
 	admin := cl.Client(t)
 	a := newClient(t, cl.Client(t), wakeOnlyByMessages)

@@ -263,6 +263,7 @@ func TestPartialUnlockOvertakenByFinalIsNotALoss(t *testing.T) {
 // Client waiting for the write lock must get it within 10s, not after the copy's 30s lease.
 func TestReadWriteLockLateWaitCopyAfterAbandonIsUndone(t *testing.T) {
 	long(t)
+	t.Parallel()
 	_, admin, hook, a, b := hookedSetup(t)
 	ctx := t.Context()
 	const name = "rw-late-abandon"
@@ -350,6 +351,7 @@ func holdNextRWAttempt(t *testing.T, ctx context.Context, hook *scriptHook, w, s
 // return a hold.
 func TestReadWriteLockStaleGrantRefusedAfterHashRecreated(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, side := range []string{"x", "r"} {
 		t.Run(map[string]string{"x": "writer", "r": "reader"}[side], func(t *testing.T) {
 			srv := redistest.Start(t)
@@ -439,6 +441,7 @@ func TestReadWriteLockStaleGrantRefusedAfterHashRecreated(t *testing.T) {
 // reservation, and the waiter's Client keeps no hold or waiter registered (Stats).
 func TestReadWriteLockGrantRacingWaitEndIsGivenBack(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, how := range []string{"cancel", "withwait", "close"} {
 		for _, side := range []string{"x", "r"} {
 			t.Run(how+"/"+map[string]string{"x": "writer", "r": "reader"}[side], func(t *testing.T) {

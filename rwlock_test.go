@@ -100,6 +100,7 @@ func TestReadWriteLockDowngradeNoUpgrade(t *testing.T) {
 // waiting writer gets in at the last live reader's release.
 func TestReadWriteLockReaderLeasesApart(t *testing.T) {
 	long(t)
+	t.Parallel()
 	_, rdb, _ := setup(t)
 	ctx := t.Context()
 	alive := newClient(t, rdb, redisson.WithWatchdogTimeout(300*time.Millisecond))
@@ -244,6 +245,7 @@ func rwLoad(t *testing.T, ctx context.Context, c *redisson.Client, rdb *redis.Cl
 // wait is printed.
 func TestReadWriteLockTwoProcesses(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()
@@ -280,6 +282,7 @@ func faultHelperRWLoad(t *testing.T, ctx context.Context, addr, name string, std
 // messages for other Clients' waiters was full.)
 func TestReadWriteLockNoLostWakeups(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -343,6 +346,7 @@ func (r *rwHolders) leave(h *redisson.Hold) {
 // making progress, and the lock is free at the end. The seed is printed (replay: -rw.seed).
 func TestReadWriteLockRandomFaults(t *testing.T) {
 	long(t)
+	t.Parallel()
 	seed := time.Now().UnixNano()
 	if *rwSeedFlag != 0 {
 		seed = *rwSeedFlag
@@ -433,6 +437,7 @@ var rwSeedFlag = flag.Int64("rw.seed", 0, "seed of TestReadWriteLockRandomFaults
 // lateGrantOrder in fairlock_test.go; the writers of one Client take turns locally).
 func TestReadWriteLockLateGrantKeepsItsPlace(t *testing.T) {
 	long(t)
+	t.Parallel()
 	lateGrantOrder(t, "ReadWriteLock", false)
 }
 
@@ -450,12 +455,13 @@ func rwWaiting(t *testing.T, admin *redis.Client, name string) []string {
 }
 
 // A waiter whose process stops after it registered (its connections stay open, so the release takes
-// it to be alive) stalls the lock for its own waiter timeout, not the releasing Client's (issue 18):
+// it to be alive) stalls the lock for its own waiter timeout, not the releasing Client's:
 // W waits with a 2s waiter timeout, the holder's Client has 20s; W is cut off, the holder releases
 // (the lock is given to W), and a third Client's waiter, queued behind W, acquires within W's
 // timeout plus its own re-poll and generous slack (10s in all, half the releaser's timeout).
 func TestReadWriteLockStoppedWaiterStallsItsOwnTimeout(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "rw-stopped-waiter"
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
@@ -495,11 +501,12 @@ func TestReadWriteLockStoppedWaiterStallsItsOwnTimeout(t *testing.T) {
 }
 
 // A releasing Client with a short waiter timeout does not cut the reservation of a waiter of
-// another Client with a longer one (issue 18): W (waiter timeout 5s, 300ms from the server each
+// another Client with a longer one: W (waiter timeout 5s, 300ms from the server each
 // way) is given the lock by a release of a Client whose waiter timeout is 200ms; W takes it, and X,
 // which registered after W and re-polls every 50ms, is served after W.
 func TestReadWriteLockReleaserTimeoutDoesNotCutReservation(t *testing.T) {
 	long(t)
+	t.Parallel()
 	const name = "rw-short-releaser"
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
@@ -757,6 +764,7 @@ var wakeOnlyByMessages = redisson.WithRepollInterval(time.Hour)
 // handed it over: a lease that ran out, a holder that died ...)"). The Lock subtest is the control.
 func TestReadWriteLockLapsedHoldWakesWaiters(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, kind := range []string{"Lock", "ReadWriteLock"} {
 		t.Run(kind, func(t *testing.T) {
 			_, rdb, _ := setup(t)
@@ -794,6 +802,7 @@ func TestReadWriteLockLapsedHoldWakesWaiters(t *testing.T) {
 // lock, and readers wait only "while a writer holds or waits".
 func TestReadWriteLockAbandonedWriterLetsReadersIn(t *testing.T) {
 	long(t)
+	t.Parallel()
 	_, rdb, _ := setup(t)
 	a, b, c := newClient(t, rdb), newClient(t, rdb), newClient(t, rdb, wakeOnlyByMessages)
 	ctx := t.Context()
@@ -836,6 +845,7 @@ func TestReadWriteLockAbandonedWriterLetsReadersIn(t *testing.T) {
 // told to try again.
 func TestReadWriteLockDeadWaiterStopsBlockingAfterTimeout(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
 	rdb := srv.Client(t)
@@ -903,6 +913,7 @@ func TestReadWriteLockReleasedReadMarkAllowsWrite(t *testing.T) {
 // leaves, the writer enters alone (never two writers, never a writer beside a reader), and the key
 // is gone at the end.
 func TestReadWriteLockDowngradeThenWriterWaits(t *testing.T) {
+	t.Parallel()
 	c, rdb, _ := setup(t)
 	d := newClient(t, rdb)
 	ctx := t.Context()
@@ -945,6 +956,7 @@ func TestReadWriteLockDowngradeThenWriterWaits(t *testing.T) {
 // through a reader phase, a writer and a second reader phase.
 func TestReadWriteLockClusterWakeUps(t *testing.T) {
 	long(t)
+	t.Parallel()
 	cl := redistest.StartCluster(t)
 	a := newClient(t, cl.Client(t), wakeOnlyByMessages)
 	b := newClient(t, cl.Client(t), wakeOnlyByMessages)

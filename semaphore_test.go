@@ -289,10 +289,11 @@ func semLoad(t *testing.T, ctx context.Context, rdb *redis.Client, name string, 
 	return res
 }
 
-// Issue 9: 3 permits, 12 goroutines across 2 processes for 10 s: never more than 3 holders, 3 seen
+// 3 permits, 12 goroutines across 2 processes for 10 s: never more than 3 holders, 3 seen
 // at once, and the permits back to 3 at the end.
 func TestSemaphoreTwoProcesses(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	ctx := t.Context()
@@ -425,7 +426,7 @@ func TestSemaphoreZeroPermits(t *testing.T) {
 	}
 }
 
-// A WithWait bound shorter than a round trip still makes one attempt (issue 18): permits that are
+// A WithWait bound shorter than a round trip still makes one attempt: permits that are
 // there are taken with WithWait(1ns), by a Semaphore and a PermitExpirableSemaphore alike.
 func TestSemaphoreTinyWaitMakesOneAttempt(t *testing.T) {
 	c, _, _ := setup(t)
@@ -817,6 +818,7 @@ func errString(err error) string {
 // the head of the queue. B (waiter timeout 30s, so a heartbeat every 10s; re-polls an hour apart)
 // waits for 1: 3 - 5 < 1, so B is held up by D's reservation. B gets its permit within 2.5s.
 func TestSemaphoreDeadHeadWaiterStopsHoldingUpOthers(t *testing.T) {
+	t.Parallel()
 	_, admin, _ := setup(t)
 	srvC := admin
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
@@ -860,6 +862,7 @@ func TestSemaphoreDeadHeadWaiterStopsHoldingUpOthers(t *testing.T) {
 // no attempt. Then Release(2) lets the other 2 in.
 func TestSemaphoreReleaseWakesOnlyThoseThatFit(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
@@ -1027,6 +1030,7 @@ func TestSemaphoreNewcomersDoNotPassReservation(t *testing.T) {
 // outcome is unknown (an error), and no waiter is left.
 func TestSemaphoreAccountingUnderConnectionKills(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

@@ -54,6 +54,7 @@ func TestServersInfoRefusedLocksStillWork(t *testing.T) {
 // (a minute) later: the warning is meant to come with the Client's first use.
 func TestServersFailedFirstCheckIsMadeAgain(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t, redistest.WithArgs("--maxmemory-policy", "allkeys-lru"))
 	p := redistest.NewProxy(t, srv.Addr())
 	// One dial per connection and no re-send by go-redis: the refused dial fails INFO.
@@ -94,6 +95,7 @@ func TestServersFailedFirstCheckIsMadeAgain(t *testing.T) {
 // deadline on the master that cannot answer.
 func TestServersUnansweringMasterDoesNotFailFirstCommand(t *testing.T) {
 	long(t)
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: slow topology")
 	}

@@ -15,6 +15,7 @@ import (
 // returns context.Canceled promptly when its context is cancelled, and no longer counts as waiting;
 // ContextWithHold re-enters a held SpinLock.
 func TestSpinLockKindsWaitBoundsAndReentry(t *testing.T) {
+	t.Parallel()
 	c, _, srv := setup(t, redisson.WithSpinBackoff(time.Millisecond, 20*time.Millisecond))
 	ctx := t.Context()
 	for _, kind := range lockKinds {

@@ -61,6 +61,7 @@ func pubSubProxied(t *testing.T, srv *redistest.Server, p *redistest.Proxy) (*re
 // holds the lock.
 func TestWaitQueueLateHandOverMessageKeepsOneOwner(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, kind := range lockKinds {
 		t.Run(kind, func(t *testing.T) { lateHandOverMessage(t, kind) })
 	}
@@ -141,6 +142,7 @@ func lateHandOverMessage(t *testing.T, kind string) {
 // W must be handed the lock by that release.
 func TestWaitQueueNewcomerReleaseHandsOverToQueuedWaiter(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -194,6 +196,7 @@ func TestWaitQueueNewcomerReleaseHandsOverToQueuedWaiter(t *testing.T) {
 // (checked after 1.3s).
 func TestWaitQueueHandedLockFreedWithinWatchdogAfterClose(t *testing.T) {
 	long(t)
+	t.Parallel()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
@@ -240,6 +243,7 @@ func TestWaitQueueHandedLockFreedWithinWatchdogAfterClose(t *testing.T) {
 // message, and W re-enters at once (PX 1s). X tries to take the lock for three watchdog timeouts.
 func TestWaitQueueReentryAfterHandOverKeepsOneOwner(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, kind := range lockKinds {
 		t.Run(kind, func(t *testing.T) { reenterAfterHandOver(t, kind, false) })
 	}
@@ -250,6 +254,7 @@ func TestWaitQueueReentryAfterHandOverKeepsOneOwner(t *testing.T) {
 // that level), which also sets the watchdog lease on the key.
 func TestWaitQueuePartialUnlockAfterHandOverKeepsOneOwner(t *testing.T) {
 	long(t)
+	t.Parallel()
 	reenterAfterHandOver(t, "Lock", true)
 }
 
@@ -326,6 +331,7 @@ func reenterAfterHandOver(t *testing.T, kind string, partial bool) {
 // and the lock must nevertheless go to L2, the head of the queue, not to N.
 func TestWaitQueueSubscribingWaiterKeepsItsTurn(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, kind := range lockKinds {
 		t.Run(kind, func(t *testing.T) { subscribingWaiterKeepsItsTurn(t, kind) })
 	}
@@ -415,6 +421,7 @@ func subscribingWaiterKeepsItsTurn(t *testing.T, kind string) {
 // waiter never holds the lock, not even after W's release.
 func TestWaitQueuePatternSubscriberStallsOncePerDeadClient(t *testing.T) {
 	long(t)
+	t.Parallel()
 	for _, kind := range lockKinds {
 		t.Run(kind, func(t *testing.T) { patternSubscriberStall(t, kind) })
 	}
