@@ -15,6 +15,19 @@ import (
 	"github.com/goredisson/redisson/redistest"
 )
 
+// groupLost waits (at most 5s) for the group hold h to be told of its loss, and checks the loss: its
+// Context's cause matches ErrLockLost and its Unlock reports ErrNotHeld.
+func groupLost(t *testing.T, ctx context.Context, h *redisson.Hold, what string) {
+	t.Helper()
+	faultWaitDone(t, h.Context(), 5*time.Second, what+" to be told of the loss")
+	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) {
+		t.Fatalf("%s: cause %v; want ErrLockLost", what, cause)
+	}
+	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {
+		t.Fatalf("%s: Unlock = %v; want ErrNotHeld", what, err)
+	}
+}
+
 // independent starts n redis-servers and one Client on each, quick to give up on a dead server and
 // to use it again once restarted (a go-redis pool that saw PoolSize failed dials answers with the
 // last dial error until a background dial succeeds, up to a second later).
@@ -115,17 +128,7 @@ func TestRedLockLossAndWait(t *testing.T) {
 	if _, err := bs[1].Lock("red").ForceUnlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("a RedLock that lost its majority was not told")
-	}
-	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) {
-		t.Fatalf("cause %v; want ErrLockLost", cause)
-	}
-	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {
-		t.Fatalf("unlock of a lost RedLock: %v; want ErrNotHeld", err)
-	}
+	groupLost(t, ctx, h, "a RedLock that lost its majority")
 	// A waiter is served once the lock is free again.
 	h2, err := redLockOf(as, "red").Lock(ctx)
 	if err != nil {
@@ -167,11 +170,7 @@ func TestMultiLockAcrossServers(t *testing.T) {
 	if _, err := cs[1].Lock("m").ForceUnlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("a MultiLock that lost a part was not told")
-	}
+	faultWaitDone(t, h.Context(), 5*time.Second, "a MultiLock that lost a part to be told")
 	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {
 		t.Fatalf("unlock after the loss: %v; want ErrNotHeld", err)
 	}
@@ -268,11 +267,7 @@ func TestMultiLockLostReleasesOtherParts(t *testing.T) {
 	if err := servers[0].Client(t).Del(ctx, "{ml-lost-a}").Err(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("a MultiLock that lost a part was not told")
-	}
+	faultWaitDone(t, h.Context(), 10*time.Second, "a MultiLock that lost a part to be told")
 	rb, rc := servers[1].Client(t), servers[2].Client(t)
 	eventually(t, 5*time.Second, "the surviving parts' keys to be released", func() bool {
 		return !lockKeyExists(t, rb, "ml-lost-b") && !lockKeyExists(t, rc, "ml-lost-c")
@@ -310,11 +305,7 @@ func TestRedLockLostMajorityReleasesRest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("a RedLock that lost its majority was not told")
-	}
+	faultWaitDone(t, h.Context(), 10*time.Second, "a RedLock that lost its majority to be told")
 	r2 := servers[2].Client(t)
 	eventually(t, 5*time.Second, "the remaining part's key to be released", func() bool {
 		return !lockKeyExists(t, r2, "rl-lost")
@@ -433,11 +424,7 @@ func TestMultiLockReenterInFlightWhenLost(t *testing.T) {
 	if err := srvA.Client(t).Del(ctx, "{ml-inflight}").Err(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the loss was not reported")
-	}
+	faultWaitDone(t, h.Context(), 10*time.Second, "the loss to be reported")
 	select {
 	case err := <-got:
 		if !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
@@ -992,17 +979,7 @@ func TestMultiLockHeldPartClientClosedLosesGroup(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the group was not told of its part's Client closing")
-	}
-	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) {
-		t.Fatalf("cause %v; want ErrLockLost", cause)
-	}
-	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {
-		t.Errorf("Unlock of the lost group = %v; want ErrNotHeld", err)
-	}
+	groupLost(t, ctx, h, "a group whose part's Client closed")
 	if locked, err := c.Lock("grp-pcc-a").IsLocked(ctx); err != nil || locked {
 		t.Errorf("part a left locked (%v, %v)", locked, err)
 	}

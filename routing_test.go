@@ -134,9 +134,6 @@ func everyRead(t *testing.T, c *redisson.Client) {
 // flag; go-redis v9.22's latency probes race with its dials under -race, so it is not run here.)
 func TestReadsReachTheMasterWhateverTheReadRouting(t *testing.T) {
 	long(t)
-	if testing.Short() {
-		t.Skip("-short: no Cluster")
-	}
 	cl := sharedCluster(t)
 	masters, err := cl.Masters(t.Context())
 	if err != nil {
@@ -193,9 +190,7 @@ func slicesContains(s []string, v string) bool {
 // holding another type (ErrWrongType): a nil or an error reply inside EXEC is decoded as a lone
 // command's.
 func TestReadsDecodeMissingAndWrongTypeKeysWhateverTheReadRouting(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: no Cluster")
-	}
+	long(t)
 	cl := sharedCluster(t)
 	plain := newClient(t, cl.Client(t))
 	routed := newClient(t, cl.Client(t, func(o *redis.ClusterOptions) { o.ReadOnly = true }))
