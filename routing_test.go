@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,7 +142,7 @@ func TestReadsReachTheMasterWhateverTheReadRouting(t *testing.T) {
 	}
 	var replicas []*redistest.Server
 	for _, s := range cl.Nodes {
-		if !slicesContains(masters, s.Addr()) {
+		if !slices.Contains(masters, s.Addr()) {
 			replicas = append(replicas, s)
 		}
 	}
@@ -174,15 +175,6 @@ func TestReadsReachTheMasterWhateverTheReadRouting(t *testing.T) {
 			}
 		})
 	}
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // The library's reads answer the same through a client that routes reads to replicas (sent as
