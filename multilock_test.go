@@ -28,6 +28,28 @@ func groupLost(t *testing.T, ctx context.Context, h *redisson.Hold, what string)
 	}
 }
 
+// proxiedServers starts n redis-servers, each behind a Proxy, and returns a Client over each proxy
+// (its go-redis options also changed by mod), with the lock's scripts loaded (warmUpScripts), an
+// admin client of each server (not proxied) and the proxies.
+func proxiedServers(t *testing.T, n int, mod ...func(*redis.Options)) ([]*redisson.Client, []*redis.Client, []*redistest.Proxy) {
+	t.Helper()
+	var clients []*redisson.Client
+	var admins []*redis.Client
+	var proxies []*redistest.Proxy
+	for range n {
+		s := redistest.Start(t)
+		p := redistest.NewProxy(t, s.Addr())
+		proxies = append(proxies, p)
+		admins = append(admins, s.Client(t))
+		opts := append([]func(*redis.Options){func(o *redis.Options) { o.Addr = p.Addr() }}, mod...)
+		clients = append(clients, newClient(t, s.Client(t, opts...)))
+	}
+	for _, c := range clients {
+		warmUpScripts(t, c)
+	}
+	return clients, admins, proxies
+}
+
 // independent starts n redis-servers and one Client on each, quick to give up on a dead server and
 // to use it again once restarted (a go-redis pool that saw PoolSize failed dials answers with the
 // last dial error until a background dial succeeds, up to a second later).
@@ -924,21 +946,9 @@ func TestRedLockSlowPartsLeaveNothingHeld(t *testing.T) {
 	long(t)
 	t.Parallel()
 	const name = "grp-red-slow"
-	var clients []*redisson.Client
-	var admins []*redis.Client
-	var proxies []*redistest.Proxy
-	for range 3 {
-		s := redistest.Start(t)
-		p := redistest.NewProxy(t, s.Addr())
-		proxies = append(proxies, p)
-		admins = append(admins, s.Client(t))
-		clients = append(clients, newClient(t, s.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })))
-	}
+	clients, admins, proxies := proxiedServers(t, 3)
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
-	for _, c := range clients {
-		warmUpScripts(t, c)
-	}
 	for _, p := range proxies {
 		p.Delay(700 * time.Millisecond)
 	}
@@ -1086,24 +1096,11 @@ func TestMultiLockNeverReturnsLostPart(t *testing.T) {
 func TestRedLockLostRepliesLeaveNothingHeld(t *testing.T) {
 	long(t)
 	const name = "grp-red-drop"
-	var clients []*redisson.Client
-	var admins []*redis.Client
-	var proxies []*redistest.Proxy
-	for range 3 {
-		s := redistest.Start(t)
-		p := redistest.NewProxy(t, s.Addr())
-		proxies = append(proxies, p)
-		admins = append(admins, s.Client(t))
-		clients = append(clients, newClient(t, s.Client(t, func(o *redis.Options) {
-			o.Addr = p.Addr()
-			o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
-		})))
-	}
+	clients, admins, proxies := proxiedServers(t, 3, func(o *redis.Options) {
+		o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+	})
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
-	for _, c := range clients {
-		warmUpScripts(t, c)
-	}
 	key := redisson.LockKeyOf(clients[0], name)
 	free := func() bool {
 		for _, a := range admins {
