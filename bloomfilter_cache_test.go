@@ -267,18 +267,23 @@ func TestBloomFilterLookupsUnderChurn(t *testing.T) {
 	}
 }
 
+// bloomWriterAndHookedReader starts a server and returns a Client w, a Client r whose connection has
+// a bloomLoadHook, and that hook.
+func bloomWriterAndHookedReader(t *testing.T) (w, r *redisson.Client, h *bloomLoadHook) {
+	t.Helper()
+	srv := redistest.Start(t)
+	w = newClient(t, srv.Client(t))
+	h = &bloomLoadHook{}
+	return w, hookedClient(t, srv, h), h
+}
+
 // A lookup during which the filter is made again twice (by another Client, between the lookup's
 // round trips, forced by a hook on the looking-up Client's connection) fails with ErrConfigMismatch
 // or ErrNotInitialized, documented errors of Contains and ContainsMany, or answers true: never
 // another error, never false for an element in the filter.
 func TestBloomFilterLookupDuringDoubleReinit(t *testing.T) {
 	ctx := t.Context()
-	srv := redistest.Start(t)
-	w := newClient(t, srv.Client(t))
-	rdb := srv.Client(t)
-	h := &bloomLoadHook{}
-	rdb.AddHook(h)
-	r := newClient(t, rdb)
+	w, r, h := bloomWriterAndHookedReader(t)
 	wf := w.BloomFilter("twice")
 	p := [][2]float64{{100, 0.01}, {3000, 0.001}}
 	reinit := func(i int) {
@@ -353,12 +358,7 @@ func (h *bloomLoadHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 // (TestBloomFilterLookupsUnderChurn).
 func TestBloomFilterLoadRacingTryInitIsNotWrongType(t *testing.T) {
 	ctx := t.Context()
-	srv := redistest.Start(t)
-	w := newClient(t, srv.Client(t))
-	rdb := srv.Client(t)
-	h := &bloomLoadHook{}
-	rdb.AddHook(h)
-	r := newClient(t, rdb)
+	w, r, h := bloomWriterAndHookedReader(t)
 	calls := []objectOp{bloomOps[1], bloomOps[3], bloomOps[6]} // Add, Contains, Config
 	for i, op := range calls {
 		name := "race" + strconv.Itoa(i)

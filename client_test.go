@@ -171,17 +171,24 @@ func TestStatsHeldCountsNoWaiters(t *testing.T) {
 	}
 }
 
-// TestStatsLostCountsHoldsEndedByClose checks that Stats.Lost ("holds that ended without an unlock
-// (lost, fixed lease over, or Close)") counts a hold ended by Close, as EventLost reports it.
-func TestStatsLostCountsHoldsEndedByClose(t *testing.T) {
-	srv := redistest.Start(t)
-	ctx := t.Context()
-	var lostEvents atomic.Int32
+// clientCountingLosses returns a Client over srv and the count of the EventLost events it emitted.
+func clientCountingLosses(t *testing.T, srv *redistest.Server) (*redisson.Client, *atomic.Int32) {
+	t.Helper()
+	lostEvents := new(atomic.Int32)
 	c := newClient(t, srv.Client(t), redisson.WithEventHook(func(e redisson.Event) {
 		if e.Kind == redisson.EventLost {
 			lostEvents.Add(1)
 		}
 	}))
+	return c, lostEvents
+}
+
+// TestStatsLostCountsHoldsEndedByClose checks that Stats.Lost ("holds that ended without an unlock
+// (lost, fixed lease over, or Close)") counts a hold ended by Close, as EventLost reports it.
+func TestStatsLostCountsHoldsEndedByClose(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := t.Context()
+	c, lostEvents := clientCountingLosses(t, srv)
 	h := mustLock(t, c.Lock("stats-close"), ctx)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
@@ -201,12 +208,7 @@ func TestStatsLostCountsHoldsEndedByClose(t *testing.T) {
 func TestStatsLostCountsLossFoundByUnlock(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := t.Context()
-	var lostEvents atomic.Int32
-	c := newClient(t, srv.Client(t), redisson.WithEventHook(func(e redisson.Event) {
-		if e.Kind == redisson.EventLost {
-			lostEvents.Add(1)
-		}
-	}))
+	c, lostEvents := clientCountingLosses(t, srv)
 	other := newClient(t, srv.Client(t))
 	const name = "stats-unlock"
 	h := mustLock(t, c.Lock(name), ctx)

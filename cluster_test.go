@@ -23,6 +23,16 @@ import (
 	"math/rand/v2"
 )
 
+// clusterWithin starts a Cluster for the test and returns it, an admin client, and a context that
+// ends after d (or with the test).
+func clusterWithin(t *testing.T, d time.Duration) (*redistest.Cluster, *redis.ClusterClient, context.Context) {
+	t.Helper()
+	cl := redistest.StartCluster(t)
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return cl, cl.Client(t), ctx
+}
+
 // holdSurvives fails the test if h's context ends within d.
 func holdSurvives(t *testing.T, h *redisson.Hold, d time.Duration, what string) {
 	t.Helper()
@@ -45,15 +55,9 @@ func holdSurvives(t *testing.T, h *redisson.Hold, d time.Duration, what string) 
 func TestClusterRenewalsFollowFailover(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
-	cl := redistest.StartCluster(t)
+	cl, admin, ctx := clusterWithin(t, 30*time.Second)
 	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
 	h := mustLock(t, c.Lock("failover-renew"), ctx)
-	admin := cl.Client(t)
 	owner, _ := slotMaster(t, ctx, admin, "{failover-renew}")
 	if _, err := cl.Failover(ctx, owner); err != nil {
 		t.Fatal(err)
@@ -71,31 +75,11 @@ func TestClusterRenewalsFollowFailover(t *testing.T) {
 func TestClusterRenewalsFollowMigratedSlot(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
-	cl := redistest.StartCluster(t)
+	cl, admin, ctx := clusterWithin(t, 30*time.Second)
 	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
 	const key = "migrated-renew" // its key is "{migrated-renew}"
 	h := mustLock(t, c.Lock(key), ctx)
-	admin := cl.Client(t)
-	src, slot := slotMaster(t, ctx, admin, "{migrated-renew}")
-	masters, err := cl.Masters(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dst string
-	for _, m := range masters {
-		if m != src {
-			dst = m
-			break
-		}
-	}
-	if err := cl.MigrateSlot(ctx, int(slot), dst); err != nil {
-		t.Fatal(err)
-	}
+	src, dst, slot := migrateSlotAway(t, ctx, cl, admin, "{migrated-renew}")
 	if got, _ := slotMaster(t, ctx, admin, "{migrated-renew}"); got != dst {
 		t.Fatalf("slot %d served by %s after the migration; want %s", slot, got, dst)
 	}
@@ -116,14 +100,8 @@ func TestClusterRenewalsFollowMigratedSlot(t *testing.T) {
 // Within 4s none of the locks on the two healthy masters may be declared lost.
 func TestClusterHungMasterSparesOtherMastersLocks(t *testing.T) {
 	long(t)
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
-	cl := redistest.StartCluster(t)
+	cl, admin, ctx := clusterWithin(t, 60*time.Second)
 	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second), redisson.WithLogger(slog.New(slog.DiscardHandler)))
-	admin := cl.Client(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
 	const n, workers = 4000, 32 // more starves the renewals of a loaded 2-core machine under -race
 	type held struct {
 		h    *redisson.Hold
@@ -261,17 +239,7 @@ func (m *halfMigration) finish(t *testing.T, ctx context.Context) {
 func startSlotMigration(t *testing.T, ctx context.Context, cl *redistest.Cluster, admin *redis.ClusterClient, key string) *halfMigration {
 	t.Helper()
 	src, slot := slotMaster(t, ctx, admin, key)
-	masters, err := cl.Masters(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &halfMigration{cl: cl, slot: int(slot), src: src}
-	for _, a := range masters {
-		if a != src {
-			m.dst = a
-			break
-		}
-	}
+	m := &halfMigration{cl: cl, slot: int(slot), src: src, dst: otherMaster(t, ctx, cl, src)}
 	m.srcNode = cl.Node(m.src).Client(t)
 	m.dstNode = cl.Node(m.dst).Client(t)
 	m.srcID = m.srcNode.Do(ctx, "CLUSTER", "MYID").Val().(string)
@@ -333,14 +301,8 @@ func sameSlotName(name string) string {
 func TestClusterReplicaAcksAcquireDuringSlotMigration(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
 	const name = "acked-ask"
-	cl := redistest.StartCluster(t)
-	admin := cl.Client(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
-	defer cancel()
+	cl, admin, ctx := clusterWithin(t, 40*time.Second)
 	plain := newClient(t, cl.Client(t))
 	a := newClient(t, cl.Client(t), redisson.WithReplicaAcks(1, time.Second))
 	if err := a.CheckReplicas(ctx); err != nil {
@@ -397,15 +359,10 @@ func TestClusterReplicaAcksAcquireDuringSlotMigration(t *testing.T) {
 // The holder's Unlock must free L, another Client's Lock (no wait bound) must wait for L and get
 // it, and L must not stay held by nobody.
 func TestClusterUnlockAndWaitDuringSlotMigration(t *testing.T) {
+	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
 	const name = "tryagain"
-	cl := redistest.StartCluster(t)
-	admin := cl.Client(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
-	defer cancel()
+	cl, admin, ctx := clusterWithin(t, 40*time.Second)
 	a := newClient(t, cl.Client(t))
 	b := newClient(t, cl.Client(t))
 	h := mustLock(t, a.Lock(name), ctx)
@@ -490,14 +447,9 @@ func holdThroughMigration(t *testing.T, ctx context.Context, cl *redistest.Clust
 // master, L's key moved (MIGRATE), and the slot stays MIGRATING for 5s while the rest of the slot
 // would move. The hold must not be declared lost.
 func TestClusterRenewalAskedToNodeWithoutScripts(t *testing.T) {
+	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
-	cl := redistest.StartCluster(t)
-	admin := cl.Client(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
-	defer cancel()
+	cl, admin, ctx := clusterWithin(t, 40*time.Second)
 	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
 	if lost := holdThroughMigration(t, ctx, cl, admin, c, "noscript"); lost != nil {
 		t.Errorf("the hold was declared lost while its slot migrated (its lock was alive on the destination throughout): %v; stats %+v",
@@ -514,13 +466,7 @@ func TestClusterRenewalAskedToNodeWithoutScripts(t *testing.T) {
 func TestClusterReplicaAcksHoldKeptThroughSlotMigration(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
-	cl := redistest.StartCluster(t)
-	admin := cl.Client(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
-	defer cancel()
+	cl, admin, ctx := clusterWithin(t, 50*time.Second)
 	loadScriptsOnMasters(t, ctx, admin)
 	a := newClient(t, cl.Client(t), redisson.WithReplicaAcks(1, time.Second), redisson.WithWatchdogTimeout(3*time.Second))
 	lost := holdThroughMigration(t, ctx, cl, admin, a, "acked-mig")
@@ -541,9 +487,6 @@ func TestClusterReplicaAcksHoldKeptThroughSlotMigration(t *testing.T) {
 func TestBloomFilterAddFollowsSlotMigration(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short")
-	}
 	cl := sharedCluster(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -563,17 +506,7 @@ func TestBloomFilterAddFollowsSlotMigration(t *testing.T) {
 			t.Fatalf("client %d Contains = %v, %v", i, ok, err)
 		}
 	}
-	src, slot := slotMaster(t, ctx, admin, "{"+name+"}")
-	masters, err := cl.Masters(ctx)
-	mustDo(t, "masters", err)
-	var dst string
-	for _, m := range masters {
-		if m != src {
-			dst = m
-			break
-		}
-	}
-	mustDo(t, "migrate", cl.MigrateSlot(ctx, int(slot), dst))
+	src, _, slot := migrateSlotAway(t, ctx, cl, admin, "{"+name+"}")
 	t.Cleanup(func() { _ = cl.MigrateSlot(context.Background(), int(slot), src) })
 	for i, c := range []*redisson.Client{plain, acked} {
 		f := c.BloomFilter(name)
@@ -597,9 +530,6 @@ func TestBloomFilterAddFollowsSlotMigration(t *testing.T) {
 func TestClusterScriptLoadedWithAMasterDown(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
 	cl := redistest.StartCluster(t)
 	ctx := t.Context()
 	rdb := cl.Client(t)
@@ -609,17 +539,7 @@ func TestClusterScriptLoadedWithAMasterDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	masters, err := cl.Masters(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dead *redistest.Server
-	for _, m := range masters {
-		if m != node.Options().Addr {
-			dead = cl.Node(m)
-			break
-		}
-	}
+	dead := cl.Node(otherMaster(t, ctx, cl, node.Options().Addr))
 	if err := dead.Kill(); err != nil {
 		t.Fatal(err)
 	}

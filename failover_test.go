@@ -114,15 +114,10 @@ func throughFault(t *testing.T, clients []*redisson.Client, prefix string, fault
 func TestSentinelMasterKilledUnderContention(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
 	s := redistest.StartSentinel(t)
 	var clients []*redisson.Client
 	for range 3 {
-		clients = append(clients, newClient(t, s.Client(t, func(o *redis.FailoverOptions) {
-			o.DialTimeout, o.ReadTimeout, o.WriteTimeout = 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
-		}), redisson.WithWatchdogTimeout(3*time.Second)))
+		clients = append(clients, newClient(t, s.Client(t, fastFailover), redisson.WithWatchdogTimeout(3*time.Second)))
 	}
 	// Every kind at once, on its own name: one fault for all.
 	conts, fault := throughFault(t, clients, "failover-", func(ctx context.Context) {
@@ -138,6 +133,12 @@ func TestSentinelMasterKilledUnderContention(t *testing.T) {
 			t.Errorf("%s: first acquisition %v after the fault; want within 10s", kind, took)
 		}
 	}
+}
+
+// fastFailover gives a Sentinel client 500ms dial, read and write timeouts, so that it notices a
+// dead master and follows the failover quickly.
+func fastFailover(o *redis.FailoverOptions) {
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
 }
 
 // clusterContenders starts a Cluster for the test and returns it, 3 Clients over it (watchdog 3s) and
@@ -167,9 +168,6 @@ func noOverlapNorLoss(t *testing.T, conts map[string]*contention, what string) {
 func TestClusterFailoverUnderContention(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
 	cl, clients, admin := clusterContenders(t)
 	// Names "cf}<kind>": every key is "{cf}<kind>}..." and hashes "cf", one slot for all kinds.
 	conts, fault := throughFault(t, clients, "cf}", func(ctx context.Context) {
@@ -192,9 +190,6 @@ func TestClusterFailoverUnderContention(t *testing.T) {
 func TestClusterRenewalsPipelinedPerNode(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
 	cl := sharedCluster(t)
 	const n = 3000
 	watchdog := 1500 * time.Millisecond // renewals every 500ms
@@ -231,15 +226,9 @@ func TestClusterRenewalsPipelinedPerNode(t *testing.T) {
 func TestSentinelLockLostInFailoverIsSignalled(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
 	s := redistest.StartSentinel(t)
-	fast := func(o *redis.FailoverOptions) {
-		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
-	}
-	a := newClient(t, s.Client(t, fast), redisson.WithWatchdogTimeout(3*time.Second))
-	b := newClient(t, s.Client(t, fast))
+	a := newClient(t, s.Client(t, fastFailover), redisson.WithWatchdogTimeout(3*time.Second))
+	b := newClient(t, s.Client(t, fastFailover))
 	ctx := t.Context()
 	for _, l := range s.Links {
 		l.Blackhole(true) // the replicas receive nothing from now on
@@ -275,29 +264,10 @@ func TestSentinelLockLostInFailoverIsSignalled(t *testing.T) {
 func TestClusterSlotMigrationUnderContention(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
 	cl, clients, admin := clusterContenders(t)
 	// Names "mg}<kind>": every key hashes "mg", one slot for all kinds.
 	conts, _ := throughFault(t, clients, "mg}", func(ctx context.Context) {
-		slot := admin.ClusterKeySlot(ctx, "{mg}").Val()
-		src, err := admin.MasterForKey(ctx, "{mg}")
-		if err != nil {
-			t.Fatal(err)
-		}
-		masters, err := cl.Masters(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range masters {
-			if m != src.Options().Addr {
-				if err := cl.MigrateSlot(ctx, int(slot), m); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-		}
+		migrateSlotAway(t, ctx, cl, admin, "{mg}")
 	})
 	noOverlapNorLoss(t, conts, "a slot migration")
 }
@@ -307,9 +277,7 @@ func TestClusterSlotMigrationUnderContention(t *testing.T) {
 // subscription is a shard channel (SSUBSCRIBE), and no node has a classic channel (PUBLISH, which a
 // Cluster broadcasts to every node).
 func TestClusterWaitersWokenByShardedPubSub(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
+	long(t)
 	cl := sharedCluster(t)
 	slow := []redisson.Option{redisson.WithRepollInterval(time.Hour), redisson.WithWatchdogTimeout(time.Hour),
 		redisson.WithWaiterTimeout(time.Hour)}
@@ -361,9 +329,6 @@ func TestClusterWaitersWokenByShardedPubSub(t *testing.T) {
 func TestClusterMasterKilledWaiterKeepsWaiting(t *testing.T) {
 	long(t)
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("-short: slow topology")
-	}
 	cl := redistest.StartCluster(t)
 	admin := cl.Client(t)
 	a := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(6*time.Second))

@@ -404,20 +404,28 @@ func faultPubSubKill(t *testing.T, refuseSubscribe bool) {
 	}
 }
 
-// TestFaultLockLostWhenKeyDeleted deletes a held lock behind its owner's back: the watchdog must
-// notice at its next renewal and cancel the ownership context with ErrLockLost.
-func TestFaultLockLostWhenKeyDeleted(t *testing.T) {
-	const watchdog = 600 * time.Millisecond
-	ctx := t.Context()
+// faultWatchdogHold starts a server and a Client on it (watchdog timeout watchdog) that holds lock
+// name. It returns the server, an admin client, the Client, the lock and its hold.
+func faultWatchdogHold(t *testing.T, ctx context.Context, watchdog time.Duration, name string) (*redistest.Server, *redis.Client, *redisson.Client, *redisson.Lock, *redisson.Hold) {
+	t.Helper()
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	c := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
-	const name = "fault-del"
 	l := c.Lock(name)
 	h, err := l.Lock(ctx)
 	if err != nil {
 		t.Fatalf("Lock: %v", err)
 	}
+	return srv, admin, c, l, h
+}
+
+// TestFaultLockLostWhenKeyDeleted deletes a held lock behind its owner's back: the watchdog must
+// notice at its next renewal and cancel the ownership context with ErrLockLost.
+func TestFaultLockLostWhenKeyDeleted(t *testing.T) {
+	const watchdog = 600 * time.Millisecond
+	ctx := t.Context()
+	const name = "fault-del"
+	_, admin, c, _, h := faultWatchdogHold(t, ctx, watchdog, name)
 	lctx := h.Context()
 
 	deleted := time.Now()
@@ -433,7 +441,7 @@ func TestFaultLockLostWhenKeyDeleted(t *testing.T) {
 	if cause := context.Cause(lctx); !errors.Is(cause, redisson.ErrLockLost) || !errors.Is(cause, renew.ErrGone) {
 		t.Errorf("ownership context cause = %v, want ErrLockLost because the key is gone (%v)", cause, renew.ErrGone)
 	}
-	err = h.Unlock(ctx)
+	err := h.Unlock(ctx)
 	if !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
 		t.Errorf("Unlock after the loss = %v, want ErrNotHeld and ErrLockLost", err)
 	}
@@ -462,15 +470,8 @@ func TestFaultLockLostWhenRedisStops(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			srv := redistest.Start(t)
-			admin := srv.Client(t)
-			c := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
 			const name = "fault-stop"
-			l := c.Lock(name)
-			h, err := l.Lock(ctx)
-			if err != nil {
-				t.Fatalf("Lock: %v", err)
-			}
+			srv, admin, c, l, h := faultWatchdogHold(t, ctx, watchdog, name)
 			lctx := h.Context()
 
 			failed := time.Now()
@@ -503,7 +504,7 @@ func TestFaultLockLostWhenRedisStops(t *testing.T) {
 				n, err := admin.Exists(ctx, faultKey(name)).Result()
 				return err == nil && n == 0
 			})
-			err = h.Unlock(ctx)
+			err := h.Unlock(ctx)
 			if !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
 				t.Errorf("Unlock after the loss = %v, want ErrNotHeld and ErrLockLost", err)
 			}
@@ -532,14 +533,7 @@ func TestFaultNoRenewalAfterUnlock(t *testing.T) {
 		name     = "fault-norenew"
 	)
 	ctx := t.Context()
-	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	c := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(watchdog))
-	l := c.Lock(name)
-	h, err := l.Lock(ctx)
-	if err != nil {
-		t.Fatalf("Lock: %v", err)
-	}
+	_, admin, c, _, h := faultWatchdogHold(t, ctx, watchdog, name)
 	holders := faultHolders(t, admin, name)
 	if len(holders) != 1 {
 		t.Fatalf("lock holders %v, want one owner", holders)

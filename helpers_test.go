@@ -844,3 +844,31 @@ func long(t *testing.T) {
 		t.Skip("-short: a long test (make test runs it)")
 	}
 }
+
+// otherMaster returns the address of a master of cl other than addr (the first one listed).
+func otherMaster(t *testing.T, ctx context.Context, cl *redistest.Cluster, addr string) string {
+	t.Helper()
+	masters, err := cl.Masters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range masters {
+		if m != addr {
+			return m
+		}
+	}
+	t.Fatalf("no master other than %s", addr)
+	return ""
+}
+
+// migrateSlotAway migrates the slot of key (keys moved with MIGRATE, then CLUSTER SETSLOT NODE on
+// every master, as redis-cli --cluster reshard does) from its master src to another master dst.
+func migrateSlotAway(t *testing.T, ctx context.Context, cl *redistest.Cluster, admin *redis.ClusterClient, key string) (src, dst string, slot int64) {
+	t.Helper()
+	src, slot = slotMaster(t, ctx, admin, key)
+	dst = otherMaster(t, ctx, cl, src)
+	if err := cl.MigrateSlot(ctx, int(slot), dst); err != nil {
+		t.Fatalf("migrating slot %d from %s to %s: %v", slot, src, dst, err)
+	}
+	return src, dst, slot
+}

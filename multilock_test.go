@@ -15,6 +15,41 @@ import (
 	"github.com/goredisson/redisson/redistest"
 )
 
+// groupLost waits (at most 5s) for the group hold h to be told of its loss, and checks the loss: its
+// Context's cause matches ErrLockLost and its Unlock reports ErrNotHeld.
+func groupLost(t *testing.T, ctx context.Context, h *redisson.Hold, what string) {
+	t.Helper()
+	faultWaitDone(t, h.Context(), 5*time.Second, what+" to be told of the loss")
+	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) {
+		t.Fatalf("%s: cause %v; want ErrLockLost", what, cause)
+	}
+	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {
+		t.Fatalf("%s: Unlock = %v; want ErrNotHeld", what, err)
+	}
+}
+
+// proxiedServers starts n redis-servers, each behind a Proxy, and returns a Client over each proxy
+// (its go-redis options also changed by mod), with the lock's scripts loaded (warmUpScripts), an
+// admin client of each server (not proxied) and the proxies.
+func proxiedServers(t *testing.T, n int, mod ...func(*redis.Options)) ([]*redisson.Client, []*redis.Client, []*redistest.Proxy) {
+	t.Helper()
+	var clients []*redisson.Client
+	var admins []*redis.Client
+	var proxies []*redistest.Proxy
+	for range n {
+		s := redistest.Start(t)
+		p := redistest.NewProxy(t, s.Addr())
+		proxies = append(proxies, p)
+		admins = append(admins, s.Client(t))
+		opts := append([]func(*redis.Options){func(o *redis.Options) { o.Addr = p.Addr() }}, mod...)
+		clients = append(clients, newClient(t, s.Client(t, opts...)))
+	}
+	for _, c := range clients {
+		warmUpScripts(t, c)
+	}
+	return clients, admins, proxies
+}
+
 // independent starts n redis-servers and one Client on each, quick to give up on a dead server and
 // to use it again once restarted (a go-redis pool that saw PoolSize failed dials answers with the
 // last dial error until a background dial succeeds, up to a second later).
@@ -115,17 +150,7 @@ func TestRedLockLossAndWait(t *testing.T) {
 	if _, err := bs[1].Lock("red").ForceUnlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("a RedLock that lost its majority was not told")
-	}
-	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) {
-		t.Fatalf("cause %v; want ErrLockLost", cause)
-	}
-	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {
-		t.Fatalf("unlock of a lost RedLock: %v; want ErrNotHeld", err)
-	}
+	groupLost(t, ctx, h, "a RedLock that lost its majority")
 	// A waiter is served once the lock is free again.
 	h2, err := redLockOf(as, "red").Lock(ctx)
 	if err != nil {
@@ -167,11 +192,7 @@ func TestMultiLockAcrossServers(t *testing.T) {
 	if _, err := cs[1].Lock("m").ForceUnlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("a MultiLock that lost a part was not told")
-	}
+	faultWaitDone(t, h.Context(), 5*time.Second, "a MultiLock that lost a part to be told")
 	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {
 		t.Fatalf("unlock after the loss: %v; want ErrNotHeld", err)
 	}
@@ -268,11 +289,7 @@ func TestMultiLockLostReleasesOtherParts(t *testing.T) {
 	if err := servers[0].Client(t).Del(ctx, "{ml-lost-a}").Err(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("a MultiLock that lost a part was not told")
-	}
+	faultWaitDone(t, h.Context(), 10*time.Second, "a MultiLock that lost a part to be told")
 	rb, rc := servers[1].Client(t), servers[2].Client(t)
 	eventually(t, 5*time.Second, "the surviving parts' keys to be released", func() bool {
 		return !lockKeyExists(t, rb, "ml-lost-b") && !lockKeyExists(t, rc, "ml-lost-c")
@@ -310,11 +327,7 @@ func TestRedLockLostMajorityReleasesRest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("a RedLock that lost its majority was not told")
-	}
+	faultWaitDone(t, h.Context(), 10*time.Second, "a RedLock that lost its majority to be told")
 	r2 := servers[2].Client(t)
 	eventually(t, 5*time.Second, "the remaining part's key to be released", func() bool {
 		return !lockKeyExists(t, r2, "rl-lost")
@@ -433,11 +446,7 @@ func TestMultiLockReenterInFlightWhenLost(t *testing.T) {
 	if err := srvA.Client(t).Del(ctx, "{ml-inflight}").Err(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the loss was not reported")
-	}
+	faultWaitDone(t, h.Context(), 10*time.Second, "the loss to be reported")
 	select {
 	case err := <-got:
 		if !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
@@ -937,21 +946,9 @@ func TestRedLockSlowPartsLeaveNothingHeld(t *testing.T) {
 	long(t)
 	t.Parallel()
 	const name = "grp-red-slow"
-	var clients []*redisson.Client
-	var admins []*redis.Client
-	var proxies []*redistest.Proxy
-	for range 3 {
-		s := redistest.Start(t)
-		p := redistest.NewProxy(t, s.Addr())
-		proxies = append(proxies, p)
-		admins = append(admins, s.Client(t))
-		clients = append(clients, newClient(t, s.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })))
-	}
+	clients, admins, proxies := proxiedServers(t, 3)
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
-	for _, c := range clients {
-		warmUpScripts(t, c)
-	}
 	for _, p := range proxies {
 		p.Delay(700 * time.Millisecond)
 	}
@@ -992,17 +989,7 @@ func TestMultiLockHeldPartClientClosedLosesGroup(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the group was not told of its part's Client closing")
-	}
-	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) {
-		t.Fatalf("cause %v; want ErrLockLost", cause)
-	}
-	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) {
-		t.Errorf("Unlock of the lost group = %v; want ErrNotHeld", err)
-	}
+	groupLost(t, ctx, h, "a group whose part's Client closed")
 	if locked, err := c.Lock("grp-pcc-a").IsLocked(ctx); err != nil || locked {
 		t.Errorf("part a left locked (%v, %v)", locked, err)
 	}
@@ -1109,24 +1096,11 @@ func TestMultiLockNeverReturnsLostPart(t *testing.T) {
 func TestRedLockLostRepliesLeaveNothingHeld(t *testing.T) {
 	long(t)
 	const name = "grp-red-drop"
-	var clients []*redisson.Client
-	var admins []*redis.Client
-	var proxies []*redistest.Proxy
-	for range 3 {
-		s := redistest.Start(t)
-		p := redistest.NewProxy(t, s.Addr())
-		proxies = append(proxies, p)
-		admins = append(admins, s.Client(t))
-		clients = append(clients, newClient(t, s.Client(t, func(o *redis.Options) {
-			o.Addr = p.Addr()
-			o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
-		})))
-	}
+	clients, admins, proxies := proxiedServers(t, 3, func(o *redis.Options) {
+		o.MinRetryBackoff, o.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+	})
 	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 	defer cancel()
-	for _, c := range clients {
-		warmUpScripts(t, c)
-	}
 	key := redisson.LockKeyOf(clients[0], name)
 	free := func() bool {
 		for _, a := range admins {

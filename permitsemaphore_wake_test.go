@@ -5,6 +5,7 @@ package redisson_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,38 @@ import (
 
 	"github.com/goredisson/redisson"
 )
+
+// leasedPermit sets the permits of c's PermitExpirableSemaphore name to 1 and acquires that permit
+// with a fixed lease; it returns the semaphore and the permit's ids.
+func leasedPermit(t *testing.T, ctx context.Context, c *redisson.Client, name string, lease time.Duration) (*redisson.PermitExpirableSemaphore, []string) {
+	t.Helper()
+	p := c.PermitExpirableSemaphore(name)
+	if _, err := p.TrySetPermits(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := p.Acquire(ctx, 1, redisson.WithLease(lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, ids
+}
+
+// awaitServed waits at most d for a waiter's Acquire to return its error on got: it fails the test
+// if the Acquire failed, or with the message notServed makes (then: it may read Redis) if it has not
+// returned.
+func awaitServed(t *testing.T, got <-chan error, d time.Duration, notServed func() string) {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-timer.C:
+		t.Fatal(notServed())
+	}
+}
 
 // A waiter queued behind a waiter that then takes a short-leased permit gets the permit shortly
 // after that lease ends, though nobody publishes (doc: "waiters sleep no longer than until the
@@ -54,16 +87,11 @@ func TestPermitWaiterWokenWhenNewLeaseEnds(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("precondition: W1 did not get the added permit")
 	}
-	select {
-	case err := <-got2:
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("W2 got the permit %v after W1 took it with a 300ms lease", time.Since(t1))
-	case <-time.After(2500 * time.Millisecond):
-		t.Fatalf("W2 not served %v after W1's 300ms lease began (leased now: %d, available: %d): nothing woke it",
+	awaitServed(t, got2, 2500*time.Millisecond, func() string {
+		return fmt.Sprintf("W2 not served %v after W1's 300ms lease began (leased now: %d, available: %d): nothing woke it",
 			time.Since(t1), permitsLeased(t, admin, name), permitsAvailable(t, c3.PermitExpirableSemaphore(name)))
-	}
+	})
+	t.Logf("W2 got the permit %v after W1 took it with a 300ms lease", time.Since(t1))
 }
 
 // SetLease shortening a permit's lease moves its waiters' retry: with the only permit leased by H
@@ -75,14 +103,7 @@ func TestPermitWaiterWokenWhenSetLeaseShortens(t *testing.T) {
 	_, admin, srv := setup(t)
 	h, w := newClient(t, srv.Client(t)), newClient(t, srv.Client(t), quietWaiters()...)
 	const name = "shorten"
-	p := h.PermitExpirableSemaphore(name)
-	if _, err := p.TrySetPermits(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := p.Acquire(ctx, 1, redisson.WithLease(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, ids := leasedPermit(t, ctx, h, name, time.Hour)
 	got := make(chan error, 1)
 	go func() {
 		_, err := w.PermitExpirableSemaphore(name).Acquire(ctx, 1, redisson.WithLease(time.Minute))
@@ -93,15 +114,10 @@ func TestPermitWaiterWokenWhenSetLeaseShortens(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("W got the permit %v after SetLease(200ms)", time.Since(start))
-	case <-time.After(2500 * time.Millisecond):
-		t.Fatalf("W not served %v after the lease was cut to 200ms (leased %d): nothing woke it", time.Since(start), permitsLeased(t, admin, name))
-	}
+	awaitServed(t, got, 2500*time.Millisecond, func() string {
+		return fmt.Sprintf("W not served %v after the lease was cut to 200ms (leased %d): nothing woke it", time.Since(start), permitsLeased(t, admin, name))
+	})
+	t.Logf("W got the permit %v after SetLease(200ms)", time.Since(start))
 }
 
 // The nudge of a new earliest lease ("*" on the Client's channel) reaches a waiter whose first
@@ -121,18 +137,9 @@ func TestPermitNudgeReachesWaiterNotYetRegistered(t *testing.T) {
 	_, admin, srv := setup(t)
 	h := newClient(t, srv.Client(t))
 	hook := &aroundHook{}
-	rdb := srv.Client(t)
-	rdb.AddHook(hook)
-	w := newClient(t, rdb, quietWaiters()...)
+	w := hookedClient(t, srv, hook, quietWaiters()...)
 	const name = "nudge16"
-	p := h.PermitExpirableSemaphore(name)
-	if _, err := p.TrySetPermits(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := p.Acquire(ctx, 1, redisson.WithLease(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, ids := leasedPermit(t, ctx, h, name, time.Hour)
 	var mu sync.Mutex
 	attempts := map[string]int{}
 	w1 := ""
@@ -215,16 +222,11 @@ func TestPermitNudgeReachesWaiterNotYetRegistered(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("precondition: W2's first attempt not seen")
 	}
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("W2 got the permit %v after SetLease(1s)", time.Since(t0))
-	case <-time.After(time.Until(t0.Add(4 * time.Second))):
-		t.Fatalf("W2 not served %v after the only lease was cut to 1s (leased %d, available %d): the nudge reached the hub before W2 registered and was dropped",
+	awaitServed(t, got, time.Until(t0.Add(4*time.Second)), func() string {
+		return fmt.Sprintf("W2 not served %v after the only lease was cut to 1s (leased %d, available %d): the nudge reached the hub before W2 registered and was dropped",
 			time.Since(t0), permitsLeased(t, admin, name), permitsAvailable(t, h.PermitExpirableSemaphore(name)))
-	}
+	})
+	t.Logf("W2 got the permit %v after SetLease(1s)", time.Since(t0))
 }
 
 // A watchdog renewal never shortens a permit's lease (ZADD GT): a waiter was told to retry when the
@@ -236,11 +238,8 @@ func TestPermitWatchdogRenewalNeverShortensLease(t *testing.T) {
 	ctx := t.Context()
 	_, _, srv := setup(t)
 	hHook, wHook := &aroundHook{}, &aroundHook{}
-	hRdb, wRdb := srv.Client(t), srv.Client(t)
-	hRdb.AddHook(hHook)
-	wRdb.AddHook(wHook)
-	h := newClient(t, hRdb, redisson.WithWatchdogTimeout(600*time.Millisecond))
-	w := newClient(t, wRdb, quietWaiters()...)
+	h := hookedClient(t, srv, hHook, redisson.WithWatchdogTimeout(600*time.Millisecond))
+	w := hookedClient(t, srv, wHook, quietWaiters()...)
 	const name = "shrink16"
 	p := h.PermitExpirableSemaphore(name)
 	if _, err := p.TrySetPermits(ctx, 1); err != nil {
@@ -336,9 +335,7 @@ func TestPermitNudgeScopedToObject(t *testing.T) {
 	_, _, srv := setup(t)
 	h := newClient(t, srv.Client(t))
 	hook := &aroundHook{}
-	rdb := srv.Client(t)
-	rdb.AddHook(hook)
-	w := newClient(t, rdb, quietWaiters()...)
+	w := hookedClient(t, srv, hook, quietWaiters()...)
 	var mu sync.Mutex
 	perKey := map[string]int{}
 	seen := make(chan string, 64)
@@ -354,15 +351,7 @@ func TestPermitNudgeScopedToObject(t *testing.T) {
 	})
 	idsOf := map[string][]string{}
 	for _, name := range []string{"oa16", "ob16"} {
-		p := h.PermitExpirableSemaphore(name)
-		if _, err := p.TrySetPermits(ctx, 1); err != nil {
-			t.Fatal(err)
-		}
-		ids, err := p.Acquire(ctx, 1, redisson.WithLease(time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
-		idsOf[name] = ids
+		_, idsOf[name] = leasedPermit(t, ctx, h, name, time.Hour)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -385,14 +374,7 @@ func TestPermitNudgeScopedToObject(t *testing.T) {
 	if err := h.PermitExpirableSemaphore("oa16").SetLease(ctx, 300*time.Millisecond, idsOf["oa16"]...); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-gotA:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("the nudged waiter of oa16 not served after its 300ms lease")
-	}
+	awaitServed(t, gotA, 3*time.Second, func() string { return "the nudged waiter of oa16 not served after its 300ms lease" })
 	mu.Lock()
 	b := perKey["{ob16}"]
 	mu.Unlock()

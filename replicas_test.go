@@ -103,11 +103,7 @@ func TestReplicaAcksStalledReplicaLosesHold(t *testing.T) {
 	if n, err := h.HoldCount(ctx); err != nil || n != 1 {
 		t.Fatalf("hold count after a failed re-entry: %d, %v; want 1", n, err)
 	}
-	select {
-	case <-h.Context().Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the hold was not declared lost while no renewal was acknowledged")
-	}
+	faultWaitDone(t, h.Context(), 5*time.Second, "the hold to be declared lost while no renewal is acknowledged")
 	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) || !errors.Is(cause, redisson.ErrNotReplicated) {
 		t.Fatalf("loss cause %v; want ErrLockLost and ErrNotReplicated", cause)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,9 +135,6 @@ func everyRead(t *testing.T, c *redisson.Client) {
 // flag; go-redis v9.22's latency probes race with its dials under -race, so it is not run here.)
 func TestReadsReachTheMasterWhateverTheReadRouting(t *testing.T) {
 	long(t)
-	if testing.Short() {
-		t.Skip("-short: no Cluster")
-	}
 	cl := sharedCluster(t)
 	masters, err := cl.Masters(t.Context())
 	if err != nil {
@@ -144,7 +142,7 @@ func TestReadsReachTheMasterWhateverTheReadRouting(t *testing.T) {
 	}
 	var replicas []*redistest.Server
 	for _, s := range cl.Nodes {
-		if !slicesContains(masters, s.Addr()) {
+		if !slices.Contains(masters, s.Addr()) {
 			replicas = append(replicas, s)
 		}
 	}
@@ -179,23 +177,12 @@ func TestReadsReachTheMasterWhateverTheReadRouting(t *testing.T) {
 	}
 }
 
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // The library's reads answer the same through a client that routes reads to replicas (sent as
 // MULTI/EXEC) as through one that does not, on a missing key (a zero value, no error) and on a key
 // holding another type (ErrWrongType): a nil or an error reply inside EXEC is decoded as a lone
 // command's.
 func TestReadsDecodeMissingAndWrongTypeKeysWhateverTheReadRouting(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: no Cluster")
-	}
+	long(t)
 	cl := sharedCluster(t)
 	plain := newClient(t, cl.Client(t))
 	routed := newClient(t, cl.Client(t, func(o *redis.ClusterOptions) { o.ReadOnly = true }))

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
 )
@@ -339,6 +341,29 @@ func holdNextRWAttempt(t *testing.T, ctx context.Context, hook *scriptHook, w, s
 	return gate
 }
 
+// rwHookedSetup starts a server and returns it, an admin connection, a hook, Client a (with the hook
+// and aOpts) and Client b (without): hookedSetup with options for a.
+func rwHookedSetup(t *testing.T, aOpts ...redisson.Option) (srv *redistest.Server, admin *redis.Client, hook *scriptHook, a, b *redisson.Client) {
+	t.Helper()
+	srv = redistest.Start(t)
+	hook = newScriptHook()
+	return srv, srv.Client(t), hook, hookedClient(t, srv, hook, aOpts...), newClient(t, srv.Client(t))
+}
+
+// rwWaiterSubscribed waits until a waiter of ReadWriteLock name is registered in its hash under
+// prefix pfx ("ww:" or "wr:") and Client a's channel of the lock is subscribed, and returns the
+// waiter's id.
+func rwWaiterSubscribed(t *testing.T, admin *redis.Client, a *redisson.Client, name, pfx string) string {
+	t.Helper()
+	var w string
+	eventually(t, 5*time.Second, "W registered and subscribed", func() bool {
+		w = rwWaiter(t, admin, "{"+name+"}", pfx)
+		ch := redisson.ChannelOf(a, name)
+		return w != "" && admin.PubSubNumSub(t.Context(), ch).Val()[ch] >= 1
+	})
+	return w
+}
+
 // A grant message read after its waiter registered again is refused, even when the lock's hash was
 // deleted and made again in between: a new hash's tickets start at its server time in µs (rw_wait
 // in rw_value.lua), so "<owner>|<ticket>" never repeats across lives of the hash, and a waiter
@@ -354,11 +379,7 @@ func TestReadWriteLockStaleGrantRefusedAfterHashRecreated(t *testing.T) {
 	t.Parallel()
 	for _, side := range []string{"x", "r"} {
 		t.Run(map[string]string{"x": "writer", "r": "reader"}[side], func(t *testing.T) {
-			srv := redistest.Start(t)
-			admin := srv.Client(t)
-			hook := newScriptHook()
-			a := hookedClient(t, srv, hook, redisson.WithRepollInterval(150*time.Millisecond))
-			b := newClient(t, srv.Client(t))
+			srv, admin, hook, a, b := rwHookedSetup(t, redisson.WithRepollInterval(150*time.Millisecond))
 			c := newClient(t, srv.Client(t))
 			ctx := t.Context()
 			name := "rw-reuse-" + side
@@ -379,12 +400,7 @@ func TestReadWriteLockStaleGrantRefusedAfterHashRecreated(t *testing.T) {
 				got <- lockResult{h, err}
 			}()
 			pfx := map[string]string{"x": "ww:", "r": "wr:"}[side]
-			var w string
-			eventually(t, 5*time.Second, "W registered and subscribed", func() bool {
-				w = rwWaiter(t, admin, key, pfx)
-				n := admin.PubSubNumSub(ctx, redisson.ChannelOf(a, name)).Val()[redisson.ChannelOf(a, name)]
-				return w != "" && n >= 1
-			})
+			w := rwWaiterSubscribed(t, admin, a, name, pfx)
 			if v := rwFields(t, admin, key)[pfx+w]; !strings.Contains(v, "|") {
 				t.Fatalf("precondition: W's registration %q; want \"<ticket>|<deadline>\"", v)
 			}
@@ -445,11 +461,7 @@ func TestReadWriteLockGrantRacingWaitEndIsGivenBack(t *testing.T) {
 	for _, how := range []string{"cancel", "withwait", "close"} {
 		for _, side := range []string{"x", "r"} {
 			t.Run(how+"/"+map[string]string{"x": "writer", "r": "reader"}[side], func(t *testing.T) {
-				srv := redistest.Start(t)
-				admin := srv.Client(t)
-				hook := newScriptHook()
-				a := hookedClient(t, srv, hook, redisson.WithRepollInterval(150*time.Millisecond))
-				b := newClient(t, srv.Client(t))
+				srv, admin, hook, a, b := rwHookedSetup(t, redisson.WithRepollInterval(150*time.Millisecond))
 				ctx := t.Context()
 				name := "rw-waitend-" + how + side
 				key := "{" + name + "}"
@@ -473,12 +485,7 @@ func TestReadWriteLockGrantRacingWaitEndIsGivenBack(t *testing.T) {
 					got <- lockResult{h, err}
 				}()
 				pfx := map[string]string{"x": "ww:", "r": "wr:"}[side]
-				var w string
-				eventually(t, 5*time.Second, "W registered and subscribed", func() bool {
-					w = rwWaiter(t, admin, key, pfx)
-					ch := redisson.ChannelOf(a, name)
-					return w != "" && admin.PubSubNumSub(ctx, ch).Val()[ch] >= 1
-				})
+				w := rwWaiterSubscribed(t, admin, a, name, pfx)
 				gate := holdNextRWAttempt(t, ctx, hook, w, side)
 				mustUnlock(t, hx) // grants the lock to W
 				if f := rwFields(t, admin, key); side == "x" && !strings.HasPrefix(f["w"], w+"|") || side == "r" && f["r:"+w] == "" {
@@ -619,11 +626,7 @@ func TestReadWriteLockDowngradeGrantsInOrder(t *testing.T) {
 // behind it. The replayed release of H leaves the hash as it was (W3 still waiting, R0 alone
 // reading) and sends no wake message (a sentinel published after it is the first message seen).
 func TestReadWriteLockReplayedReleaseGrantsNothing(t *testing.T) {
-	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	hook := newScriptHook()
-	a := hookedClient(t, srv, hook)
-	b := newClient(t, srv.Client(t))
+	srv, admin, hook, a, b := rwHookedSetup(t)
 	c := newClient(t, srv.Client(t))
 	ctx := t.Context()
 	const name = "rw-replay"
@@ -691,11 +694,7 @@ func TestReadWriteLockReplayedReleaseGrantsNothing(t *testing.T) {
 // registers W again with a new ticket, and the stale grant message for W is refused (ticket
 // mismatch): W tries again instead of taking Y's lock.
 func TestReadWriteLockStaleGrantRefusedWhenHashKept(t *testing.T) {
-	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	hook := newScriptHook()
-	a := hookedClient(t, srv, hook, redisson.WithRepollInterval(150*time.Millisecond))
-	b := newClient(t, srv.Client(t))
+	srv, admin, hook, a, b := rwHookedSetup(t, redisson.WithRepollInterval(150*time.Millisecond))
 	c := newClient(t, srv.Client(t))
 	ctx := t.Context()
 	const name = "rw-reuse-kept"
@@ -703,12 +702,7 @@ func TestReadWriteLockStaleGrantRefusedWhenHashKept(t *testing.T) {
 	hx := mustLockRW(t, b.ReadWriteLock(name), ctx)
 	got, wcancel := lockAsync(ctx, a.ReadWriteLock(name))
 	defer wcancel()
-	var w string
-	eventually(t, 5*time.Second, "W registered and subscribed", func() bool {
-		w = rwWaiter(t, admin, key, "ww:")
-		ch := redisson.ChannelOf(a, name)
-		return w != "" && admin.PubSubNumSub(ctx, ch).Val()[ch] >= 1
-	})
+	w := rwWaiterSubscribed(t, admin, a, name, "ww:")
 	yc, ycancel := lockAsync(ctx, c.ReadWriteLock(name))
 	defer ycancel()
 	eventually(t, 5*time.Second, "Y registered", func() bool {

@@ -326,11 +326,18 @@ func TestProxyForwards(t *testing.T) {
 	}
 }
 
-func TestProxyDropReplies(t *testing.T) {
-	t.Parallel()
+// proxied starts a server and a Proxy to it, and returns them and a client connecting through the
+// proxy.
+func proxied(t *testing.T) (*redistest.Server, *redistest.Proxy, *redis.Client) {
+	t.Helper()
 	srv := redistest.Start(t)
 	p := redistest.NewProxy(t, srv.Addr())
-	c := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })
+	return srv, p, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })
+}
+
+func TestProxyDropReplies(t *testing.T) {
+	t.Parallel()
+	srv, p, c := proxied(t)
 	direct := srv.Client(t)
 	mustPing(t, c) // connection set up before the fault is armed
 
@@ -354,9 +361,7 @@ func TestProxyDropReplies(t *testing.T) {
 
 func TestProxyDelay(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	p := redistest.NewProxy(t, srv.Addr())
-	c := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })
+	_, p, c := proxied(t)
 	mustPing(t, c)
 
 	const d = 40 * time.Millisecond
@@ -373,9 +378,7 @@ func TestProxyDelay(t *testing.T) {
 
 func TestProxyBlackhole(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	p := redistest.NewProxy(t, srv.Addr())
-	c := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })
+	_, p, c := proxied(t)
 	mustPing(t, c)
 
 	p.Blackhole(true)
@@ -390,9 +393,7 @@ func TestProxyBlackhole(t *testing.T) {
 
 func TestProxyCloseConns(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	p := redistest.NewProxy(t, srv.Addr())
-	c := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })
+	_, p, c := proxied(t)
 	mustPing(t, c)
 	if n := p.Conns(); n != 1 {
 		t.Fatalf("Conns() = %d, want 1", n)

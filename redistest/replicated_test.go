@@ -36,6 +36,26 @@ func role(t *testing.T, ctx context.Context, c *redis.Client) string {
 	return r
 }
 
+// wantRole fails the test unless c's server has the replication role want ("master" or "slave")
+// after what happened (when).
+func wantRole(t *testing.T, ctx context.Context, c *redis.Client, want, when string) {
+	t.Helper()
+	if got := role(t, ctx, c); got != want {
+		t.Fatalf("replica role %q after %s, want %s", got, when, want)
+	}
+}
+
+// setSynced sets key to val through m, a client of r's master, and waits until the replica has it.
+func setSynced(t *testing.T, ctx context.Context, r *redistest.Replicated, m *redis.Client, key, val string) {
+	t.Helper()
+	if err := m.Set(ctx, key, val, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // fullSyncs returns the master's count of full resynchronisations (INFO stats sync_full).
 func fullSyncs(t *testing.T, ctx context.Context, m *redis.Client) string {
 	t.Helper()
@@ -63,16 +83,9 @@ func TestReplicated(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	m, rep := r.Master.Client(t), r.Replica.Client(t)
-	if got := role(t, ctx, rep); got != "slave" {
-		t.Fatalf("replica role %q after start, want slave", got)
-	}
+	wantRole(t, ctx, rep, "slave", "start")
 
-	if err := m.Set(ctx, "a", "1", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.WaitSynced(ctx); err != nil {
-		t.Fatal(err)
-	}
+	setSynced(t, ctx, r, m, "a", "1")
 	mustGet(t, ctx, rep, "a", "1")
 
 	r.Cut()
@@ -95,9 +108,7 @@ func TestReplicated(t *testing.T) {
 	if err := r.Promote(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := role(t, ctx, rep); got != "master" {
-		t.Fatalf("replica role %q after Promote, want master", got)
-	}
+	wantRole(t, ctx, rep, "master", "Promote")
 	mustGet(t, ctx, rep, "a", "1")
 	mustGet(t, ctx, rep, "b", "")
 	if err := rep.Set(ctx, "c", "3", 0).Err(); err != nil {
@@ -107,18 +118,11 @@ func TestReplicated(t *testing.T) {
 	if err := r.Rejoin(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := role(t, ctx, rep); got != "slave" {
-		t.Fatalf("replica role %q after Rejoin, want slave", got)
-	}
+	wantRole(t, ctx, rep, "slave", "Rejoin")
 	mustGet(t, ctx, rep, "a", "1")
 	mustGet(t, ctx, rep, "b", "2")
 	mustGet(t, ctx, rep, "c", "") // the master's data replaced the promoted replica's
-	if err := m.Set(ctx, "d", "4", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.WaitSynced(ctx); err != nil {
-		t.Fatal(err)
-	}
+	setSynced(t, ctx, r, m, "d", "4")
 	mustGet(t, ctx, rep, "d", "4")
 
 	// A cut healed without a promotion: the writes the black hole swallowed arrive, and the ones
@@ -133,12 +137,7 @@ func TestReplicated(t *testing.T) {
 	if err := r.Rejoin(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Set(ctx, "g", "7", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.WaitSynced(ctx); err != nil {
-		t.Fatal(err)
-	}
+	setSynced(t, ctx, r, m, "g", "7")
 	for _, kv := range [][2]string{{"a", "1"}, {"d", "4"}, {"e", "5"}, {"f", "6"}, {"g", "7"}} {
 		mustGet(t, ctx, rep, kv[0], kv[1])
 	}
