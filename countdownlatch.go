@@ -77,8 +77,8 @@ func (l *CountDownLatch) change(ctx context.Context, op, what string, n int64) (
 		return 0, opErr(op, l.Name(), err)
 	}
 	c := l.c
-	cmd, ackErr := c.eval(ctx, scripts.Latch, []string{l.key, l.aux(sfxRequest + c.newID()), l.aux(sfxLatchRound)},
-		what, n, c.publish, l.channel, c.historyArg)
+	cmd, ackErr := c.evalRecorded(ctx, scripts.Latch, []string{l.key, l.aux(sfxRequest + c.newID()), l.aux(sfxLatchRound)},
+		what, n, c.publish, l.channel, c.waiterArg)
 	v, err := cmd.Int64()
 	if err != nil {
 		return 0, opErr(op, l.name, redisErr(err))

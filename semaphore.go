@@ -183,7 +183,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		}
 		sent = true
 		at = time.Now()
-		cmd, ackErr := c.eval(ctx, scripts.SemAcquire, keys, id, n, mode, c.waiterArg, c.historyArg, leaseMs, c.publish, s.wakePrefix)
+		cmd, ackErr := c.evalRecorded(ctx, scripts.SemAcquire, keys, id, n, mode, c.waiterArg, c.waiterArg, leaseMs, c.publish, s.wakePrefix)
 		r, err := cmd.Int64Slice()
 		if err == nil && len(r) != 3 {
 			err = errors.New("redisson: unexpected reply to a semaphore acquisition")
@@ -266,14 +266,14 @@ func (s *Semaphore) change(ctx context.Context, what string, n int64, id string,
 		req = s.c.newID()
 	}
 	c := s.c
-	args := []any{what, n, c.publish, s.wakePrefix, c.historyArg, id, "0"}
+	args := []any{what, n, c.publish, s.wakePrefix, c.waiterArg, id, "0"}
 	if leased {
 		args[6] = "1"
 	}
 	for _, p := range pids {
 		args = append(args, p)
 	}
-	cmd, ackErr := c.eval(ctx, scripts.SemRelease, []string{s.key, s.waiters, s.aux(sfxRequest + req), s.leases}, args...)
+	cmd, ackErr := c.evalRecorded(ctx, scripts.SemRelease, []string{s.key, s.waiters, s.aux(sfxRequest + req), s.leases}, args...)
 	v, err := cmd.Int64()
 	if err != nil && strings.Contains(err.Error(), "permits out of range") {
 		return 0, nil, because(ErrInvalidArgument, err) // nothing changed (sem_bound)
