@@ -29,9 +29,13 @@ import (
 // heartbeat that finds a waiter's wants fit wakes it at once.
 //
 // A wait that ends (its context, the WithWait bound, Close) leaves the semaphore as it was: permits an
-// attempt took as the wait ended are given back. Every change is safe to re-send: each request has an
-// id, and its outcome is kept in Redis for go-redis's re-send window, so a repeat is answered, not
-// applied again.
+// attempt took as the wait ended are given back. Every change is safe to re-send: a request whose
+// outcome the state cannot tell (the permits are a counter) has an id, and its outcome is kept in
+// Redis for the waiter timeout (WithWaiterTimeout), within which alone it is re-sent after a lost
+// reply, so a repeat is answered, not applied again; leased permits answer for their acquisition by
+// their ids. An undo of plain permits that cannot reach Redis within the waiter timeout of the
+// acquisition finds no record and gives nothing back (the permits stay taken, as a crashed holder's
+// do).
 //
 // In the replica-acknowledged mode (WithReplicaAcks) every change waits for the replicas; an
 // acquisition they did not acknowledge is given back and fails (ErrNotObtained, ErrNotReplicated); a
