@@ -2,7 +2,7 @@
 --
 -- KEYS[1]  the permits
 -- KEYS[2]  the waiters hash
--- KEYS[3]  the acquisition's request record (plain permits only: see below)
+-- KEYS[3]  the acquisition's request record (see below)
 -- KEYS[4]  the leased permits
 -- ARGV[1]  the acquisition's id (its waiter id: "<client id>:<sequence>")
 -- ARGV[2]  n, the permits wanted (≥ 1)
@@ -19,30 +19,27 @@
 --          the registration of a waiter ahead lapses, -1 none); {-1, 0, 0} the acquisition was undone
 --          already (a late copy, or of a single attempt that failed)
 --
--- Safe to run twice. Leased permits keep no record: their ids in the lease set tell, and a repeat of
--- an attempt that took them finds "<id>#1" there and answers 1 without taking more (a copy landing
--- after the undo, or after a single attempt that failed, may take permits for nobody: they come back
--- when their lease ends, as a lock taken by such a copy expires). Plain permits are a counter, which
--- cannot tell: an attempt that takes them records "a", and a single attempt ("f") that failed records
--- "u", for the waiter timeout; a repeat of the first finds "a" and answers 1 without taking more, a
--- copy landing after the undo or after the second finds "u" and takes nothing. The client sends no
--- copy once the waiter timeout since the first has passed (send.go: resendFor), so the record
--- outlives every copy it sends; an undo reaching Redis after the record expired finds nothing to
--- give back (see sem_release.lua). A repeated registration keeps its ticket.
+-- Safe to run twice. An attempt that took leased permits keeps no record: a repeat finds "<id>#1"
+-- in the lease set and answers 1 without taking more. Plain permits are a counter, which cannot
+-- tell: an attempt that takes them records "a", and a repeat finds it and answers 1 without taking
+-- more. Nothing in the state tells a late copy of a single attempt ("f") that failed, or of an
+-- undone acquisition, from a new attempt: the failed attempt, and the undo (sem_release.lua),
+-- record "u", and such a copy finds it and takes nothing. Records last the waiter timeout; the
+-- client sends no copy once the waiter timeout since the first has passed (send.go: resendFor), so
+-- the record outlives every copy it sends; an undo of plain permits reaching Redis after the "a"
+-- record expired finds nothing to give back (see sem_release.lua). A repeated registration keeps
+-- its ticket.
 local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, n, mode, waiterMs, keepMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local leaseMs, publish, wakePrefix = tonumber(ARGV[6]), ARGV[7], ARGV[8]
-if leaseMs > 0 then
-  if redis.call('ZSCORE', leases, id .. '#1') then
-    return {1, 0, 0}
-  end
-else
-  local done = redis.call('GET', record)
-  if done == 'a' then
-    return {1, 0, 0}
-  elseif done then
-    return {-1, 0, 0}
-  end
+local done = redis.call('GET', record)
+if done == 'a' then
+  return {1, 0, 0}
+elseif done then
+  return {-1, 0, 0}
+end
+if leaseMs > 0 and redis.call('ZSCORE', leases, id .. '#1') then
+  return {1, 0, 0}
 end
 local now, st, err = sem_open(key, waiters, leases)
 if not st then
@@ -89,9 +86,7 @@ for _, w in ipairs(list) do
 end
 if mode ~= 'w' then
   -- A single attempt that failed is over: a copy of it landing later must take nothing.
-  if leaseMs == 0 then
-    redis.call('SET', record, 'u', 'PX', keepMs)
-  end
+  redis.call('SET', record, 'u', 'PX', keepMs)
   return {0, 0, retry}
 end
 if not mine then

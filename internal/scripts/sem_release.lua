@@ -26,10 +26,11 @@
 -- Expired leases come back first (sem_reclaim). After any change, the waiters whose wants now fit
 -- are woken (see sem_wake). Safe to run twice: a repeat finds the request's record and answers what
 -- the first run answered, changing nothing. "e" and "q" keep no record: they are idempotent. The
--- undo ("u") of a leased acquisition keeps none either: the permit ids in the lease set tell what to
--- give back. The other changes keep one, for the waiter timeout, because the permits are a counter
--- with no identity ("r", "a", "d", "s", the undo of plain permits) or because the answer cannot be
--- read back from the state ("x": all or none, and the permits after it). The client sends no copy
+-- others keep one, for the waiter timeout, because the permits are a counter with no identity ("r",
+-- "a", "d", "s"), because the answer cannot be read back from the state ("x": all or none, and the
+-- permits after it), or, for the undo ("u"), so that a late copy of the acquisition takes nothing
+-- (an undo of leased permits gives back the acquisition's ids still in the lease set; one of plain
+-- permits, n if the acquisition's record says it took them). The client sends no copy
 -- once the waiter timeout since the first has passed (send.go: resendFor), so the record outlives
 -- every copy it sends. The undo of plain permits reads the acquisition's record ("a": it took them),
 -- written at most a waiter timeout before: an undo that reaches Redis later (Redis unreachable for
@@ -116,9 +117,7 @@ else -- 'u'
     permits = redis.call('INCRBY', key, out)
   end
   sem_remove(waiters, list, byID, id)
-  if ARGV[7] ~= '1' then
-    redis.call('SET', record, 'u', 'PX', keepMs)
-  end
+  redis.call('SET', record, 'u', 'PX', keepMs)
   sem_keep(waiters, list, now)
   sem_wake(list, permits, publish, wakePrefix)
   return out
