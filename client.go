@@ -38,10 +38,9 @@ type Client struct {
 	// transactions, which go-redis always sends to the master (see read).
 	replicaReads bool
 	publish      any // "PUBLISH", or on a Cluster "SPUBLISH" (the hub subscribes per shard)
-	// historyArg is how long (ms) a lock's release history keeps a final release: as long as go-redis
-	// may re-send it (see resendWindow).
-	historyArg any
-	waiterArg  any // the waiter timeout in ms, boxed once
+	// waiterArg is the waiter timeout in ms, boxed once: also the life of a request record of a
+	// Semaphore or CountDownLatch (see evalRecorded).
+	waiterArg any
 
 	id        string        // random, unguessable: prefix of every owner and request id
 	seq       atomic.Uint64 // suffix of every owner and request id
@@ -239,15 +238,14 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("redisson: client id: %w", err)
 	}
 	c := &Client{
-		rdb:        rdb,
-		cfg:        cfg,
-		publish:    "PUBLISH",
-		historyArg: resendWindow(rdb).Milliseconds(),
-		id:         hex.EncodeToString(idb[:]),
-		waiterArg:  cfg.waiterTimeout.Milliseconds(),
-		gates:      gate.New[*heir, *owner](),
-		done:       make(chan struct{}),
-		acks:       acks{need: cfg.acks, timeout: cfg.ackTimeout},
+		rdb:       rdb,
+		cfg:       cfg,
+		publish:   "PUBLISH",
+		id:        hex.EncodeToString(idb[:]),
+		waiterArg: cfg.waiterTimeout.Milliseconds(),
+		gates:     gate.New[*heir, *owner](),
+		done:      make(chan struct{}),
+		acks:      acks{need: cfg.acks, timeout: cfg.ackTimeout},
 	}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		c.cluster, c.replicaReads = true, cc.Options().ReadOnly
@@ -302,53 +300,6 @@ func timeoutsOff(rdb redis.UniversalClient) bool {
 		return !r.Options().ContextTimeoutEnabled
 	}
 	return false
-}
-
-// resendWindow bounds how long after its first run go-redis may re-send a command: each attempt
-// (MaxRetries + 1 of them, times MaxRedirects + 1 on a Cluster) may wait for a pooled connection,
-// dial it (DialerRetries times, each with its timeout and pause), write, read, and back off. Unknown
-// clients, and timeouts that are disabled, get ten minutes; so does anything longer.
-func resendWindow(rdb redis.UniversalClient) time.Duration {
-	const unknown = 10 * time.Minute
-	var attempts, dials int
-	var pool, dial, pause, read, write, backoff time.Duration
-	var pauses func(int) time.Duration
-	switch r := rdb.(type) {
-	case *redis.Client:
-		o := r.Options()
-		attempts = max(o.MaxRetries, 0) + 1
-		pool, dial, pause, read, write, backoff = o.PoolTimeout, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
-		dials, pauses = o.DialerRetries, o.DialerRetryBackoff
-	case *redis.ClusterClient:
-		o := r.Options()
-		attempts = (max(o.MaxRetries, 0) + 1) * (max(o.MaxRedirects, 0) + 1)
-		pool, dial, pause, read, write, backoff = o.PoolTimeout, o.DialTimeout, o.DialerRetryTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetryBackoff
-		dials, pauses = o.DialerRetries, o.DialerRetryBackoff
-	default:
-		return unknown
-	}
-	if read <= 0 || write <= 0 || dial <= 0 || pool <= 0 {
-		return unknown
-	}
-	// Dialling a connection: DialerRetries attempts, each with its timeout, and a pause after each
-	// failed one (DialerRetryBackoff(attempt), else DialerRetryTimeout).
-	dials = max(dials, 1)
-	dialling := time.Duration(dials) * dial
-	for i := range dials {
-		p := pause
-		if pauses != nil {
-			p = pauses(i)
-		}
-		dialling += max(p, 0)
-		if dialling > unknown {
-			return unknown
-		}
-	}
-	perAttempt := pool + dialling + write + read + max(backoff, 0)
-	if perAttempt > unknown/time.Duration(attempts) {
-		return unknown
-	}
-	return time.Duration(attempts)*perAttempt + time.Second
 }
 
 // Close stops the renewal scheduler and the pub/sub hub and waits for their goroutines. It does not

@@ -347,7 +347,7 @@ func TestClusterReplicaAcksAcquireDuringSlotMigration(t *testing.T) {
 
 // TestClusterUnlockAndWaitDuringSlotMigration checks that a slot migration is transparent to a
 // release and to a waiting acquisition (doc.go: "a slot migration loses nothing"). Every script of
-// a lock names all the lock's keys (lock, release history, queue, deadlines, fencing counter),
+// a lock names all the lock's keys (lock, queue, deadlines, fencing counter),
 // most of which do not exist, and a node refuses a multi-key command on a migrating (or importing)
 // slot when only some of its keys are there: -TRYAGAIN. go-redis retries TRYAGAIN a few times
 // within milliseconds only; a script refused with TRYAGAIN never ran, so it must be sent again

@@ -22,7 +22,8 @@ import (
 // them by at most the re-poll interval (Redisson's await() has no such fallback and can hang).
 //
 // TrySetCount and CountDown are safe to re-send: each request has an id, and its answer is kept in
-// Redis for go-redis's re-send window, so a repeat is answered, not applied again. In the
+// Redis for the waiter timeout (WithWaiterTimeout), within which alone it is re-sent after a lost
+// reply, so a repeat is answered, not applied again. In the
 // replica-acknowledged mode (WithReplicaAcks) both wait for the replicas and report a change they did
 // not acknowledge with ErrNotReplicated (it happened on the master; a failover now could lose it).
 type CountDownLatch struct {
@@ -77,8 +78,8 @@ func (l *CountDownLatch) change(ctx context.Context, op, what string, n int64) (
 		return 0, opErr(op, l.Name(), err)
 	}
 	c := l.c
-	cmd, ackErr := c.eval(ctx, scripts.Latch, []string{l.key, l.aux(sfxRequest + c.newID()), l.aux(sfxLatchRound)},
-		what, n, c.publish, l.channel, c.historyArg)
+	cmd, ackErr := c.evalRecorded(ctx, scripts.Latch, []string{l.key, l.aux(sfxRequest + c.newID()), l.aux(sfxLatchRound)},
+		what, n, c.publish, l.channel, c.waiterArg)
 	v, err := cmd.Int64()
 	if err != nil {
 		return 0, opErr(op, l.name, redisErr(err))

@@ -99,8 +99,10 @@
 //	CountDownLatch            wait until a count reaches zero (RCountDownLatch); re-armable
 //
 // They wait through the same engine as the locks, with the same bounded fallback (re-poll, waiter
-// heartbeats), and every change they make carries a request id whose outcome Redis keeps for the
-// re-send window, so a re-sent request is answered, not applied twice. Permits and counts are
+// heartbeats). A change whose outcome their state cannot tell (permits and counts are counters,
+// with no identity) carries a request id whose outcome Redis keeps for the waiter timeout, and is
+// re-sent after a lost reply only within that time, so a re-sent request is answered, not applied
+// twice; a leased permit's acquisition needs no record (its ids in the lease set tell). Permits and counts are
 // integers within ±(2^53-1). A name is one kind: using it as another fails with ErrWrongType. The Hold of a
 // MultiLock or RedLock stands for its parts (Hold.Parts): its Unlock and Reenter act on every part,
 // and its context ends when too few parts remain held, whereupon the parts still held are released.
@@ -182,23 +184,25 @@
 // (Cmder.NoRetry) and decides itself, in one place (send.go): it sends a command again only after a
 // reply or error proving that it did not run (NOSCRIPT, TRYAGAIN, CLUSTERDOWN, a MOVED or ASK, no
 // connection could be made), or, for the lock, semaphore and latch scripts, after a lost reply (a
-// few times, while the context lasts). A command that provably never left the process has no
-// unknown outcome, and nothing is undone for it. So a script may still run twice, and other commands
-// of the same owner may run in between. Every lock script is written to be run twice:
+// few times, while the context lasts; for a request whose record lives for the waiter timeout, only
+// within that time). A ForceUnlock is never sent again after a lost reply: its error then leaves
+// the outcome unknown, and calling it again is safe. A command that provably never left the process
+// has no unknown outcome, and nothing is undone for it. So a script may still run twice, and other
+// commands of the same owner may run in between. Every lock script is written to be run twice, and
+// none keeps a record of what it did: what a repeat finds answers it.
 //
 //   - Redis keeps the owner's level ids, not a count: adding a level that is there, or removing one
 //     that is gone, changes nothing, so re-entries and partial unlocks never count twice.
 //   - The final release frees the lock whatever levels are left, so a level whose outcome stayed
 //     unknown (its undo failed too) cannot keep the lock alive.
-//   - Every final release (freed, handed to a queued waiter, or transferred to a local one) is recorded
-//     in a key of the lock's that belongs to the releasing Client, for the go-redis re-send window
-//     (computed from the client's retry, dial, pool and timeout settings; ten minutes when unknown).
-//     A Client sends one final release of a lock at a time (a Lock's or FencedLock's goroutines take
-//     turns for the lock, and the turn passes only once the release has answered; a FairLock's final
-//     releases wait for each other), so the record is overwritten only after the release it records
-//     was answered: a repeat answers what the first run did, even after the lock
-//     changed hands any number of times. A ForceUnlock records its outcome under its request id, so a
-//     repeat does not delete the lock of whoever acquired it since.
+//   - A repeat of a final release finds the owner gone (owner ids are never reused, so it touches
+//     nobody else's hold) and answers "not held"; a repeat of a transfer to a goroutine of the same
+//     Client finds that goroutine holding the lock. The release is told that the answer is a
+//     repeat's, and reports the release as done if the hold was not known lost and its lease was
+//     still in force when the first copy was sent: the work under the lock ended before that, so it
+//     was protected whichever copy, or expiry, then removed the lock. (A loss the Client could not
+//     see before the first copy, such as another process's ForceUnlock, is then reported as a
+//     release.) Otherwise it reports the loss, as a first run finding the owner gone does.
 //   - An acquisition whose outcome is unknown (network error, context ended mid-call) is undone. The
 //     undo is a clean-up: it runs on a goroutine the Client owns, with a context of its own (5s at
 //     most), and the caller waits for it only while its context lasts (and 25ms more), so that no
@@ -232,15 +236,12 @@
 //	                                    (sorted sets), absent when nobody waits; a FairLock's is
 //	                                    :~fq, :~fqt, a FencedLock's :~tq, :~tqt
 //	<prefix>{<name>}:~w:<client id>     the Client's wake-up channel for the lock (pub/sub)
-//	<prefix>{<name>}:~rel:<client id>   the last final release by an owner of that Client
-//	                                    ("<owner>=<outcome>"), with the re-send window as TTL
-//	                                    (:~frel:, :~trel: for a FairLock, a FencedLock)
-//	<prefix>{<name>}:~fu:<request id>   the outcome of one ForceUnlock call, likewise
 //	<prefix>{<name>}:~fence             a FencedLock's token counter: never deleted by this package
 //	<prefix>{<name>}                    a ReadWriteLock: a hash (see internal/scripts/rw_value.lua); a
 //	                                    Semaphore: its permits; a CountDownLatch: its count (strings)
 //	<prefix>{<name>}:~sw, :~sl          a Semaphore's waiters (hash) and leased permits (sorted set)
-//	<prefix>{<name>}:~sr:<request id>   the outcome of one Semaphore or CountDownLatch request
+//	<prefix>{<name>}:~sr:<request id>   the outcome of one Semaphore or CountDownLatch request that
+//	                                    the state cannot tell, with the waiter timeout as TTL
 //	<prefix>{<name>}:~lw                a CountDownLatch's wake-up channel, shared by its Clients
 //	<prefix>{<name>}:~lr                a CountDownLatch's rounds (times it reached zero): never
 //	                                    deleted by this package
@@ -249,6 +250,9 @@
 //	                                    bits, hashes, insertions, fpr, hash)
 //	<prefix>{<name>}:~bf:<m>:<k>        a BloomFilter's bits (a string), named after its number of
 //	                                    bits and of hash functions
+//
+// Nothing else is written: once every holder and waiter of an object is gone, only its value, the
+// keys above that are never deleted, and request records (TTL the waiter timeout) remain.
 //
 // Every name starting with "<prefix>{<name>}:~" belongs to this package: do not store your own data
 // there (WithKeyPrefix puts the package's keys in a namespace of their own). Keys and channels of

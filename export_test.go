@@ -10,9 +10,6 @@ import (
 // LockKeyOf returns the Redis key of lock name for Client c (with c's key prefix).
 func LockKeyOf(c *Client, name string) string { return c.Lock(name).key }
 
-// HistoryKeyOf returns the release history key of lock name for Client c.
-func HistoryKeyOf(c *Client, name string) string { return c.Lock(name).releaseKeys[1] }
-
 // ChannelOf returns the wake-up channel of lock name for Client c.
 func ChannelOf(c *Client, name string) string { return c.Lock(name).wakeChannel }
 

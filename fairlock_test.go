@@ -506,10 +506,9 @@ func TestFairLockLiveWaiterOutlastsShortTimeoutWaiters(t *testing.T) {
 
 // TestFairLockResentReleaseAfterSameClientRetook checks that a FairLock release whose reply is lost
 // answers what its first run did even after the lock it handed over was taken and released by
-// another goroutine of the same Client. doc.go, "Re-sent commands": every final release is
-// recorded in the releasing Client's history key of the lock, and "a FairLock's final releases wait
-// for each other", "so the record is overwritten only after the release it records was answered: a
-// repeat answers what the first run did". A FairLock release hands the lock through the Redis queue
+// another goroutine of the same Client. doc.go, "Re-sent commands": a repeat of a final release
+// finds the owner gone, and, as the answer to a re-send of a release sent while the lease was in
+// force, is reported as released. A FairLock release hands the lock through the Redis queue
 // to another goroutine of the same Client, which can take it (from the message, no round trip) and
 // release it while the first release's reply is still lost.
 //
@@ -560,8 +559,7 @@ func TestFairLockResentReleaseAfterSameClientRetook(t *testing.T) {
 	dial.mu.Lock()
 	dial.next = dialPass
 	dial.mu.Unlock()
-	// M's Unlock waits for L's to answer (a Client sends one final release of a lock at a time):
-	// run it aside, then let L's re-send through.
+	// M's Unlock runs aside (on its own connection), then L's re-send goes through.
 	mUnlocked := make(chan error, 1)
 	go func() { mUnlocked <- r.h.Unlock(ctx) }()
 	dial.resumeDials()

@@ -391,13 +391,6 @@ func (o *owner) notHeldReason() error {
 // lock to it in the same round trip.
 func (o *owner) releaseFinal(ctx context.Context, level string) error {
 	l := o.m
-	if l.releaseGate != "" {
-		// Without local turns, another owner of this Client may hold the lock as soon as this
-		// release ran (handed over through the Redis queue): its final release must not overwrite
-		// the history entry of this one before this one has answered (see lock_value.lua).
-		_, _, _ = l.c.gates.Enter(context.Background(), l.releaseGate, nil)
-		defer l.c.gates.Leave(l.releaseGate)
-	}
 	next, want := l.nextHeir()
 	heirID, expected := "", ""
 	leaseMs := o.leaseMs
@@ -408,7 +401,11 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 		expected = encodeLockValue(o.id, level, l.kind)
 	}
 	sent := time.Now()
-	res, ackErr, err := l.release(ctx, releaseReq{owner: o.id, level: level, final: true, expected: expected, leaseMs: leaseMs, heir: heirID})
+	lapse, active := l.c.sched.Deadline(&o.entry)
+	fresh := active && sent.Before(lapse) // the lease was in force when the first copy was sent
+	var repeat bool
+	res, ackErr, err := l.release(ctx, releaseReq{owner: o.id, level: level, final: true, expected: expected, leaseMs: leaseMs,
+		heir: heirID, repeat: &repeat})
 
 	o.mu.Lock()
 	o.inflight--
@@ -425,6 +422,17 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 		transferred = want != nil
 		after = o.endLocked(nil)
 	case res == releaseDone:
+		after = o.endLocked(nil)
+	case repeat && fresh && o.endErr == nil && o.pending == nil:
+		// "Not held", answering a re-send after an unknown outcome (Redis keeps no record of
+		// releases): the first copy released the lock, or the lock was gone already. Reported as
+		// released: the caller's critical section ended before the first copy was sent, and at
+		// that moment the lease was still in force (fresh) and nothing had told the client of a
+		// loss (no renewal found the key gone, no loss signalled since): the work was protected
+		// for as long as it ran, whichever copy, or expiry, removed the lock afterwards. (A loss
+		// the client could not see before the first copy was sent, such as a ForceUnlock by
+		// another process or a failover that lost the key, is then reported as a release: without
+		// a record, the repeat cannot tell it from the first copy's doing.)
 		after = o.endLocked(nil)
 	default: // releaseNotHeld
 		reason := o.notHeldReason()

@@ -31,15 +31,13 @@ package redisson
 // the kind marker.
 const (
 	sfxReserved   = "~"
-	sfxQueue      = "q"    // wait queue, arrival order (per kind)
-	sfxDeadlines  = "qt"   // wait queue, liveness deadlines (per kind)
-	sfxHistory    = "rel:" // + client id: release history (per kind)
-	sfxWake       = "w:"   // + client id: wake-up channel
-	sfxForce      = "fu:"  // + request id: the outcome of a force unlock
+	sfxQueue      = "q"  // wait queue, arrival order (per kind)
+	sfxDeadlines  = "qt" // wait queue, liveness deadlines (per kind)
+	sfxWake       = "w:" // + client id: wake-up channel
 	sfxFence      = "fence"
 	sfxWaiters    = "sw"  // a Semaphore's waiters
 	sfxLeases     = "sl"  // a Semaphore's leased permits (PermitExpirableSemaphore)
-	sfxRequest    = "sr:" // + request id: the outcome of a Semaphore or CountDownLatch request
+	sfxRequest    = "sr:" // + request id: the outcome of a Semaphore or CountDownLatch request (waiter timeout)
 	sfxLatchWake  = "lw"  // a CountDownLatch's wake-up channel, shared by its Clients
 	sfxLatchRound = "lr"  // a CountDownLatch's rounds: how many times its count reached zero
 	sfxBloomBits  = "bf:" // + "<bits>:<hashes>": a BloomFilter's bits (its configuration is at the object key)

@@ -17,6 +17,7 @@ import (
 
 	"bytes"
 	"fmt"
+	"strings"
 )
 
 // TestReleaseOfOtherKindHandsNothingToQueuedWaiter checks that each kind of lock of one name has
@@ -111,22 +112,21 @@ func TestFairLockLeavesApplicationDataAtQueueKeyNames(t *testing.T) {
 	}
 }
 
-// TestReleaseLeavesStringsAtHistoryKeyNames checks that a release leaves alone application strings
-// at "{name}:rel" and at another Client's history key of the lock, whether empty or shaped like a
-// history entry: the history key carries the releasing Client's random id
-// ("{name}:rel:<client id>"), so no application data is there by accident, and none may be
-// rewritten or given a TTL.
-func TestReleaseLeavesStringsAtHistoryKeyNames(t *testing.T) {
+// TestReleaseLeavesStringsAtNearbyNames checks that a release leaves alone application strings at
+// "{name}:rel" and at the name where older versions kept another Client's release history
+// ("{name}:~rel:<client id>"), whether empty or shaped like a history entry: none may be rewritten
+// or given a TTL.
+func TestReleaseLeavesStringsAtNearbyNames(t *testing.T) {
 	for _, tc := range []struct{ name, value string }{
 		{"empty", ""},
 		{"entry-like", "app=r;payload that the application stored here"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, admin, srv := setup(t)
-			other := newClient(t, srv.Client(t))
+			_ = srv
 			ctx := t.Context()
 			lname := "hist-strings-" + tc.name
-			keys := []string{redisson.LockKeyOf(c, lname) + ":rel", redisson.HistoryKeyOf(other, lname)}
+			keys := []string{redisson.LockKeyOf(c, lname) + ":rel", redisson.LockKeyOf(c, lname) + ":~rel:0123456789abcdef01234567"}
 			for _, k := range keys {
 				if err := admin.Set(ctx, k, tc.value, 0).Err(); err != nil {
 					t.Fatal(err)
@@ -653,5 +653,263 @@ func TestBloomFilterKindCollisionsBothWays(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestNothingLeftOnceAllAreGone checks, for every kind of lock and synchronizer, that once every
+// holder and waiter is gone (each ran to its end: waits, re-entries, a wait that timed out, a force
+// unlock) and the Clients are closed, Redis keeps nothing of the object but its documented lasting
+// keys (a Semaphore's permits, a FencedLock's token counter, a CountDownLatch's rounds) and keys
+// whose TTL is at most the waiter timeout: no record per operation outlives it (doc.go, "Keys").
+func TestNothingLeftOnceAllAreGone(t *testing.T) {
+	const wt = 2 * time.Second // the waiter timeout: no key may be left for longer
+	opts := []redisson.Option{redisson.WithWaiterTimeout(wt), redisson.WithRepollInterval(100 * time.Millisecond)}
+	for _, tc := range []struct {
+		kind    string
+		lasting []string // suffixes of the object key that may stay with no TTL
+		run     func(t *testing.T, ctx context.Context, c1, c2 *redisson.Client, name string)
+	}{
+		{kind: "Lock"},
+		{kind: "FairLock"},
+		{kind: "FencedLock", lasting: []string{":~fence"}},
+		{kind: "SpinLock"},
+		{kind: "ReadWriteLock", run: rwLeavesNothing},
+		{kind: "MultiLock"},
+		{kind: "RedLock"},
+		{kind: "Semaphore", lasting: []string{""}, run: semaphoreLeavesNothing},
+		{kind: "PermitExpirableSemaphore", lasting: []string{""}, run: permitsLeaveNothing},
+		{kind: "CountDownLatch", lasting: []string{":~lr"}, run: latchLeavesNothing},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			srv := redistest.Start(t)
+			c1 := newClient(t, srv.Client(t), opts...)
+			c2 := newClient(t, srv.Client(t), opts...)
+			servers := []*redistest.Server{srv}
+			if tc.kind == "RedLock" {
+				withRedLockPeers(t, c1, opts...)
+				withRedLockPeers(t, c2, opts...)
+				s, _ := redLockServers.Load(t)
+				for _, p := range s.([2]*redistest.Server) {
+					servers = append(servers, p)
+				}
+			}
+			ctx := t.Context()
+			name := "gone-" + tc.kind
+			run := tc.run
+			if run == nil {
+				run = func(t *testing.T, ctx context.Context, c1, c2 *redisson.Client, name string) {
+					lockerLeavesNothing(t, ctx, lockOf(c1, tc.kind, name), lockOf(c2, tc.kind, name), c2)
+				}
+			}
+			run(t, ctx, c1, c2, name)
+			for _, c := range []*redisson.Client{c1, c2} {
+				if err := c.Close(); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+				if peers, ok := redLockPeers.Load(c); ok {
+					for _, p := range peers.([2]*redisson.Client) {
+						_ = p.Close()
+					}
+				}
+			}
+			for _, s := range servers {
+				admin := s.Client(t)
+				keys, err := admin.Keys(ctx, "*").Result() // a test server: KEYS is the keyspace scan
+				if err != nil {
+					t.Fatalf("KEYS: %v", err)
+				}
+			next:
+				for _, k := range keys {
+					for _, sfx := range tc.lasting {
+						if strings.HasSuffix(k, "}"+sfx) && strings.Contains(k, name) {
+							continue next
+						}
+					}
+					ttl := admin.PTTL(ctx, k).Val()
+					if ttl <= 0 || ttl > wt {
+						t.Errorf("key %s left in Redis (%s) with TTL %v once every holder and waiter is gone; want none, or a TTL of at most the waiter timeout %v",
+							k, admin.Type(ctx, k).Val(), ttl, wt)
+					}
+				}
+			}
+		})
+	}
+}
+
+// lockerLeavesNothing runs holders and waiters of one lock through two Clients to their end: a
+// re-entry, a waiter of the other Client served by the release, a wait that times out, a force
+// unlock of a held lock.
+func lockerLeavesNothing(t *testing.T, ctx context.Context, l1, l2 redisson.Locker, c2 *redisson.Client) {
+	h1 := mustLock(t, l1, ctx)
+	h1r, err := h1.Reenter(ctx)
+	if err != nil {
+		t.Fatalf("Reenter: %v", err)
+	}
+	got, cancel := lockAsync(ctx, l2)
+	defer cancel()
+	eventually(t, 10*time.Second, "the other Client's waiter", func() bool { return c2.Stats().Waiting > 0 })
+	if h, err := l1.TryLock(ctx, redisson.WithWait(50*time.Millisecond)); err == nil {
+		t.Fatalf("TryLock with a wait while held = %v, nil; want not obtained", h)
+	}
+	for _, h := range []*redisson.Hold{h1r, h1} {
+		if err := h.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock: %v", err)
+		}
+	}
+	r := recvWithin(t, got, 10*time.Second, "the waiter served by the release")
+	if r.err != nil {
+		t.Fatalf("waiter's Lock: %v", r.err)
+	}
+	if err := r.h.Unlock(ctx); err != nil {
+		t.Fatalf("waiter's Unlock: %v", err)
+	}
+	h3 := mustLock(t, l2, ctx)
+	if ok, err := l1.ForceUnlock(ctx); !ok || err != nil {
+		t.Fatalf("ForceUnlock = %v, %v; want true, nil", ok, err)
+	}
+	if err := h3.Unlock(ctx); !errors.Is(err, redisson.ErrLockLost) {
+		t.Fatalf("Unlock after a force unlock = %v; want ErrLockLost", err)
+	}
+}
+
+// rwLeavesNothing does for a ReadWriteLock what lockerLeavesNothing does, with readers too.
+func rwLeavesNothing(t *testing.T, ctx context.Context, c1, c2 *redisson.Client, name string) {
+	l1, l2 := c1.ReadWriteLock(name), c2.ReadWriteLock(name)
+	r1 := func() *redisson.Hold {
+		h, err := l1.RLock(ctx)
+		if err != nil {
+			t.Fatalf("RLock: %v", err)
+		}
+		return h
+	}
+	ra, rb := r1(), r1()
+	rar, err := ra.Reenter(ctx)
+	if err != nil {
+		t.Fatalf("Reenter: %v", err)
+	}
+	got, cancel := lockAsync(ctx, l2) // a writer waits for the readers
+	defer cancel()
+	eventually(t, 10*time.Second, "the writer waiting", func() bool { return c2.Stats().Waiting > 0 })
+	if h, err := l1.TryRLock(ctx, redisson.WithWait(50*time.Millisecond)); err == nil {
+		t.Fatalf("TryRLock behind a waiting writer = %v, nil; want not obtained", h)
+	}
+	for _, h := range []*redisson.Hold{rar, ra, rb} {
+		if err := h.Unlock(ctx); err != nil {
+			t.Fatalf("reader's Unlock: %v", err)
+		}
+	}
+	r := recvWithin(t, got, 10*time.Second, "the writer served by the readers' release")
+	if r.err != nil {
+		t.Fatalf("writer's Lock: %v", r.err)
+	}
+	if err := r.h.Unlock(ctx); err != nil {
+		t.Fatalf("writer's Unlock: %v", err)
+	}
+	hr, err := l2.RLock(ctx)
+	if err != nil {
+		t.Fatalf("RLock: %v", err)
+	}
+	if ok, err := l1.ForceUnlock(ctx); !ok || err != nil {
+		t.Fatalf("ForceUnlock = %v, %v; want true, nil", ok, err)
+	}
+	if err := hr.Unlock(ctx); !errors.Is(err, redisson.ErrLockLost) {
+		t.Fatalf("Unlock after a force unlock = %v; want ErrLockLost", err)
+	}
+}
+
+// semaphoreLeavesNothing runs acquisitions, a waiter, a wait that times out, releases and the other
+// changes of a Semaphore.
+func semaphoreLeavesNothing(t *testing.T, ctx context.Context, c1, c2 *redisson.Client, name string) {
+	s1, s2 := c1.Semaphore(name), c2.Semaphore(name)
+	if ok, err := s1.TrySetPermits(ctx, 1); !ok || err != nil {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	if err := s1.Acquire(ctx, 1); err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s2.Acquire(ctx, 1) }()
+	eventually(t, 10*time.Second, "the other Client's waiter", func() bool { return c2.Stats().Waiting > 0 })
+	if ok, err := s1.TryAcquire(ctx, 1, redisson.WithWait(50*time.Millisecond)); ok || err != nil {
+		t.Fatalf("TryAcquire with a wait = %v, %v; want false, nil", ok, err)
+	}
+	if err := s1.Release(ctx, 1); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if err := recvWithin(t, done, 10*time.Second, "the waiter"); err != nil {
+		t.Fatalf("waiter's Acquire: %v", err)
+	}
+	if err := s2.Release(ctx, 1); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if _, err := s1.AddPermits(ctx, 2); err != nil {
+		t.Fatalf("AddPermits: %v", err)
+	}
+	if _, err := s2.DrainPermits(ctx); err != nil {
+		t.Fatalf("DrainPermits: %v", err)
+	}
+}
+
+// permitsLeaveNothing does the same with leased permits.
+func permitsLeaveNothing(t *testing.T, ctx context.Context, c1, c2 *redisson.Client, name string) {
+	p1, p2 := c1.PermitExpirableSemaphore(name), c2.PermitExpirableSemaphore(name)
+	if ok, err := p1.TrySetPermits(ctx, 1); !ok || err != nil {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	h, err := p1.AcquireHeld(ctx, 1)
+	if err != nil {
+		t.Fatalf("AcquireHeld: %v", err)
+	}
+	type res struct {
+		ids []string
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		ids, err := p2.Acquire(ctx, 1, redisson.WithLease(time.Minute))
+		done <- res{ids, err}
+	}()
+	eventually(t, 10*time.Second, "the other Client's waiter", func() bool { return c2.Stats().Waiting > 0 })
+	if ids, err := p1.TryAcquire(ctx, 1, redisson.WithWait(50*time.Millisecond)); ids != nil || err != nil {
+		t.Fatalf("TryAcquire with a wait = %v, %v; want nil, nil", ids, err)
+	}
+	if err := p1.Release(ctx, h.IDs()...); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	r := recvWithin(t, done, 10*time.Second, "the waiter")
+	if r.err != nil {
+		t.Fatalf("waiter's Acquire: %v", r.err)
+	}
+	if err := p2.Release(ctx, r.ids...); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	if _, err := p1.AddPermits(ctx, 2); err != nil {
+		t.Fatalf("AddPermits: %v", err)
+	}
+	if _, err := p2.DrainPermits(ctx); err != nil {
+		t.Fatalf("DrainPermits: %v", err)
+	}
+}
+
+// latchLeavesNothing sets a CountDownLatch, waits on it from both Clients, and counts it down.
+func latchLeavesNothing(t *testing.T, ctx context.Context, c1, c2 *redisson.Client, name string) {
+	l1, l2 := c1.CountDownLatch(name), c2.CountDownLatch(name)
+	if ok, err := l1.TrySetCount(ctx, 2); !ok || err != nil {
+		t.Fatalf("TrySetCount = %v, %v", ok, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- l2.Wait(ctx) }()
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := l1.Wait(short); err == nil {
+		t.Fatal("Wait on a set latch returned nil before the count down; want the context's error")
+	}
+	for range 2 {
+		if _, err := l2.CountDown(ctx); err != nil {
+			t.Fatalf("CountDown: %v", err)
+		}
+	}
+	if err := recvWithin(t, done, 10*time.Second, "the waiter"); err != nil {
+		t.Fatalf("Wait: %v", err)
 	}
 }

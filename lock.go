@@ -72,13 +72,11 @@ type mutex struct {
 	name        string
 	kind        string   // "" Lock, "f" FairLock, "t" FencedLock, "s" SpinLock: the kind marker of the lock string
 	key         string   // lock key
-	forceKey    string   // + request id: where a force unlock records its outcome
 	acquireKeys []string // lock key, queue, queue deadlines, fencing counter (lock_acquire.lua)
-	releaseKeys []string // lock key, this Client's release history, queue, deadlines, fencing counter
+	releaseKeys []string // the same keys (lock_release.lua, lock_force_unlock.lua)
 	wakePrefix  string   // waiters are woken on wakePrefix + client id
 	wakeChannel string   // this Client's
 	gateName    string   // this lock's local queue: kind and key
-	releaseGate string   // serialises the final releases of a kind without local turns
 	ctxKey      any      // key under which ContextWithHold marks a context, boxed once
 	otherKey    any      // a ReadWriteLock side: the other side's ctxKey (vouching writer, refused upgrade)
 	err         error    // invalid name
@@ -116,16 +114,10 @@ func (c *Client) newMutex(name, kind string) mutex {
 	m.ctxKey = markKey{c, kind, m.key}
 	m.gateName = kind + "|" + m.key
 	if m.rw() {
-		m.releaseKeys = []string{m.key, aux(kind + sfxHistory + c.id)}
+		m.releaseKeys = []string{m.key}
 		m.acquireKeys = m.releaseKeys
-		m.forceKey = aux(sfxForce)
 		m.wakePrefix = aux(sfxWake)
 		m.wakeChannel = m.wakePrefix + c.id
-		if kind == kindRead {
-			// Readers of a Client release one at a time, so that its history entry (one per side)
-			// is overwritten only after the release it records has answered.
-			m.releaseGate = "release|" + m.gateName
-		}
 		other := kindRead
 		if kind == kindRead {
 			other = kindWrite
@@ -133,15 +125,11 @@ func (c *Client) newMutex(name, kind string) mutex {
 		m.otherKey = markKey{c, other, m.key}
 		return m
 	}
-	m.forceKey = aux(sfxForce)
 	q, qt, fence := aux(kind+sfxQueue), aux(kind+sfxDeadlines), aux(sfxFence)
 	m.acquireKeys = []string{m.key, q, qt, fence}
-	m.releaseKeys = []string{m.key, aux(kind + sfxHistory + c.id), q, qt, fence}
+	m.releaseKeys = m.acquireKeys
 	m.wakePrefix = aux(sfxWake)
 	m.wakeChannel = m.wakePrefix + c.id
-	if !m.gated() {
-		m.releaseGate = "release|" + m.gateName
-	}
 	return m
 }
 
@@ -203,9 +191,10 @@ func (l *Lock) TryLock(ctx context.Context, opts ...AcquireOption) (*Hold, error
 // ForceUnlock deletes the lock whoever holds it; if waiters are queued, it hands the lock to the
 // first of them, as a release would. It reports whether there was a lock to delete. The holder learns
 // of it at its next renewal or operation (ErrLockLost). It blocks for one round trip; on error nothing
-// was deleted or the outcome is unknown. A go-redis re-send of it answers as the first run did,
-// without deleting a lock acquired since (the outcome is kept, under the request's own key, for the
-// re-send window).
+// was deleted or the outcome is unknown. It is never re-sent after a lost reply (a second run would
+// delete the lock of whoever acquired it since, and Redis keeps no record of it): such an error
+// leaves the outcome unknown, and calling ForceUnlock again is safe (it deletes whatever lock is
+// held then).
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if l == nil {
 		return false, opErr("force unlock", "", errNilHandle)
@@ -770,9 +759,11 @@ type releaseReq struct {
 	leaseMs      int64  // the lease a partial release sets (0 keeps the TTL); for a transfer, the heir's
 	heir         string // a local waiter's owner id: transferred the lock if nobody queues
 	rejoin       string // a give-back: the owner's ticket, so that it rejoins the queue at its place
-	// undo: an undo or give-back, which writes no release history (another owner of this Client may
-	// be releasing the lock, whose history entry it must not overwrite) and waits for no replica.
+	// undo: an undo or give-back, which waits for no replica.
 	undo bool
+	// repeat, if set, is told whether the answer is that of a re-send after an unknown outcome
+	// (sendOpts.repeat): a final release's "not held" may then be the first copy's doing.
+	repeat *bool
 }
 
 // release runs the release script for q and returns its answer (see the release* constants) and, in
@@ -784,19 +775,15 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 	if q.final {
 		f = "1"
 	}
-	var history any = c.historyArg
-	if q.undo {
-		history = int64(0)
-	}
 	script, keys := scripts.LockRelease, m.releaseKeys
 	var args []any
 	if m.rw() {
-		script, args = scripts.RWRelease, []any{q.owner, q.level, f, m.side(), c.publish, m.wakePrefix, history, c.waiterArg}
+		script, args = scripts.RWRelease, []any{q.owner, q.level, f, m.side(), c.publish, m.wakePrefix, c.waiterArg}
 		if q.rejoin != "" {
 			args = append(args, q.rejoin)
 		}
 	} else {
-		args = []any{q.owner, q.level, f, q.expected, q.leaseMs, history, c.publish, m.wakePrefix, m.kind, c.waiterArg}
+		args = []any{q.owner, q.level, f, q.expected, q.leaseMs, c.publish, m.wakePrefix, m.kind, c.waiterArg}
 		if q.heir != "" || q.rejoin != "" {
 			args = append(args, q.heir)
 		}
@@ -804,11 +791,7 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 			args = append(args, q.rejoin)
 		}
 	}
-	if q.undo {
-		n, err := c.run(ctx, script, keys, args...).Int64()
-		return n, nil, err
-	}
-	cmd, ackErr := c.eval(ctx, script, keys, args...)
+	cmd, ackErr := c.evalOpts(ctx, sendOpts{resend: true, acked: !q.undo, repeat: q.repeat}, script, keys, args...)
 	n, err := cmd.Int64()
 	return n, ackErr, err
 }
@@ -884,19 +867,15 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, opErr("force unlock", m.name, err)
 	}
+	// Not safe to run twice, and nothing in Redis records it: sent once after an unknown outcome (no
+	// re-send after a lost reply), whose error is the caller's (see the scripts' headers).
+	once := sendOpts{acked: true}
+	var cmd *redis.Cmd
 	if m.rw() {
-		keys := []string{m.key, m.forceKey + m.c.newID()}
-		cmd, _ := m.c.eval(ctx, scripts.RWForceUnlock, keys, m.c.publish, m.wakePrefix, m.c.historyArg, m.c.waiterArg)
-		n, err := cmd.Int64()
-		if err != nil {
-			return false, opErr("force unlock", m.name, redisErr(err))
-		}
-		return n == 1, nil
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.RWForceUnlock, m.releaseKeys, m.c.publish, m.wakePrefix, m.c.waiterArg)
+	} else {
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.LockForceUnlock, m.releaseKeys, m.c.publish, m.wakePrefix, m.kind)
 	}
-	req := m.c.newID()
-	k := m.releaseKeys
-	keys := []string{m.key, m.forceKey + req, k[2], k[3], k[4]}
-	cmd, _ := m.c.eval(ctx, scripts.LockForceUnlock, keys, m.c.publish, req, m.c.historyArg, m.wakePrefix, m.kind)
 	n, err := cmd.Int64()
 	if err != nil {
 		return false, opErr("force unlock", m.name, redisErr(err))

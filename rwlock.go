@@ -99,7 +99,9 @@ func (l *ReadWriteLock) TryLock(ctx context.Context, opts ...AcquireOption) (*Ho
 }
 
 // ForceUnlock deletes every hold of the lock, the writer's and every reader's, whoever holds them,
-// and wakes the waiters; it reports whether anyone held it. It blocks for one round trip.
+// and wakes the waiters; it reports whether anyone held it. It blocks for one round trip. As
+// Lock.ForceUnlock, it is never re-sent after a lost reply: such an error leaves the outcome unknown,
+// and calling it again is safe.
 func (l *ReadWriteLock) ForceUnlock(ctx context.Context) (bool, error) {
 	if l == nil {
 		return false, opErr("force unlock", "", errNilHandle)

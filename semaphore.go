@@ -29,9 +29,13 @@ import (
 // heartbeat that finds a waiter's wants fit wakes it at once.
 //
 // A wait that ends (its context, the WithWait bound, Close) leaves the semaphore as it was: permits an
-// attempt took as the wait ended are given back. Every change is safe to re-send: each request has an
-// id, and its outcome is kept in Redis for go-redis's re-send window, so a repeat is answered, not
-// applied again.
+// attempt took as the wait ended are given back. Every change is safe to re-send: a request whose
+// outcome the state cannot tell (the permits are a counter) has an id, and its outcome is kept in
+// Redis for the waiter timeout (WithWaiterTimeout), within which alone it is re-sent after a lost
+// reply, so a repeat is answered, not applied again; leased permits answer for their acquisition by
+// their ids. An undo of plain permits that cannot reach Redis within the waiter timeout of the
+// acquisition finds no record and gives nothing back (the permits stay taken, as a crashed holder's
+// do).
 //
 // In the replica-acknowledged mode (WithReplicaAcks) every change waits for the replicas; an
 // acquisition they did not acknowledge is given back and fails (ErrNotObtained, ErrNotReplicated); a
@@ -183,7 +187,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		}
 		sent = true
 		at = time.Now()
-		cmd, ackErr := c.eval(ctx, scripts.SemAcquire, keys, id, n, mode, c.waiterArg, c.historyArg, leaseMs, c.publish, s.wakePrefix)
+		cmd, ackErr := c.evalRecorded(ctx, scripts.SemAcquire, keys, id, n, mode, c.waiterArg, c.waiterArg, leaseMs, c.publish, s.wakePrefix)
 		r, err := cmd.Int64Slice()
 		if err == nil && len(r) != 3 {
 			err = errors.New("redisson: unexpected reply to a semaphore acquisition")
@@ -266,14 +270,14 @@ func (s *Semaphore) change(ctx context.Context, what string, n int64, id string,
 		req = s.c.newID()
 	}
 	c := s.c
-	args := []any{what, n, c.publish, s.wakePrefix, c.historyArg, id, "0"}
+	args := []any{what, n, c.publish, s.wakePrefix, c.waiterArg, id, "0"}
 	if leased {
 		args[6] = "1"
 	}
 	for _, p := range pids {
 		args = append(args, p)
 	}
-	cmd, ackErr := c.eval(ctx, scripts.SemRelease, []string{s.key, s.waiters, s.aux(sfxRequest + req), s.leases}, args...)
+	cmd, ackErr := c.evalRecorded(ctx, scripts.SemRelease, []string{s.key, s.waiters, s.aux(sfxRequest + req), s.leases}, args...)
 	v, err := cmd.Int64()
 	if err != nil && strings.Contains(err.Error(), "permits out of range") {
 		return 0, nil, because(ErrInvalidArgument, err) // nothing changed (sem_bound)

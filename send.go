@@ -37,7 +37,10 @@ import (
 //   - after an error proving that it was never written: no connection could be made, or none was
 //     free in time (a few times: a server that cannot be reached is reported soon);
 //   - after a network error that leaves its outcome unknown, only if it is safe to run twice (the
-//     lock, semaphore and latch scripts answer a repeat from their records), a few times.
+//     lock, semaphore and latch scripts answer a repeat from the state it finds, or from a request
+//     record), a few times, and for a request with a record only while the record lives (resendFor).
+//     The caller may ask whether the reply answers such a re-send (repeat): a reply that reads state
+//     may then describe what the first copy did.
 // If no attempt can have reached Redis, the error is marked as such (notSent): noEffect reports it,
 // and the caller has nothing to undo. A context that has ended before an attempt stops it unsent.
 
@@ -63,6 +66,13 @@ type sendOpts struct {
 	// tx makes the command the EXEC of a transaction: MULTI, the commands tx queues, and EXEC go in
 	// one pipeline to the master of key (followed by WAIT in the replica-acknowledged mode).
 	tx func(p redis.Pipeliner)
+	// resendFor, if set, bounds the re-sends after an unknown outcome: none once that long has passed
+	// since the first attempt was sent (the unknown outcome is reported instead). A script whose
+	// request record lives that long (the waiter timeout) then outlives every copy sent.
+	resendFor time.Duration
+	// repeat, if set, is where send reports whether the reply it returns answers a re-send after an
+	// unknown outcome: an earlier copy may have run, and the reply may describe what that copy left.
+	repeat *bool
 }
 
 // send sends the command that build makes (on key's slot; build is called for every attempt),
@@ -80,6 +90,10 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 	loaded := false
 	maybeRan := false // an earlier attempt may have reached Redis
 	redirects, refusals, unsents, resends := 0, 0, 0, 0
+	first := time.Now()
+	if opts.repeat != nil {
+		defer func() { *opts.repeat = maybeRan }()
+	}
 	for {
 		cmd = build()
 		if err := ctx.Err(); err != nil {
@@ -170,7 +184,8 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 			return cmd, nil // Redis answered: the caller reads the reply
 		default: // a network or context error: the command may have run
 			maybeRan = true
-			if !opts.resend || resends >= unknownResend || !retryPause(ctx, resends) {
+			if !opts.resend || resends >= unknownResend || !retryPause(ctx, resends) ||
+				opts.resendFor > 0 && time.Since(first) >= opts.resendFor {
 				cmd.SetErr(withCtxErr(ctx, err))
 				return cmd, nil
 			}
@@ -249,7 +264,19 @@ func (c *Client) run(ctx context.Context, script *redis.Script, keys []string, a
 // eval runs script, safe to run twice, as run does, and in the replica-acknowledged mode follows it
 // with WAIT: ackErr reports too few acknowledgements (see send).
 func (c *Client) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
-	return send(ctx, c, keys[0], script, func() *redis.Cmd { return scriptCmd(ctx, script, keys, args...) }, sendOpts{resend: true, acked: true})
+	return c.evalOpts(ctx, sendOpts{resend: true, acked: true}, script, keys, args...)
+}
+
+// evalOpts runs script as opts say (see send).
+func (c *Client) evalOpts(ctx context.Context, opts sendOpts, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
+	return send(ctx, c, keys[0], script, func() *redis.Cmd { return scriptCmd(ctx, script, keys, args...) }, opts)
+}
+
+// evalRecorded runs script, whose request record in Redis lives for the waiter timeout (see the
+// script's header), as eval does, but sends no copy once the waiter timeout since the first has
+// passed (sendOpts.resendFor): the record outlives every copy sent.
+func (c *Client) evalRecorded(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
+	return c.evalOpts(ctx, sendOpts{resend: true, acked: true, resendFor: c.cfg.waiterTimeout}, script, keys, args...)
 }
 
 // mutate sends a data object's mutation, which must not run twice (see object.go), once: see send.

@@ -58,8 +58,8 @@ func allImpls() []impl {
 		{
 			name:     "redisson",
 			settings: "redisson.New(rdb) defaults (watchdog 30s, repoll 500ms, pub/sub wake-ups); go-redis v9 ContextTimeoutEnabled=true; h, _ := Lock(ctx); h.Unlock(ctx)",
-			// SET is both the fast path (top-level) and, for the release history, re-entry or a
-			// waiter's mark, called inside the scripts; it is counted as top-level.
+			// SET is both the fast path (top-level) and, for re-entry or a waiter's mark, called
+			// inside the scripts; it is counted as top-level.
 			scriptCmds: []string{"get", "pttl", "pexpire", "del", "publish"},
 			open:       openRedisson,
 		},

@@ -157,7 +157,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (*result, er
 	defer func() {
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer ccancel()
-		// The lock is free once every buyer has unlocked; its release history expires on its own.
+		// The lock and its queue are gone once every buyer has unlocked.
 		rdb.Del(cctx, stockKey, soldKey)
 	}()
 

@@ -288,6 +288,17 @@ func (s *Scheduler) poke() {
 	}
 }
 
+// Deadline is when e's lease in force may be about to lapse (from its acquisition or its latest
+// renewal, less the margin), and whether e is active; the zero time if it is not. It does not block.
+func (s *Scheduler) Deadline(e *Entry) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !e.active {
+		return time.Time{}, false
+	}
+	return e.deadline, true
+}
+
 // Lapse is when e, acquired by a request sent at sent, must be considered lost: its first lease
 // (First, else Lease) less the margin. It does not block.
 func (s *Scheduler) Lapse(e *Entry, sent time.Time) time.Time {

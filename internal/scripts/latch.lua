@@ -2,20 +2,23 @@
 -- absent when it is zero (never set, or counted down to zero: then it can be set again).
 --
 -- KEYS[1]  the count
--- KEYS[2]  the request's record: its answer, kept for the re-send window
+-- KEYS[2]  the request's record: its answer, kept for the waiter timeout (ARGV[5])
 -- KEYS[3]  the round: how many times the count reached zero (never deleted), so that a waiter that
 --          reads the count only after the latch was set again still sees that its round ended
 -- ARGV[1]  what: "s" set the count to ARGV[2] if it is zero; "d" count down by one
 -- ARGV[2]  "s": the count (≥ 1)
 -- ARGV[3]  publish command: PUBLISH or SPUBLISH
 -- ARGV[4]  the latch's wake-up channel, shared by its Clients: reaching zero publishes "*" there
--- ARGV[5]  ms to keep the request's record
+-- ARGV[5]  ms to keep the request's record: the waiter timeout
 --
 -- returns  "s": 1 set, 0 the count was not zero; "d": the count after it (0 also when it was zero
 --          already); a WRONGTYPE error if the key holds anything but a positive integer
 --
 -- Safe to run twice: a repeat finds the request's record and answers what the first run answered,
--- changing nothing (a late copy of a set cannot arm a latch again once it reached zero).
+-- changing nothing (a late copy of a set cannot arm a latch again once it reached zero). The record
+-- is needed: the count has no identity, so the state cannot tell whether a count down, or a set,
+-- was this request's. The client sends no copy once the waiter timeout since the first has passed
+-- (send.go: resendFor), so the record outlives every copy it sends.
 local key, record = KEYS[1], KEYS[2]
 local what, n, publish, channel, keepMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
 local done = redis.call('GET', record)

@@ -2,32 +2,26 @@
 -- live one as a release would. Formats: lock_value.lua, wait_queue.lua.
 --
 -- KEYS[1]  lock key
--- KEYS[2]  a key of this request's own, where its outcome is recorded
--- KEYS[3]  wait queue: order (q)
--- KEYS[4]  wait queue: deadlines (qt)
--- KEYS[5]  fencing counter (FencedLock; any key of the lock's slot otherwise)
+-- KEYS[2]  wait queue: order (q)
+-- KEYS[3]  wait queue: deadlines (qt)
+-- KEYS[4]  fencing counter (FencedLock; any key of the lock's slot otherwise)
 -- ARGV[1]  publish command: PUBLISH or SPUBLISH
--- ARGV[2]  request id (unique per call)
--- ARGV[3]  how long, in milliseconds, the outcome is kept (the re-send window)
--- ARGV[4]  wake channel prefix (see lock_release.lua)
--- ARGV[5]  kind: "", "f" or "t" (see lock_acquire.lua)
+-- ARGV[2]  wake channel prefix (see lock_release.lua)
+-- ARGV[3]  kind: "", "f" or "t" (see lock_acquire.lua)
 --
 -- returns  1 if a held lock was deleted, 0 if there was none
 --
--- Safe to run twice: the outcome is recorded under the request, and a repeat answers it without
--- deleting again (so it cannot delete the lock of whoever acquired it since).
+-- NOT safe to run twice, and it keeps no record: a repeat would delete the lock of whoever acquired
+-- it since, and nothing in the lock's state tells a repeat from a new request. The client sends it
+-- once after an unknown outcome (no re-send after a lost reply: see Lock.ForceUnlock), and only
+-- again after a reply or error proving that it did not run (send.go).
 -- A key of another type, a string in another format, or a lock of another kind is refused with
 -- WRONGTYPE and left untouched.
-local key, record, q, qt, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local publish, req, historyMs, wakePrefix, kind = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local key, q, qt, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local publish, wakePrefix, kind = ARGV[1], ARGV[2], ARGV[3]
 
-local done = history_outcome(record, req)
-if done then
-  return done == 'f' and 1 or 0
-end
 local cur = redis.call('GET', key)
 if not cur then
-  history_push(record, req, 'n', historyMs)
   return 0
 end
 local holder, _, mark, vkind = lock_decode(cur)
@@ -36,5 +30,4 @@ if not holder or vkind ~= kind then
 end
 redis.call('DEL', key)
 lock_hand_over(key, q, qt, fence, kind, publish, wakePrefix, mark_epoch(mark))
-history_push(record, req, 'f', historyMs)
 return 1

@@ -17,14 +17,8 @@
 --               hand-over); epoch, digits, is the queue's epoch (see wait_queue.lua; "" unknown)
 --   token   FencedLock: the fencing token of this holder's acquisition (see lock_acquire.lua)
 --
--- A release history key belongs to one client of the lock: it holds "<owner>=<outcome>", the last
--- final release by an owner of that client, with the re-send window as TTL. A client sends one final
--- release of a lock at a time (the next waits until the previous one has answered), so its key is
--- overwritten only after the release it records was answered: a re-sent release always finds its own
--- entry, however many releases of other clients came in between. Outcomes:
---   r  freed the lock, or handed it to the head of the wait queue
---   t  transferred the lock to the waiter the releasing client named
--- A force unlock records "<request id>=<f or n>" (n: nothing to delete) in a key of its own.
+-- No key records what a lock script did: a repeat of a script is answered by the state it finds
+-- (see lock_release.lua).
 
 -- lock_decode returns owner, levels, mark, kind ("", "f", "s" or "t") and token (FencedLock), or nil if v
 -- is not a lock string.
@@ -85,25 +79,6 @@ end
 
 local function wrong_type()
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
-
--- history_outcome returns the outcome recorded for id in the history key ("r", "t", "f", "n"), or
--- nil.
-local function history_outcome(history, id)
-  local v = redis.pcall('GET', history)
-  if type(v) ~= 'string' then
-    return nil
-  end
-  local who, outcome = string.match(v, '^(.*)=(%a)$')
-  if who == id then
-    return outcome
-  end
-  return nil
-end
-
--- history_push records outcome for id in the history key, kept for historyMs.
-local function history_push(history, id, outcome, historyMs)
-  redis.call('SET', history, id .. '=' .. outcome, 'PX', historyMs)
 end
 
 -- mark_epoch is the queue epoch a lock's mark carries ("" if none).

@@ -1,7 +1,6 @@
 -- rw_acquire.lua: acquire or re-enter the read or write side of a ReadWriteLock. Format: rw_value.lua.
 --
 -- KEYS[1]  the lock hash
--- KEYS[2]  this client's release history for the side (see rw_release.lua)
 -- ARGV[1]  owner id
 -- ARGV[2]  lease in ms (0, for a re-entry: keep the hold's expiry, as a fixed lease does)
 -- ARGV[3]  level id to add
@@ -20,18 +19,14 @@
 --
 -- Who enters is decided by tickets (see rw_value.lua); a reader the writer vouches for enters at once.
 -- Safe to run twice: a level id is added once, a repeat of a fresh acquisition by the same owner finds
--- its own hold and adds nothing more, a copy that lands after the owner's final release finds its
--- history entry and takes nothing (answers -1), and a repeated registration keeps its ticket. The
--- history holds the latest final release of the client's side only: a copy delayed past another
--- final release of the same client is caught by the client's repeated undos (see undoLater in
--- lock.go) if it lands within them, and otherwise holds the side until its lease ends.
+-- its own hold and adds nothing more, and a repeated registration keeps its ticket. A copy that lands
+-- after the owner's final release takes the side again for an owner that is gone, as for every kind
+-- of lock: the client's repeated undos (see undoLater in lock.go) catch it if it lands within them,
+-- and otherwise it holds the side until its lease ends.
 local key = KEYS[1]
 local owner, leaseMs, level, mode, side, waiterMs, vouch =
   ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local now = rw_now()
-if mode ~= 'r' and redis.call('GET', KEYS[2]) == owner .. '=r' then
-  return {-1, 0, 0, 0} -- a late copy of an acquisition whose owner has released since
-end
 if side == 'r' and mode ~= 'r' and vouch == '' then
   -- The common acquisition: a reader new to the lock (it neither holds nor waits). It enters while
   -- no writer holds the lock and none waits, else it waits; the counters tell without loading the

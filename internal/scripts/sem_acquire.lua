@@ -2,13 +2,13 @@
 --
 -- KEYS[1]  the permits
 -- KEYS[2]  the waiters hash
--- KEYS[3]  the acquisition's request record
+-- KEYS[3]  the acquisition's request record (see below)
 -- KEYS[4]  the leased permits
 -- ARGV[1]  the acquisition's id (its waiter id: "<client id>:<sequence>")
 -- ARGV[2]  n, the permits wanted (≥ 1)
 -- ARGV[3]  "f" one attempt; "w" a waiting attempt, which registers the waiter when it fails
 -- ARGV[4]  the waiter timeout in ms (a registration lasts that long without a heartbeat)
--- ARGV[5]  ms to keep the request record (the re-send window)
+-- ARGV[5]  ms to keep the request record: the waiter timeout
 -- ARGV[6]  lease in ms of each permit taken (PermitExpirableSemaphore: the permits "<id>#1".."<id>#n"
 --          are leased until now + lease), or 0: plain permits
 -- ARGV[7]  publish command, ARGV[8] wake channel prefix: expired leases that came back may let
@@ -19,9 +19,16 @@
 --          the registration of a waiter ahead lapses, -1 none); {-1, 0, 0} the acquisition was undone
 --          already (a late copy, or of a single attempt that failed)
 --
--- Safe to run twice: a repeat of an attempt that took the permits finds its record "a" and answers 1
--- without taking more; a copy landing after the undo, or after a single attempt ("f") that failed,
--- finds "u" and takes nothing; a repeated registration keeps its ticket.
+-- Safe to run twice. An attempt that took leased permits keeps no record: a repeat finds "<id>#1"
+-- in the lease set and answers 1 without taking more. Plain permits are a counter, which cannot
+-- tell: an attempt that takes them records "a", and a repeat finds it and answers 1 without taking
+-- more. Nothing in the state tells a late copy of a single attempt ("f") that failed, or of an
+-- undone acquisition, from a new attempt: the failed attempt, and the undo (sem_release.lua),
+-- record "u", and such a copy finds it and takes nothing. Records last the waiter timeout; the
+-- client sends no copy once the waiter timeout since the first has passed (send.go: resendFor), so
+-- the record outlives every copy it sends; an undo of plain permits reaching Redis after the "a"
+-- record expired finds nothing to give back (see sem_release.lua). A repeated registration keeps
+-- its ticket.
 local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, n, mode, waiterMs, keepMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local leaseMs, publish, wakePrefix = tonumber(ARGV[6]), ARGV[7], ARGV[8]
@@ -30,6 +37,9 @@ if done == 'a' then
   return {1, 0, 0}
 elseif done then
   return {-1, 0, 0}
+end
+if leaseMs > 0 and redis.call('ZSCORE', leases, id .. '#1') then
+  return {1, 0, 0}
 end
 local now, st, err = sem_open(key, waiters, leases)
 if not st then
@@ -47,8 +57,9 @@ if permits - sem_ahead(list, mine and mine.ticket) >= n then
       args[#args + 1] = pid
     end
     redis.call('ZADD', leases, unpack(args))
+  else
+    redis.call('SET', record, 'a', 'PX', keepMs)
   end
-  redis.call('SET', record, 'a', 'PX', keepMs)
   sem_remove(waiters, list, byID, id)
   sem_keep(waiters, list, now)
   if back > 0 then

@@ -3,7 +3,7 @@
 --
 -- KEYS[1]  the permits
 -- KEYS[2]  the waiters hash
--- KEYS[3]  the request's record
+-- KEYS[3]  the request's record (see below)
 -- KEYS[4]  the leased permits
 -- ARGV[1]  what: "r" release n; "a" add n (may be negative); "d" drain (take all available);
 --          "s" set the permits to n if they are not set; "u" undo acquisition ARGV[6] of n permits
@@ -13,7 +13,7 @@
 -- ARGV[2]  n
 -- ARGV[3]  publish command: PUBLISH or SPUBLISH
 -- ARGV[4]  wake channel prefix: a waiter is woken on "<prefix><its client id>"
--- ARGV[5]  ms to keep the request record (the re-send window)
+-- ARGV[5]  ms to keep the request record: the waiter timeout
 -- ARGV[6]  "u": the acquisition's id (its waiter id)
 -- ARGV[7]  "u": "1" if the acquisition leased its permits (then only those still leased come back)
 -- ARGV[8…] "x", "e", "q": permit ids
@@ -25,7 +25,16 @@
 --
 -- Expired leases come back first (sem_reclaim). After any change, the waiters whose wants now fit
 -- are woken (see sem_wake). Safe to run twice: a repeat finds the request's record and answers what
--- the first run answered, changing nothing ("e" and "q" keep no record: they are idempotent).
+-- the first run answered, changing nothing. "e" and "q" keep no record: they are idempotent. The
+-- others keep one, for the waiter timeout, because the permits are a counter with no identity ("r",
+-- "a", "d", "s"), because the answer cannot be read back from the state ("x": all or none, and the
+-- permits after it), or, for the undo ("u"), so that a late copy of the acquisition takes nothing
+-- (an undo of leased permits gives back the acquisition's ids still in the lease set; one of plain
+-- permits, n if the acquisition's record says it took them). The client sends no copy
+-- once the waiter timeout since the first has passed (send.go: resendFor), so the record outlives
+-- every copy it sends. The undo of plain permits reads the acquisition's record ("a": it took them),
+-- written at most a waiter timeout before: an undo that reaches Redis later (Redis unreachable for
+-- that long after an acquisition's unknown outcome) finds none and gives nothing back.
 local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local what, n, publish, wakePrefix, keepMs, id = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
 local done = redis.call('GET', record)
@@ -99,14 +108,13 @@ elseif what == 's' then
   end
 else -- 'u'
   out = 0
-  if done == 'a' then
+  if ARGV[7] == '1' then
+    out = redis.call('ZREM', leases, unpack(sem_ids(id, n)))
+  elseif done == 'a' then
     out = n
-    if ARGV[7] == '1' then
-      out = redis.call('ZREM', leases, unpack(sem_ids(id, n)))
-    end
-    if out > 0 then
-      permits = redis.call('INCRBY', key, out)
-    end
+  end
+  if out > 0 then
+    permits = redis.call('INCRBY', key, out)
   end
   sem_remove(waiters, list, byID, id)
   redis.call('SET', record, 'u', 'PX', keepMs)

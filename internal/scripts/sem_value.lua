@@ -11,10 +11,13 @@
 --   <key>:~sl         ZSET of leased permits (PermitExpirableSemaphore): member "<acquisition id>#<i>",
 --                     score its expiry (server ms). A permit whose expiry passed is back in the pool:
 --                     the next script that looks (sem_reclaim) removes it and adds it to the permits.
---   <key>:~sr:<id>    the outcome of request id (an acquisition, release, AddPermits, DrainPermits),
---                     kept for the re-send window: "a" an acquisition took its permits, "u" it was
---                     undone (a copy landing later takes nothing), or the answer of a release-like
---                     request, so that a re-sent request is answered, not applied, again.
+--   <key>:~sr:<id>    the outcome of request id where the state cannot tell it (an acquisition of
+--                     plain permits, a single attempt that failed, an undo, a release, AddPermits,
+--                     DrainPermits, TrySetPermits, a release of leased permits), kept for the waiter
+--                     timeout: "a" an acquisition took its permits, "u" it was undone or failed
+--                     (a copy landing later takes nothing), or the answer of a release-like request,
+--                     so that a re-sent request is answered, not applied, again. The client sends no copy of a request once the waiter timeout since its
+--                     first has passed, so the record outlives every copy (see sem_release.lua).
 -- Waiters are served first come, first served, with reservations: an acquisition of n permits
 -- succeeds when the permits left after those that every waiter ahead of it wants are at least n (a
 -- newcomer is behind every waiter). So a large request is never passed by smaller ones, and waiters
