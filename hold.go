@@ -42,6 +42,9 @@ type owner struct {
 	cancel  context.CancelCauseFunc
 	entry   renew.Entry
 	ready   chan struct{} // for an owner handed over to a waiting goroutine: closed once registered
+	// resent: an acquisition of this owner was answered by a re-send, so a copy of it may land after
+	// the final release and take the lock again: the release is followed by repeated undos.
+	resent bool
 
 	mu         sync.Mutex
 	levels     int    // levels held or being taken
@@ -497,6 +500,11 @@ func (o *owner) endLocked(reason error) func() {
 	return func() {
 		l := o.m
 		l.c.sched.Remove(&o.entry)
+		if o.resent {
+			// A copy of the acquisition still travelling would take the lock again for this
+			// owner, which nobody would renew or release: undo it if it lands within the undos.
+			l.undoLater(o.id, false)
+		}
 		// Give up the turn first: whoever sees the context end may lock again at once.
 		if leave {
 			l.leaveTurn()

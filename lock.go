@@ -360,6 +360,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	var place int64         // the owner's ticket in the queue, from its latest queued attempt (0: none)
 	kept := false           // the latest give-back kept the owner's place
 	var pause time.Duration // the latest pause after a give-back
+	resent := false         // an attempt was answered by a re-send: a copy may still land (see acquireRes)
 	attempt := func(ctx context.Context, woken wait.Woken) (wait.Outcome, error) {
 		if lease == 0 && woken.Message != "" && !c.acks.on() {
 			if cand, err := m.takeHanded(ctx, id, woken); err != nil || cand != nil {
@@ -373,6 +374,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		fast := (m.kind == kindPlain || m.kind == kindSpin) && !queued && !c.recentlyContended(m.gateName, sent)
 		res, err := m.runAcquire(ctx, acquireReq{owner: id, level: "1", mode: mode, leaseMs: leaseMs, fast: fast, sent: sent})
 		n, token, ticket, ackErr := res.n, res.token, res.ticket, res.ackErr
+		resent = resent || res.resent
 		if err != nil {
 			if !noEffect(err) {
 				m.undo(ctx, id, true) // the outcome is unknown
@@ -392,6 +394,9 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 				place = ticket
 			}
 			if !waiting {
+				if resent { // a copy still travelling may take the lock for this owner later
+					m.undo(ctx, id, true)
+				}
 				return wait.Outcome{}, errors.New("held by another owner")
 			}
 			// Woken when handed the lock (a ReadWriteLock: when a release frees a side; the
@@ -399,6 +404,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 			return wait.Outcome{Queued: true, Ticket: ticket, Retry: -1}, nil
 		}
 		cand := m.makeOwner(ctx, id, lease, token)
+		cand.resent = resent
 		switch err := m.register(cand, sent); {
 		case err == nil:
 			o = cand
@@ -406,7 +412,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		case errors.Is(err, ErrClosed) || !waiting:
 			// Closed meanwhile (nothing would renew or end the hold), or answered too late to vouch
 			// for the lease: give the lock back.
-			m.undo(ctx, id, false)
+			m.undo(ctx, id, resent)
 			return wait.Outcome{}, err
 		default: // answered too late: give the lock back, keeping the owner's place, and try again
 			kept = !kept
@@ -450,9 +456,10 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	if err == nil {
 		return o, nil
 	}
-	if queued {
+	if queued || resent {
 		// Leave the queue and release what may have been handed over meanwhile; again later, for a
-		// copy of a queued attempt still travelling would queue the owner again.
+		// copy of a queued (or re-sent) attempt still travelling would queue the owner, or take the
+		// lock for it, again.
 		m.undo(ctx, id, true)
 	}
 	if errors.Is(err, wait.ErrClosed) {
@@ -472,6 +479,7 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 	pause := c.cfg.spinMin
 	c.unqueued.Add(1)
 	defer c.unqueued.Add(-1)
+	resent := false // an attempt was answered by a re-send: a copy may still land (see acquireRes)
 	for attempt := 0; ; attempt++ {
 		sent := time.Now()
 		// The first attempt takes a free lock with one SET NX; later ones find it held: the script.
@@ -482,6 +490,7 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 		}
 		res, err := m.runAcquire(actx, acquireReq{owner: id, level: "1", mode: modeTry, leaseMs: leaseMs, fast: attempt == 0, sent: sent})
 		n, token, ackErr := res.n, res.token, res.ackErr
+		resent = resent || res.resent
 		switch {
 		case err != nil:
 			if !noEffect(err) {
@@ -493,11 +502,12 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 			return nil, ackErr
 		case n >= 1:
 			o := m.makeOwner(ctx, id, lease, token)
+			o.resent = resent
 			err := m.register(o, sent)
 			if err == nil {
 				return o, nil
 			}
-			m.undo(ctx, id, false)
+			m.undo(ctx, id, resent)
 			if errors.Is(err, ErrClosed) {
 				return nil, err
 			}
@@ -508,9 +518,15 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 		select {
 		case <-waitCtx.Done():
 			t.Stop()
+			if resent {
+				m.undo(ctx, id, true)
+			}
 			return nil, m.waitEnded(ctx, waitCtx.Err())
 		case <-c.done:
 			t.Stop()
+			if resent {
+				m.undo(ctx, id, true)
+			}
 			return nil, ErrClosed
 		case <-t.C:
 		}
@@ -621,21 +637,23 @@ const (
 func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error) {
 	c := m.c
 	owner, leaseMs, level, mode := q.owner, q.leaseMs, q.level, q.mode
+	var fastResent, resent bool // a copy of the SET NX, or of the script, may still be travelling
 	if q.fast {
 		// Safe to send again: a repeat finds the key set, and the script recognises the owner's value.
 		cmd, aerr := send(ctx, c, m.key, nil, func() *redis.BoolCmd {
 			return redis.NewBoolCmd(ctx, "set", m.key, encodeLockValue(owner, level, m.kind), "px", leaseMs, "nx")
-		}, sendOpts{resend: true, acked: true})
+		}, sendOpts{resend: true, acked: true, repeat: &fastResent})
 		set, err := cmd.Result()
 		if err != nil {
 			return acquireRes{}, err
 		}
 		if set {
-			return acquireRes{n: 1, ackErr: aerr}, nil
+			return acquireRes{n: 1, ackErr: aerr, resent: fastResent}, nil
 		}
 	}
+	opts := sendOpts{resend: true, acked: true, repeat: &resent}
 	if m.rw() {
-		cmd, ackErr := c.eval(ctx, scripts.RWAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.side(), c.waiterArg, m.vouch(ctx))
+		cmd, ackErr := c.evalOpts(ctx, opts, scripts.RWAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.side(), c.waiterArg, m.vouch(ctx))
 		r, err := cmd.Int64Slice()
 		if err == nil && len(r) != 4 {
 			err = errors.New("redisson: unexpected reply to an acquisition")
@@ -646,13 +664,13 @@ func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error
 		if r[0] < 1 {
 			ackErr = nil
 		}
-		return acquireRes{n: r[0], ticket: r[2], ackErr: ackErr}, nil
+		return acquireRes{n: r[0], ticket: r[2], ackErr: ackErr, resent: resent || fastResent}, nil
 	}
 	known := ""
 	if mode == modeWait {
 		known = c.knownEpoch(m.gateName, q.sent)
 	}
-	cmd, ackErr := c.eval(ctx, scripts.LockAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.kind, c.waiterArg, known)
+	cmd, ackErr := c.evalOpts(ctx, opts, scripts.LockAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.kind, c.waiterArg, known)
 	r, err := cmd.Int64Slice()
 	if err == nil && len(r) != 4 {
 		err = errors.New("redisson: unexpected reply to an acquisition")
@@ -666,7 +684,7 @@ func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error
 	if r[0] < 1 {
 		ackErr = nil // nothing was granted; a queued waiter needs no replica
 	}
-	return acquireRes{n: r[0], token: r[1], ticket: r[2], ackErr: ackErr}, nil
+	return acquireRes{n: r[0], token: r[1], ticket: r[2], ackErr: ackErr, resent: resent || fastResent}, nil
 }
 
 // acquireReq is one attempt of runAcquire: add level for owner, in mode (see lock_acquire.lua),
@@ -684,6 +702,10 @@ type acquireReq struct {
 type acquireRes struct {
 	n, token, ticket int64
 	ackErr           error
+	// resent: the reply answers a re-send after an unknown outcome (see send), so an earlier copy
+	// may still be travelling and land later, even after the owner's release: whatever ends the
+	// owner must be repeated later (undoLater).
+	resent bool
 }
 
 // undo releases whatever owner id may hold (a lock applied by a request whose reply was lost, a lock

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -1080,4 +1081,50 @@ func TestLockLostReplyThenUnreachableIsUndone(t *testing.T) {
 	eventually(t, 6*time.Second, "the lost acquisition undone once Redis is reachable", func() bool {
 		return lockOwner(t, admin, key) == ""
 	})
+}
+
+// A copy of an acquisition that lands after the owner's release is undone, also when the
+// acquisition was answered by its re-send: A locks through a proxy that drops the reply of the first
+// SET NX (it ran); the re-send completes the acquisition; A unlocks; the first copy, replayed as a
+// late copy, then takes the free lock for A's finished owner. B must get the lock within 10s (the
+// Client's repeated undos), not after the copy's 30s watchdog lease.
+func TestLockLateCopyOfResentAcquisitionIsUndone(t *testing.T) {
+	long(t)
+	t.Parallel()
+	const name = "late-resent-acquisition"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })
+	hook := newScriptHook()
+	rdbA.AddHook(hook)
+	a := newClient(t, rdbA)
+	b := newClient(t, srv.Client(t))
+	ctx := t.Context()
+	mustUnlock(t, mustLock(t, a.Lock(name), ctx)) // first use: the server check, connections
+	key := redisson.LockKeyOf(a, name)
+	hook.set(func(args []string) bool { return len(args) > 1 && strings.EqualFold(args[0], "set") && args[1] == key }, false)
+	p.DropReplies(1)
+	h := mustLock(t, a.Lock(name), ctx)
+	p.DropReplies(0)
+	hook.release()
+	hook.mu.Lock()
+	copies := slices.Clone(hook.captured)
+	hook.mu.Unlock()
+	if len(copies) < 2 {
+		t.Fatalf("precondition: %d SET NX sent; want the first and its re-send", len(copies))
+	}
+	mustUnlock(t, h)
+	if err := admin.Do(ctx, copies[0]...).Err(); err != nil {
+		t.Fatalf("precondition: the replayed first copy should take the free lock: %v", err)
+	}
+	start := time.Now()
+	hb, err := b.Lock(name).TryLock(ctx, redisson.WithWait(10*time.Second))
+	if err != nil {
+		t.Fatalf("B cannot take the lock within 10s of A's release (held by %q for %v more): %v; the late copy "+
+			"of A's re-sent acquisition holds it for its whole lease", admin.Get(ctx, key).Val(),
+			admin.PTTL(ctx, key).Val().Round(time.Second), err)
+	}
+	t.Logf("B took the lock %v after the late copy landed", time.Since(start).Round(time.Millisecond))
+	mustUnlock(t, hb)
 }
