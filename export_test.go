@@ -47,7 +47,7 @@ func WakePattern(name string) string {
 	return aux(sfxWake) + "*"
 }
 
-var kindMarkers = map[string]string{"Lock": kindPlain, "FairLock": kindFair, "FencedLock": kindFenced}
+var kindMarkers = map[string]string{"Lock": kindPlain.marker, "FairLock": kindFair.marker, "FencedLock": kindFenced.marker}
 
 // SemaphoreWaiters returns how many waiters the semaphore name's waiters hash lists.
 func SemaphoreWaiters(ctx context.Context, c *Client, name string) (int, error) {

@@ -240,13 +240,7 @@ func (l *mutex) makeOwner(parent context.Context, id string, lease time.Duration
 	c := l.c
 	o := &owner{m: l, id: id, levels: 1, seq: 1, token: token}
 	o.ctx, o.cancel = context.WithCancelCause(context.WithoutCancel(parent))
-	o.entry = renew.Entry{Kind: kindLock, Key: l.key, Owner: id, Group: c.group(l.key), OnLost: o.lost}
-	switch l.kind {
-	case kindRead:
-		o.entry.Kind = kindRWRead
-	case kindWrite:
-		o.entry.Kind = kindRWWrite
-	}
+	o.entry = renew.Entry{Kind: l.kind.hold, Key: l.key, Owner: id, Group: c.group(l.key), OnLost: o.lost}
 	if lease > 0 {
 		o.entry.Lease = lease
 	} else {

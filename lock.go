@@ -65,12 +65,14 @@ var (
 	_ Locker = (*SpinLock)(nil)
 )
 
-// mutex is what Lock, FairLock and FencedLock share: a reentrant lock string in Redis (see
-// internal/scripts/lock_value.lua) of one kind, its wait queue, and the client-side machinery.
+// mutex is what every lock kind shares (Lock, FairLock, FencedLock, SpinLock and the two sides of a
+// ReadWriteLock): its state in Redis (a lock string, lock_value.lua, or a ReadWriteLock hash,
+// rw_value.lua), its wait queue, and the client-side machinery; kind says what the kind does
+// differently.
 type mutex struct {
 	c           *Client
 	name        string
-	kind        string   // "" Lock, "f" FairLock, "t" FencedLock, "s" SpinLock: the kind marker of the lock string
+	kind        *lockKind
 	key         string   // lock key
 	acquireKeys []string // lock key, queue, queue deadlines, fencing counter (lock_acquire.lua)
 	releaseKeys []string // the same keys (lock_release.lua, lock_force_unlock.lua)
@@ -82,15 +84,37 @@ type mutex struct {
 	err         error    // invalid name
 }
 
-// Lock kinds: the marker each kind's lock string carries (see lock_value.lua).
-const (
-	kindPlain  = ""
-	kindFair   = "f"
-	kindFenced = "t"
-	kindSpin   = "s"
-	// The sides of a ReadWriteLock, stored in a hash (rw_value.lua), not a lock string.
-	kindRead  = "R"
-	kindWrite = "W"
+// lockKind is one kind of lock. The kinds share one code path (this file and hold.go); what a kind
+// does differently is data, read from here, not comparisons of kinds spread over the package.
+type lockKind struct {
+	// marker: the kind's marker in its lock string (lock_value.lua: "" Lock, "f" FairLock, "t"
+	// FencedLock, "s" SpinLock), or "R"/"W" for the sides of a ReadWriteLock, stored in a hash
+	// (rw_value.lua). It also names the kind's local queue and its wait queue keys.
+	marker string
+	side   string // a ReadWriteLock side in its scripts: "r" read, "x" write; "" for a lock string
+	other  string // a ReadWriteLock side: the other side's marker (a vouching writer, a refused upgrade)
+	// local: the goroutines of one Client queue locally (internal/gate) and only the head contends
+	// in Redis. Without it every acquisition queues in Redis, so that the order is that of arrival
+	// at Redis (FairLock; readers, which share the lock).
+	local bool
+	setNX bool // a free lock is taken with one SET NX when it does not look contended
+	// heirs: a final release may transfer the lock to the Client's next local waiter (not a
+	// FencedLock: the heir would need a token of its own)
+	heirs  bool
+	spins  bool // waits by polling, in no Redis queue
+	fenced bool // holds carry a fencing token: refused on a server that evicts keys
+	hold   int  // the renewal kind (renewKinds) of its holds
+	waiter int  // the renewal kind of its waiters' heartbeats
+}
+
+// The lock kinds.
+var (
+	kindPlain  = &lockKind{marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter}
+	kindFair   = &lockKind{marker: "f", hold: kindLock, waiter: kindWaiter}
+	kindFenced = &lockKind{marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter}
+	kindSpin   = &lockKind{marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter}
+	kindRead   = &lockKind{marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter}
+	kindWrite  = &lockKind{marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter}
 )
 
 // markKey is the context key of ContextWithHold: one per Client, kind and lock key.
@@ -101,7 +125,7 @@ type markKey struct {
 }
 
 // newMutex lays out a lock of kind called name (see keys.go).
-func (c *Client) newMutex(name, kind string) mutex {
+func (c *Client) newMutex(name string, kind *lockKind) mutex {
 	if !c.valid() {
 		return mutex{name: name, kind: kind, err: invalidf("nil client or Client not created by New")}
 	}
@@ -111,21 +135,17 @@ func (c *Client) newMutex(name, kind string) mutex {
 	if m.err != nil {
 		return m
 	}
-	m.ctxKey = markKey{c, kind, m.key}
-	m.gateName = kind + "|" + m.key
+	m.ctxKey = markKey{c, kind.marker, m.key}
+	m.gateName = kind.marker + "|" + m.key
 	if m.rw() {
 		m.releaseKeys = []string{m.key}
 		m.acquireKeys = m.releaseKeys
 		m.wakePrefix = aux(sfxWake)
 		m.wakeChannel = m.wakePrefix + c.id
-		other := kindRead
-		if kind == kindRead {
-			other = kindWrite
-		}
-		m.otherKey = markKey{c, other, m.key}
+		m.otherKey = markKey{c, kind.other, m.key}
 		return m
 	}
-	q, qt, fence := aux(kind+sfxQueue), aux(kind+sfxDeadlines), aux(sfxFence)
+	q, qt, fence := aux(kind.marker+sfxQueue), aux(kind.marker+sfxDeadlines), aux(sfxFence)
 	m.acquireKeys = []string{m.key, q, qt, fence}
 	m.releaseKeys = m.acquireKeys
 	m.wakePrefix = aux(sfxWake)
@@ -136,22 +156,14 @@ func (c *Client) newMutex(name, kind string) mutex {
 // vouch is, for a ReadWriteLock's read side, the writer whose hold marks ctx (ContextWithHold): the
 // writer may read too (see rw_acquire.lua); "" otherwise.
 func (m *mutex) vouch(ctx context.Context) string {
-	if w, _ := ctx.Value(m.otherKey).(*owner); w != nil && m.kind == kindRead {
+	if w, _ := ctx.Value(m.otherKey).(*owner); w != nil && m.kind.side == "r" {
 		return w.id
 	}
 	return ""
 }
 
 // rw reports whether m is a side of a ReadWriteLock.
-func (m *mutex) rw() bool { return m.kind == kindRead || m.kind == kindWrite }
-
-// side is a ReadWriteLock side's name in its scripts: "r" or "x".
-func (m *mutex) side() string {
-	if m.kind == kindRead {
-		return "r"
-	}
-	return "x"
-}
+func (m *mutex) rw() bool { return m.kind.side != "" }
 
 // Name returns the name the lock was created with ("" for a nil handle).
 func (l *Lock) Name() string {
@@ -231,10 +243,6 @@ func (m *mutex) check(ctx context.Context) error {
 	return m.c.checkCall(ctx)
 }
 
-// gated reports whether this kind queues the goroutines of one Client locally (all but FairLock,
-// whose every acquisition queues in Redis, so that the order is that of arrival at Redis).
-func (m *mutex) gated() bool { return m.kind != kindFair && m.kind != kindRead }
-
 func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*Hold, error) {
 	start := time.Now()
 	op := "lock"
@@ -251,10 +259,10 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	if o, _ := ctx.Value(m.ctxKey).(*owner); o != nil {
 		return o.reenter(ctx)
 	}
-	if r, _ := ctx.Value(m.otherKey).(*owner); m.kind == kindWrite && r != nil && !r.done() {
+	if r, _ := ctx.Value(m.otherKey).(*owner); m.kind.side == "x" && r != nil && !r.done() {
 		return nil, opErr(op, m.name, ErrNotObtained, errUpgrade)
 	}
-	if m.kind == kindFenced {
+	if m.kind.fenced {
 		// Tokens from a counter that may be evicted are worth nothing (see servers.go).
 		if policy, all := m.c.evictsAll(ctx, m.key); all {
 			return nil, opErr(op, m.name, ErrNotObtained, fmt.Errorf("%w: maxmemory-policy %s", ErrEvicting, policy))
@@ -276,7 +284,7 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	// Take this process's turn for the lock: only the head of the local queue contends in Redis. A
 	// releasing holder may transfer the lock to the head waiter directly (see releaseFinal).
 	id := m.c.newID()
-	if m.gated() {
+	if m.kind.local {
 		if wait {
 			want := &heir{ctx: ctx, owner: id, lease: ac.lease, start: start}
 			o, handed, err := m.c.gates.Enter(waitCtx, m.gateName, want)
@@ -371,7 +379,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		sent := time.Now()
 		// A free Lock is taken with one SET NX, unless the lock looks contended: then the script,
 		// which queues the waiter, is all that can help.
-		fast := (m.kind == kindPlain || m.kind == kindSpin) && !queued && !c.recentlyContended(m.gateName, sent)
+		fast := m.kind.setNX && !queued && !c.recentlyContended(m.gateName, sent)
 		res, err := m.runAcquire(ctx, acquireReq{owner: id, level: "1", mode: mode, leaseMs: leaseMs, fast: fast, sent: sent})
 		n, token, ticket, ackErr := res.n, res.token, res.ticket, res.ackErr
 		resent = resent || res.resent
@@ -432,18 +440,13 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		}
 		return o, nil
 	}
-	if m.kind == kindSpin {
+	if m.kind.spins {
 		return m.spin(ctx, waitCtx, id, lease)
 	}
 	w := &wait.Waiter{Channel: m.wakeChannel, ID: id, Beat: renew.Entry{
-		Kind: kindWaiter, Key: m.key, Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
+		Kind: m.kind.waiter, Key: m.key, Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
 	}}
-	if m.rw() {
-		w.Beat.Kind = kindRWWaiter // rw_renew.lua
-		if m.kind == kindRead {
-			w.Beat.Kind = kindRWReadWaiter
-		}
-	} else {
+	if !m.rw() {
 		w.Beat.Key, w.Beat.Keys = m.acquireKeys[1], m.acquireKeys[:3:3] // lock, queue, deadlines (wait_beat.lua)
 	}
 	first := true
@@ -546,7 +549,7 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 func (m *mutex) takeHanded(ctx context.Context, id string, woken wait.Woken) (*owner, error) {
 	h, ok := parseHandOver(woken.Message)
 	if !ok || h.owner != id || h.ticket != woken.Ticket || woken.Ticket == 0 || woken.Since.IsZero() ||
-		(m.kind == kindFenced) != (h.token > 0) {
+		m.kind.fenced != (h.token > 0) {
 		return nil, nil
 	}
 	if time.Until(woken.Since.Add(h.reserve*2/3)) <= 0 {
@@ -653,7 +656,7 @@ func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error
 	}
 	opts := sendOpts{resend: true, acked: true, repeat: &resent}
 	if m.rw() {
-		cmd, ackErr := c.evalOpts(ctx, opts, scripts.RWAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.side(), c.waiterArg, m.vouch(ctx))
+		cmd, ackErr := c.evalOpts(ctx, opts, scripts.RWAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.kind.side, c.waiterArg, m.vouch(ctx))
 		r, err := cmd.Int64Slice()
 		if err == nil && len(r) != 4 {
 			err = errors.New("redisson: unexpected reply to an acquisition")
@@ -670,7 +673,7 @@ func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error
 	if mode == modeWait {
 		known = c.knownEpoch(m.gateName, q.sent)
 	}
-	cmd, ackErr := c.evalOpts(ctx, opts, scripts.LockAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.kind, c.waiterArg, known)
+	cmd, ackErr := c.evalOpts(ctx, opts, scripts.LockAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.kind.marker, c.waiterArg, known)
 	r, err := cmd.Int64Slice()
 	if err == nil && len(r) != 4 {
 		err = errors.New("redisson: unexpected reply to an acquisition")
@@ -800,12 +803,12 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 	script, keys := scripts.LockRelease, m.releaseKeys
 	var args []any
 	if m.rw() {
-		script, args = scripts.RWRelease, []any{q.owner, q.level, f, m.side(), c.publish, m.wakePrefix, c.waiterArg}
+		script, args = scripts.RWRelease, []any{q.owner, q.level, f, m.kind.side, c.publish, m.wakePrefix, c.waiterArg}
 		if q.rejoin != "" {
 			args = append(args, q.rejoin)
 		}
 	} else {
-		args = []any{q.owner, q.level, f, q.expected, q.leaseMs, c.publish, m.wakePrefix, m.kind, c.waiterArg}
+		args = []any{q.owner, q.level, f, q.expected, q.leaseMs, c.publish, m.wakePrefix, m.kind.marker, c.waiterArg}
 		if q.heir != "" || q.rejoin != "" {
 			args = append(args, q.heir)
 		}
@@ -835,7 +838,7 @@ type heir struct {
 
 // leaveTurn gives up this process's turn for the lock, if the kind has local turns.
 func (m *mutex) leaveTurn() {
-	if m.gated() {
+	if m.kind.local {
 		m.c.gates.Leave(m.gateName)
 	}
 }
@@ -846,7 +849,7 @@ type lockGates = gate.Gates[*heir, *owner]
 // nextHeir returns the goroutine of this process first in line for the lock, if any. Only a Lock
 // transfers to it: a FairLock has no local queue, and a FencedLock's heir would need its new token.
 func (m *mutex) nextHeir() (*gate.Waiter[*heir, *owner], *heir) {
-	if m.kind != kindPlain {
+	if !m.kind.heirs {
 		return nil, nil
 	}
 	w := m.c.gates.Head(m.gateName)
@@ -896,7 +899,7 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 	if m.rw() {
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.RWForceUnlock, m.releaseKeys, m.c.publish, m.wakePrefix, m.c.waiterArg)
 	} else {
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.LockForceUnlock, m.releaseKeys, m.c.publish, m.wakePrefix, m.kind)
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.LockForceUnlock, m.releaseKeys, m.c.publish, m.wakePrefix, m.kind.marker)
 	}
 	n, err := cmd.Int64()
 	if err != nil {
@@ -950,7 +953,7 @@ type rwState struct {
 }
 
 func (m *mutex) rwState(ctx context.Context, owner string) (rwState, error) {
-	r, err := m.c.run(ctx, scripts.RWState, m.acquireKeys, m.side(), owner).Int64Slice()
+	r, err := m.c.run(ctx, scripts.RWState, m.acquireKeys, m.kind.side, owner).Int64Slice()
 	if err == nil && len(r) != 4 {
 		err = errors.New("redisson: unexpected reply to a state query")
 	}
@@ -991,7 +994,7 @@ func (m *mutex) decode(s string, err error, op string) (lockValue, error) {
 		return lockValue{}, opErr(op, m.name, redisErr(err))
 	}
 	v, ok := decodeLockValue(s)
-	if !ok || v.kind != m.kind {
+	if !ok || v.kind != m.kind.marker {
 		return lockValue{}, opErr(op, m.name, ErrWrongType, errors.New("the key holds no lock of this kind"))
 	}
 	return v, nil
@@ -1008,12 +1011,12 @@ type lockValue struct {
 // encodeLockValue is the lock string of a Lock (kind "") or SpinLock held by owner with the one
 // level id, unmarked ("" for the other kinds, whose strings carry more): the format is defined, and
 // decoded on the server, by internal/scripts/lock_value.lua.
-func encodeLockValue(owner, level, kind string) string {
+func encodeLockValue(owner, level string, kind *lockKind) string {
 	switch kind {
 	case kindPlain:
 		return owner + "|" + level + "|"
 	case kindSpin:
-		return owner + "|" + level + "||" + kindSpin
+		return owner + "|" + level + "||" + kindSpin.marker
 	}
 	return ""
 }
@@ -1033,14 +1036,14 @@ func decodeLockValue(s string) (v lockValue, ok bool) {
 	v.owner = owner
 	switch {
 	case !hasKind:
-	case kind == kindFair || kind == kindSpin:
+	case kind == kindFair.marker || kind == kindSpin.marker:
 		v.kind = kind
-	case strings.HasPrefix(kind, kindFenced) && len(kind) > 1 && strings.Trim(kind[1:], "0123456789") == "":
+	case strings.HasPrefix(kind, kindFenced.marker) && len(kind) > 1 && strings.Trim(kind[1:], "0123456789") == "":
 		token, err := strconv.ParseInt(kind[1:], 10, 64)
 		if err != nil {
 			return lockValue{}, false
 		}
-		v.kind, v.token = kindFenced, token
+		v.kind, v.token = kindFenced.marker, token
 	default:
 		return lockValue{}, false
 	}

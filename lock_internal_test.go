@@ -47,7 +47,8 @@ func TestDecoderAgreesWithLua(t *testing.T) {
 			t.Errorf("%q: Go decodes %+v; Lua, re-entered by that owner, answers %d levels, token %d", s, v, n, token)
 		}
 		// Every other kind refuses it.
-		for _, kind := range []string{kindPlain, kindFair, kindFenced, kindSpin} {
+		for _, k := range []*lockKind{kindPlain, kindFair, kindFenced, kindSpin} {
+			kind := k.marker
 			if !ok || kind == v.kind {
 				continue
 			}
