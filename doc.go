@@ -305,7 +305,10 @@
 //
 // Each primitive has one file (lock.go, fairlock.go, rwlock.go, semaphore.go, bloomfilter.go, ...)
 // and its own Lua scripts (internal/scripts, one decoder per stored format); it says what to run and
-// what the reply means. Every command and script goes out through one path, send.go: where it goes
+// what the reply means. The lock kinds (Lock, FairLock, FencedLock, SpinLock, the sides of a
+// ReadWriteLock) share one path, lock.go and hold.go: what a kind does differently (its local
+// queue, the SET NX fast path, transfers to a local heir, fencing, polling) is data, the lockKind
+// table in lock.go. Every command and script goes out through one path, send.go: where it goes
 // (the master of its key), whether it is sent again, what an error means, the replica-acknowledged
 // WAIT, NOSCRIPT, MOVED/ASK/TRYAGAIN/CLUSTERDOWN, reads, clean-ups and the renewals' per-node
 // pipelines. Below it, one renewal scheduler per Client (internal/renew; what each kind of entry is
@@ -315,9 +318,9 @@
 //
 // # go-redis settings
 //
-// Set ContextTimeoutEnabled: true, or context deadlines do not bound network waits (New logs a warning
-// when it can tell, to slog.Default() unless WithLogger says otherwise); with it, every blocking call of this package returns within its context's
-// deadline, whether Redis answers or not. A Cluster given a single seed address needs
+// Set ContextTimeoutEnabled: true, or context deadlines do not bound network waits (New logs a
+// warning when it can tell, to slog.Default() unless WithLogger says otherwise); with it, every
+// blocking call of this package returns within its context's deadline, whether Redis answers or not. A Cluster given a single seed address needs
 // IsClusterMode: true. A *redis.Ring is refused: it remaps keys to other shards when shards come and
 // go. Read routing (ReadOnly, RouteByLatency, RouteRandomly) is left to your own commands: the
 // library's reads go to the master of their key. A server whose maxmemory-policy evicts keys can
