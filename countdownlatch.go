@@ -79,7 +79,7 @@ func (l *CountDownLatch) change(ctx context.Context, op, what string, n int64) (
 	}
 	c := l.c
 	cmd, ackErr := c.evalRecorded(ctx, scripts.Latch, []string{l.key, l.aux(sfxRequest + c.newID()), l.aux(sfxLatchRound)},
-		what, n, c.publish, l.channel, c.waiterArg)
+		what, n, c.publish, l.channel, c.waiterArg, resentArg{})
 	v, err := cmd.Int64()
 	if err != nil {
 		return 0, opErr(op, l.name, redisErr(err))

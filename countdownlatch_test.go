@@ -213,10 +213,11 @@ func TestCountDownLatchPubSubKilled(t *testing.T) {
 	}
 }
 
-// latchCall matches a latch.lua call (3 keys, then what, n, publish, channel, window) of kind what.
+// latchCall matches a latch.lua call (3 keys, then what, n, publish, channel, record TTL, re-send
+// flag) of kind what.
 func latchCall(what string) func(a []string) bool {
 	return func(a []string) bool {
-		return len(a) == 11 && (a[0] == "evalsha" || a[0] == "eval") && a[2] == "3" && a[6] == what
+		return len(a) == 12 && (a[0] == "evalsha" || a[0] == "eval") && a[2] == "3" && a[6] == what
 	}
 }
 

@@ -187,7 +187,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		}
 		sent = true
 		at = time.Now()
-		cmd, ackErr := c.evalRecorded(ctx, scripts.SemAcquire, keys, id, n, mode, c.waiterArg, c.waiterArg, leaseMs, c.publish, s.wakePrefix)
+		cmd, ackErr := c.evalRecorded(ctx, scripts.SemAcquire, keys, id, n, mode, c.waiterArg, c.waiterArg, leaseMs, c.publish, s.wakePrefix, resentArg{})
 		r, err := cmd.Int64Slice()
 		if err == nil && len(r) != 3 {
 			err = errors.New("redisson: unexpected reply to a semaphore acquisition")
@@ -270,7 +270,7 @@ func (s *Semaphore) change(ctx context.Context, what string, n int64, id string,
 		req = s.c.newID()
 	}
 	c := s.c
-	args := []any{what, n, c.publish, s.wakePrefix, c.waiterArg, id, "0"}
+	args := []any{what, n, c.publish, s.wakePrefix, c.waiterArg, id, "0", resentArg{}}
 	if leased {
 		args[6] = "1"
 	}

@@ -38,9 +38,11 @@ import (
 //     free in time (a few times: a server that cannot be reached is reported soon);
 //   - after a network error that leaves its outcome unknown, only if it is safe to run twice (the
 //     lock, semaphore and latch scripts answer a repeat from the state it finds, or from a request
-//     record), a few times, and for a request with a record only while the record lives (resendFor).
-//     The caller may ask whether the reply answers such a re-send (repeat): a reply that reads state
-//     may then describe what the first copy did.
+//     record), a few times. The caller may ask whether the reply answers such a re-send (repeat): a
+//     reply that reads state may then describe what the first copy did. A script with a request
+//     record is told which copies are re-sends (evalRecorded): a re-send that finds no record
+//     applies nothing, since it cannot tell a first copy that never ran from one still travelling
+//     or one whose record has expired, and answers that the outcome is unknown.
 // If no attempt can have reached Redis, the error is marked as such (notSent): noEffect reports it,
 // and the caller has nothing to undo. A context that has ended before an attempt stops it unsent.
 
@@ -66,10 +68,8 @@ type sendOpts struct {
 	// tx makes the command the EXEC of a transaction: MULTI, the commands tx queues, and EXEC go in
 	// one pipeline to the master of key (followed by WAIT in the replica-acknowledged mode).
 	tx func(p redis.Pipeliner)
-	// resendFor, if set, bounds the re-sends after an unknown outcome: none once that long has passed
-	// since the first attempt was sent (the unknown outcome is reported instead). A script whose
-	// request record lives that long (the waiter timeout) then outlives every copy sent.
-	resendFor time.Duration
+	// onResend, if set, is called before each copy sent after an unknown outcome (see evalRecorded).
+	onResend func()
 	// repeat, if set, is where send reports whether the reply it returns answers a re-send after an
 	// unknown outcome: an earlier copy may have run, and the reply may describe what that copy left.
 	repeat *bool
@@ -90,7 +90,6 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 	loaded := false
 	maybeRan := false // an earlier attempt may have reached Redis
 	redirects, refusals, unsents, resends := 0, 0, 0, 0
-	first := time.Now()
 	if opts.repeat != nil {
 		defer func() { *opts.repeat = maybeRan }()
 	}
@@ -184,12 +183,14 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 			return cmd, nil // Redis answered: the caller reads the reply
 		default: // a network or context error: the command may have run
 			maybeRan = true
-			if !opts.resend || resends >= unknownResend || !retryPause(ctx, resends) ||
-				opts.resendFor > 0 && time.Since(first) >= opts.resendFor {
+			if !opts.resend || resends >= unknownResend || !retryPause(ctx, resends) {
 				cmd.SetErr(withCtxErr(ctx, err))
 				return cmd, nil
 			}
 			resends++
+			if opts.onResend != nil {
+				opts.onResend()
+			}
 			r = route{}
 		}
 	}
@@ -272,12 +273,37 @@ func (c *Client) evalOpts(ctx context.Context, opts sendOpts, script *redis.Scri
 	return send(ctx, c, keys[0], script, func() *redis.Cmd { return scriptCmd(ctx, script, keys, args...) }, opts)
 }
 
-// evalRecorded runs script, whose request record in Redis lives for the waiter timeout (see the
-// script's header), as eval does, but sends no copy once the waiter timeout since the first has
-// passed (sendOpts.resendFor): the record outlives every copy sent.
+// resentArg, among the arguments of evalRecorded, stands for whether the copy sent is a re-send
+// after an unknown outcome: "1" if it is, else "0".
+type resentArg struct{}
+
+// evalRecorded runs script, which keeps a record of each request (see the script's header), as eval
+// does, with resentArg in args replaced for each copy. A re-send that finds no record of the first
+// copy applies nothing and answers UNKNOWN (see send): so no copy is applied twice, however late it
+// lands; unknownOutcome turns that answer into the error callers report.
 func (c *Client) evalRecorded(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
-	return c.evalOpts(ctx, sendOpts{resend: true, acked: true, resendFor: c.cfg.waiterTimeout}, script, keys, args...)
+	flag := "0"
+	opts := sendOpts{resend: true, acked: true, onResend: func() { flag = "1" }}
+	cmd, ackErr := send(ctx, c, keys[0], script, func() *redis.Cmd {
+		sent := make([]any, len(args))
+		for i, a := range args {
+			if _, ok := a.(resentArg); ok {
+				a = flag
+			}
+			sent[i] = a
+		}
+		return scriptCmd(ctx, script, keys, sent...)
+	}, opts)
+	if redis.HasErrorPrefix(cmd.Err(), "UNKNOWN") {
+		cmd.SetErr(errUnknownOutcome)
+	}
+	return cmd, ackErr
 }
+
+// errUnknownOutcome is the error of a request whose reply was lost and whose re-send found no
+// record of it: it may or may not have been applied (once at most). It is not a reply error, so
+// that noEffect does not take it for proof that nothing changed.
+var errUnknownOutcome = errors.New("redisson: reply lost and the re-sent request found no record of it: applied once or not at all")
 
 // mutate sends a data object's mutation, which must not run twice (see object.go), once: see send.
 func mutate[C redis.Cmder](ctx context.Context, c *Client, key string, script *redis.Script, build func() C) (cmd C, ackErr error) {

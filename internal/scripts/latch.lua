@@ -10,20 +10,25 @@
 -- ARGV[3]  publish command: PUBLISH or SPUBLISH
 -- ARGV[4]  the latch's wake-up channel, shared by its Clients: reaching zero publishes "*" there
 -- ARGV[5]  ms to keep the request's record: the waiter timeout
+-- ARGV[6]  "1" if this copy is a re-send after an unknown outcome (see send.go), else "0"
 --
 -- returns  "s": 1 set, 0 the count was not zero; "d": the count after it (0 also when it was zero
---          already); a WRONGTYPE error if the key holds anything but a positive integer
+--          already); a WRONGTYPE error if the key holds anything but a positive integer; an UNKNOWN
+--          error: a re-send that finds no record (below)
 --
 -- Safe to run twice: a repeat finds the request's record and answers what the first run answered,
 -- changing nothing (a late copy of a set cannot arm a latch again once it reached zero). The record
 -- is needed: the count has no identity, so the state cannot tell whether a count down, or a set,
--- was this request's. The client sends no copy once the waiter timeout since the first has passed
--- (send.go: resendFor), so the record outlives every copy it sends.
+-- was this request's. It lasts the waiter timeout. A re-send (ARGV[6]) that finds no record applies
+-- nothing and answers UNKNOWN: the first copy may never have run, may still be travelling, or may
+-- have run longer ago than its record lives; so no copy applies twice.
 local key, record = KEYS[1], KEYS[2]
 local what, n, publish, channel, keepMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
 local done = redis.call('GET', record)
 if done then
   return tonumber(done)
+elseif ARGV[6] == '1' then
+  return redis.error_reply('UNKNOWN the first copy of this request left no record')
 end
 local round = redis.call('GET', KEYS[3]) -- WRONGTYPE on a hash, ...: checked before any write
 if round and (not string.match(round, '^%d+$') or #round > 15) then

@@ -13,22 +13,26 @@
 --          are leased until now + lease), or 0: plain permits
 -- ARGV[7]  publish command, ARGV[8] wake channel prefix: expired leases that came back may let
 --          waiters through (see sem_wake)
+-- ARGV[9]  "1" if this copy is a re-send after an unknown outcome (see send.go), else "0"
 --
 -- returns  {1, 0, 0} the permits were taken; {0, ticket, next} not now (ticket: the waiter's place if
 --          the attempt registered it, else 0; next: ms until the earliest leased permit expires or
 --          the registration of a waiter ahead lapses, -1 none); {-1, 0, 0} the acquisition was undone
---          already (a late copy, or of a single attempt that failed)
+--          already (a late copy, or of a single attempt that failed); an UNKNOWN error: a re-send
+--          that finds no trace of the first copy (below)
 --
 -- Safe to run twice. An attempt that took leased permits keeps no record: a repeat finds "<id>#1"
 -- in the lease set and answers 1 without taking more. Plain permits are a counter, which cannot
 -- tell: an attempt that takes them records "a", and a repeat finds it and answers 1 without taking
 -- more. Nothing in the state tells a late copy of a single attempt ("f") that failed, or of an
 -- undone acquisition, from a new attempt: the failed attempt, and the undo (sem_release.lua),
--- record "u", and such a copy finds it and takes nothing. Records last the waiter timeout; the
--- client sends no copy once the waiter timeout since the first has passed (send.go: resendFor), so
--- the record outlives every copy it sends; an undo of plain permits reaching Redis after the "a"
--- record expired finds nothing to give back (see sem_release.lua). A repeated registration keeps
--- its ticket.
+-- record "u", and such a copy finds it and takes nothing. Records last the waiter timeout. A
+-- re-send (ARGV[9]) that finds no trace of the first copy (no record, no leased permit, no
+-- registration) takes nothing and answers UNKNOWN: the first copy may never have run, may still
+-- be travelling, or may have run longer ago than its record lives; the client then undoes the
+-- acquisition, which records "u" for a copy landing later. So no copy takes permits twice. An undo
+-- of plain permits reaching Redis after the "a" record expired finds nothing to give back (see
+-- sem_release.lua). A repeated registration keeps its ticket.
 local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, n, mode, waiterMs, keepMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local leaseMs, publish, wakePrefix = tonumber(ARGV[6]), ARGV[7], ARGV[8]
@@ -47,6 +51,9 @@ if not st then
 end
 local permits, back, list, byID, seq = st.permits, st.back, st.list, st.byID, st.seq
 local mine = byID[id]
+if ARGV[9] == '1' and not mine then
+  return redis.error_reply('UNKNOWN the first copy of this acquisition left no trace')
+end
 if permits - sem_ahead(list, mine and mine.ticket) >= n then
   local first = sem_first(leases)
   permits = redis.call('DECRBY', key, n)

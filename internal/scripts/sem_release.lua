@@ -8,31 +8,36 @@
 -- ARGV[1]  what: "r" release n; "a" add n (may be negative); "d" drain (take all available);
 --          "s" set the permits to n if they are not set; "u" undo acquisition ARGV[6] of n permits
 --          (give them back if it took them; leave the waiters either way); "x" release the leased
---          permits ARGV[8..] (all or none); "e" extend the leases of the permits ARGV[8..] to n ms
---          from now; "q" the ms left of the lease of permit ARGV[8], or without one the permits
+--          permits ARGV[9..] (all or none); "e" extend the leases of the permits ARGV[9..] to n ms
+--          from now; "q" the ms left of the lease of permit ARGV[9], or without one the permits
 -- ARGV[2]  n
 -- ARGV[3]  publish command: PUBLISH or SPUBLISH
 -- ARGV[4]  wake channel prefix: a waiter is woken on "<prefix><its client id>"
 -- ARGV[5]  ms to keep the request record: the waiter timeout
 -- ARGV[6]  "u": the acquisition's id (its waiter id)
 -- ARGV[7]  "u": "1" if the acquisition leased its permits (then only those still leased come back)
--- ARGV[8…] "x", "e", "q": permit ids
+-- ARGV[8]  "1" if this copy is a re-send after an unknown outcome (see send.go), else "0"
+-- ARGV[9…] "x", "e", "q": permit ids
 --
 -- returns  "r", "a", "x": the permits available after it ("x": -1 if a permit is not leased, or its
 --          lease passed: nothing released); "d": the permits drained; "s": 1 set, 0 they were set
 --          already; "u": the permits given back; "e": how many leases were extended; "q": ms left, -1
---          if the permit is not leased, or the permits available (expired leases counted back)
+--          if the permit is not leased, or the permits available (expired leases counted back); an
+--          UNKNOWN error: a re-send of a recorded request that finds no record (below)
 --
 -- Expired leases come back first (sem_reclaim). After any change, the waiters whose wants now fit
 -- are woken (see sem_wake). Safe to run twice: a repeat finds the request's record and answers what
--- the first run answered, changing nothing. "e" and "q" keep no record: they are idempotent. The
+-- the first run answered, changing nothing; a re-send (ARGV[8]) that finds no record applies nothing
+-- and answers UNKNOWN (the first copy may never have run, may still be travelling, or may have run
+-- longer ago than its record lives), so no copy applies twice. "e" and "q" keep no record: they are
+-- idempotent; nor does the undo need one to be repeated (it gives back only what the acquisition's
+-- record, or the lease set, says was taken). The
 -- others keep one, for the waiter timeout, because the permits are a counter with no identity ("r",
 -- "a", "d", "s"), because the answer cannot be read back from the state ("x": all or none, and the
 -- permits after it), or, for the undo ("u"), so that a late copy of the acquisition takes nothing
 -- (an undo of leased permits gives back the acquisition's ids still in the lease set; one of plain
--- permits, n if the acquisition's record says it took them). The client sends no copy
--- once the waiter timeout since the first has passed (send.go: resendFor), so the record outlives
--- every copy it sends. The undo of plain permits reads the acquisition's record ("a": it took them),
+-- permits, n if the acquisition's record says it took them). Records last the waiter timeout. The
+-- undo of plain permits reads the acquisition's record ("a": it took them),
 -- written at most a waiter timeout before: an undo that reaches Redis later (Redis unreachable for
 -- that long after an acquisition's unknown outcome) finds none and gives nothing back.
 local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -40,6 +45,9 @@ local what, n, publish, wakePrefix, keepMs, id = ARGV[1], tonumber(ARGV[2]), ARG
 local done = redis.call('GET', record)
 if done and what ~= 'u' then
   return tonumber(done)
+end
+if not done and ARGV[8] == '1' and what ~= 'u' and what ~= 'e' and what ~= 'q' then
+  return redis.error_reply('UNKNOWN the first copy of this request left no record')
 end
 local now, st, err = sem_open(key, waiters, leases)
 if not st then
@@ -50,7 +58,7 @@ if st.back > 0 then
   sem_wake(list, permits, publish, wakePrefix)
 end
 local pids = {}
-for i = 8, #ARGV do
+for i = 9, #ARGV do
   pids[#pids + 1] = ARGV[i]
 end
 local out
