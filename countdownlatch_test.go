@@ -528,3 +528,30 @@ func TestCountDownLatchWrongTypeAndBadCount(t *testing.T) {
 		}
 	}
 }
+
+// A CountDown whose reply is lost is re-sent, and the re-sent copy must count down only if the first
+// did not. Here the first copy ran, and the copy go-redis re-sends at once is slow on the network: it
+// lands after the waiter timeout, which is as long as the request's record lives (the client checks
+// the waiter timeout only when it sends a copy, not when the copy lands). It must still count down
+// once.
+func TestCountDownLatchResentCopyLandingLateCountsOnce(t *testing.T) {
+	t.Parallel()
+	const wt = time.Second
+	c, direct, arm := lostReplyThenSlowResend(t, latchCall("d"), wt+wt/2, redisson.WithWaiterTimeout(wt))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	l := c.CountDownLatch("slowcopy")
+	if ok, err := l.TrySetCount(ctx, 3); err != nil || !ok {
+		t.Fatalf("TrySetCount(3) = %v, %v", ok, err)
+	}
+	arm()
+	n, err := l.CountDown(ctx)
+	got, cerr := direct.CountDownLatch("slowcopy").Count(ctx)
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	if got != 2 {
+		t.Fatalf("CountDown of 3 (reply lost, the re-sent copy landing %v after it was sent) = %d, %v; the count "+
+			"is now %d, want 2 (counted down twice)", wt+wt/2, n, err, got)
+	}
+}

@@ -1149,3 +1149,62 @@ func TestSemaphoreCloseDuringWait(t *testing.T) {
 		t.Fatalf("%d waiters left; want 0", n)
 	}
 }
+
+// lostReplyThenSlowResend returns Client c, whose command connections go through a Proxy, a Client
+// over a direct connection, and arm: once armed, the first command of c matching match runs with its
+// reply lost (the proxy drops it and closes the connection, as a network failure would: go-redis
+// then sends the command again), and from then on the proxy holds every chunk for delay each way, so
+// that the re-sent copy lands on Redis delay after it was sent. c's ReadTimeout leaves room for that.
+func lostReplyThenSlowResend(t *testing.T, match func(a []string) bool, delay time.Duration, opts ...redisson.Option) (c, direct *redisson.Client, arm func()) {
+	t.Helper()
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb, _ := proxiedClient(t, srv, p, func(o *redis.Options) { o.ReadTimeout = 6*delay + time.Second })
+	hook := &aroundHook{}
+	rdb.AddHook(hook)
+	t.Cleanup(func() { p.Delay(0) })
+	arm = func() {
+		var once sync.Once
+		hook.setCmd(func(_ context.Context, a []string, _ redis.Cmder, next func() error) error {
+			first := false
+			if match(a) {
+				once.Do(func() { first = true })
+			}
+			if !first {
+				return next()
+			}
+			p.DropReplies(1)
+			err := next() // ran on Redis; its reply lost
+			p.DropReplies(0)
+			p.Delay(delay)
+			return err
+		})
+	}
+	return newClient(t, rdb, opts...), newClient(t, srv.Client(t)), arm
+}
+
+// A Release whose reply is lost is re-sent, and the re-sent copy must count the permits back only if
+// the first copy did not. Here the first copy ran, and the copy go-redis re-sends at once is slow on
+// the network: it lands after the waiter timeout, which is as long as the request's record lives
+// (the client checks the waiter timeout only when it sends a copy, not when the copy lands). It must
+// still release once.
+func TestSemaphoreReleaseResentCopyLandingLateCountsOnce(t *testing.T) {
+	t.Parallel()
+	const wt = time.Second
+	c, direct, arm := lostReplyThenSlowResend(t, semChangeCall("r"), wt+wt/2, redisson.WithWaiterTimeout(wt))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	s := c.Semaphore("slowcopy")
+	if ok, err := s.TrySetPermits(ctx, 2); err != nil || !ok {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	if ok, err := s.TryAcquire(ctx, 1); err != nil || !ok {
+		t.Fatalf("TryAcquire = %v, %v", ok, err)
+	}
+	arm()
+	err := s.Release(ctx, 1)
+	if n := semPermits(t, direct.Semaphore("slowcopy")); n != 2 {
+		t.Fatalf("Release(1) of 1 taken of 2 (reply lost, the re-sent copy landing %v after it was sent) = %v; "+
+			"%d permits available, want 2 (the release was counted twice: a permit created)", wt+wt/2, err, n)
+	}
+}
