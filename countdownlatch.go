@@ -21,9 +21,10 @@ import (
 // re-poll (WithRepollInterval), so a lost message, or a pub/sub connection lost while waiting, delays
 // them by at most the re-poll interval (Redisson's await() has no such fallback and can hang).
 //
-// TrySetCount and CountDown are safe to re-send: each request has an id, and its answer is kept in
-// Redis for the waiter timeout (WithWaiterTimeout), within which alone it is re-sent after a lost
-// reply, so a repeat is answered, not applied again. In the
+// TrySetCount and CountDown are never applied twice: each request has an id, and its answer is kept
+// in Redis for the waiter timeout (WithWaiterTimeout); a copy re-sent after a lost reply is answered
+// from that record, or, finding none, applies nothing, and the call returns an error saying that
+// the outcome is unknown (applied once or not at all). In the
 // replica-acknowledged mode (WithReplicaAcks) both wait for the replicas and report a change they did
 // not acknowledge with ErrNotReplicated (it happened on the master; a failover now could lose it).
 type CountDownLatch struct {

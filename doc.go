@@ -100,10 +100,11 @@
 //
 // They wait through the same engine as the locks, with the same bounded fallback (re-poll, waiter
 // heartbeats). A change whose outcome their state cannot tell (permits and counts are counters,
-// with no identity) carries a request id whose outcome Redis keeps for the waiter timeout, and is
-// re-sent after a lost reply only within that time, so a re-sent request is answered, not applied
-// twice; a leased permit's acquisition needs no record (its ids in the lease set tell). Permits and counts are
-// integers within ±(2^53-1). A name is one kind: using it as another fails with ErrWrongType. The Hold of a
+// with no identity) carries a request id whose outcome Redis keeps for the waiter timeout; a copy
+// re-sent after a lost reply is answered from that record, and one that finds none applies nothing
+// (the call reports an unknown outcome), so no request is applied twice, however late a copy lands.
+// A successful leased permit's acquisition needs no record (its ids in the lease set tell).
+// Permits and counts are integers within ±(2^53-1). A name is one kind: using it as another fails with ErrWrongType. The Hold of a
 // MultiLock or RedLock stands for its parts (Hold.Parts): its Unlock and Reenter act on every part,
 // and its context ends when too few parts remain held, whereupon the parts still held are released.
 //
@@ -184,8 +185,8 @@
 // (Cmder.NoRetry) and decides itself, in one place (send.go): it sends a command again only after a
 // reply or error proving that it did not run (NOSCRIPT, TRYAGAIN, CLUSTERDOWN, a MOVED or ASK, no
 // connection could be made), or, for the lock, semaphore and latch scripts, after a lost reply (a
-// few times, while the context lasts; for a request whose record lives for the waiter timeout, only
-// within that time). A ForceUnlock is never sent again after a lost reply: its error then leaves
+// few times, while the context lasts; a semaphore or latch request's re-sent copy that finds no
+// record of the first applies nothing). A ForceUnlock is never sent again after a lost reply: its error then leaves
 // the outcome unknown, and calling it again is safe. A command that provably never left the process
 // has no unknown outcome, and nothing is undone for it. So a script may still run twice, and other
 // commands of the same owner may run in between. Every lock script is written to be run twice, and

@@ -29,10 +29,12 @@ import (
 // heartbeat that finds a waiter's wants fit wakes it at once.
 //
 // A wait that ends (its context, the WithWait bound, Close) leaves the semaphore as it was: permits an
-// attempt took as the wait ended are given back. Every change is safe to re-send: a request whose
+// attempt took as the wait ended are given back. No change is applied twice: a request whose
 // outcome the state cannot tell (the permits are a counter) has an id, and its outcome is kept in
-// Redis for the waiter timeout (WithWaiterTimeout), within which alone it is re-sent after a lost
-// reply, so a repeat is answered, not applied again; leased permits answer for their acquisition by
+// Redis for the waiter timeout (WithWaiterTimeout); a copy re-sent after a lost reply is answered
+// from that record, or, finding none (the first copy never ran, is still travelling, or ran longer
+// ago than the record lives), applies nothing, and the call returns an error saying that the
+// outcome is unknown (an acquisition is then undone). Leased permits answer for their acquisition by
 // their ids. An undo of plain permits that cannot reach Redis within the waiter timeout of the
 // acquisition finds no record and gives nothing back (the permits stay taken, as a crashed holder's
 // do).

@@ -16,8 +16,8 @@
 --                     DrainPermits, TrySetPermits, a release of leased permits), kept for the waiter
 --                     timeout: "a" an acquisition took its permits, "u" it was undone or failed
 --                     (a copy landing later takes nothing), or the answer of a release-like request,
---                     so that a re-sent request is answered, not applied, again. The client sends no copy of a request once the waiter timeout since its
---                     first has passed, so the record outlives every copy (see sem_release.lua).
+--                     so that a re-sent request is answered, not applied, again; a re-sent copy
+--                     that finds no record applies nothing (see sem_release.lua).
 -- Waiters are served first come, first served, with reservations: an acquisition of n permits
 -- succeeds when the permits left after those that every waiter ahead of it wants are at least n (a
 -- newcomer is behind every waiter). So a large request is never passed by smaller ones, and waiters
