@@ -73,6 +73,26 @@ var queuedKinds = []queuedKind{
 	},
 }
 
+// queuedSetup starts a server and three Clients on it: r, with rOpt, which takes the object of kind k
+// called name (after k.setup), w, with wOpt, whose connections go through the returned Proxy, and
+// x, with xOpt. It returns w, x, the Proxy and r's release.
+func queuedSetup(t *testing.T, ctx context.Context, k queuedKind, name string, rOpt, wOpt, xOpt redisson.Option) (w, x *redisson.Client, p *redistest.Proxy, release func(context.Context) error) {
+	t.Helper()
+	srv := redistest.Start(t)
+	p = redistest.NewProxy(t, srv.Addr())
+	r := newClient(t, srv.Client(t), rOpt)
+	w = newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }), wOpt)
+	x = newClient(t, srv.Client(t), xOpt)
+	if k.setup != nil {
+		k.setup(t, r, name)
+	}
+	release, err := k.acquire(ctx, r, name)
+	if err != nil {
+		t.Fatalf("holder: %v", err)
+	}
+	return w, x, p, release
+}
+
 // The holder's Client has a 20s waiter timeout; W (2s) queues, then X (re-polls every second)
 // queues behind it; W's process stops and the holder releases. X must be served within W's timeout
 // plus X's re-poll and generous slack (10s in all, half the releaser's timeout).
@@ -85,19 +105,9 @@ func TestEveryQueuedKindStallsOnlyForTheStoppedWaitersOwnTimeout(t *testing.T) {
 			name := "stopped-waiter-" + k.name
 			ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 			defer cancel()
-			srv := redistest.Start(t)
-			p := redistest.NewProxy(t, srv.Addr())
-			r := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(20*time.Second))
-			w := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }), redisson.WithWaiterTimeout(2*time.Second))
-			x := newClient(t, srv.Client(t), redisson.WithRepollInterval(time.Second))
+			w, x, p, release := queuedSetup(t, ctx, k, name, redisson.WithWaiterTimeout(20*time.Second),
+				redisson.WithWaiterTimeout(2*time.Second), redisson.WithRepollInterval(time.Second))
 			defer p.Blackhole(false) // before the Clients close
-			if k.setup != nil {
-				k.setup(t, r, name)
-			}
-			release, err := k.acquire(ctx, r, name)
-			if err != nil {
-				t.Fatalf("holder: %v", err)
-			}
 			type result struct {
 				release func(context.Context) error
 				err     error
@@ -153,18 +163,8 @@ func TestEveryQueuedKindKeepsTheWaitersTurnWhateverTheReleasersTimeout(t *testin
 			name := "short-releaser-" + k.name
 			ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
 			defer cancel()
-			srv := redistest.Start(t)
-			p := redistest.NewProxy(t, srv.Addr())
-			r := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(200*time.Millisecond))
-			w := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }), redisson.WithWaiterTimeout(5*time.Second))
-			x := newClient(t, srv.Client(t), redisson.WithRepollInterval(50*time.Millisecond))
-			if k.setup != nil {
-				k.setup(t, r, name)
-			}
-			release, err := k.acquire(ctx, r, name)
-			if err != nil {
-				t.Fatalf("holder: %v", err)
-			}
+			w, x, p, release := queuedSetup(t, ctx, k, name, redisson.WithWaiterTimeout(200*time.Millisecond),
+				redisson.WithWaiterTimeout(5*time.Second), redisson.WithRepollInterval(50*time.Millisecond))
 			served := make(chan string, 2)
 			var wg sync.WaitGroup
 			defer func() { cancel(); wg.Wait() }()
