@@ -85,7 +85,7 @@ func lateHandOverMessage(t *testing.T, kind string) {
 	got, _ := lockAsync(context.WithValue(ctx, waiterOp{}, true), lockOf(wc, kind, name))
 	eventually(t, 5*time.Second, "W queued and subscribed", func() bool {
 		subs := admin.PubSubNumSub(ctx, redisson.ChannelOf(wc, name)).Val()
-		return admin.ZCard(ctx, q).Val() == 1 && subs[redisson.ChannelOf(wc, name)] == 1
+		return admin.ZCount(ctx, q, "-inf", "(+inf").Val() == 1 && subs[redisson.ChannelOf(wc, name)] == 1
 	})
 	time.Sleep(100 * time.Millisecond) // the subscription confirmed; W asleep
 
@@ -171,7 +171,7 @@ func TestWaitQueueNewcomerReleaseHandsOverToQueuedWaiter(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Errorf("N's Unlock (lock string %q, taken while W was queued) freed the lock without handing it to W, "+
 			"queued before it: W still waits %v later (lock now %q, %d queued); it would wait for its re-poll (1m)",
-			v, 3*time.Second, admin.Get(ctx, key).Val(), admin.ZCard(ctx, q).Val())
+			v, 3*time.Second, admin.Get(ctx, key).Val(), admin.ZCount(ctx, q, "-inf", "(+inf").Val())
 		cancel()
 		if r := <-got; r.err == nil {
 			_ = r.h.Unlock(ctx)
@@ -573,7 +573,7 @@ func TestWaitQueueLocalTransfersDoNotStarveQueuedWaiter(t *testing.T) {
 		t.Errorf("W, queued before N took the free lock (%q) and heartbeating every 200ms, was passed over by %d "+
 			"acquisitions of N's process in 3s (each release transferred the unmarked lock to N's next goroutine "+
 			"without looking at the queue; W's heartbeats kept answering 'held, still queued'); lock now %q, %d queued",
-			v, nHolds.Load(), admin.Get(ctx, key).Val(), admin.ZCard(ctx, q).Val())
+			v, nHolds.Load(), admin.Get(ctx, key).Val(), admin.ZCount(ctx, q, "-inf", "(+inf").Val())
 		cancel()
 		if r := <-got; r.err == nil {
 			_ = r.h.Unlock(ctx)
