@@ -484,7 +484,9 @@ func TestFairLockLiveWaiterOutlastsShortTimeoutWaiters(t *testing.T) {
 		t.Errorf("live waiter B dropped from the queue: %d queued, want 1", n)
 	}
 	waiter(cc, "C")
-	eventually(t, 5*time.Second, "C queued", func() bool { return admin.ZCount(ctx, q, "-inf", "(+inf").Val() >= 1 && len(admin.ZRange(ctx, q, 0, -1).Val()) >= 1 })
+	eventually(t, 5*time.Second, "C queued", func() bool {
+		return admin.ZCount(ctx, q, "-inf", "(+inf").Val() >= 1 && len(admin.ZRange(ctx, q, 0, -1).Val()) >= 1
+	})
 	time.Sleep(100 * time.Millisecond)
 	mustUnlock(t, h)
 	first := ""
