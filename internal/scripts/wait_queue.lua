@@ -14,9 +14,10 @@
 --       stops, and its waiters are evicted when they reach the head.
 -- A waiter id is an owner id, "<client id>:<sequence>"; a waiter is woken on its client's channel,
 -- "<channel prefix><client id>", by a message that starts with its id. Every time comes from TIME,
--- so clients' clocks do not matter. Both keys live at least two waiter timeouts (of the longest
--- timeout among the waiters that joined or were kept alive since) after the last join or refresh,
--- so the queue of processes that all died leaves nothing behind.
+-- so clients' clocks do not matter. Both keys live at least one and a half waiter timeouts (of the
+-- longest timeout among the waiters kept alive since) after the last refresh of a deadline (a
+-- heartbeat, or a join when its client's last refresh may be getting old), and at most two, so the
+-- queue of processes that all died leaves nothing behind.
 --
 -- Epochs. A client skips refreshing its deadline on a join while its last refresh is recent, which
 -- is only safe while that refresh is still in qt. qt is deleted when the queue empties (so nothing is
