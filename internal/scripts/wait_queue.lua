@@ -82,11 +82,13 @@ local function queue_keep(q, qt, timeoutMs)
   end
 end
 
--- queue_refresh moves client's deadline to nowMs + timeoutMs and drops the clients whose deadline
--- passed.
+-- queue_refresh moves client's deadline to nowMs + timeoutMs and, when the client is new in qt,
+-- drops the clients whose deadline passed (a passed deadline reads as dead all the same; dropping
+-- them only bounds qt, which grows only by new clients).
 local function queue_refresh(q, qt, client, nowMs, timeoutMs)
-  redis.call('ZADD', qt, nowMs + timeoutMs, client)
-  redis.call('ZREMRANGEBYSCORE', qt, '-inf', nowMs)
+  if redis.call('ZADD', qt, nowMs + timeoutMs, client) == 1 then
+    redis.call('ZREMRANGEBYSCORE', qt, '-inf', nowMs)
+  end
   queue_keep(q, qt, timeoutMs)
 end
 
