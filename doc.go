@@ -230,8 +230,8 @@
 //	                                    "|f" for a FairLock and "|t<token>" for a FencedLock; absent
 //	                                    when free, so a free Lock is taken with one plain SET NX PX
 //	<prefix>{<name>}:~q, :~qt           a Lock's wait queue: arrival order; liveness deadline per Client
-//	                                    (sorted sets), absent when nobody waits; a FairLock's is
-//	                                    :~fq, :~fqt, a FencedLock's :~tq, :~tqt
+//	                                    (sorted sets), gone once a release finds nobody waiting; a
+//	                                    FairLock's is :~fq, :~fqt, a FencedLock's :~tq, :~tqt
 //	<prefix>{<name>}:~w:<client id>     the Client's wake-up channel for the lock (pub/sub)
 //	<prefix>{<name>}:~rel:<client id>   the last final release by an owner of that Client
 //	                                    ("<owner>=<outcome>"), with the re-send window as TTL
