@@ -161,7 +161,7 @@ func TestStatsHeldCountsNoWaiters(t *testing.T) {
 	}()
 	admin := srv.Client(t)
 	q, _ := redisson.QueueKeys("Lock", name)
-	eventually(t, 5*time.Second, "B queued", func() bool { return admin.ZCard(ctx, q).Val() == 1 })
+	eventually(t, 5*time.Second, "B queued", func() bool { return admin.ZCount(ctx, q, "-inf", "(+inf").Val() == 1 })
 	s := b.Stats()
 	cancel()
 	<-done

@@ -162,7 +162,8 @@
 // release would not look at the queue: the waiters' next heartbeat marks it, and its next final
 // release hands it over. The queue's keys are gone when the release that finds
 // nobody left in the queue runs (and expire two waiter timeouts, of the longest timeout among its
-// waiters, after the last join or heartbeat if every waiter's process died). Dead waiters are evicted, up to about 1,000 per script call, whenever a
+// waiters, after the last liveness refresh if every waiter's process died: a refresh comes with
+// every heartbeat, and with a join when the Client's last one is older than a third of its timeout). Dead waiters are evicted, up to about 1,000 per script call, whenever a
 // script looks for the head of the queue; should more die at once, the calls that follow evict the
 // rest, and a FairLock stays with the queue meanwhile (never to a newcomer).
 //
@@ -234,8 +235,8 @@
 //	                                    "|f" for a FairLock and "|t<token>" for a FencedLock; absent
 //	                                    when free, so a free Lock is taken with one plain SET NX PX
 //	<prefix>{<name>}:~q, :~qt           a Lock's wait queue: arrival order; liveness deadline per Client
-//	                                    (sorted sets), absent when nobody waits; a FairLock's is
-//	                                    :~fq, :~fqt, a FencedLock's :~tq, :~tqt
+//	                                    (sorted sets), gone once a release finds nobody waiting; a
+//	                                    FairLock's is :~fq, :~fqt, a FencedLock's :~tq, :~tqt
 //	<prefix>{<name>}:~w:<client id>     the Client's wake-up channel for the lock (pub/sub)
 //	<prefix>{<name>}:~fence             a FencedLock's token counter: never deleted by this package
 //	<prefix>{<name>}                    a ReadWriteLock: a hash (see internal/scripts/rw_value.lua); a

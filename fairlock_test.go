@@ -21,7 +21,7 @@ import (
 func fairQueued(t *testing.T, admin *redis.Client, name string) int64 {
 	t.Helper()
 	q, _ := redisson.QueueKeys("FairLock", name)
-	n, err := admin.ZCard(t.Context(), q).Result()
+	n, err := admin.ZCount(t.Context(), q, "-inf", "(+inf").Result()
 	if err != nil {
 		t.Fatalf("ZCARD: %v", err)
 	}
@@ -393,7 +393,7 @@ func lateGrantOrder(t *testing.T, kind string, oneClient bool) {
 			return n
 		}
 		q, _ := redisson.QueueKeys(kind, name)
-		return admin.ZCard(ctx, q).Val()
+		return admin.ZCount(ctx, q, "-inf", "(+inf").Val()
 	}
 
 	ha := mustLock(t, lockOf(a, kind, name), ctx)
@@ -464,7 +464,7 @@ func TestFairLockLiveWaiterOutlastsShortTimeoutWaiters(t *testing.T) {
 	actx, acancel := context.WithCancel(ctx)
 	defer acancel()
 	aDone, _ := lockAsync(actx, ac.FairLock(name))
-	eventually(t, 5*time.Second, "A queued", func() bool { return admin.ZCard(ctx, q).Val() == 1 })
+	eventually(t, 5*time.Second, "A queued", func() bool { return admin.ZCount(ctx, q, "-inf", "(+inf").Val() == 1 })
 	order := make(chan string, 2)
 	var wg sync.WaitGroup
 	waiter := func(c *redisson.Client, who string) {
@@ -479,17 +479,19 @@ func TestFairLockLiveWaiterOutlastsShortTimeoutWaiters(t *testing.T) {
 		})
 	}
 	waiter(bc, "B")
-	eventually(t, 5*time.Second, "B queued behind A", func() bool { return admin.ZCard(ctx, q).Val() == 2 })
+	eventually(t, 5*time.Second, "B queued behind A", func() bool { return admin.ZCount(ctx, q, "-inf", "(+inf").Val() == 2 })
 	acancel()
 	if r := <-aDone; r.err == nil {
 		t.Fatal("A acquired")
 	}
 	time.Sleep(600 * time.Millisecond) // > two of A's waiter timeouts; < a third of B's
-	if n := admin.ZCard(ctx, q).Val(); n != 1 {
+	if n := admin.ZCount(ctx, q, "-inf", "(+inf").Val(); n != 1 {
 		t.Errorf("live waiter B dropped from the queue: %d queued, want 1", n)
 	}
 	waiter(cc, "C")
-	eventually(t, 5*time.Second, "C queued", func() bool { return admin.ZCard(ctx, q).Val() >= 1 && len(admin.ZRange(ctx, q, 0, -1).Val()) >= 1 })
+	eventually(t, 5*time.Second, "C queued", func() bool {
+		return admin.ZCount(ctx, q, "-inf", "(+inf").Val() >= 1 && len(admin.ZRange(ctx, q, 0, -1).Val()) >= 1
+	})
 	time.Sleep(100 * time.Millisecond)
 	mustUnlock(t, h)
 	first := ""
@@ -535,7 +537,7 @@ func TestFairLockResentReleaseAfterSameClientRetook(t *testing.T) {
 	l := mustLock(t, c.FairLock(name), ctx)
 	got, _ := lockAsync(ctx, c.FairLock(name))
 	q, _ := redisson.QueueKeys("FairLock", name)
-	eventually(t, 5*time.Second, "M queued", func() bool { return admin.ZCard(ctx, q).Val() == 1 })
+	eventually(t, 5*time.Second, "M queued", func() bool { return admin.ZCount(ctx, q, "-inf", "(+inf").Val() == 1 })
 	time.Sleep(100 * time.Millisecond)
 
 	reached := dial.holdNext()
@@ -613,7 +615,7 @@ func TestFairLockManyDeadWaitersLetNoNewcomerOvertake(t *testing.T) {
 	admin.PExpire(ctx, qt, 10*time.Second)
 
 	got, _ := lockAsync(ctx, wc.FairLock(name))
-	eventually(t, 5*time.Second, "W queued behind the dead waiters", func() bool { return admin.ZCard(ctx, q).Val() == dead+1 })
+	eventually(t, 5*time.Second, "W queued behind the dead waiters", func() bool { return admin.ZCount(ctx, q, "-inf", "(+inf").Val() == dead+1 })
 	mustUnlock(t, h)
 
 	nctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -686,7 +688,7 @@ func TestFairLockDeadHeirStallsAtMostWaiterTimeout(t *testing.T) {
 	case <-time.After(bound):
 		t.Errorf("the live waiter W, queued right behind a dead waiter that was handed the FairLock, is still waiting "+
 			"%v after the release (lock now %q, %d queued); a dead waiter should stall the lock at most a waiter timeout (%v)",
-			time.Since(released).Round(time.Millisecond), admin.Get(ctx, key).Val(), admin.ZCard(ctx, q).Val(), wt)
+			time.Since(released).Round(time.Millisecond), admin.Get(ctx, key).Val(), admin.ZCount(ctx, q, "-inf", "(+inf").Val(), wt)
 		cancel()
 		if r := <-got; r.err == nil {
 			_ = r.h.Unlock(ctx)

@@ -479,17 +479,18 @@ func awaitQueuedAsleep(t *testing.T, admin *redis.Client, c *redisson.Client, na
 	ctx := t.Context()
 	ch := redisson.ChannelOf(c, name)
 	eventually(t, 5*time.Second, "the waiter queued and subscribed", func() bool {
-		return admin.ZCard(ctx, q).Val() == n && admin.PubSubNumSub(ctx, ch).Val()[ch] == 1
+		return admin.ZCount(ctx, q, "-inf", "(+inf").Val() == n && admin.PubSubNumSub(ctx, ch).Val()[ch] == 1
 	})
 	// The subscription is confirmed on the server; give the hub a moment to read the confirmation
 	// and the waiter to go to sleep on its channel (nothing observable marks that moment).
 	time.Sleep(100 * time.Millisecond)
 }
 
-// awaitQueueLen waits until q holds n waiters.
+// awaitQueueLen waits until q holds n waiters. Waiters are the members scored below +inf: q also
+// holds its end marker (see wait_queue.lua).
 func awaitQueueLen(t *testing.T, admin *redis.Client, q string, n int64, what string) {
 	t.Helper()
-	eventually(t, 5*time.Second, what, func() bool { return admin.ZCard(t.Context(), q).Val() == n })
+	eventually(t, 5*time.Second, what, func() bool { return admin.ZCount(t.Context(), q, "-inf", "(+inf").Val() == n })
 }
 
 // queuedClientAt is the client id (the qt member) of the waiter at index i of q.

@@ -50,7 +50,7 @@ func TestReleaseOfOtherKindHandsNothingToQueuedWaiter(t *testing.T) {
 	defer cancel()
 	eventually(t, 5*time.Second, "P queued", func() bool {
 		q, _ := redisson.QueueKeys("Lock", name)
-		return admin.ZCard(ctx, q).Val() == 1
+		return admin.ZCount(ctx, q, "-inf", "(+inf").Val() == 1
 	})
 	eventually(t, 5*time.Second, "the holder's lease to run out", func() bool {
 		return admin.Exists(ctx, "{"+name+"}").Val() == 0
@@ -68,9 +68,9 @@ func TestReleaseOfOtherKindHandsNothingToQueuedWaiter(t *testing.T) {
 	// The FencedLock's release must not have handed anything to P, a Lock waiter: the lock is free
 	// and P still queued for a Lock (each kind has its own queue).
 	q, _ := redisson.QueueKeys("Lock", name)
-	if v, err := admin.Get(ctx, "{"+name+"}").Result(); err != redis.Nil || admin.ZCard(ctx, q).Val() != 1 {
+	if v, err := admin.Get(ctx, "{"+name+"}").Result(); err != redis.Nil || admin.ZCount(ctx, q, "-inf", "(+inf").Val() != 1 {
 		t.Errorf("after the FencedLock's Unlock, the lock string is %q (%v) and %d Lock waiters are queued; want free, P still queued",
-			v, err, admin.ZCard(ctx, q).Val())
+			v, err, admin.ZCount(ctx, q, "-inf", "(+inf").Val())
 	}
 	cancel()
 	r := recvWithin(t, got, 10*time.Second, "P's Lock to end")

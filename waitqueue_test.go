@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -86,7 +87,7 @@ func lateHandOverMessage(t *testing.T, kind string) {
 	got, _ := lockAsync(context.WithValue(ctx, waiterOp{}, true), lockOf(wc, kind, name))
 	eventually(t, 5*time.Second, "W queued and subscribed", func() bool {
 		subs := admin.PubSubNumSub(ctx, redisson.ChannelOf(wc, name)).Val()
-		return admin.ZCard(ctx, q).Val() == 1 && subs[redisson.ChannelOf(wc, name)] == 1
+		return admin.ZCount(ctx, q, "-inf", "(+inf").Val() == 1 && subs[redisson.ChannelOf(wc, name)] == 1
 	})
 	time.Sleep(100 * time.Millisecond) // the subscription confirmed; W asleep
 
@@ -173,7 +174,7 @@ func TestWaitQueueNewcomerReleaseHandsOverToQueuedWaiter(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Errorf("N's Unlock (lock string %q, taken while W was queued) freed the lock without handing it to W, "+
 			"queued before it: W still waits %v later (lock now %q, %d queued); it would wait for its re-poll (1m)",
-			v, 3*time.Second, admin.Get(ctx, key).Val(), admin.ZCard(ctx, q).Val())
+			v, 3*time.Second, admin.Get(ctx, key).Val(), admin.ZCount(ctx, q, "-inf", "(+inf").Val())
 		cancel()
 		if r := <-got; r.err == nil {
 			_ = r.h.Unlock(ctx)
@@ -580,10 +581,85 @@ func TestWaitQueueLocalTransfersDoNotStarveQueuedWaiter(t *testing.T) {
 		t.Errorf("W, queued before N took the free lock (%q) and heartbeating every 200ms, was passed over by %d "+
 			"acquisitions of N's process in 3s (each release transferred the unmarked lock to N's next goroutine "+
 			"without looking at the queue; W's heartbeats kept answering 'held, still queued'); lock now %q, %d queued",
-			v, nHolds.Load(), admin.Get(ctx, key).Val(), admin.ZCard(ctx, q).Val())
+			v, nHolds.Load(), admin.Get(ctx, key).Val(), admin.ZCount(ctx, q, "-inf", "(+inf").Val())
 		cancel()
 		if r := <-got; r.err == nil {
 			_ = r.h.Unlock(ctx)
 		}
+	}
+}
+
+// A join by a Client whose liveness refresh in the queue is recent costs the join only: no command
+// keeps the queue's TTL (the refresh kept it, and the queue's end marker keeps it from being emptied
+// and re-created without one while the epoch lasts). A waits for B (refreshing), B for A
+// (refreshing), then B again, within a third of its waiter timeout of its refresh: that join must run
+// no PTTL or PEXPIRE, yet the queue keeps a TTL, and every queue key is gone once nobody waits.
+func TestWaitQueueJoinAfterRecentRefreshKeepsNoTTL(t *testing.T) {
+	for _, kind := range lockKinds {
+		t.Run(kind, func(t *testing.T) {
+			srv := redistest.Start(t)
+			admin := srv.Client(t)
+			ctx := t.Context()
+			name := "join-cost-" + kind
+			const wt = 30 * time.Second // a third of it outlasts the test: B's refresh stays recent
+			ca := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt))
+			cb := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt))
+			q, qt := redisson.QueueKeys(kind, name)
+
+			ha := mustLock(t, lockOf(ca, kind, name), ctx)
+			gotB, _ := lockAsync(ctx, lockOf(cb, kind, name)) // B's first join refreshes its deadline
+			awaitQueueLen(t, admin, q, 1, "B queued")
+			mustUnlock(t, ha)
+			hb := awaitHold(t, gotB, "B")
+			gotA, _ := lockAsync(ctx, lockOf(ca, kind, name))
+			awaitQueueLen(t, admin, q, 1, "A queued")
+			mustUnlock(t, hb)
+			ha = awaitHold(t, gotA, "A")
+
+			before := ttlCalls(t, admin)
+			gotB, _ = lockAsync(ctx, lockOf(cb, kind, name)) // within a third of wt of B's refresh
+			awaitQueueLen(t, admin, q, 1, "B queued again")
+			if n := ttlCalls(t, admin) - before; n != 0 {
+				t.Errorf("B's join after a recent refresh ran %d PTTL/PEXPIRE commands, want 0", n)
+			}
+			if ttl := admin.PTTL(ctx, q).Val(); ttl <= 0 || ttl > 2*wt {
+				t.Errorf("queue TTL %v after the join, want within (0, %v]", ttl, 2*wt)
+			}
+			mustUnlock(t, ha)
+			mustUnlock(t, awaitHold(t, gotB, "B"))
+			if n := admin.Exists(ctx, q, qt).Val(); n != 0 {
+				t.Errorf("%d queue keys left once nobody waits, want 0", n)
+			}
+		})
+	}
+}
+
+// ttlCalls is how many PTTL and PEXPIRE commands the server has run, in scripts or not.
+func ttlCalls(t *testing.T, admin *redis.Client) int64 {
+	t.Helper()
+	var n int64
+	for _, line := range strings.Split(admin.Info(t.Context(), "commandstats").Val(), "\n") {
+		for _, cmd := range []string{"pttl", "pexpire"} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls="); ok {
+				calls, _ := strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
+				n += calls
+			}
+		}
+	}
+	return n
+}
+
+// awaitHold waits (up to 5s) for the Hold that the Lock call behind got returns.
+func awaitHold(t *testing.T, got <-chan lockResult, who string) *redisson.Hold {
+	t.Helper()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			t.Fatalf("%s Lock: %v", who, r.err)
+		}
+		return r.h
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s not handed the lock within 5s", who)
+		return nil
 	}
 }

@@ -71,11 +71,12 @@ if not cur then
       end
     end
     queue_leave(q, owner, waiterMs) -- if it was queued
-    if redis.call('EXISTS', q) == 1 then
+    local first = redis.call('ZRANGE', q, 0, 0)[1]
+    if first and first ~= queue_end then
       local _, nowUs = queue_now() -- the lock was free: its epoch is gone, start a new one
       mark = string.format('w%d', nowUs)
     else
-      redis.call('DEL', qt) -- nobody waits: the lock is unmarked, which ends the epoch
+      redis.call('DEL', q, qt) -- nobody waits: the lock is unmarked, which ends the epoch
     end
   end
   local token

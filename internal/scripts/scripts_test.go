@@ -386,7 +386,7 @@ func TestWaitQueue(t *testing.T) {
 	}
 	members := func() []string { // waiter ids, in order
 		var ids []string
-		for _, m := range rdb.ZRange(ctx, queue, 0, -1).Val() {
+		for _, m := range queueWaiters(ctx, rdb, queue) {
 			ids = append(ids, strings.SplitN(m, "/", 2)[0])
 		}
 		return ids
@@ -623,7 +623,7 @@ func TestGiveBackKeepsPlace(t *testing.T) {
 		rdb.ZAdd(ctx, queue, redis.Z{Score: 100, Member: "B/5000"}, redis.Z{Score: 200, Member: "C/5000"})
 		rdb.ZAdd(ctx, deadlines, redis.Z{Score: 1e15, Member: "B"}, redis.Z{Score: 1e15, Member: "C"})
 		got := giveBack("A", tc.ticket)
-		if state := strings.Join(append([]string{holder()}, rdb.ZRange(ctx, queue, 0, -1).Val()...), " "); got != 0 || state != tc.want {
+		if state := strings.Join(append([]string{holder()}, queueWaiters(ctx, rdb, queue)...), " "); got != 0 || state != tc.want {
 			t.Errorf("ticket %s: give-back = %d, holder and queue %q; want 0, %q", tc.ticket, got, state, tc.want)
 		}
 		if tc.want[0] == 'A' && rdb.PTTL(ctx, lockKey).Val() > 5*time.Second {
@@ -635,7 +635,7 @@ func TestGiveBackKeepsPlace(t *testing.T) {
 	rdb.ZAdd(ctx, queue, redis.Z{Score: 100, Member: "B/5000"})
 	rdb.ZAdd(ctx, deadlines, redis.Z{Score: 1e15, Member: "B"})
 	if got := giveBack("A", "50"); got != -1 || rdb.Exists(ctx, lockKey).Val() != 0 || rdb.ZCard(ctx, queue).Val() != 1 {
-		t.Errorf("give-back of a lapsed grant = %d, lock %d, queue %v; want -1, none, [B]", got, rdb.Exists(ctx, lockKey).Val(), rdb.ZRange(ctx, queue, 0, -1).Val())
+		t.Errorf("give-back of a lapsed grant = %d, lock %d, queue %v; want -1, none, [B]", got, rdb.Exists(ctx, lockKey).Val(), queueWaiters(ctx, rdb, queue))
 	}
 }
 
@@ -706,4 +706,10 @@ func TestRWWaiterTimeouts(t *testing.T) {
 	if !strings.HasPrefix(h["w"], "C:1|1|") || h["ww:D:1"] == "" || h["ww:C:1"] != "" || h["nww"] != "1" {
 		t.Errorf("after C's give-back: %v; want C writing, D waiting, nww 1", h)
 	}
+}
+
+// queueWaiters lists the members of wait queue q scored below +inf, in order: its waiters, without
+// the end marker (see wait_queue.lua).
+func queueWaiters(ctx context.Context, rdb *redis.Client, q string) []string {
+	return rdb.ZRangeByScore(ctx, q, &redis.ZRangeBy{Min: "-inf", Max: "(+inf"}).Val()
 }

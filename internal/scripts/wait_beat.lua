@@ -37,7 +37,7 @@ for i = 1, #ARGV - 1 do
     if not done[qt .. '\0' .. client] then
       done[qt .. '\0' .. client] = true
       redis.call('ZADD', qt, nowMs + timeoutMs, client)
-      queue_keep({ q, qt }, timeoutMs)
+      queue_keep(q, qt, timeoutMs)
     end
     out[i] = 1
   else

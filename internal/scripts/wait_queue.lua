@@ -3,17 +3,21 @@
 --   q   "<waiter id>/<waiter timeout ms>" -> arrival (server time, µs): the order in which waiters
 --       are served; the arrival is also the waiter's ticket, telling its queued places apart (a
 --       waiter served, then queued again, has a new one; one that gives back what it was served
---       because the answer came too late rejoins with its old one: see queue_rejoin). Absent when
---       nobody waits.
+--       because the answer came too late rejoins with its old one: see queue_rejoin). It also holds
+--       the end marker, "~end" scored +inf (served last, so popping it means nobody is left),
+--       from the refresh that creates it: q is emptied only by a serve that finds nobody left, or
+--       a free lock's taker that finds nobody left, and both end the epoch (see Epochs); absent
+--       then.
 --   qt  client id -> liveness deadline (server time, ms): the waiters of a client are alive while its
 --       deadline is in the future. A client moves it with its heartbeats (wait_beat.lua) and with a
 --       join when its last refresh may be getting old (see queue_join); a client whose process died
 --       stops, and its waiters are evicted when they reach the head.
 -- A waiter id is an owner id, "<client id>:<sequence>"; a waiter is woken on its client's channel,
 -- "<channel prefix><client id>", by a message that starts with its id. Every time comes from TIME,
--- so clients' clocks do not matter. Both keys live at least two waiter timeouts (of the longest
--- timeout among the waiters that joined or were kept alive since) after the last join or refresh,
--- so the queue of processes that all died leaves nothing behind.
+-- so clients' clocks do not matter. Both keys live at least one and a half waiter timeouts (of the
+-- longest timeout among the waiters kept alive since) after the last refresh of a deadline (a
+-- heartbeat, or a join when its client's last refresh may be getting old), and at most two, so the
+-- queue of processes that all died leaves nothing behind.
 --
 -- Epochs. A client skips refreshing its deadline on a join while its last refresh is recent, which
 -- is only safe while that refresh is still in qt. qt is deleted when the queue empties (so nothing is
@@ -21,11 +25,20 @@
 -- (lock_value.lua): a server time (µs) taken after qt was last deleted. A join names the epoch of the
 -- client's recent refresh; if the lock carries another, the client refreshes. So: whoever deletes qt
 -- ends the epoch (the lock is freed, or left with no mark), and a new epoch is always a new TIME.
+--
+-- The same recent refresh lets a join that skips it skip keeping q's TTL too: that refresh kept q
+-- for one and a half timeouts (PTTL/PEXPIRE), and q has not been deleted since, because only what
+-- ends the epoch empties it (the end marker), so the join's ZADD does not create q. A q that a
+-- refresh finds without a TTL (just created) gets the end marker with its TTL; so a join costs its
+-- ZADD and the TIME of its ticket, nothing to keep the queue.
 
 -- client_of is the client id part of an owner or request id ("<client id>:<sequence>").
 local function client_of(id)
   return string.match(id, '^(.+):[^:]*$') or id
 end
+
+-- queue_end is q's end marker, scored +inf (see above): never a waiter, never evicted.
+local queue_end = '~end'
 
 -- queue_member is waiter id's member of q; queue_split decodes one (timeout 0: not a waiter's).
 local function queue_member(id, timeoutMs)
@@ -47,32 +60,42 @@ local function queue_now()
   return s * 1000 + math.floor(us / 1000), s * 1000000 + us
 end
 
--- queue_keep makes each of keys outlive a waiter of timeoutMs, checking cheaply: a key is extended
+-- queue_keep makes q and qt outlive a waiter of timeoutMs, checking cheaply: a key is extended
 -- to twice that only when it has less than one and a half left (a new key has no TTL; a live
 -- waiter's client refreshes within a third of its timeout, so keys kept for one and a half of its
 -- timeouts outlive its deadline). A TTL is only ever lengthened: a client with a shorter timeout must
 -- not cut the life of another's deadline, which that client may rely on for a while without
 -- refreshing it (see Epochs). Each key is checked on its own: q and qt are created and emptied at
--- different times, so their TTLs differ.
-local function queue_keep(keys, timeoutMs)
-  for _, k in ipairs(keys) do
-    if redis.call('PTTL', k) < 3 * timeoutMs / 2 then
-      redis.call('PEXPIRE', k, 2 * timeoutMs)
+-- different times, so their TTLs differ; a key that does not exist is left so. A q found without a
+-- TTL was just created (or predates the end marker): it gets the marker.
+local function queue_keep(q, qt, timeoutMs)
+  for _, k in ipairs({ q, qt }) do
+    local ttl = redis.call('PTTL', k)
+    if ttl < 3 * timeoutMs / 2 then
+      if ttl == -1 and k == q then
+        redis.call('ZADD', q, 'NX', '+inf', queue_end)
+      end
+      if ttl ~= -2 then
+        redis.call('PEXPIRE', k, 2 * timeoutMs)
+      end
     end
   end
 end
 
--- queue_refresh moves client's deadline to nowMs + timeoutMs and drops the clients whose deadline
--- passed.
+-- queue_refresh moves client's deadline to nowMs + timeoutMs and, when the client is new in qt,
+-- drops the clients whose deadline passed (a passed deadline reads as dead all the same; dropping
+-- them only bounds qt, which grows only by new clients).
 local function queue_refresh(q, qt, client, nowMs, timeoutMs)
-  redis.call('ZADD', qt, nowMs + timeoutMs, client)
-  redis.call('ZREMRANGEBYSCORE', qt, '-inf', nowMs)
-  queue_keep({ q, qt }, timeoutMs)
+  if redis.call('ZADD', qt, nowMs + timeoutMs, client) == 1 then
+    redis.call('ZREMRANGEBYSCORE', qt, '-inf', nowMs)
+  end
+  queue_keep(q, qt, timeoutMs)
 end
 
 -- queue_join queues id (keeping its place if it is queued already) and returns its ticket, the epoch
 -- (the lock's, epoch, or a new one if that is ""), and whether its client's deadline was refreshed:
--- it is unless known, the epoch of the client's recent refresh, is the epoch.
+-- it is unless known, the epoch of the client's recent refresh, is the epoch: then q exists and
+-- outlives the waiter's first heartbeat (see Epochs), and nothing keeps it.
 local function queue_join(q, qt, id, timeoutMs, epoch, known)
   local nowMs, nowUs = queue_now()
   timeoutMs = tonumber(timeoutMs)
@@ -83,8 +106,6 @@ local function queue_join(q, qt, id, timeoutMs, epoch, known)
   local ticket = nowUs
   if redis.call('ZADD', q, 'NX', nowUs, member) == 0 then
     ticket = tonumber(redis.call('ZSCORE', q, member))
-  else
-    queue_keep({ q }, timeoutMs) -- q may be new; qt is kept by the refreshes
   end
   if known == epoch then
     return ticket, epoch, false
@@ -106,7 +127,7 @@ local function queue_rejoin(q, qt, id, timeoutMs, ticket)
   if ticket <= 0 then
     local head = redis.call('ZRANGE', q, 0, 0, 'WITHSCORES')
     ticket = nowUs
-    if head[2] then
+    if head[2] and head[1] ~= queue_end then
       ticket = math.min(tonumber(head[2]) - 1, nowUs)
     end
   end
@@ -138,7 +159,7 @@ local function queue_purge(q, qt)
   local nowMs, seen, gone = queue_now(), {}, {}
   for _, m in ipairs(redis.call('ZRANGE', q, 0, 1023)) do
     local id, timeoutMs = queue_split(m)
-    if timeoutMs == 0 or queue_deadline(qt, client_of(id), seen) <= nowMs then
+    if m ~= queue_end and (timeoutMs == 0 or queue_deadline(qt, client_of(id), seen) <= nowMs) then
       gone[#gone + 1] = m
     end
   end
@@ -160,11 +181,15 @@ local function queue_head(q, qt)
     local dead = {}
     for _, m in ipairs(heads) do
       local id, timeoutMs = queue_split(m)
-      if timeoutMs > 0 and queue_deadline(qt, client_of(id), seen) > nowMs then
+      local live = timeoutMs > 0 and queue_deadline(qt, client_of(id), seen) > nowMs
+      if live or m == queue_end then
         if #dead > 0 then
           redis.call('ZREM', q, unpack(dead))
         end
-        return id, false
+        if live then
+          return id, false
+        end
+        return nil, false
       end
       dead[#dead + 1] = m
     end
@@ -191,8 +216,8 @@ local function queue_serve(q, qt, publish, wakePrefix, extra)
   local nowMs, seen = nil, {}
   for _ = 1, 1024 do
     local popped = redis.call('ZPOPMIN', q)
-    if not popped[1] then
-      return nil, false
+    if not popped[1] or popped[1] == queue_end then
+      return nil, false -- nobody left: q is gone
     end
     local id, timeoutMs = queue_split(popped[1])
     local client = client_of(id)
