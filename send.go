@@ -262,12 +262,6 @@ func (c *Client) run(ctx context.Context, script *redis.Script, keys []string, a
 	return cmd
 }
 
-// eval runs script, safe to run twice, as run does, and in the replica-acknowledged mode follows it
-// with WAIT: ackErr reports too few acknowledgements (see send).
-func (c *Client) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
-	return c.evalOpts(ctx, sendOpts{resend: true, acked: true}, script, keys, args...)
-}
-
 // evalOpts runs script as opts say (see send).
 func (c *Client) evalOpts(ctx context.Context, opts sendOpts, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
 	return send(ctx, c, keys[0], script, func() *redis.Cmd { return scriptCmd(ctx, script, keys, args...) }, opts)

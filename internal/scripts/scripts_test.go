@@ -711,5 +711,5 @@ func TestRWWaiterTimeouts(t *testing.T) {
 // queueWaiters lists the members of wait queue q scored below +inf, in order: its waiters, without
 // the end marker (see wait_queue.lua).
 func queueWaiters(ctx context.Context, rdb *redis.Client, q string) []string {
-	return rdb.ZRangeByScore(ctx, q, &redis.ZRangeBy{Min: "-inf", Max: "(+inf"}).Val()
+	return rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: q, Start: "-inf", Stop: "(+inf", ByScore: true}).Val()
 }
