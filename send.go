@@ -271,10 +271,11 @@ func (c *Client) evalOpts(ctx context.Context, opts sendOpts, script *redis.Scri
 // after an unknown outcome: "1" if it is, else "0".
 type resentArg struct{}
 
-// evalRecorded runs script, which keeps a record of each request (see the script's header), as eval
-// does, with resentArg in args replaced for each copy. A re-send that finds no record of the first
-// copy applies nothing and answers UNKNOWN (see send): so no copy is applied twice, however late it
-// lands; unknownOutcome turns that answer into the error callers report.
+// evalRecorded runs script, which keeps a record of each request (see the script's header), safe to
+// run twice and followed by WAIT in the replica-acknowledged mode (ackErr: see send), with resentArg
+// in args replaced for each copy. A re-send that finds no record of the first copy applies nothing
+// and answers UNKNOWN: so no copy is applied twice, however late it lands; that answer becomes
+// errUnknownOutcome, the error callers report.
 func (c *Client) evalRecorded(ctx context.Context, script *redis.Script, keys []string, args ...any) (*redis.Cmd, error) {
 	flag := "0"
 	opts := sendOpts{resend: true, acked: true, onResend: func() { flag = "1" }}
