@@ -1065,3 +1065,49 @@ func TestPermitReleaseIDsRenewalAndLimits(t *testing.T) {
 		t.Fatalf("after the lapse: %d available; want 1001", n)
 	}
 }
+
+// A Release by permit ids whose request is lost on the network before Redis runs it (the connection
+// then times out) is re-sent. The permits are still leased, and permit ids are never reused, so the
+// re-sent copy can release them safely (a late first copy would find its record, or the ids gone):
+// Release must release them, not report an unknown outcome and leave them taken for their whole
+// lease (an hour here) while ending the caller's permits.
+func TestPermitReleaseResentAfterLostRequestReleases(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb, _ := proxiedClient(t, srv, p, func(o *redis.Options) { o.ReadTimeout = 500 * time.Millisecond })
+	hook := &aroundHook{}
+	rdb.AddHook(hook)
+	c := newClient(t, rdb)
+	direct := newClient(t, srv.Client(t))
+	ps := c.PermitExpirableSemaphore("lostrequest")
+	if ok, err := ps.TrySetPermits(ctx, 1); err != nil || !ok {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	ids, err := ps.TryAcquire(ctx, 1, redisson.WithLease(time.Hour))
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("TryAcquire(1) = %v, %v", ids, err)
+	}
+	var once sync.Once
+	hook.setCmd(func(_ context.Context, a []string, _ redis.Cmder, next func() error) error {
+		first := false
+		if semChangeCall("x")(a) {
+			once.Do(func() { first = true })
+		}
+		if !first {
+			return next()
+		}
+		p.Blackhole(true) // the request is lost; its read times out
+		err := next()
+		p.Blackhole(false)
+		return err
+	})
+	err = ps.Release(ctx, ids...)
+	n, aerr := direct.PermitExpirableSemaphore("lostrequest").AvailablePermits(ctx)
+	if err != nil || aerr != nil || n != 1 {
+		t.Fatalf("Release of a leased permit, its first request lost before Redis ran it = %v; "+
+			"%d permits available (%v), want nil and 1 (the permit stays leased for its hour)", err, n, aerr)
+	}
+}

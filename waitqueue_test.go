@@ -663,3 +663,46 @@ func awaitHold(t *testing.T, got <-chan lockResult, who string) *redisson.Hold {
 		return nil
 	}
 }
+
+// A queue created before the end marker existed (a rolling upgrade: an older Client's waiters) has
+// a TTL but no marker, and the new scripts must not let it lose its TTL: the keys of a queue whose
+// processes all die must go. A holds; B and C queue (both refreshing their deadlines under the
+// lock's epoch); the queue has no marker, as an older Client left it. A's release hands over to B,
+// B's to C: the last waiter popped empties the queue, which goes, while the lock keeps its epoch.
+// B then queues again within a third of its waiter timeout of its refresh, so its join skips the
+// refresh: the queue it re-creates must still get a TTL.
+func TestWaitQueueWithoutEndMarkerKeepsItsTTL(t *testing.T) {
+	t.Parallel()
+	const kind = "Lock"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	name := "no-end-marker"
+	const wt = 30 * time.Second // a third of it outlasts the test: B's refresh stays recent
+	ca := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt))
+	cb := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt))
+	cc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt))
+	q, qt := redisson.QueueKeys(kind, name)
+
+	ha := mustLock(t, lockOf(ca, kind, name), ctx)
+	gotB, _ := lockAsync(ctx, lockOf(cb, kind, name))
+	awaitQueueLen(t, admin, q, 1, "B queued")
+	gotC, _ := lockAsync(ctx, lockOf(cc, kind, name))
+	awaitQueueLen(t, admin, q, 2, "C queued")
+	mustDo(t, "ZREM end marker", admin.ZRem(ctx, q, "~end").Err()) // the queue as an older Client left it
+	mustUnlock(t, ha)
+	hb := awaitHold(t, gotB, "B")
+	mustUnlock(t, hb)
+	hc := awaitHold(t, gotC, "C")
+
+	gotB, cancelB := lockAsync(ctx, lockOf(cb, kind, name)) // within a third of wt of B's refresh
+	eventually(t, 5*time.Second, "B queued again", func() bool { return admin.Exists(ctx, q).Val() == 1 })
+	ttl := admin.PTTL(ctx, q).Val()
+	qtTTL := admin.PTTL(ctx, qt).Val()
+	cancelLock(t, gotB, cancelB)
+	mustUnlock(t, hc)
+	if ttl <= 0 {
+		t.Fatalf("queue %s has PTTL %v (qt: %v) with B queued after the queue emptied: "+
+			"if every process dies now, it stays for ever", q, ttl, qtTTL)
+	}
+}

@@ -29,7 +29,9 @@
 -- are woken (see sem_wake). Safe to run twice: a repeat finds the request's record and answers what
 -- the first run answered, changing nothing; a re-send (ARGV[8]) that finds no record applies nothing
 -- and answers UNKNOWN (the first copy may never have run, may still be travelling, or may have run
--- longer ago than its record lives), so no copy applies twice. "e" and "q" keep no record: they are
+-- longer ago than its record lives), so no copy applies twice; but a re-sent "x" that finds every
+-- permit still leased releases them (permit ids are never reused: the first copy, if it lands
+-- later, finds this one's record, or the permits gone). "e" and "q" keep no record: they are
 -- idempotent; nor does the undo need one to be repeated (it gives back only what the acquisition's
 -- record, or the lease set, says was taken). The
 -- others keep one, for the waiter timeout, because the permits are a counter with no identity ("r",
@@ -46,7 +48,8 @@ local done = redis.call('GET', record)
 if done and what ~= 'u' then
   return tonumber(done)
 end
-if not done and ARGV[8] == '1' and what ~= 'u' and what ~= 'e' and what ~= 'q' then
+local resent = not done and ARGV[8] == '1'
+if resent and what ~= 'u' and what ~= 'e' and what ~= 'q' and what ~= 'x' then
   return redis.error_reply('UNKNOWN the first copy of this request left no record')
 end
 local now, st, err = sem_open(key, waiters, leases)
@@ -91,6 +94,10 @@ elseif what == 'x' then
     if not redis.call('ZSCORE', leases, pid) then
       held = false
     end
+  end
+  if resent and not held then
+    -- Released by the first copy, or refused: nothing tells which.
+    return redis.error_reply('UNKNOWN the first copy of this request left no record')
   end
   if held and #pids > 0 then
     local removed = redis.call('ZREM', leases, unpack(pids)) -- the Go side refuses repeated ids
