@@ -30,7 +30,12 @@
 -- for one and a half timeouts (PTTL/PEXPIRE), and q has not been deleted since, because only what
 -- ends the epoch empties it (the end marker), so the join's ZADD does not create q. A q that a
 -- refresh finds without a TTL (just created) gets the end marker with its TTL; so a join costs its
--- ZADD and the TIME of its ticket, nothing to keep the queue.
+-- ZADD and the TIME of its ticket, nothing to keep the queue. During a rolling upgrade from a
+-- version without the marker, an older client may evict it (it takes it for a dead waiter); the
+-- queue may then empty within an epoch, and a join that skips its refresh re-creates it without a
+-- TTL, until the next heartbeat or refresh of a waiting client (a third of its waiter timeout)
+-- restores both: a queue is left behind for good only if every process of the lock dies in that
+-- window.
 
 -- client_of is the client id part of an owner or request id ("<client id>:<sequence>").
 local function client_of(id)
@@ -84,10 +89,16 @@ end
 
 -- queue_refresh moves client's deadline to nowMs + timeoutMs and, when the client is new in qt,
 -- drops the clients whose deadline passed (a passed deadline reads as dead all the same; dropping
--- them only bounds qt, which grows only by new clients).
+-- them only bounds qt, which grows only by new clients) and makes sure q has its end marker: a
+-- queue made by a client of a version without markers has a TTL and none, and a client's first
+-- refresh in an epoch finds it new in qt (qt is deleted when an epoch ends), so its later joins,
+-- which may skip refreshing, never meet a q that has no marker.
 local function queue_refresh(q, qt, client, nowMs, timeoutMs)
   if redis.call('ZADD', qt, nowMs + timeoutMs, client) == 1 then
     redis.call('ZREMRANGEBYSCORE', qt, '-inf', nowMs)
+    if redis.call('EXISTS', q) == 1 then
+      redis.call('ZADD', q, 'NX', '+inf', queue_end)
+    end
   end
   queue_keep(q, qt, timeoutMs)
 end
