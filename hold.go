@@ -72,9 +72,10 @@ type owner struct {
 // matches ErrLockLost). A final release whose reply was lost is sent again; if that copy finds the
 // lock no longer the owner's, Unlock returns nil when the lease was in force as the first copy
 // left and no loss was known: Redis keeps no record of releases, so a loss the Client could not
-// see (another process's ForceUnlock, a failover that lost the key) is then reported as a release. If Redis cannot be reached, the outcome is unknown: Unlock returns the error;
-// a final unlock then stops renewing and ends the hold (its context is cancelled with ErrLockLost),
-// so the lock is gone within its lease whether or not the release arrived.
+// see (another process's ForceUnlock, a failover that lost the key) is then reported as a release.
+// If Redis cannot be reached, the outcome is unknown: Unlock returns the error; a final unlock then
+// stops renewing and ends the hold (its context is cancelled with ErrLockLost), so the lock is gone
+// within its lease whether or not the release arrived.
 func (h *Hold) Unlock(ctx context.Context) error {
 	if err := h.check(ctx); err != nil {
 		return opErr("unlock", h.Name(), err)

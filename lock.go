@@ -74,8 +74,9 @@ type mutex struct {
 	name        string
 	kind        *lockKind
 	key         string   // lock key
-	acquireKeys []string // lock key, queue, queue deadlines, fencing counter (lock_acquire.lua)
-	releaseKeys []string // the same keys (lock_release.lua, lock_force_unlock.lua)
+	// keys are the keys of the kind's scripts: the lock key, and for a lock string its queue, queue
+	// deadlines and fencing counter (lock_acquire.lua, lock_release.lua, lock_force_unlock.lua)
+	keys []string
 	wakePrefix  string   // waiters are woken on wakePrefix + client id
 	wakeChannel string   // this Client's
 	gateName    string   // this lock's local queue: kind and key
@@ -138,16 +139,14 @@ func (c *Client) newMutex(name string, kind *lockKind) mutex {
 	m.ctxKey = markKey{c, kind.marker, m.key}
 	m.gateName = kind.marker + "|" + m.key
 	if m.rw() {
-		m.releaseKeys = []string{m.key}
-		m.acquireKeys = m.releaseKeys
+		m.keys = []string{m.key}
 		m.wakePrefix = aux(sfxWake)
 		m.wakeChannel = m.wakePrefix + c.id
 		m.otherKey = markKey{c, kind.other, m.key}
 		return m
 	}
 	q, qt, fence := aux(kind.marker+sfxQueue), aux(kind.marker+sfxDeadlines), aux(sfxFence)
-	m.acquireKeys = []string{m.key, q, qt, fence}
-	m.releaseKeys = m.acquireKeys
+	m.keys = []string{m.key, q, qt, fence}
 	m.wakePrefix = aux(sfxWake)
 	m.wakeChannel = m.wakePrefix + c.id
 	return m
@@ -447,7 +446,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		Kind: m.kind.waiter, Key: m.key, Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
 	}}
 	if !m.rw() {
-		w.Beat.Key, w.Beat.Keys = m.acquireKeys[1], m.acquireKeys[:3:3] // lock, queue, deadlines (wait_beat.lua)
+		w.Beat.Key, w.Beat.Keys = m.keys[1], m.keys[:3:3] // lock, queue, deadlines (wait_beat.lua)
 	}
 	first := true
 	err := c.engine.Wait(waitCtx, w, func(actx context.Context, woken wait.Woken) (wait.Outcome, error) {
@@ -656,7 +655,7 @@ func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error
 	}
 	opts := sendOpts{resend: true, acked: true, repeat: &resent}
 	if m.rw() {
-		cmd, ackErr := c.evalOpts(ctx, opts, scripts.RWAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.kind.side, c.waiterArg, m.vouch(ctx))
+		cmd, ackErr := c.evalOpts(ctx, opts, scripts.RWAcquire, m.keys, owner, leaseMs, level, mode, m.kind.side, c.waiterArg, m.vouch(ctx))
 		r, err := cmd.Int64Slice()
 		if err == nil && len(r) != 4 {
 			err = errors.New("redisson: unexpected reply to an acquisition")
@@ -673,7 +672,7 @@ func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error
 	if mode == modeWait {
 		known = c.knownEpoch(m.gateName, q.sent)
 	}
-	cmd, ackErr := c.evalOpts(ctx, opts, scripts.LockAcquire, m.acquireKeys, owner, leaseMs, level, mode, m.kind.marker, c.waiterArg, known)
+	cmd, ackErr := c.evalOpts(ctx, opts, scripts.LockAcquire, m.keys, owner, leaseMs, level, mode, m.kind.marker, c.waiterArg, known)
 	r, err := cmd.Int64Slice()
 	if err == nil && len(r) != 4 {
 		err = errors.New("redisson: unexpected reply to an acquisition")
@@ -800,7 +799,7 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 	if q.final {
 		f = "1"
 	}
-	script, keys := scripts.LockRelease, m.releaseKeys
+	script, keys := scripts.LockRelease, m.keys
 	var args []any
 	if m.rw() {
 		script, args = scripts.RWRelease, []any{q.owner, q.level, f, m.kind.side, c.publish, m.wakePrefix, c.waiterArg}
@@ -897,9 +896,9 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 	once := sendOpts{acked: true}
 	var cmd *redis.Cmd
 	if m.rw() {
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.RWForceUnlock, m.releaseKeys, m.c.publish, m.wakePrefix, m.c.waiterArg)
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.RWForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.c.waiterArg)
 	} else {
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.LockForceUnlock, m.releaseKeys, m.c.publish, m.wakePrefix, m.kind.marker)
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.LockForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.kind.marker)
 	}
 	n, err := cmd.Int64()
 	if err != nil {
@@ -953,7 +952,7 @@ type rwState struct {
 }
 
 func (m *mutex) rwState(ctx context.Context, owner string) (rwState, error) {
-	r, err := m.c.run(ctx, scripts.RWState, m.acquireKeys, m.kind.side, owner).Int64Slice()
+	r, err := m.c.run(ctx, scripts.RWState, m.keys, m.kind.side, owner).Int64Slice()
 	if err == nil && len(r) != 4 {
 		err = errors.New("redisson: unexpected reply to a state query")
 	}
