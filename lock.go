@@ -70,19 +70,19 @@ var (
 // rw_value.lua), its wait queue, and the client-side machinery; kind says what the kind does
 // differently.
 type mutex struct {
-	c           *Client
-	name        string
-	kind        *lockKind
-	key         string   // lock key
+	c    *Client
+	name string
+	kind *lockKind
+	key  string // lock key
 	// keys are the keys of the kind's scripts: the lock key, and for a lock string its queue, queue
 	// deadlines and fencing counter (lock_acquire.lua, lock_release.lua, lock_force_unlock.lua)
-	keys []string
-	wakePrefix  string   // waiters are woken on wakePrefix + client id
-	wakeChannel string   // this Client's
-	gateName    string   // this lock's local queue: kind and key
-	ctxKey      any      // key under which ContextWithHold marks a context, boxed once
-	otherKey    any      // a ReadWriteLock side: the other side's ctxKey (vouching writer, refused upgrade)
-	err         error    // invalid name
+	keys        []string
+	wakePrefix  string // waiters are woken on wakePrefix + client id
+	wakeChannel string // this Client's
+	gateName    string // this lock's local queue: kind and key
+	ctxKey      any    // key under which ContextWithHold marks a context, boxed once
+	otherKey    any    // a ReadWriteLock side: the other side's ctxKey (vouching writer, refused upgrade)
+	err         error  // invalid name
 }
 
 // lockKind is one kind of lock. The kinds share one code path (this file and hold.go); what a kind
