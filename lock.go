@@ -370,7 +370,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	resent := false         // an attempt was answered by a re-send: a copy may still land (see acquireRes)
 	attempt := func(ctx context.Context, woken wait.Woken) (wait.Outcome, error) {
 		if lease == 0 && woken.Message != "" && !c.acks.on() {
-			if cand, err := m.takeHanded(ctx, id, woken); err != nil || cand != nil {
+			if cand, err := m.takeHanded(ctx, id, woken, resent); err != nil || cand != nil {
 				o = cand
 				return wait.Outcome{Acquired: err == nil}, err
 			}
@@ -544,8 +544,9 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 // first renewal, a third of the reservation in, sets the watchdog lease. It returns nil, nil when the
 // message is not for the waiter's latest place in the queue (a late message: the waiter was served,
 // then queued again) or too little of the reservation is left to rely on, and the attempt then
-// confirms with the acquire script; ErrClosed after Close.
-func (m *mutex) takeHanded(ctx context.Context, id string, woken wait.Woken) (*owner, error) {
+// confirms with the acquire script; ErrClosed after Close. resent: an earlier attempt of the waiter
+// was answered by a re-send (see acquireRes), so the owner's end must be followed by undos.
+func (m *mutex) takeHanded(ctx context.Context, id string, woken wait.Woken, resent bool) (*owner, error) {
 	h, ok := parseHandOver(woken.Message)
 	if !ok || h.owner != id || h.ticket != woken.Ticket || woken.Ticket == 0 || woken.Since.IsZero() ||
 		m.kind.fenced != (h.token > 0) {
@@ -555,12 +556,13 @@ func (m *mutex) takeHanded(ctx context.Context, id string, woken wait.Woken) (*o
 		return nil, nil
 	}
 	o := m.makeOwner(ctx, id, 0, h.token)
+	o.resent = resent // a copy of an earlier attempt may still land, even after the owner ends
 	// Never more than the watchdog lease: a re-entry or partial unlock sets that lease from its own
 	// send time, which must not end before the deadline the scheduler keeps.
 	o.entry.First = min(h.reserve, m.c.cfg.watchdog)
 	if err := m.register(o, woken.Since); err != nil {
 		if errors.Is(err, ErrClosed) {
-			m.undo(ctx, id, false)
+			m.undo(ctx, id, resent)
 			return nil, err
 		}
 		return nil, nil

@@ -1059,3 +1059,100 @@ func TestLockLateCopyOfResentAcquisitionIsUndone(t *testing.T) {
 	t.Logf("B took the lock %v after the late copy landed", time.Since(start).Round(time.Millisecond))
 	mustUnlock(t, hb)
 }
+
+// TestLockLateCopyOfResentQueuedAttemptUndoneAfterHandOver: a waiting Lock's queued attempt is
+// answered by a re-send (its reply lost), then the holder's release hands the lock to the waiter,
+// which takes it from the hand-over message without another attempt (no acquisition of its own
+// was answered by a re-send since). The first copy of the queued attempt may still be travelling:
+// landing after the waiter's final unlock, it finds the lock free and takes it for the ended
+// owner. As for any acquisition answered by a re-send (doc.go), the owner's end must be followed by
+// the repeated undos, or the lock stays held by nobody for a whole watchdog lease.
+//
+// Forcing: the reply of A's first queued attempt (the script in mode "w") is dropped by the proxy;
+// the test replays that first copy, recorded by a hook, after A's Unlock.
+func TestLockLateCopyOfResentQueuedAttemptUndoneAfterHandOver(t *testing.T) {
+	long(t)
+	t.Parallel()
+	const name = "late-resent-queued-attempt"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA, _ := proxiedClient(t, srv, p)
+	hook := newScriptHook()
+	rdbA.AddHook(hook)
+	// A re-polls rarely, so only the hand-over message wakes it.
+	a := newClient(t, rdbA, redisson.WithWatchdogTimeout(30*time.Second), redisson.WithRepollInterval(time.Minute))
+	b := newClient(t, srv.Client(t))
+	c := newClient(t, srv.Client(t))
+	ctx := t.Context()
+	warmUpScripts(t, a)
+	mustUnlock(t, mustLock(t, a.Lock(name), ctx)) // first use: the server check, connections
+	key := redisson.LockKeyOf(a, name)
+
+	hb := mustLock(t, b.Lock(name), ctx)
+	queuedAttempt := func(args []string) bool {
+		return len(args) > 10 && strings.EqualFold(args[0], "evalsha") && args[3] == key && args[10] == "w"
+	}
+	hook.set(queuedAttempt, false)
+	var dropped atomic.Bool
+	hook.setAround(func(args []string, next func()) {
+		if queuedAttempt(args) && dropped.CompareAndSwap(false, true) {
+			p.DropReplies(1)
+		}
+		next()
+	})
+	type result struct {
+		h   *redisson.Hold
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		var h *redisson.Hold
+		var err error
+		inLock(func() { h, err = a.Lock(name).Lock(ctx) })
+		res <- result{h, err}
+	}()
+	// The first attempt, its re-send, and the attempt made once A's subscription is confirmed.
+	eventually(t, 5*time.Second, "A's queued attempts to be sent", func() bool {
+		hook.mu.Lock()
+		defer hook.mu.Unlock()
+		return len(hook.captured) >= 3
+	})
+	eventually(t, 5*time.Second, "A to wait for its hand-over message", func() bool { return parkedInLock() >= 1 })
+	mustUnlock(t, hb) // hands the lock to A, queued at the head
+	var r result
+	select {
+	case r = <-res:
+	case <-time.After(10 * time.Second):
+		t.Fatal("A was not handed the lock within 10s of B's release")
+	}
+	if r.err != nil {
+		t.Fatalf("A's Lock = %v", r.err)
+	}
+	hook.setAround(nil)
+	hook.release()
+	hook.mu.Lock()
+	copies := slices.Clone(hook.captured)
+	hook.mu.Unlock()
+	if len(copies) != 3 {
+		t.Fatalf("precondition: %d queued attempts sent; want the first, its re-send and the one after the "+
+			"subscription, none after the release (the hand-over taken from the message)", len(copies))
+	}
+	mustUnlock(t, r.h)
+	// The first copy of the queued attempt lands late, after A's owner ended: it takes the free lock.
+	if err := admin.Do(ctx, copies[0]...).Err(); err != nil {
+		t.Fatalf("precondition: replaying the first copy: %v", err)
+	}
+	if v := admin.Get(ctx, key).Val(); v == "" {
+		t.Fatalf("precondition: the replayed first copy did not take the free lock")
+	}
+	start := time.Now()
+	hc, err := c.Lock(name).TryLock(ctx, redisson.WithWait(10*time.Second))
+	if err != nil {
+		t.Fatalf("C cannot take the lock within 10s of A's release (held by %q for %v more): %v; the late copy "+
+			"of A's re-sent queued attempt holds it for its whole lease", admin.Get(ctx, key).Val(),
+			admin.PTTL(ctx, key).Val().Round(time.Second), err)
+	}
+	t.Logf("C took the lock %v after the late copy landed", time.Since(start).Round(time.Millisecond))
+	mustUnlock(t, hc)
+}
