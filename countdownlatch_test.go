@@ -555,3 +555,35 @@ func TestCountDownLatchResentCopyLandingLateCountsOnce(t *testing.T) {
 			"is now %d, want 2 (counted down twice)", wt+wt/2, n, err, got)
 	}
 }
+
+// TestLatchOnLockNameResentIsWrongType: TrySetCount and CountDown on a name held as a Lock are
+// refused with ErrWrongType, also when the refusal's reply is lost and the request re-sent.
+func TestLatchOnLockNameResentIsWrongType(t *testing.T) {
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb, _ := proxiedClient(t, srv, p)
+	c := newClient(t, rdb)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	const name = "latch-on-lock-resent"
+	if _, err := c.CountDownLatch("latch-on-lock-warm").TrySetCount(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	h, err := newClient(t, srv.Client(t)).Lock(name).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.CountDownLatch(name)
+	for what, f := range map[string]func() error{
+		"TrySetCount": func() error { _, err := l.TrySetCount(ctx, 3); return err },
+		"CountDown":   func() error { _, err := l.CountDown(ctx); return err },
+	} {
+		p.DropReplies(1)
+		err := f()
+		p.DropReplies(0)
+		if !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("%s on a Lock's name, its reply lost and re-sent = %v; want ErrWrongType", what, err)
+		}
+	}
+	mustUnlock(t, h)
+}

@@ -1156,3 +1156,59 @@ func TestLockLateCopyOfResentQueuedAttemptUndoneAfterHandOver(t *testing.T) {
 	t.Logf("C took the lock %v after the late copy landed", time.Since(start).Round(time.Millisecond))
 	mustUnlock(t, hc)
 }
+
+// TestLockResentReentryRacingUnlockOfOtherLevel: the owner holds one level; a Reenter's reply is
+// lost and its re-send held back while another goroutine unlocks the first level (a partial
+// release: the re-entry counts). Then the re-send answers; the hold count must be 1, and unlocking
+// the re-entered level must free the lock: as many unlocks as acquisitions.
+func TestLockResentReentryRacingUnlockOfOtherLevel(t *testing.T) {
+	const name = "resent-reentry-racing-unlock"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	d := newLockDriver(admin)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA, dialA := proxiedClient(t, srv, p)
+	a := newClient(t, rdbA)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	t.Cleanup(func() { dialA.resumeDials(); wg.Wait() })
+	warmUpDriver(t, ctx, d, a)
+
+	x, err := d.Lock(ctx, a, name, 0, 0)
+	if err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	owner := x.Owner()
+
+	oneIdleConn(t, rdbA)
+	reached := dialA.holdNext()
+	p.DropReplies(1)
+	res := make(chan driverAcq, 1)
+	spawn(&wg, func() {
+		lvl, err := x.Reenter(ctx)
+		res <- driverAcq{lvl: lvl, err: err}
+	})
+	recvWithin(t, reached, 5*time.Second, "the re-send of the re-entry to open a new connection")
+	p.DropReplies(0)
+	unlocked := make(chan error, 1)
+	spawn(&wg, func() { unlocked <- x.Unlock(ctx) })
+	// The unlock needs a connection too: let it dial (the held dial is the re-send's).
+	dialA.passNext()
+	if err := recvWithin(t, unlocked, 5*time.Second, "the unlock of the first level"); err != nil {
+		t.Errorf("Unlock of the first level while the re-entry is in flight = %v, want nil", err)
+	}
+	dialA.resumeDials()
+	r := recvWithin(t, res, 10*time.Second, "the re-entry")
+	if r.err != nil {
+		t.Fatalf("Reenter = %v, want success", r.err)
+	}
+	if n, err := x.HoldCount(ctx); err != nil || n != 1 {
+		t.Errorf("HoldCount after one acquisition, one re-entry, one unlock = %d (err %v), want 1", n, err)
+	}
+	if err := r.lvl.Unlock(ctx); err != nil {
+		t.Errorf("Unlock of the re-entered level = %v, want nil", err)
+	}
+	if o, n := driverHolder(t, admin, d, name); o == owner {
+		t.Errorf("after 2 Unlocks for 2 acquisitions the lock is still held by its owner (hold count %d)", n)
+	}
+}

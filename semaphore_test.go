@@ -1208,3 +1208,45 @@ func TestSemaphoreReleaseResentCopyLandingLateCountsOnce(t *testing.T) {
 			"%d permits available, want 2 (the release was counted twice: a permit created)", wt+wt/2, err, n)
 	}
 }
+
+// TestSemaphoreOnLockNameResentIsWrongType: a Semaphore change on a name held as a Lock is refused
+// with ErrWrongType; when the refusal's reply is lost and the change re-sent, the re-send finds the
+// same Lock there and must still answer ErrWrongType (the first copy, refused by the same check,
+// can have applied nothing), leaving the Lock as it was.
+func TestSemaphoreOnLockNameResentIsWrongType(t *testing.T) {
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb, _ := proxiedClient(t, srv, p)
+	c := newClient(t, rdb)
+	admin := srv.Client(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	const name = "sem-on-lock-resent"
+	warm := c.Semaphore("sem-on-lock-warm")
+	if _, err := warm.TrySetPermits(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	h, err := newClient(t, srv.Client(t)).Lock(name).Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := serverSnapshot(t, admin)
+	s := c.Semaphore(name)
+	for what, f := range map[string]func() error{
+		"TrySetPermits": func() error { _, err := s.TrySetPermits(ctx, 3); return err },
+		"AddPermits":    func() error { _, err := s.AddPermits(ctx, 3); return err },
+		"Release":       func() error { return s.Release(ctx, 1) },
+		"DrainPermits":  func() error { _, err := s.DrainPermits(ctx); return err },
+	} {
+		p.DropReplies(1)
+		err := f()
+		p.DropReplies(0)
+		if !errors.Is(err, redisson.ErrWrongType) {
+			t.Errorf("%s on a Lock's name, its reply lost and re-sent = %v; want ErrWrongType", what, err)
+		}
+	}
+	if d := snapshotDiff(before, serverSnapshot(t, admin)); d != "" {
+		t.Errorf("the Lock's name changed: %s", d)
+	}
+	mustUnlock(t, h)
+}
