@@ -20,15 +20,14 @@
 -- changing nothing (a late copy of a set cannot arm a latch again once it reached zero). The record
 -- is needed: the count has no identity, so the state cannot tell whether a count down, or a set,
 -- was this request's. It lasts the waiter timeout. A re-send (ARGV[6]) that finds no record applies
--- nothing and answers UNKNOWN: the first copy may never have run, may still be travelling, or may
+-- nothing and answers UNKNOWN (WRONGTYPE if the name holds another kind, which refused the first
+-- copy too): the first copy may never have run, may still be travelling, or may
 -- have run longer ago than its record lives; so no copy applies twice.
 local key, record = KEYS[1], KEYS[2]
 local what, n, publish, channel, keepMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
 local done = redis.call('GET', record)
 if done then
   return tonumber(done)
-elseif ARGV[6] == '1' then
-  return redis.error_reply('UNKNOWN the first copy of this request left no record')
 end
 local round = redis.call('GET', KEYS[3]) -- WRONGTYPE on a hash, ...: checked before any write
 if round and (not string.match(round, '^%d+$') or #round > 15) then
@@ -41,6 +40,10 @@ if v then
     return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
   end
   count = tonumber(v)
+end
+if ARGV[6] == '1' then
+  -- Checked after the type (read only): a name holding another kind refused the first copy too.
+  return redis.error_reply('UNKNOWN the first copy of this request left no record')
 end
 local out
 if what == 's' then

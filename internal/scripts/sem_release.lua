@@ -28,7 +28,7 @@
 -- Expired leases come back first (sem_reclaim). After any change, the waiters whose wants now fit
 -- are woken (see sem_wake). Safe to run twice: a repeat finds the request's record and answers what
 -- the first run answered, changing nothing; a re-send (ARGV[8]) that finds no record applies nothing
--- and answers UNKNOWN (the first copy may never have run, may still be travelling, or may have run
+-- and answers UNKNOWN (WRONGTYPE if the name holds another kind: the first copy was refused too) (the first copy may never have run, may still be travelling, or may have run
 -- longer ago than its record lives), so no copy applies twice; but a re-sent "x" that finds every
 -- permit still leased releases them (permit ids are never reused: the first copy, if it lands
 -- later, finds this one's record, or the permits gone). "e" and "q" keep no record: they are
@@ -50,6 +50,11 @@ if done and what ~= 'u' then
 end
 local resent = not done and ARGV[8] == '1'
 if resent and what ~= 'u' and what ~= 'e' and what ~= 'q' and what ~= 'x' then
+  -- A name holding another kind refused the first copy as it refuses this one (read only).
+  local _, terr = sem_permits(key)
+  if terr then
+    return terr
+  end
   return redis.error_reply('UNKNOWN the first copy of this request left no record')
 end
 local now, st, err = sem_open(key, waiters, leases)
