@@ -23,10 +23,10 @@ import (
 //
 // TrySetCount and CountDown are never applied twice: each request has an id, and its answer is kept
 // in Redis for the waiter timeout (WithWaiterTimeout); a copy re-sent after a lost reply is answered
-// from that record, or, finding none, applies nothing, and the call returns an error saying that
-// the outcome is unknown (applied once or not at all). In the
-// replica-acknowledged mode (WithReplicaAcks) both wait for the replicas and report a change they did
-// not acknowledge with ErrNotReplicated (it happened on the master; a failover now could lose it).
+// from that record, or, finding none, applies nothing, and the call returns an error matching
+// ErrOutcomeUnknown (applied once or not at all). In the replica-acknowledged mode
+// (WithReplicaAcks) both wait for the replicas and report a change they did not acknowledge with
+// ErrNotReplicated (it happened on the master; a failover now could lose it).
 type CountDownLatch struct {
 	c       *Client
 	name    string

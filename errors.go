@@ -64,6 +64,11 @@ var (
 	// ErrInvalidArgument: bad input (empty or malformed name, out-of-range duration, nil client,
 	// context or handle). Nothing was sent to Redis.
 	ErrInvalidArgument = errors.New("redisson: invalid argument")
+
+	// ErrOutcomeUnknown: a Semaphore, PermitExpirableSemaphore or CountDownLatch change whose reply
+	// was lost, and whose re-sent copy found no record of the first: the change was applied once or
+	// not at all, never twice (an acquisition is then undone, and reports ErrNotObtained too).
+	ErrOutcomeUnknown = errors.New("redisson: outcome unknown")
 )
 
 // Error is the error returned by every operation on an object, like os.PathError: which operation

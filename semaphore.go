@@ -33,8 +33,8 @@ import (
 // outcome the state cannot tell (the permits are a counter) has an id, and its outcome is kept in
 // Redis for the waiter timeout (WithWaiterTimeout); a copy re-sent after a lost reply is answered
 // from that record, or, finding none (the first copy never ran, is still travelling, or ran longer
-// ago than the record lives), applies nothing, and the call returns an error saying that the
-// outcome is unknown (an acquisition is then undone). Leased permits answer for their acquisition by
+// ago than the record lives), applies nothing, and the call returns an error matching
+// ErrOutcomeUnknown (an acquisition is then undone). Leased permits answer for their acquisition by
 // their ids. An undo of plain permits that cannot reach Redis within the waiter timeout of the
 // acquisition finds no record and gives nothing back (the permits stay taken, as a crashed holder's
 // do).

@@ -1207,6 +1207,9 @@ func TestSemaphoreReleaseResentCopyLandingLateCountsOnce(t *testing.T) {
 		t.Fatalf("Release(1) of 1 taken of 2 (reply lost, the re-sent copy landing %v after it was sent) = %v; "+
 			"%d permits available, want 2 (the release was counted twice: a permit created)", wt+wt/2, err, n)
 	}
+	if !errors.Is(err, redisson.ErrOutcomeUnknown) {
+		t.Errorf("Release whose re-sent copy found no record = %v; want an error matching ErrOutcomeUnknown", err)
+	}
 }
 
 // TestSemaphoreOnLockNameResentIsWrongType: a Semaphore change on a name held as a Lock is refused

@@ -296,9 +296,9 @@ func (c *Client) evalRecorded(ctx context.Context, script *redis.Script, keys []
 }
 
 // errUnknownOutcome is the error of a request whose reply was lost and whose re-send found no
-// record of it: it may or may not have been applied (once at most). It is not a reply error, so
-// that noEffect does not take it for proof that nothing changed.
-var errUnknownOutcome = errors.New("redisson: outcome unknown: the reply was lost, and the re-sent request found no record of the first copy (which is applied once at most)")
+// record of it: it may or may not have been applied (once at most). It matches ErrOutcomeUnknown,
+// and is not a reply error, so that noEffect does not take it for proof that nothing changed.
+var errUnknownOutcome = fmt.Errorf("%w: the reply was lost, and the re-sent request found no record of the first copy (which is applied once at most)", ErrOutcomeUnknown)
 
 // mutate sends a data object's mutation, which must not run twice (see object.go), once: see send.
 func mutate[C redis.Cmder](ctx context.Context, c *Client, key string, script *redis.Script, build func() C) (cmd C, ackErr error) {
