@@ -80,6 +80,7 @@ type channel struct {
 	waiters []*Waiter
 	ready   chan struct{} // closed when the server confirmed the subscription
 	isReady bool
+	readyAt time.Time // when it was last confirmed (first subscription, or after a reconnect)
 	idle    time.Time // when the last waiter left; zero while waited on
 	// held keeps, for Hold, the messages that named a waiter not registered (yet): a waiter that
 	// registers with that id just after its message arrived is woken at once (see Subscribe).
@@ -105,12 +106,12 @@ const (
 // Waiter is one goroutine's interest in one channel. C receives a signal when the goroutine should
 // try again. Close it when done waiting.
 type Waiter struct {
-	C        chan struct{}
-	id       string // messages naming it wake this waiter only ("": anonymous)
-	hub      *Hub
-	ch       *channel
-	wasReady bool
-	message  string // the last message that named it (guarded by hub.mu)
+	C       chan struct{}
+	id      string // messages naming it wake this waiter only ("": anonymous)
+	hub     *Hub
+	ch      *channel
+	readyAt time.Time // the channel's confirmation, if it came before the waiter registered
+	message string    // the last message that named it (guarded by hub.mu)
 }
 
 // Messages that wake anonymous waiters; any other message names the waiter it wakes: its id, alone
@@ -154,7 +155,7 @@ func (h *Hub) Subscribe(ctx context.Context, name, id string) (*Waiter, error) {
 		}
 	}
 	ch.idle = time.Time{}
-	w := &Waiter{C: make(chan struct{}, 1), id: id, hub: h, ch: ch, wasReady: ch.isReady}
+	w := &Waiter{C: make(chan struct{}, 1), id: id, hub: h, ch: ch, readyAt: ch.readyAt}
 	ch.waiters = append(ch.waiters, w)
 	if m, ok := ch.held[id]; ok && id != "" {
 		delete(ch.held, id)
@@ -192,9 +193,12 @@ func (w *Waiter) Message() string {
 	return m
 }
 
-// WasReady reports whether the subscription was confirmed already when the waiter registered: every
-// message naming it since its owner's last attempt has then reached it, or is held for it.
-func (w *Waiter) WasReady() bool { return w.wasReady }
+// ReadyBefore reports whether the subscription was confirmed before t, the time the waiter's owner
+// sent its last attempt, and before the waiter registered: every message since that attempt has
+// then reached the hub, and either woke the waiter or is held for it (a message naming it, or a
+// "*" within Hold). A confirmation that came after the attempt leaves a gap, between the attempt
+// and the confirmation, whose messages never reached the hub: the owner must try again.
+func (w *Waiter) ReadyBefore(t time.Time) bool { return !w.readyAt.IsZero() && w.readyAt.Before(t) }
 
 // Close unregisters the waiter. It does not block; the channel is unsubscribed after Linger if no
 // other waiter uses it.
@@ -287,12 +291,14 @@ func (h *Hub) handle(m any) {
 			return
 		}
 		if !ch.isReady {
-			ch.isReady = true
+			ch.isReady, ch.readyAt = true, time.Now()
 			close(ch.ready)
 			return
 		}
 		// Confirmed again: go-redis re-subscribed after a reconnect; messages may have been lost.
+		// A waiter that registers from now on whose attempt came before is not ReadyBefore it.
 		h.reconnects++
+		ch.readyAt = time.Now()
 		wakeAll(ch)
 	}
 }

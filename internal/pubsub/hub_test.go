@@ -242,3 +242,41 @@ func TestHeldMessageSurvivesOthers(t *testing.T) {
 	me.Close()
 	marker.Close()
 }
+
+// A waiter is ReadyBefore its owner's attempt only if the channel was confirmed before that attempt:
+// a "*" published between an attempt and the confirmation never reaches the hub, so a waiter whose
+// attempt came first must try again, even if it registers after the confirmation (and after that
+// message). A waiter whose attempt came after the confirmation need not.
+func TestReadyBeforeOnlyForAttemptsAfterTheConfirmation(t *testing.T) {
+	h, rdb := newHub(t)
+	ctx := t.Context()
+	attempt := time.Now() // W2's attempt: before the channel is confirmed
+	w1, err := h.Subscribe(ctx, "latch", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w1.Close()
+	<-w1.Ready()
+	if w1.ReadyBefore(attempt) {
+		t.Fatal("the first waiter, registered before the confirmation, is ReadyBefore")
+	}
+	w2, _ := h.Subscribe(ctx, "latch", "") // registers after the confirmation
+	defer w2.Close()
+	if w2.ReadyBefore(attempt) {
+		t.Fatal("a waiter whose attempt came before the confirmation is ReadyBefore it: a message in between is lost to it")
+	}
+	later := time.Now()
+	w3, _ := h.Subscribe(ctx, "latch", "")
+	defer w3.Close()
+	if !w3.ReadyBefore(later) {
+		t.Fatal("a waiter whose attempt came after the confirmation is not ReadyBefore it: every attempt would be made twice")
+	}
+	if err := rdb.Publish(ctx, "latch", pubsub.WakeAll).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []*pubsub.Waiter{w1, w2, w3} {
+		if !received(w, 5*time.Second) {
+			t.Fatalf("waiter %d not woken by *", i+1)
+		}
+	}
+}

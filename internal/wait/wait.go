@@ -136,10 +136,11 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 				return ErrClosed
 			}
 			wake = sub.C
-			if !sub.WasReady() {
-				// Try again as soon as the subscription is confirmed: a message sent between the
-				// attempt and the confirmation does not reach this process at all. (Once confirmed,
-				// a message naming the waiter that arrives before it registers is held for it.)
+			if !sub.ReadyBefore(sent) {
+				// Try again as soon as the subscription is confirmed (at once if it is already): a
+				// message sent between the attempt and the confirmation does not reach this process
+				// at all. (Once confirmed, a message naming the waiter that arrives before it
+				// registers is held for it, and a "*" wakes it if it registers within Hold.)
 				wake = sub.Ready()
 			}
 		} else {
