@@ -531,10 +531,9 @@ func TestCountDownLatchWrongTypeAndBadCount(t *testing.T) {
 }
 
 // A CountDown whose reply is lost is re-sent, and the re-sent copy must count down only if the first
-// did not. Here the first copy ran, and the copy go-redis re-sends at once is slow on the network: it
-// lands after the waiter timeout, which is as long as the request's record lives (the client checks
-// the waiter timeout only when it sends a copy, not when the copy lands). It must still count down
-// once.
+// did not. Here the first copy ran, and the copy re-sent at once is slow on the network: it lands
+// after the waiter timeout, which is as long as the request's record lives. It must still count
+// down once.
 func TestCountDownLatchResentCopyLandingLateCountsOnce(t *testing.T) {
 	t.Parallel()
 	const wt = time.Second

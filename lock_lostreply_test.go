@@ -1046,18 +1046,32 @@ func TestLockLateCopyOfResentAcquisitionIsUndone(t *testing.T) {
 		t.Fatalf("precondition: %d SET NX sent; want the first and its re-send", len(copies))
 	}
 	mustUnlock(t, h)
-	if err := admin.Do(ctx, copies[0]...).Err(); err != nil {
-		t.Fatalf("precondition: the replayed first copy should take the free lock: %v", err)
+	lateCopyIsUndone(t, admin, b, name, copies[0], "A's re-sent acquisition")
+}
+
+// lateCopyIsUndone replays late, after its owner's final unlock, the first copy of an acquisition
+// (copy: its arguments) that was answered by a re-send: it takes the free lock for the ended owner.
+// Client other must then get the lock within 10s (the owner's Client's repeated undos), not after
+// the copy's whole watchdog lease.
+func lateCopyIsUndone(t *testing.T, admin *redis.Client, other *redisson.Client, name string, copy []any, what string) {
+	t.Helper()
+	ctx := t.Context()
+	key := redisson.LockKeyOf(other, name)
+	if err := admin.Do(ctx, copy...).Err(); err != nil {
+		t.Fatalf("precondition: replaying the first copy: %v", err)
+	}
+	if admin.Get(ctx, key).Val() == "" {
+		t.Fatalf("precondition: the replayed first copy did not take the free lock")
 	}
 	start := time.Now()
-	hb, err := b.Lock(name).TryLock(ctx, redisson.WithWait(10*time.Second))
+	h, err := other.Lock(name).TryLock(ctx, redisson.WithWait(10*time.Second))
 	if err != nil {
-		t.Fatalf("B cannot take the lock within 10s of A's release (held by %q for %v more): %v; the late copy "+
-			"of A's re-sent acquisition holds it for its whole lease", admin.Get(ctx, key).Val(),
-			admin.PTTL(ctx, key).Val().Round(time.Second), err)
+		t.Fatalf("another Client cannot take the lock within 10s of the release (held by %q for %v more): %v; "+
+			"the late copy of %s holds it for its whole lease", admin.Get(ctx, key).Val(),
+			admin.PTTL(ctx, key).Val().Round(time.Second), err, what)
 	}
-	t.Logf("B took the lock %v after the late copy landed", time.Since(start).Round(time.Millisecond))
-	mustUnlock(t, hb)
+	t.Logf("the other Client took the lock %v after the late copy landed", time.Since(start).Round(time.Millisecond))
+	mustUnlock(t, h)
 }
 
 // TestLockLateCopyOfResentQueuedAttemptUndoneAfterHandOver: a waiting Lock's queued attempt is
@@ -1139,22 +1153,8 @@ func TestLockLateCopyOfResentQueuedAttemptUndoneAfterHandOver(t *testing.T) {
 			"subscription, none after the release (the hand-over taken from the message)", len(copies))
 	}
 	mustUnlock(t, r.h)
-	// The first copy of the queued attempt lands late, after A's owner ended: it takes the free lock.
-	if err := admin.Do(ctx, copies[0]...).Err(); err != nil {
-		t.Fatalf("precondition: replaying the first copy: %v", err)
-	}
-	if v := admin.Get(ctx, key).Val(); v == "" {
-		t.Fatalf("precondition: the replayed first copy did not take the free lock")
-	}
-	start := time.Now()
-	hc, err := c.Lock(name).TryLock(ctx, redisson.WithWait(10*time.Second))
-	if err != nil {
-		t.Fatalf("C cannot take the lock within 10s of A's release (held by %q for %v more): %v; the late copy "+
-			"of A's re-sent queued attempt holds it for its whole lease", admin.Get(ctx, key).Val(),
-			admin.PTTL(ctx, key).Val().Round(time.Second), err)
-	}
-	t.Logf("C took the lock %v after the late copy landed", time.Since(start).Round(time.Millisecond))
-	mustUnlock(t, hc)
+	// The first copy of the queued attempt lands late, after A's owner ended.
+	lateCopyIsUndone(t, admin, c, name, copies[0], "A's re-sent queued attempt")
 }
 
 // TestLockResentReentryRacingUnlockOfOtherLevel: the owner holds one level; a Reenter's reply is

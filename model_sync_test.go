@@ -154,7 +154,7 @@ func (h modelWarnCounter) Handle(_ context.Context, rec slog.Record) error {
 		return nil
 	}
 	rec.Attrs(func(a slog.Attr) bool {
-		if a.Key == "semaphore" {
+		if a.Key == "name" { // Client.cleanupFailed's attribute: the object's name
 			h.r.mu.Lock()
 			h.r.giveBackFailed[a.Value.String()]++
 			h.r.mu.Unlock()

@@ -182,6 +182,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	}
 	sent := false
 	var at time.Time // when the attempt that took the permits was sent
+	unknown := false // the latest attempt's outcome is unknown (no reply, or ErrOutcomeUnknown)
 	callCtx := ctx
 	attempt := func(ctx context.Context, _ wait.Woken) (wait.Outcome, error) {
 		if !sent {
@@ -194,6 +195,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		if err == nil && len(r) != 3 {
 			err = errors.New("redisson: unexpected reply to a semaphore acquisition")
 		}
+		unknown = err != nil && !isReply(err) && !noEffect(err)
 		switch {
 		case err != nil:
 			return wait.Outcome{}, redisErr(err)
@@ -225,7 +227,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		if leased {
 			var ok bool
 			if a.set, ok = s.hold(ctx, id, n, fixed, at); !ok {
-				s.undo(ctx, id, n, leased) // closed meanwhile: nothing would renew or watch them
+				s.undo(ctx, id, n, leased, time.Time{}) // closed meanwhile: nothing would renew or watch them
 				return nil, opErr(op, s.name, ErrNotObtained, ErrClosed)
 			}
 		}
@@ -234,7 +236,11 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	if sent && !noEffect(err) && !errors.Is(err, errNotNow) {
 		// The wait ended, or an attempt's outcome is unknown: give back what it may have taken and
 		// leave the waiters. The request's record makes a copy still travelling take nothing.
-		s.undo(ctx, id, n, leased)
+		var late time.Time
+		if unknown {
+			late = at.Add(c.cfg.waiterTimeout) // the record of what the attempt took is gone then
+		}
+		s.undo(ctx, id, n, leased, late)
 	}
 	switch {
 	case errors.Is(err, errNotNow):
@@ -255,10 +261,16 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 }
 
 // undo gives back the permits acquisition id may have taken and takes it out of the waiters, as a
-// clean-up (see Client.cleanup).
-func (s *Semaphore) undo(ctx context.Context, id string, n int64, leased bool) {
+// clean-up (see Client.cleanup). Plain permits come back only while the acquisition's record lives
+// (the waiter timeout from the attempt): an undo of an attempt whose outcome is unknown that gives
+// nothing back after late (zero: none) may have missed the record, and is logged as a failure.
+func (s *Semaphore) undo(ctx context.Context, id string, n int64, leased bool, late time.Time) {
 	s.c.cleanup(ctx, func(ctx context.Context) {
-		if _, _, err := s.change(ctx, "u", n, id, leased); err != nil {
+		back, _, err := s.change(ctx, "u", n, id, leased)
+		if err == nil && !leased && back == 0 && !late.IsZero() && time.Now().After(late) {
+			err = errors.New("the acquisition's record may have expired before the undo ran")
+		}
+		if err != nil {
 			s.c.cleanupFailed("could not give back the permits of an ended semaphore wait", s.name, err)
 		}
 	})

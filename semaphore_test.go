@@ -1184,10 +1184,9 @@ func lostReplyThenSlowResend(t *testing.T, match func(a []string) bool, delay ti
 }
 
 // A Release whose reply is lost is re-sent, and the re-sent copy must count the permits back only if
-// the first copy did not. Here the first copy ran, and the copy go-redis re-sends at once is slow on
-// the network: it lands after the waiter timeout, which is as long as the request's record lives
-// (the client checks the waiter timeout only when it sends a copy, not when the copy lands). It must
-// still release once.
+// the first copy did not. Here the first copy ran, and the copy re-sent at once is slow on the
+// network: it lands after the waiter timeout, which is as long as the request's record lives. It
+// must still release once, and the call report that the outcome is unknown (ErrOutcomeUnknown).
 func TestSemaphoreReleaseResentCopyLandingLateCountsOnce(t *testing.T) {
 	t.Parallel()
 	const wt = time.Second
