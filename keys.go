@@ -1,24 +1,36 @@
 package redisson
 
-// Key layout. Every key and channel of an object is built here, from the Client's key prefix and the
-// object's name:
+import (
+	"errors"
+	"strings"
+)
+
+// Key layout (Redisson's naming). Every key and channel of an object is built here, from the Client's
+// key prefix and the object's name. With full = prefix + name:
 //
-//	object key        <prefix>{<name>}            the lock string, absent when free
-//	auxiliary names   <prefix>{<name>}:~<suffix>  suffixes without '}' (see doc.go, Keys, for each)
+//	object key        full                      the lock string, the counter, the bitmap, ...
+//	auxiliary names   {full}:~<suffix>          when full has no hash tag
+//	                  full:~<suffix>            when full has one ("{user:7}:lock")
 //
 // Why this shape:
-//   - Distinct objects never share a key or channel, whatever their names: an object key ends with
-//     '}', an auxiliary name does not, and both are decodable back into (prefix, name, suffix)
-//     because the prefix has no '{' and suffixes have no '}'.
-//   - One Cluster slot per object: Redis hashes the text between the first '{' and the next '}', and
-//     every name of an object starts with the same "<prefix>{<name>}". A name that has its own
-//     {hash tag} at its start ("{user:7}:cart") therefore still shares a slot with every other name
-//     starting with the same tag. Names starting with '}' are refused: the empty tag "{}" would make
-//     Redis hash whole keys and split the object across slots.
+//   - The object lives at the name the user gave, so other programs (redis-cli, a Java Redisson
+//     service) find it by that name, and a user's own hash tag keeps its meaning: "{user:7}:lock" is
+//     in the slot of the user's "{user:7}:cart".
+//   - One Cluster slot per object: Redis hashes the text between the first '{' and the next '}' when
+//     there is something between them, else the whole key. "{full}:~x" therefore hashes full, which is
+//     the slot of the key full itself; "full:~x" keeps full's tag. So that this holds, a name with a
+//     brace must have a hash tag ("a{b", "a}b", "{}x" are refused: Redis would hash them whole, and
+//     their auxiliary names elsewhere), which also makes Redis's rule and Redisson's (a name "has a
+//     tag" when it contains '{') agree.
+//   - Distinct objects never share a key or channel: names may not contain ":~" (the package's
+//     namespace), so an object key never contains it and an auxiliary name always does; an auxiliary
+//     name decodes back into (full, suffix) by its first ":~". The only two names whose auxiliary
+//     names would meet are x and "{x}" ("{x}:~q" for both): a name that is a bare hash tag is
+//     refused (use "{x}:lock").
 //   - An application co-locating its own keys with a lock ("{user:7}:cart" next to the lock
-//     "user:7") must not meet the lock's auxiliary keys: they all start with "<prefix>{<name>}:~",
-//     a namespace the package documents as its own, and those shared by the Clients of a lock (the
-//     wait queues) carry the kind of lock in their suffix.
+//     "{user:7}:lock") must not meet the lock's auxiliary keys: they all contain ":~", a namespace
+//     the package documents as its own, and those shared by the Clients of a lock (the wait queues)
+//     carry the kind of lock in their suffix.
 //   - Two kinds of object with the same name (a Lock and a FairLock) share the object key on purpose,
 //     so that using a name as two kinds is detected (ErrWrongType) instead of silently giving two
 //     independent locks; everything else of theirs is separate, so that a waiter of one kind is never
@@ -27,7 +39,7 @@ package redisson
 //     decimal integer string (Redisson's layouts, readable with INCR and GET), and a BitSet is any
 //     string, a lock's included. Those kinds detect every other kind under their name, not each other.
 
-// Suffixes of auxiliary names, which objectKeys puts after ":"+sfxReserved; per-kind ones start with
+// Suffixes of auxiliary names, which objectKeys puts after ":"+sfxReserved (":~"); per-kind ones start with
 // the kind marker.
 const (
 	sfxReserved   = "~"
@@ -43,16 +55,39 @@ const (
 	sfxBloomBits  = "bf:" // + "<bits>:<hashes>": a BloomFilter's bits (its configuration is at the object key)
 )
 
-// objectKeys returns the object key of name and a function building its auxiliary names
-// ("<key>:~<suffix>"), or an error matching ErrInvalidArgument if the name cannot be laid out in one
-// slot.
+// objectKeys returns the object key of name (prefix + name) and a function building its auxiliary
+// names, or an error matching ErrInvalidArgument if the name cannot be laid out (see above).
 func objectKeys(prefix, name string) (key string, aux func(suffix string) string, err error) {
-	switch {
-	case name == "":
+	if name == "" {
 		return "", nil, invalidf("empty name")
-	case name[0] == '}':
-		return "", nil, invalidf("name %q starts with '}'", name)
 	}
-	key = prefix + "{" + name + "}"
-	return key, func(s string) string { return key + ":" + sfxReserved + s }, nil
+	key = prefix + name
+	base, err := tagged(key)
+	if err != nil {
+		return "", nil, invalidf("name %q: %v", name, err)
+	}
+	return key, func(s string) string { return base + ":" + sfxReserved + s }, nil
+}
+
+// tagged returns the base of full's auxiliary names: full itself if it has a hash tag, else
+// "{full}"; or why full cannot be laid out.
+func tagged(full string) (string, error) {
+	if strings.Contains(full, ":"+sfxReserved) {
+		return "", errors.New(`contains ":~", which is reserved for the package's own keys`)
+	}
+	open := strings.IndexByte(full, '{')
+	if open < 0 {
+		if strings.IndexByte(full, '}') >= 0 {
+			return "", errors.New("has a '}' but no {hash tag}: Redis would hash it whole and its other keys elsewhere")
+		}
+		return "{" + full + "}", nil
+	}
+	end := strings.IndexByte(full[open+1:], '}')
+	if end <= 0 {
+		return "", errors.New("has a '{' but no {hash tag} with something inside: Redis would hash it whole and its other keys elsewhere")
+	}
+	if open == 0 && end == len(full)-2 && !strings.ContainsAny(full[1:len(full)-1], "{}") {
+		return "", errors.New("is a bare {hash tag}: its other keys would be those of the name inside; add to it, e.g. " + full + ":lock")
+	}
+	return full, nil
 }
