@@ -286,7 +286,7 @@ func TestObjectsDroppedReplyAppliedOnce(t *testing.T) {
 		}
 	}
 	lost("Add(5)", func() error { _, err := a.Add(ctx, 5); return err })
-	if v, err := admin.Get(ctx, "{once}").Int64(); err != nil || v != 15 {
+	if v, err := admin.Get(ctx, "once").Int64(); err != nil || v != 15 {
 		t.Fatalf("after Add(5) lost its reply: %d, %v; want 15 (added once)", v, err)
 	}
 	lost("CompareAndSwap(15, 16)", func() error { _, err := a.CompareAndSwap(ctx, 15, 16); return err })
@@ -317,7 +317,7 @@ func TestAtomicLongNonCanonicalStringsAreWrongType(t *testing.T) {
 	for _, raw := range []string{"-0", "+1", "007", "00", " 1", "1 ", "1\x00", "", "-", "1.0", "0x10", "1e3",
 		"12345678901234567890", "9223372036854775808", "-9223372036854775809", "99999999999999999999",
 		"-00", "٣", "１"} {
-		mustDo(t, "SET", admin.Set(ctx, "{nc}", raw, 0).Err())
+		mustDo(t, "SET", admin.Set(ctx, "nc", raw, 0).Err())
 		errs := map[string]error{}
 		_, errs["Load"] = a.Load(ctx)
 		_, errs["Add"] = a.Add(ctx, 1)
@@ -333,7 +333,7 @@ func TestAtomicLongNonCanonicalStringsAreWrongType(t *testing.T) {
 				t.Errorf("%s on %q = %v; want ErrWrongType", what, raw, err)
 			}
 		}
-		if got, err := admin.Get(ctx, "{nc}").Result(); err != nil || got != raw {
+		if got, err := admin.Get(ctx, "nc").Result(); err != nil || got != raw {
 			t.Errorf("after the calls on %q the value is %q, %v; want it unchanged", raw, got, err)
 		}
 	}

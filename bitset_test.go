@@ -236,7 +236,7 @@ func TestBitSetReversedRange(t *testing.T) {
 	if p, err := b.Bytes(ctx); err != nil || !bytes.Equal(p, []byte{0xf0, 0x0f}) {
 		t.Errorf("after reversed and empty ranges: %x, %v; want f00f (nothing changed)", p, err)
 	}
-	if n, err := admin.Exists(ctx, "{reversed-absent}").Result(); err != nil || n != 0 {
+	if n, err := admin.Exists(ctx, "reversed-absent").Result(); err != nil || n != 0 {
 		t.Errorf("a reversed range on an absent BitSet: EXISTS = %d, %v; want 0 (nothing made)", n, err)
 	}
 }
@@ -271,7 +271,7 @@ func TestBitSetRangeBoundaries(t *testing.T) {
 	for _, from := range edges {
 		for _, to := range edges {
 			for _, set := range []bool{true, false} {
-				mustDo(t, "SET", admin.Set(ctx, "{rb}", start, 0).Err())
+				mustDo(t, "SET", admin.Set(ctx, "rb", start, 0).Err())
 				var err error
 				if set {
 					err = b.SetRange(ctx, from, to)
@@ -287,7 +287,7 @@ func TestBitSetRangeBoundaries(t *testing.T) {
 					mustDo(t, fmt.Sprintf("range(%d, %d, %v)", from, to, set), err)
 					want = applyBitRange(want, from, to, set)
 				}
-				got, err := admin.Get(ctx, "{rb}").Bytes()
+				got, err := admin.Get(ctx, "rb").Bytes()
 				if err != nil || !bytes.Equal(got, want) {
 					t.Fatalf("range [%d, %d) set=%v on a5a5a5: %x, %v; want %x", from, to, set, got, err, want)
 				}
@@ -296,21 +296,21 @@ func TestBitSetRangeBoundaries(t *testing.T) {
 	}
 	// ClearRange far past the end, and on an absent key: no lengthening, no key made.
 	mustDo(t, "ClearRange", b.ClearRange(ctx, 0, redisson.MaxBit+1))
-	if n, err := admin.StrLen(ctx, "{rb}").Result(); err != nil || n != 3 {
+	if n, err := admin.StrLen(ctx, "rb").Result(); err != nil || n != 3 {
 		t.Fatalf("STRLEN after ClearRange(0, MaxBit+1) = %d, %v; want 3", n, err)
 	}
 	mustDo(t, "ClearRange", c.BitSet("rb-absent").ClearRange(ctx, 5, 1<<20))
-	if n, _ := admin.Exists(ctx, "{rb-absent}").Result(); n != 0 {
+	if n, _ := admin.Exists(ctx, "rb-absent").Result(); n != 0 {
 		t.Fatal("ClearRange on an absent BitSet created it")
 	}
 	for _, tail := range []int{0, 1, 4095, 4096, 4097, 20000} {
 		s := append([]byte{0x00, 0x01}, make([]byte, tail)...)
-		mustDo(t, "SET", admin.Set(ctx, "{rb}", s, 0).Err())
+		mustDo(t, "SET", admin.Set(ctx, "rb", s, 0).Err())
 		if n, err := b.Length(ctx); err != nil || n != 16 {
 			t.Fatalf("Length of 0001 + %d zero bytes = %d, %v; want 16", tail, n, err)
 		}
 	}
-	mustDo(t, "SET", admin.Set(ctx, "{rb}", make([]byte, 9000), 0).Err())
+	mustDo(t, "SET", admin.Set(ctx, "rb", make([]byte, 9000), 0).Err())
 	if n, err := b.Length(ctx); err != nil || n != 0 {
 		t.Fatalf("Length of 9000 zero bytes = %d, %v; want 0", n, err)
 	}
@@ -343,7 +343,7 @@ func TestBitSetSetBytesEmptyLeavesNoKey(t *testing.T) {
 	if err != nil || got != nil {
 		t.Errorf("Bytes after SetBytes(nil) = %#v, %v; want nil (the empty set)", got, err)
 	}
-	if n, _ := admin.Exists(ctx, "{empty}").Result(); n != 0 {
+	if n, _ := admin.Exists(ctx, "empty").Result(); n != 0 {
 		t.Errorf("SetBytes(nil) left an empty string key in Redis (EXISTS = %d)", n)
 	}
 }
@@ -380,7 +380,7 @@ func TestBitSetFieldBounds(t *testing.T) {
 			t.Errorf("SetField(%v, %d) past the end = %v; want ErrInvalidArgument", f, end+1, err)
 		}
 	}
-	if n, _ := admin.Exists(ctx, "{bf}").Result(); n != 0 {
+	if n, _ := admin.Exists(ctx, "bf").Result(); n != 0 {
 		t.Fatal("refused calls created the BitSet")
 	}
 	type setCase struct {
@@ -442,8 +442,8 @@ func TestBitSetRangeOverProtoLimitWritesNothing(t *testing.T) {
 	if err == nil {
 		t.Fatal("SetRange past proto-max-bulk-len = nil; want an error")
 	}
-	if n, _ := admin.Exists(ctx, "{partial}").Result(); n != 0 {
-		v, _ := admin.GetRange(ctx, "{partial}", 0, 3).Bytes()
+	if n, _ := admin.Exists(ctx, "partial").Result(); n != 0 {
+		v, _ := admin.GetRange(ctx, "partial", 0, 3).Bytes()
 		t.Errorf("SetRange failed (%v) but left the key behind, starting %x: not one atomic step", err, v)
 	}
 }
@@ -495,7 +495,7 @@ func TestBitSetRangesModel(t *testing.T) {
 			mustDo(t, fmt.Sprintf("range #%d [%d, %d) set=%v", i, from, to, set), err)
 			model = applyBitRange(model, from, to, set)
 		}
-		got, err := admin.Get(ctx, "{m}").Bytes()
+		got, err := admin.Get(ctx, "m").Bytes()
 		if errors.Is(err, redis.Nil) {
 			got, err = nil, nil
 		}
@@ -534,19 +534,19 @@ func TestBitSetRangesModel(t *testing.T) {
 	for _, p := range [][]byte{nil, {}} {
 		mustDo(t, "SetBytes", b.SetBytes(ctx, []byte("abc")))
 		mustDo(t, "SetBytes(empty)", b.SetBytes(ctx, p))
-		if n, _ := admin.Exists(ctx, "{m}").Result(); n != 0 {
+		if n, _ := admin.Exists(ctx, "m").Result(); n != 0 {
 			t.Errorf("SetBytes(%#v) left the key", p)
 		}
 		if v, err := b.Bytes(ctx); err != nil || v != nil {
 			t.Errorf("Bytes after SetBytes(%#v) = %#v, %v; want nil", p, v, err)
 		}
 	}
-	mustDo(t, "SET empty", admin.Set(ctx, "{m}", "", 0).Err())
+	mustDo(t, "SET empty", admin.Set(ctx, "m", "", 0).Err())
 	if v, err := b.Bytes(ctx); err != nil || v != nil {
 		t.Errorf("Bytes of an empty string = %#v, %v; want nil", v, err)
 	}
 	mustDo(t, "ClearRange", b.ClearRange(ctx, 0, 100))
-	if n, _ := admin.StrLen(ctx, "{m}").Result(); n != 0 {
+	if n, _ := admin.StrLen(ctx, "m").Result(); n != 0 {
 		t.Errorf("ClearRange lengthened an empty string to %d", n)
 	}
 }
@@ -566,9 +566,9 @@ func TestBitSetRangeProtoLimit(t *testing.T) {
 		{8*mib + 1, 8*mib + 2}, {0, redisson.MaxBit + 1}, {5, 16*mib + 16},
 	}
 	for _, r := range cases {
-		mustDo(t, "SET", admin.Set(ctx, "{lim}", start, 0).Err())
+		mustDo(t, "SET", admin.Set(ctx, "lim", start, 0).Err())
 		err := b.SetRange(ctx, r[0], r[1])
-		got, _ := admin.Get(ctx, "{lim}").Bytes()
+		got, _ := admin.Get(ctx, "lim").Bytes()
 		if err == nil {
 			t.Errorf("SetRange[%d, %d) past proto-max-bulk-len succeeded (len %d)", r[0], r[1], len(got))
 			continue
@@ -581,7 +581,7 @@ func TestBitSetRangeProtoLimit(t *testing.T) {
 		}
 	}
 	// Exactly at the limit: allowed.
-	mustDo(t, "SET", admin.Set(ctx, "{lim}", make([]byte, 100), 0).Err())
+	mustDo(t, "SET", admin.Set(ctx, "lim", make([]byte, 100), 0).Err())
 	mustDo(t, "SetRange to the limit", b.SetRange(ctx, 7, 8*mib))
 	if n, _ := b.Cardinality(ctx); n != 8*mib-7 {
 		t.Errorf("Cardinality after SetRange(7, 8 MiB) = %d", n)

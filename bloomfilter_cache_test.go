@@ -110,7 +110,7 @@ func TestBloomFilterDeletedNotRecreated(t *testing.T) {
 				t.Errorf("%s: %s = %v; want ErrNotInitialized", when, op.name, err)
 			}
 		}
-		if keys, _ := admin.Keys(ctx, "{gone}*").Result(); len(keys) != 0 {
+		if keys, _ := admin.Keys(ctx, "*gone*").Result(); len(keys) != 0 {
 			n := len(keys)
 			t.Errorf("%s: the calls created %d keys", when, n)
 		}
@@ -120,7 +120,7 @@ func TestBloomFilterDeletedNotRecreated(t *testing.T) {
 	if _, err := f.TryInit(ctx, 50, 0.03); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.Del(ctx, "{gone}").Result(); err != nil {
+	if _, err := admin.Del(ctx, "gone").Result(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.TryInit(ctx, 50, 0.03); !errors.Is(err, redisson.ErrWrongType) && err != nil {
@@ -134,7 +134,7 @@ func TestBloomFilterDeletedNotRecreated(t *testing.T) {
 	if _, err := f.Add(ctx, "z"); err != nil {
 		t.Fatal(err)
 	}
-	mustDo(t, "DEL config", admin.Del(ctx, "{gone}").Err())
+	mustDo(t, "DEL config", admin.Del(ctx, "gone").Err())
 	// The bits are keyed by their parameters, and bits without a configuration are garbage
 	// under the package's namespace: calls report ErrNotInitialized (a stale add removes what
 	// it wrote, and the bits beside it), TryInit removes what is left and starts empty.
@@ -506,7 +506,7 @@ func bloomForeignUnderCachedParams(t *testing.T, c *redisson.Client, admin *redi
 	}
 	for i, kind := range kinds {
 		name := "foreign" + strconv.Itoa(i)
-		key := "{" + name + "}"
+		key := name
 		f := c.BloomFilter(name)
 		if _, err := f.TryInit(ctx, 1000, 0.01); err != nil {
 			t.Fatal(err)

@@ -409,13 +409,13 @@ func TestBloomFilterWrongTypeSaidOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := admin.HSet(ctx, "{tampered}", "hashes", "0").Err(); err != nil {
+	if err := admin.HSet(ctx, "tampered", "hashes", "0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := admin.Del(ctx, "{replaced}").Err(); err != nil {
+	if err := admin.Del(ctx, "replaced").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := admin.Set(ctx, "{replaced}", "application data", 0).Err(); err != nil {
+	if err := admin.Set(ctx, "replaced", "application data", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	fresh := newClient(t, admin) // remembers nothing
@@ -446,7 +446,7 @@ func TestBloomFilterWrongTypeSaidOnce(t *testing.T) {
 		}
 	}
 	stillThere()
-	if v, err := admin.Get(ctx, "{replaced}").Result(); err != nil || v != "application data" {
+	if v, err := admin.Get(ctx, "replaced").Result(); err != nil || v != "application data" {
 		t.Errorf("the string under a filter's name = %q, %v; want it untouched", v, err)
 	}
 }
@@ -493,7 +493,7 @@ func TestBloomFilterCountTamperedConfigIsWrongType(t *testing.T) {
 		if _, err := f.AddMany(ctx, []string{"a", "b", "c"}); err != nil {
 			t.Fatal(err)
 		}
-		mustDo(t, "HSET", admin.HSet(ctx, "{"+name+"}", tc.field, tc.value).Err())
+		mustDo(t, "HSET", admin.HSet(ctx, name, tc.field, tc.value).Err())
 		if _, err := f.Config(ctx); !errors.Is(err, redisson.ErrWrongType) {
 			t.Errorf("Config with %s=%q = %v; want ErrWrongType", tc.field, tc.value, err)
 		}
@@ -515,7 +515,7 @@ func TestBloomFilterNonCanonicalConfigIsWrongType(t *testing.T) {
 	if _, err := f.TryInit(ctx, 1000, 0.01); err != nil {
 		t.Fatal(err)
 	}
-	mustDo(t, "HSET", admin.HSet(ctx, "{noncanon}", "bits", fmt.Sprintf("0%d", bits)).Err())
+	mustDo(t, "HSET", admin.HSet(ctx, "noncanon", "bits", fmt.Sprintf("0%d", bits)).Err())
 	c2 := newClient(t, admin)
 	f2 := c2.BloomFilter("noncanon")
 	_, cfgErr := f2.Config(ctx)
@@ -663,9 +663,9 @@ func TestBloomFilterAddOverProtoLimitWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 200 {
-		before, _ := admin.BitCount(ctx, "{bigbloom}", nil).Result()
+		before, _ := admin.BitCount(ctx, "bigbloom", nil).Result()
 		_, err := f.Add(ctx, fmt.Sprint("e", i))
-		after, _ := admin.BitCount(ctx, "{bigbloom}", nil).Result()
+		after, _ := admin.BitCount(ctx, "bigbloom", nil).Result()
 		if err != nil && errors.Is(err, redisson.ErrWrongType) {
 			t.Errorf("Add(e%d) refused by a server limit = %v: classified as ErrWrongType (objectErr matches \"not an integer\" in \"bit offset is not an integer or out of range\")", i, err)
 		}
@@ -718,7 +718,7 @@ func TestBloomFilterTamperedConfigRefused(t *testing.T) {
 	}
 	for i, mod := range bad {
 		name := "cfg" + strconv.Itoa(i)
-		key := "{" + name + "}"
+		key := name
 		fields := map[string]any{}
 		for k, v := range good {
 			fields[k] = v
@@ -754,7 +754,7 @@ func TestBloomFilterTamperedConfigRefused(t *testing.T) {
 		}
 	}
 	// A foreign hash that happens to have a field "bits" (and nothing else of a configuration).
-	mustDo(t, "HSET", admin.HSet(ctx, "{foreign}", "bits", "959", "owner", "app").Err())
+	mustDo(t, "HSET", admin.HSet(ctx, "foreign", "bits", "959", "owner", "app").Err())
 	f := c.BloomFilter("foreign")
 	for _, op := range bloomOps {
 		if err := op.run(ctx, c, "foreign"); !errors.Is(err, redisson.ErrWrongType) {
@@ -839,7 +839,7 @@ func TestBloomFilterTryInitOOMWithLeftoverBits(t *testing.T) {
 	ok, err := c.BloomFilter("left").TryInit(ctx, 1000, 0.01)
 	if err == nil {
 		t.Errorf("TryInit under OOM with leftover bits = %v, nil; want an OOM error, nothing written (config written: %v)",
-			ok, admin.Exists(ctx, "{left}").Val() == 1)
+			ok, admin.Exists(ctx, "left").Val() == 1)
 	}
 }
 

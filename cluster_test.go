@@ -58,7 +58,7 @@ func TestClusterRenewalsFollowFailover(t *testing.T) {
 	cl, admin, ctx := clusterWithin(t, 30*time.Second)
 	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
 	h := mustLock(t, c.Lock("failover-renew"), ctx)
-	owner, _ := slotMaster(t, ctx, admin, "{failover-renew}")
+	owner, _ := slotMaster(t, ctx, admin, "failover-renew")
 	if _, err := cl.Failover(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +77,10 @@ func TestClusterRenewalsFollowMigratedSlot(t *testing.T) {
 	t.Parallel()
 	cl, admin, ctx := clusterWithin(t, 30*time.Second)
 	c := newClient(t, cl.Client(t), redisson.WithWatchdogTimeout(3*time.Second))
-	const key = "migrated-renew" // its key is "{migrated-renew}"
+	const key = "migrated-renew" // its key is "migrated-renew"
 	h := mustLock(t, c.Lock(key), ctx)
-	src, dst, slot := migrateSlotAway(t, ctx, cl, admin, "{migrated-renew}")
-	if got, _ := slotMaster(t, ctx, admin, "{migrated-renew}"); got != dst {
+	src, dst, slot := migrateSlotAway(t, ctx, cl, admin, "migrated-renew")
+	if got, _ := slotMaster(t, ctx, admin, "migrated-renew"); got != dst {
 		t.Fatalf("slot %d served by %s after the migration; want %s", slot, got, dst)
 	}
 	t.Logf("slot %d migrated from %s to %s", slot, src, dst)
@@ -117,7 +117,7 @@ func TestClusterHungMasterSparesOtherMastersLocks(t *testing.T) {
 			defer wg.Done()
 			for i := w; i < n; i += workers {
 				name := fmt.Sprintf("hung:%d:%d", i, stamp)
-				node, err := admin.MasterForKey(ctx, "{"+name+"}")
+				node, err := admin.MasterForKey(ctx, name)
 				if err != nil {
 					errs <- err
 					return
@@ -275,7 +275,7 @@ func keySlot(key string) int {
 	return int(crc) % 16384
 }
 
-// sameSlotName returns another lock name whose key ("{name}") is in the slot of name's.
+// sameSlotName returns another lock name whose key is in the slot of name's.
 func sameSlotName(name string) string {
 	want := keySlot(name)
 	for i := 0; ; i++ {
@@ -312,7 +312,7 @@ func TestClusterReplicaAcksAcquireDuringSlotMigration(t *testing.T) {
 	mustUnlock(t, mustLock(t, plain.Lock("acked-ask-warm"), ctx))
 	mustUnlock(t, mustLock(t, a.Lock("acked-ask-warm"), ctx))
 
-	m := startSlotMigration(t, ctx, cl, admin, "{"+name+"}")
+	m := startSlotMigration(t, ctx, cl, admin, name)
 	t.Logf("slot %d migrating from %s to %s", m.slot, m.src, m.dst)
 
 	// Without the mode: ASK is followed, a free lock of the slot is taken on the destination (another
@@ -366,7 +366,7 @@ func TestClusterUnlockAndWaitDuringSlotMigration(t *testing.T) {
 	a := newClient(t, cl.Client(t))
 	b := newClient(t, cl.Client(t))
 	h := mustLock(t, a.Lock(name), ctx)
-	m := startSlotMigration(t, ctx, cl, admin, "{"+name+"}")
+	m := startSlotMigration(t, ctx, cl, admin, name)
 	t.Logf("slot %d migrating from %s to %s; lock key still on the source", m.slot, m.src, m.dst)
 
 	defer m.finishAfter(t, ctx, 2*time.Second)() // a migration that takes 2s
@@ -420,7 +420,7 @@ func holdThroughMigration(t *testing.T, ctx context.Context, cl *redistest.Clust
 	c *redisson.Client, name string) error {
 	t.Helper()
 	h := mustLock(t, c.Lock(name), ctx)
-	m := startSlotMigration(t, ctx, cl, admin, "{"+name+"}")
+	m := startSlotMigration(t, ctx, cl, admin, name)
 	n := m.moveKeys(t, ctx)
 	t.Logf("slot %d migrating from %s to %s; %d keys moved", m.slot, m.src, m.dst, n)
 	var lost error
@@ -506,7 +506,7 @@ func TestBloomFilterAddFollowsSlotMigration(t *testing.T) {
 			t.Fatalf("client %d Contains = %v, %v", i, ok, err)
 		}
 	}
-	src, _, slot := migrateSlotAway(t, ctx, cl, admin, "{"+name+"}")
+	src, _, slot := migrateSlotAway(t, ctx, cl, admin, name)
 	t.Cleanup(func() { _ = cl.MigrateSlot(context.Background(), int(slot), src) })
 	for i, c := range []*redisson.Client{plain, acked} {
 		f := c.BloomFilter(name)

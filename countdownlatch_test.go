@@ -278,7 +278,7 @@ func TestCountDownLatchStaleMessageDoesNotReleaseNewRound(t *testing.T) {
 	polls := make(chan struct{}, 16)
 	hook.setCmd(func(ctx context.Context, a []string, cmd redis.Cmder, next func() error) error {
 		err := next()
-		if len(a) == 2 && a[0] == "get" && a[1] == "{stale}" {
+		if len(a) == 2 && a[0] == "get" && a[1] == "stale" {
 			polls <- struct{}{}
 		}
 		return err
@@ -341,7 +341,7 @@ func TestCountDownLatchWaiterReleasedDespiteRearm(t *testing.T) {
 	var mu sync.Mutex
 	n := 0
 	hook.setCmd(func(ctx context.Context, a []string, cmd redis.Cmder, next func() error) error {
-		if len(a) == 2 && a[0] == "get" && a[1] == "{aba}" {
+		if len(a) == 2 && a[0] == "get" && a[1] == "aba" {
 			mu.Lock()
 			n++
 			k := n
@@ -434,7 +434,7 @@ func TestCountDownLatchWaitReadsRoundBeforeCount(t *testing.T) {
 		if ok, err := ctl.TrySetCount(context.Background(), 1); !ok || err != nil {
 			t.Errorf("TrySetCount = %v, %v", ok, err)
 		}
-		copyTo(cmds[1], "{"+name+"}")
+		copyTo(cmds[1], name)
 		return nil
 	})
 	wctx, cancel := context.WithCancel(ctx)
@@ -474,7 +474,7 @@ func TestCountDownLatchBadRoundKeyChangesNothing(t *testing.T) {
 			t.Errorf("round key %d: TrySetCount = %v, %v; want ErrWrongType", i, ok, err)
 		}
 		n, err := l.CountDown(ctx)
-		left := admin.Get(ctx, "{"+name+"}").Val()
+		left := admin.Get(ctx, name).Val()
 		t.Logf("round %d: CountDown = %d, %v; count now %q", i, n, err, left)
 		switch {
 		case err == nil && left != "":
@@ -500,16 +500,16 @@ func TestCountDownLatchWrongTypeAndBadCount(t *testing.T) {
 			t.Errorf("TrySetCount(%d) = %v, %v; want ErrInvalidArgument", bad, ok, err)
 		}
 	}
-	if ex := admin.Exists(ctx, "{lt}").Val(); ex != 0 {
+	if ex := admin.Exists(ctx, "lt").Val(); ex != 0 {
 		t.Errorf("latch key exists after bad TrySetCount")
 	}
 	for _, setv := range []func(){
-		func() { admin.Del(ctx, "{lt}"); admin.HSet(ctx, "{lt}", "f", "1") },
-		func() { admin.Del(ctx, "{lt}"); admin.Set(ctx, "{lt}", "0", 0) },
-		func() { admin.Del(ctx, "{lt}"); admin.Set(ctx, "{lt}", "-3", 0) },
+		func() { admin.Del(ctx, "lt"); admin.HSet(ctx, "lt", "f", "1") },
+		func() { admin.Del(ctx, "lt"); admin.Set(ctx, "lt", "0", 0) },
+		func() { admin.Del(ctx, "lt"); admin.Set(ctx, "lt", "-3", 0) },
 	} {
 		setv()
-		before := admin.Dump(ctx, "{lt}").Val()
+		before := admin.Dump(ctx, "lt").Val()
 		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		if err := l.Wait(wctx); !errors.Is(err, redisson.ErrWrongType) {
 			t.Errorf("Wait = %v; want ErrWrongType", err)
@@ -524,7 +524,7 @@ func TestCountDownLatchWrongTypeAndBadCount(t *testing.T) {
 		if _, err := l.Count(ctx); !errors.Is(err, redisson.ErrWrongType) {
 			t.Errorf("Count = %v; want ErrWrongType", err)
 		}
-		if after := admin.Dump(ctx, "{lt}").Val(); after != before {
+		if after := admin.Dump(ctx, "lt").Val(); after != before {
 			t.Errorf("latch key changed by refused calls")
 		}
 	}

@@ -229,47 +229,54 @@
 //
 // # Keys
 //
-// Every key and channel of a lock is built from the Client's key prefix and the lock's name:
+// Every key and channel of an object is built from the Client's key prefix and the object's name, as
+// Redisson builds them: the object's own key is the name (after the prefix), so redis-cli, other
+// programs and Java services find it by that name; its other keys and channels are
+// "{<prefix><name>}:~<suffix>", or "<prefix><name>:~<suffix>" when the name has a {hash tag} of its
+// own. Below, <aux> stands for "{<prefix><name>}" or "<prefix><name>" accordingly:
 //
-//	<prefix>{<name>}                    the lock: a string "<owner>|<level ids>|<mark>", followed by
-//	                                    "|f" for a FairLock and "|t<token>" for a FencedLock; absent
-//	                                    when free, so a free Lock is taken with one plain SET NX PX
-//	<prefix>{<name>}:~q, :~qt           a Lock's wait queue: arrival order; liveness deadline per Client
-//	                                    (sorted sets), gone once a release finds nobody waiting; a
-//	                                    FairLock's is :~fq, :~fqt, a FencedLock's :~tq, :~tqt
-//	<prefix>{<name>}:~w:<client id>     the Client's wake-up channel for the lock (pub/sub)
-//	<prefix>{<name>}:~fence             a FencedLock's token counter: never deleted by this package
-//	<prefix>{<name>}                    a ReadWriteLock: a hash (see internal/scripts/rw_value.lua); a
-//	                                    Semaphore: its permits; a CountDownLatch: its count (strings)
-//	<prefix>{<name>}:~sw, :~sl          a Semaphore's waiters (hash) and leased permits (sorted set)
-//	<prefix>{<name>}:~sr:<request id>   the outcome of one Semaphore or CountDownLatch request that
-//	                                    the state cannot tell, with the waiter timeout as TTL
-//	<prefix>{<name>}:~lw                a CountDownLatch's wake-up channel, shared by its Clients
-//	<prefix>{<name>}:~lr                a CountDownLatch's rounds (times it reached zero): never
-//	                                    deleted by this package
-//	<prefix>{<name>}                    an AtomicLong (an integer), a BitSet, a HyperLogLog (strings
-//	                                    in Redis's own formats); a BloomFilter's configuration (hash:
-//	                                    bits, hashes, insertions, fpr, hash)
-//	<prefix>{<name>}:~bf:<m>:<k>        a BloomFilter's bits (a string), named after its number of
-//	                                    bits and of hash functions
+//	<prefix><name>              the lock: a string "<owner>|<level ids>|<mark>", followed by "|f"
+//	                            for a FairLock and "|t<token>" for a FencedLock; absent when free,
+//	                            so a free Lock is taken with one plain SET NX PX
+//	<aux>:~q, :~qt              a Lock's wait queue: arrival order; liveness deadline per Client
+//	                            (sorted sets), gone once a release finds nobody waiting; a
+//	                            FairLock's is :~fq, :~fqt, a FencedLock's :~tq, :~tqt
+//	<aux>:~w:<client id>        the Client's wake-up channel for the lock (pub/sub)
+//	<aux>:~fence                a FencedLock's token counter: never deleted by this package
+//	<prefix><name>              a ReadWriteLock: a hash (see internal/scripts/rw_value.lua); a
+//	                            Semaphore: its permits; a CountDownLatch: its count (strings)
+//	<aux>:~sw, :~sl             a Semaphore's waiters (hash) and leased permits (sorted set)
+//	<aux>:~sr:<request id>      the outcome of one Semaphore or CountDownLatch request that the
+//	                            state cannot tell, with the waiter timeout as TTL
+//	<aux>:~lw                   a CountDownLatch's wake-up channel, shared by its Clients
+//	<aux>:~lr                   a CountDownLatch's rounds (times it reached zero): never deleted
+//	                            by this package
+//	<prefix><name>              an AtomicLong (an integer), a BitSet, a HyperLogLog (strings in
+//	                            Redis's own formats); a BloomFilter's configuration (hash: bits,
+//	                            hashes, insertions, fpr, hash)
+//	<aux>:~bf:<m>:<k>           a BloomFilter's bits (a string), named after its number of bits and
+//	                            of hash functions
 //
 // Nothing else is written: once every holder and waiter of an object is gone, only its value, the
 // keys above that are never deleted, and request records (TTL the waiter timeout) remain.
 //
-// Every name starting with "<prefix>{<name>}:~" belongs to this package: do not store your own data
-// there (WithKeyPrefix puts the package's keys in a namespace of their own). Keys and channels of
-// distinct objects never collide, whatever the names: object keys end with '}' and auxiliary names
-// do not, and the prefix may not contain braces. All names of one lock share the hash tag "{<name>",
-// so every script touches one Cluster slot; a name that starts with its own tag, such as
-// "{user:7}:cart", still shares the slot of every name starting with that tag, which is how data
-// is co-located with a lock. Names must not be empty or start with '}'. A name holding another type
-// of value, a string this package did not write, or a lock of another kind, gets ErrWrongType and is
-// not modified. The kinds of lock share only the lock key: each has its own queue, so a release
-// never hands a waiter a lock of another kind. Kinds that share one stored format cannot tell each
-// other apart, and must not share a name: an AtomicLong, a Semaphore's permits and a
-// CountDownLatch's count are the same decimal integer string (so an AtomicLong under a Semaphore's
-// name reads and changes its permits), and a BitSet accepts any string, a lock's included (a BitSet
-// under a lock's name corrupts the lock).
+// Every name containing ":~" belongs to this package: do not store your own data there (WithKeyPrefix
+// puts the package's keys in a namespace of their own), and names may not contain it. Keys and
+// channels of distinct objects never collide, whatever the names: object keys never contain ":~" and
+// auxiliary names always do, and an auxiliary name decodes back into its object's name. Redis hashes
+// "{<name>}" to the slot of the key <name>, and "<name>:~x" to that of <name> when <name> has a hash
+// tag, so every script touches one Cluster slot; a name with a hash tag, such as "{user:7}:lock", is
+// in the slot of every key with that tag, such as the application's "{user:7}:cart", which is how data
+// is co-located with a lock. Refused with ErrInvalidArgument: empty names, names containing ":~",
+// names with a brace but no hash tag ("a{b", "a}b", "{}x": Redis would hash them whole, and their
+// other keys elsewhere), and a name that is only a hash tag ("{x}": its other keys would be those of
+// "x"). The prefix may not contain braces. A name holding another type of value, a string this package
+// did not write, or a lock of another kind, gets ErrWrongType and is not modified. The kinds of lock
+// share only the lock key: each has its own queue, so a release never hands a waiter a lock of
+// another kind. Kinds that share one stored format cannot tell each other apart, and must not share a
+// name: an AtomicLong, a Semaphore's permits and a CountDownLatch's count are the same decimal integer
+// string (so an AtomicLong under a Semaphore's name reads and changes its permits), and a BitSet
+// accepts any string, a lock's included (a BitSet under a lock's name corrupts the lock).
 //
 // # What is guaranteed, and what is not
 //

@@ -76,7 +76,7 @@ func (heldDriver) ForceUnlock(ctx context.Context, c *redisson.Client, name stri
 	return lockOf(c, kindOf(name), name).ForceUnlock(ctx)
 }
 
-func (heldDriver) Key(name string) string { return "{" + name + "}" }
+func (heldDriver) Key(name string) string { return name }
 
 func (heldDriver) Decode(v string) (string, int, bool) { return redisson.DecodeLockValue(v) }
 

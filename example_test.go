@@ -478,7 +478,7 @@ func ExampleCountDownLatch() {
 	// count: 0
 }
 
-// A stock counter shared by every process. The value is an integer string at "{goods:1000:stock}".
+// A stock counter shared by every process. The value is an integer string at "goods:1000:stock".
 func ExampleAtomicLong() {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
@@ -501,7 +501,7 @@ func ExampleAtomicLong() {
 		if err != nil {
 			return err
 		}
-		stored, err := rdb.Get(ctx, "{goods:1000:stock}").Result() // where the value is in Redis
+		stored, err := rdb.Get(ctx, "goods:1000:stock").Result() // where the value is in Redis
 		fmt.Println("after Add:", n, "swapped:", ok, "stored:", stored)
 		return err
 	}

@@ -169,9 +169,9 @@ func TestClusterFailoverUnderContention(t *testing.T) {
 	long(t)
 	t.Parallel()
 	cl, clients, admin := clusterContenders(t)
-	// Names "cf}<kind>": every key is "{cf}<kind>}..." and hashes "cf", one slot for all kinds.
-	conts, fault := throughFault(t, clients, "cf}", func(ctx context.Context) {
-		node, err := admin.MasterForKey(ctx, "{cf}")
+	// Names "{cf}<kind>": every key hashes "cf", one slot for all kinds.
+	conts, fault := throughFault(t, clients, "{cf}", func(ctx context.Context) {
+		node, err := admin.MasterForKey(ctx, "cf")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +267,7 @@ func TestClusterSlotMigrationUnderContention(t *testing.T) {
 	cl, clients, admin := clusterContenders(t)
 	// Names "mg}<kind>": every key hashes "mg", one slot for all kinds.
 	conts, _ := throughFault(t, clients, "mg}", func(ctx context.Context) {
-		migrateSlotAway(t, ctx, cl, admin, "{mg}")
+		migrateSlotAway(t, ctx, cl, admin, "mg")
 	})
 	noOverlapNorLoss(t, conts, "a slot migration")
 }
@@ -345,7 +345,7 @@ func TestClusterMasterKilledWaiterKeepsWaiting(t *testing.T) {
 	res, stop := lockAsync(wctx, b.Lock("killed"))
 	defer stop()
 	eventually(t, 10*time.Second, "the waiter queued", func() bool { return b.Stats().Waiting > 0 })
-	master, err := admin.MasterForKey(ctx, "{killed}")
+	master, err := admin.MasterForKey(ctx, "killed")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func fairQueued(t *testing.T, admin *redis.Client, name string) int64 {
 // fairKeys returns the lock and queue keys of fair lock name (no key prefix).
 func fairKeys(name string) []string {
 	q, qt := redisson.QueueKeys("FairLock", name)
-	return []string{"{" + name + "}", q, qt}
+	return []string{name, q, qt}
 }
 
 // faultHelperFairWaiter (child role "fairwaiter"): waits for FairLock name with the waiter timeout
@@ -385,7 +385,7 @@ func lateGrantOrder(t *testing.T, kind string, oneClient bool) {
 	}
 	queued := func() (n int64) {
 		if kind == "ReadWriteLock" { // waiting writers: ww: fields (internal/scripts/rw_value.lua)
-			for f := range admin.HGetAll(ctx, "{"+name+"}").Val() {
+			for f := range admin.HGetAll(ctx, name).Val() {
 				if strings.HasPrefix(f, "ww:") {
 					n++
 				}
@@ -654,7 +654,7 @@ func TestFairLockDeadHeirStallsAtMostWaiterTimeout(t *testing.T) {
 	ctx := t.Context()
 	const name = "fair-dead-heir"
 	const wt = 2 * time.Second // every Client's waiter timeout
-	key := "{" + name + "}"
+	key := name
 	q, qt := redisson.QueueKeys("FairLock", name)
 	hc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt))
 	wc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt), redisson.WithRepollInterval(time.Minute))
@@ -796,7 +796,7 @@ func TestFairLockCutOffClientStallsOnlyOnce(t *testing.T) {
 	ctx := t.Context()
 	const name = "fair-cutoff"
 	const wt = time.Second
-	key := "{" + name + "}"
+	key := name
 	q, qt := redisson.QueueKeys("FairLock", name)
 	p := redistest.NewProxy(t, srv.Addr())
 	pc := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }),
@@ -887,7 +887,7 @@ func TestFairLockQueueKeptForLiveShortTimeoutWaiters(t *testing.T) {
 	admin := srv.Client(t)
 	ctx := t.Context()
 	const name = "fair-q-kept"
-	key := "{" + name + "}"
+	key := name
 	q, qt := redisson.QueueKeys("FairLock", name)
 	p := redistest.NewProxy(t, srv.Addr())
 	hc := newClient(t, srv.Client(t))

@@ -43,7 +43,7 @@ func faultChannels(tb testing.TB, admin *redis.Client, name string) int {
 }
 
 // faultKey is the key of the lock called name (no key prefix).
-func faultKey(name string) string { return "{" + name + "}" }
+func faultKey(name string) string { return name }
 
 // faultWaitDone waits for ctx to end, failing the test after timeout. It returns when it ended.
 func faultWaitDone(tb testing.TB, ctx context.Context, timeout time.Duration, what string) time.Time {

@@ -16,7 +16,7 @@ import (
 //
 // The token is a number that strictly increases, for a name, with every fresh acquisition and every
 // hand-over, across holders, Client restarts and crashes; re-entry keeps the holder's token. It
-// comes from a counter in Redis ("<prefix>{<name>}:~fence", never deleted by this package), so it can
+// comes from a counter in Redis ("{<prefix><name>}:~fence", never deleted by this package), so it can
 // go back only if Redis loses that counter: a restart without persistence, or a failover to a replica
 // that had not received it. Run Redis with appendonly yes (and appendfsync always for no loss at all)
 // where tokens must never repeat.

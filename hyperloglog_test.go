@@ -113,7 +113,7 @@ func TestHyperLogLogCorruptIsWrongType(t *testing.T) {
 	// "HYLL", encoding 1 (sparse), 3 unused bytes, 8 bytes of cached cardinality with the
 	// "invalid" bit set (so PFCOUNT recomputes), then one ZERO opcode covering 1 register of 16384.
 	raw := []byte("HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x00")
-	mustDo(t, "SET", admin.Set(ctx, "{corrupt}", raw, 0).Err())
+	mustDo(t, "SET", admin.Set(ctx, "corrupt", raw, 0).Err())
 	h := c.HyperLogLog("corrupt")
 	if n, err := h.Count(ctx); !errors.Is(err, redisson.ErrWrongType) {
 		t.Errorf("Count of a corrupt HLL = %d, %v; want ErrWrongType", n, err)
@@ -121,7 +121,7 @@ func TestHyperLogLogCorruptIsWrongType(t *testing.T) {
 	if _, err := h.Add(ctx, "x"); !errors.Is(err, redisson.ErrWrongType) {
 		t.Errorf("Add to a corrupt HLL = %v; want ErrWrongType", err)
 	}
-	if got, _ := admin.Get(ctx, "{corrupt}").Bytes(); !bytes.Equal(got, raw) {
+	if got, _ := admin.Get(ctx, "corrupt").Bytes(); !bytes.Equal(got, raw) {
 		t.Errorf("the corrupt HLL was changed: %x", got)
 	}
 	ok := c.HyperLogLog("{corrupt}:ok")

@@ -53,7 +53,7 @@ func TestReleaseOfOtherKindHandsNothingToQueuedWaiter(t *testing.T) {
 		return admin.ZCount(ctx, q, "-inf", "(+inf").Val() == 1
 	})
 	eventually(t, 5*time.Second, "the holder's lease to run out", func() bool {
-		return admin.Exists(ctx, "{"+name+"}").Val() == 0
+		return admin.Exists(ctx, name).Val() == 0
 	})
 
 	f, err := c.FencedLock(name).Lock(ctx)
@@ -68,14 +68,14 @@ func TestReleaseOfOtherKindHandsNothingToQueuedWaiter(t *testing.T) {
 	// The FencedLock's release must not have handed anything to P, a Lock waiter: the lock is free
 	// and P still queued for a Lock (each kind has its own queue).
 	q, _ := redisson.QueueKeys("Lock", name)
-	if v, err := admin.Get(ctx, "{"+name+"}").Result(); err != redis.Nil || admin.ZCount(ctx, q, "-inf", "(+inf").Val() != 1 {
+	if v, err := admin.Get(ctx, name).Result(); err != redis.Nil || admin.ZCount(ctx, q, "-inf", "(+inf").Val() != 1 {
 		t.Errorf("after the FencedLock's Unlock, the lock string is %q (%v) and %d Lock waiters are queued; want free, P still queued",
 			v, err, admin.ZCount(ctx, q, "-inf", "(+inf").Val())
 	}
 	cancel()
 	r := recvWithin(t, got, 10*time.Second, "P's Lock to end")
 	if r.err == nil {
-		v := admin.Get(ctx, "{"+name+"}").Val()
+		v := admin.Get(ctx, name).Val()
 		if err := r.h.Unlock(ctx); err != nil {
 			t.Errorf("the Lock waiter got a Hold of the lock string %q, and its Unlock fails: %v", v, err)
 		}
@@ -214,15 +214,15 @@ func TestReleaseRecordLeavesOtherKeysAlone(t *testing.T) {
 	})
 }
 
-// TestBracedNameHasItsOwnWakeUpChannel checks that locks "x" and "{x}" have separate wake-up
+// TestBracedNameHasItsOwnWakeUpChannel checks that locks "x" and "x" have separate wake-up
 // channels: with a re-poll interval of 10s, a waiter of "x" must be woken promptly by the release
-// of "x" while a waiter of "{x}" in the same Client (which started waiting first) waits too. On a
-// shared channel the wake-up would go to the waiter of "{x}", leaving the waiter of "x" to its
+// of "x" while a waiter of "x" in the same Client (which started waiting first) waits too. On a
+// shared channel the wake-up would go to the waiter of "x", leaving the waiter of "x" to its
 // re-poll.
 func TestBracedNameHasItsOwnWakeUpChannel(t *testing.T) {
 	const (
 		nameX      = "wakeup-channel"
-		nameBraced = "{" + nameX + "}"
+		nameBraced = nameX
 		repoll     = 10 * time.Second
 		bound      = 3 * time.Second // far below the re-poll interval, far above a wake-up
 	)
@@ -292,7 +292,7 @@ func TestReadWriteLockKindCollisions(t *testing.T) {
 			name := "rw-kind-rw-" + kind
 			r := mustRLock(t, c.ReadWriteLock(name), ctx)
 			defer mustUnlock(t, r)
-			before, _ := rdb.HGetAll(ctx, "{"+name+"}").Result()
+			before, _ := rdb.HGetAll(ctx, name).Result()
 			l := lockOf(c, kind, name)
 			if _, err := l.Lock(short); !errors.Is(err, redisson.ErrWrongType) {
 				t.Errorf("%s.Lock on a ReadWriteLock's name: %v; want ErrWrongType", kind, err)
@@ -306,7 +306,7 @@ func TestReadWriteLockKindCollisions(t *testing.T) {
 			if _, err := l.IsLocked(ctx); !errors.Is(err, redisson.ErrWrongType) {
 				t.Errorf("%s.IsLocked: %v; want ErrWrongType", kind, err)
 			}
-			after, _ := rdb.HGetAll(ctx, "{"+name+"}").Result()
+			after, _ := rdb.HGetAll(ctx, name).Result()
 			if len(after) != len(before) || r.Context().Err() != nil {
 				t.Errorf("the ReadWriteLock changed: %v -> %v (reader's context %v)", before, after, r.Context().Err())
 			}
@@ -318,7 +318,7 @@ func TestReadWriteLockKindCollisions(t *testing.T) {
 			name := "rw-kind-" + kind
 			h := mustLock(t, lockOf(c, kind, name), ctx)
 			defer mustUnlock(t, h)
-			before, _ := rdb.Get(ctx, "{"+name+"}").Result()
+			before, _ := rdb.Get(ctx, name).Result()
 			rw := c.ReadWriteLock(name)
 			if _, err := rw.RLock(short); !errors.Is(err, redisson.ErrWrongType) {
 				t.Errorf("RLock on a %s's name: %v; want ErrWrongType", kind, err)
@@ -332,13 +332,13 @@ func TestReadWriteLockKindCollisions(t *testing.T) {
 			if _, err := rw.RemainingTTL(ctx); !errors.Is(err, redisson.ErrWrongType) {
 				t.Errorf("RemainingTTL on a %s's name: %v; want ErrWrongType", kind, err)
 			}
-			if after, _ := rdb.Get(ctx, "{"+name+"}").Result(); after != before || h.Context().Err() != nil {
+			if after, _ := rdb.Get(ctx, name).Result(); after != before || h.Context().Err() != nil {
 				t.Errorf("the %s changed: %q -> %q", kind, before, after)
 			}
 		})
 	}
 	t.Run("ForeignHash", func(t *testing.T) {
-		rdb.HSet(ctx, "{rw-foreign}", "name", "x", "w", "nonsense")
+		rdb.HSet(ctx, "rw-foreign", "name", "x", "w", "nonsense")
 		rw := c.ReadWriteLock("rw-foreign")
 		if _, err := rw.RLock(short); !errors.Is(err, redisson.ErrWrongType) {
 			t.Errorf("RLock on a foreign hash: %v; want ErrWrongType", err)
@@ -346,7 +346,7 @@ func TestReadWriteLockKindCollisions(t *testing.T) {
 		if _, err := rw.ForceUnlock(ctx); !errors.Is(err, redisson.ErrWrongType) {
 			t.Errorf("ForceUnlock on a foreign hash: %v; want ErrWrongType", err)
 		}
-		if n, _ := rdb.HLen(ctx, "{rw-foreign}").Result(); n != 2 {
+		if n, _ := rdb.HLen(ctx, "rw-foreign").Result(); n != 2 {
 			t.Errorf("the foreign hash has %d fields; want 2 (untouched)", n)
 		}
 	})
@@ -371,7 +371,7 @@ func TestBloomFilterAndLockRefuseEachOthersName(t *testing.T) {
 	}
 	h := mustLock(t, c.Lock("locked"), ctx)
 	defer func() { _ = h.Unlock(context.Background()) }()
-	before, _ := admin.Get(ctx, "{locked}").Result()
+	before, _ := admin.Get(ctx, "locked").Result()
 	g := c.BloomFilter("locked")
 	if _, err := g.TryInit(ctx, 1000, 0.01); !errors.Is(err, redisson.ErrWrongType) {
 		t.Errorf("TryInit on a held Lock's name = %v; want ErrWrongType", err)
@@ -379,7 +379,7 @@ func TestBloomFilterAndLockRefuseEachOthersName(t *testing.T) {
 	if _, err := g.AddMany(ctx, []string{"a", "b", "c", "d"}); !errors.Is(err, redisson.ErrWrongType) {
 		t.Errorf("AddMany on a held Lock's name = %v; want ErrWrongType", err)
 	}
-	if after, _ := admin.Get(ctx, "{locked}").Result(); before != after {
+	if after, _ := admin.Get(ctx, "locked").Result(); before != after {
 		t.Errorf("the lock string was changed: %q -> %q", before, after)
 	}
 	if n, err := h.HoldCount(ctx); err != nil || n != 1 {
@@ -452,7 +452,7 @@ func TestClusterCrossSlotNamesRefused(t *testing.T) {
 			t.Errorf("%s(other slot) = %v; want ErrInvalidArgument", what, err)
 		}
 	}
-	if got, err := admin.Get(ctx, "{xslot-bits}").Bytes(); err != nil || !bytes.Equal(got, []byte{0x10}) {
+	if got, err := admin.Get(ctx, "xslot-bits").Bytes(); err != nil || !bytes.Equal(got, []byte{0x10}) {
 		t.Errorf("BitSet after refused BITOPs = %x, %v", got, err)
 	}
 	// Same tag: works.

@@ -264,7 +264,7 @@ func TestGroupsOverOtherKinds(t *testing.T) {
 // lockKeyExists reports whether the key of the lock called name exists on rdb (default key prefix).
 func lockKeyExists(t *testing.T, rdb *redis.Client, name string) bool {
 	t.Helper()
-	n, err := rdb.Exists(t.Context(), "{"+name+"}").Result()
+	n, err := rdb.Exists(t.Context(), name).Result()
 	if err != nil {
 		t.Fatalf("EXISTS {%s}: %v", name, err)
 	}
@@ -286,7 +286,7 @@ func TestMultiLockLostReleasesOtherParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Part a lost: its key deleted behind the holder's back.
-	if err := servers[0].Client(t).Del(ctx, "{ml-lost-a}").Err(); err != nil {
+	if err := servers[0].Client(t).Del(ctx, "ml-lost-a").Err(); err != nil {
 		t.Fatal(err)
 	}
 	faultWaitDone(t, h.Context(), 10*time.Second, "a MultiLock that lost a part to be told")
@@ -323,7 +323,7 @@ func TestRedLockLostMajorityReleasesRest(t *testing.T) {
 	ctx := t.Context()
 	h := mustLock(t, redLockOf(as, "rl-lost"), ctx)
 	for i := range 2 {
-		if err := servers[i].Client(t).Del(ctx, "{rl-lost}").Err(); err != nil {
+		if err := servers[i].Client(t).Del(ctx, "rl-lost").Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -392,7 +392,7 @@ func TestMultiLockLossRacesUnlockAndReenter(t *testing.T) {
 				}
 			})
 		}
-		if err := ra.Del(ctx, "{"+name+"}").Err(); err != nil {
+		if err := ra.Del(ctx, name).Err(); err != nil {
 			t.Fatal(err)
 		}
 		wg.Wait()
@@ -443,7 +443,7 @@ func TestMultiLockReenterInFlightWhenLost(t *testing.T) {
 		n, err := h.Parts()[0].HoldCount(ctx)
 		return err == nil && n == 2
 	})
-	if err := srvA.Client(t).Del(ctx, "{ml-inflight}").Err(); err != nil {
+	if err := srvA.Client(t).Del(ctx, "ml-inflight").Err(); err != nil {
 		t.Fatal(err)
 	}
 	faultWaitDone(t, h.Context(), 10*time.Second, "the loss to be reported")

@@ -57,7 +57,7 @@ func objectLostReplies(t *testing.T, admin *redis.Client, p *redistest.Proxy, c 
 	lost("Swap(100)", func() error { _, err := a.Swap(ctx, 100); return err })
 	lost("SetIfGreater(101)", func() error { _, err := a.SetIfGreater(ctx, 101); return err })
 	lost("GetAndDelete", func() error { _, err := a.GetAndDelete(ctx); return err })
-	if v, err := admin.Exists(ctx, "{lr}").Result(); err != nil || v != 0 {
+	if v, err := admin.Exists(ctx, "lr").Result(); err != nil || v != 0 {
 		t.Errorf("after GetAndDelete lost its reply: exists %d, %v", v, err)
 	}
 	// Not twice is no change: the lost Not must have flipped exactly once.
@@ -65,7 +65,7 @@ func objectLostReplies(t *testing.T, admin *redis.Client, p *redistest.Proxy, c 
 	if got, err := b.Bytes(ctx); err != nil || !bytes.Equal(got, []byte{0x0F}) {
 		t.Errorf("after Not lost its reply: %x, %v; want 0f (flipped once)", got, err)
 	}
-	mustDo(t, "SetBytes", admin.Set(ctx, "{lr-bits:x}", []byte{0xFF}, 0).Err())
+	mustDo(t, "SetBytes", admin.Set(ctx, "lr-bits:x", []byte{0xFF}, 0).Err())
 	lost("Xor", func() error { return b.Xor(ctx, "lr-bits:x") })
 	if got, err := b.Bytes(ctx); err != nil || !bytes.Equal(got, []byte{0xF0}) {
 		t.Errorf("after Xor lost its reply: %x, %v; want f0 (xored once)", got, err)
@@ -249,16 +249,16 @@ func TestObjectsErrorMapping(t *testing.T) {
 	c, admin, _ := setup(t)
 	a := c.AtomicLong("al")
 	for _, s := range []string{"abc", "1.5", "99999999999999999999", " 1"} {
-		mustDo(t, "SET", admin.Set(ctx, "{al}", s, 0).Err())
+		mustDo(t, "SET", admin.Set(ctx, "al", s, 0).Err())
 		if _, err := a.Add(ctx, 1); !errors.Is(err, redisson.ErrWrongType) || errors.Is(err, redisson.ErrOutOfRange) {
 			t.Errorf("Add on %q = %v; want ErrWrongType only", s, err)
 		}
 	}
-	mustDo(t, "SET", admin.Set(ctx, "{al}", "9223372036854775807", 0).Err())
+	mustDo(t, "SET", admin.Set(ctx, "al", "9223372036854775807", 0).Err())
 	if _, err := a.Add(ctx, 1); !errors.Is(err, redisson.ErrOutOfRange) || errors.Is(err, redisson.ErrWrongType) {
 		t.Errorf("Add overflowing = %v; want ErrOutOfRange only", err)
 	}
-	mustDo(t, "SET", admin.Set(ctx, "{al}", "-9223372036854775808", 0).Err())
+	mustDo(t, "SET", admin.Set(ctx, "al", "-9223372036854775808", 0).Err())
 	if _, err := a.Add(ctx, -1); !errors.Is(err, redisson.ErrOutOfRange) {
 		t.Errorf("Add underflowing = %v; want ErrOutOfRange", err)
 	}

@@ -955,7 +955,7 @@ func TestPermitLeasesKeyOfWrongTypeRefused(t *testing.T) {
 	if err := p.Release(ctx, "x#1"); !errors.Is(err, redisson.ErrWrongType) {
 		t.Errorf("Release with a string leases key = %v; want ErrWrongType", err)
 	}
-	if v := admin.Get(ctx, "{wt}").Val(); v != "2" {
+	if v := admin.Get(ctx, "wt").Val(); v != "2" {
 		t.Errorf("permits = %q after refused calls; want 2", v)
 	}
 }

@@ -363,7 +363,7 @@ func TestPermitNudgeScopedToObject(t *testing.T) {
 	})
 	spawn(&wg, func() { _, _ = w.PermitExpirableSemaphore("ob16").Acquire(wctx, 1, redisson.WithLease(time.Minute)) })
 	counts := map[string]int{}
-	for counts["{oa16}"] < 2 || counts["{ob16}"] < 2 {
+	for counts["oa16"] < 2 || counts["ob16"] < 2 {
 		select {
 		case k := <-seen:
 			counts[k]++
@@ -376,7 +376,7 @@ func TestPermitNudgeScopedToObject(t *testing.T) {
 	}
 	awaitServed(t, gotA, 3*time.Second, func() string { return "the nudged waiter of oa16 not served after its 300ms lease" })
 	mu.Lock()
-	b := perKey["{ob16}"]
+	b := perKey["ob16"]
 	mu.Unlock()
 	if b != 2 {
 		t.Fatalf("the waiter of ob16 made %d attempts; want 2 (a nudge of oa16 must not wake it)", b)

@@ -324,7 +324,7 @@ func TestReadWriteLockCountersRandomWalk(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	ctx := t.Context()
-	key := "{rw-walk}"
+	key := "rw-walk"
 	seed := time.Now().UnixNano()
 	rng := rand.New(rand.NewSource(seed))
 	t.Logf("seed %d", seed)

@@ -242,9 +242,9 @@ func TestReadWriteLockLateWaitCopyAfterAbandonIsUndone(t *testing.T) {
 		t.Fatalf("precondition: the replayed copy answered %v; want it to take the free lock", late)
 	}
 	if w, err := b.ReadWriteLock(name).TryLock(ctx, redisson.WithWait(10*time.Second)); err != nil {
-		wr, _ := rwWriterReaders(t, admin, "{"+name+"}")
+		wr, _ := rwWriterReaders(t, admin, name)
 		t.Errorf("B cannot take the write lock within 10s after every owner is done (held by %q, TTL %v): %v",
-			wr, admin.PTTL(ctx, "{"+name+"}").Val().Round(time.Second), err)
+			wr, admin.PTTL(ctx, name).Val().Round(time.Second), err)
 	} else {
 		mustUnlock(t, w)
 	}
@@ -284,7 +284,7 @@ func rwWaiterSubscribed(t *testing.T, admin *redis.Client, a *redisson.Client, n
 	t.Helper()
 	var w string
 	eventually(t, 5*time.Second, "W registered and subscribed", func() bool {
-		w = rwWaiter(t, admin, "{"+name+"}", pfx)
+		w = rwWaiter(t, admin, name, pfx)
 		ch := redisson.ChannelOf(a, name)
 		return w != "" && admin.PubSubNumSub(t.Context(), ch).Val()[ch] >= 1
 	})
@@ -310,7 +310,7 @@ func TestReadWriteLockStaleGrantRefusedAfterHashRecreated(t *testing.T) {
 			c := newClient(t, srv.Client(t))
 			ctx := t.Context()
 			name := "rw-reuse-" + side
-			key := "{" + name + "}"
+			key := name
 			hx := mustLockRW(t, b.ReadWriteLock(name), ctx)
 
 			wctx, wcancel := context.WithCancel(ctx)
@@ -391,7 +391,7 @@ func TestReadWriteLockGrantRacingWaitEndIsGivenBack(t *testing.T) {
 				srv, admin, hook, a, b := rwHookedSetup(t, redisson.WithRepollInterval(150*time.Millisecond))
 				ctx := t.Context()
 				name := "rw-waitend-" + how + side
-				key := "{" + name + "}"
+				key := name
 				hx := mustLockRW(t, b.ReadWriteLock(name), ctx)
 				wctx, wcancel := context.WithCancel(ctx)
 				defer wcancel()
@@ -510,7 +510,7 @@ func TestReadWriteLockDowngradeGrantsInOrder(t *testing.T) {
 	c := newClient(t, srv.Client(t), slow...)
 	ctx := t.Context()
 	const name = "rw-downgrade"
-	key := "{" + name + "}"
+	key := name
 	w := mustLockRW(t, a.ReadWriteLock(name), ctx)
 	xc, cancelX := lockAsync(ctx, b.ReadWriteLock(name))
 	defer cancelX()
@@ -557,7 +557,7 @@ func TestReadWriteLockReplayedReleaseGrantsNothing(t *testing.T) {
 	c := newClient(t, srv.Client(t))
 	ctx := t.Context()
 	const name = "rw-replay"
-	key := "{" + name + "}"
+	key := name
 	h := mustLockRW(t, a.ReadWriteLock(name), ctx)
 	wc, cancelW := lockAsync(ctx, b.ReadWriteLock(name))
 	defer cancelW()
@@ -625,7 +625,7 @@ func TestReadWriteLockStaleGrantRefusedWhenHashKept(t *testing.T) {
 	c := newClient(t, srv.Client(t))
 	ctx := t.Context()
 	const name = "rw-reuse-kept"
-	key := "{" + name + "}"
+	key := name
 	hx := mustLockRW(t, b.ReadWriteLock(name), ctx)
 	got, wcancel := lockAsync(ctx, a.ReadWriteLock(name))
 	defer wcancel()

@@ -114,7 +114,7 @@ func TestReadWriteLockReaderLeasesApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	readerFields := func() (n int) {
-		for _, f := range rdb.HKeys(ctx, "{apart}").Val() {
+		for _, f := range rdb.HKeys(ctx, "apart").Val() {
 			if strings.HasPrefix(f, "r:") {
 				n++
 			}
@@ -526,7 +526,7 @@ func TestReadWriteLockReenterKeepsFixedLease(t *testing.T) {
 			if n, err := h.HoldCount(ctx); err != nil || n != 2 {
 				t.Errorf("after one re-entry HoldCount = %d, %v; want 2", n, err)
 			}
-			if ttl, err := rdb.PTTL(ctx, "{"+name+"}").Result(); err != nil || ttl < 10*time.Second {
+			if ttl, err := rdb.PTTL(ctx, name).Result(); err != nil || ttl < 10*time.Second {
 				t.Errorf("after the re-entry the lock key's TTL is %v (%v); want about 20s (fixed lease kept)", ttl, err)
 			}
 			w, err := other.ReadWriteLock(name).TryLock(ctx)
@@ -624,7 +624,7 @@ func TestReadWriteLockForceUnlockResendKeepsNewHolder(t *testing.T) {
 	if n := dialA.dialed() - dials; n != 0 {
 		t.Errorf("ForceUnlock opened %d new connections after its reply was lost; want none (no re-send)", n)
 	}
-	if w, _ := rwWriterReaders(t, admin, "{"+name+"}"); w != "" {
+	if w, _ := rwWriterReaders(t, admin, name); w != "" {
 		t.Fatalf("precondition: the first run of ForceUnlock left the writer %q", w)
 	}
 	_ = x                                                                  // X learns of the force unlock at its next renewal
@@ -633,7 +633,7 @@ func TestReadWriteLockForceUnlockResendKeepsNewHolder(t *testing.T) {
 		t.Fatalf("Y TryLock after the force unlock: %v", err)
 	}
 	defer func() { _ = y.Unlock(ctx) }()
-	if w, _ := rwWriterReaders(t, admin, "{"+name+"}"); w == "" {
+	if w, _ := rwWriterReaders(t, admin, name); w == "" {
 		t.Errorf("the write hold Y acquired after the force unlock is gone (Y's context: %v)", y.Context().Err())
 	}
 	z, err := newClient(t, srv.Client(t)).ReadWriteLock(name).TryLock(ctx)
@@ -769,8 +769,8 @@ func TestReadWriteLockDeadWaiterStopsBlockingAfterTimeout(t *testing.T) {
 		t.Logf("the reader entered %v after the writer went silent", time.Since(dead).Round(time.Millisecond))
 		_ = r.h.Unlock(ctx)
 	case <-time.After(10 * time.Second):
-		w, n := rwWriterReaders(t, rdb, "{"+name+"}")
-		fields, _ := rdb.HKeys(ctx, "{"+name+"}").Result()
+		w, n := rwWriterReaders(t, rdb, name)
+		fields, _ := rdb.HKeys(ctx, name).Result()
 		t.Errorf("a reader is still waiting %v after the only writer ahead of it went silent (waiter timeout 1s); "+
 			"writer %q, %d readers, fields %v", time.Since(dead).Round(time.Millisecond), w, n, fields)
 	}
@@ -835,11 +835,11 @@ func TestReadWriteLockDowngradeThenWriterWaits(t *testing.T) {
 	if got.err != nil {
 		t.Fatal(got.err)
 	}
-	if wr, n := rwWriterReaders(t, rdb, "{"+name+"}"); wr == "" || n != 0 {
+	if wr, n := rwWriterReaders(t, rdb, name); wr == "" || n != 0 {
 		t.Errorf("with the second writer in: writer %q, %d readers", wr, n)
 	}
 	mustUnlock(t, got.h)
-	eventually(t, 5*time.Second, "the key to go", func() bool { return rdb.Exists(ctx, "{"+name+"}").Val() == 0 })
+	eventually(t, 5*time.Second, "the key to go", func() bool { return rdb.Exists(ctx, name).Val() == 0 })
 }
 
 // On a Cluster, with re-polls an hour apart, the sharded wake-ups (SPUBLISH) alone move the lock

@@ -782,7 +782,7 @@ func TestSemaphoreNonIntegerStringIsWrongType(t *testing.T) {
 	for _, v := range []string{"1e3", "0x10", "3.0"} {
 		name := "str" + v
 		s := c.Semaphore(name)
-		key := "{" + name + "}"
+		key := name
 		if err := admin.Set(ctx, key, v, 0).Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -80,7 +80,7 @@ func lateHandOverMessage(t *testing.T, kind string) {
 	hc := newClient(t, srv.Client(t))
 	wc := newClient(t, wrdb, redisson.WithWaiterTimeout(wt), redisson.WithRepollInterval(time.Minute))
 	xc := newClient(t, srv.Client(t))
-	key := "{" + name + "}"
+	key := name
 	q, qt := redisson.QueueKeys(kind, name)
 
 	h := mustLock(t, lockOf(hc, kind, name), ctx)
@@ -148,7 +148,7 @@ func TestWaitQueueNewcomerReleaseHandsOverToQueuedWaiter(t *testing.T) {
 	admin := srv.Client(t)
 	ctx := t.Context()
 	const name = "newcomer-release"
-	key := "{" + name + "}"
+	key := name
 	q, _ := redisson.QueueKeys("Lock", name)
 	hc := newClient(t, srv.Client(t))
 	wc := newClient(t, srv.Client(t), redisson.WithRepollInterval(time.Minute))
@@ -202,7 +202,7 @@ func TestWaitQueueHandedLockFreedWithinWatchdogAfterClose(t *testing.T) {
 	admin := srv.Client(t)
 	ctx := t.Context()
 	const name = "handed-close"
-	key := "{" + name + "}"
+	key := name
 	q, _ := redisson.QueueKeys("Lock", name)
 	const watchdog = 300 * time.Millisecond
 	hc := newClient(t, srv.Client(t))
@@ -266,7 +266,7 @@ func reenterAfterHandOver(t *testing.T, kind string, partial bool) {
 	admin := srv.Client(t)
 	ctx := t.Context()
 	name := "handed-reenter-" + kind
-	key := "{" + name + "}"
+	key := name
 	q, _ := redisson.QueueKeys(kind, name)
 	const watchdog = time.Second
 	hc := newClient(t, srv.Client(t))
@@ -344,7 +344,7 @@ func subscribingWaiterKeepsItsTurn(t *testing.T, kind string) {
 	admin := srv.Client(t)
 	ctx := t.Context()
 	name := "subscribing-" + kind
-	key := "{" + name + "}"
+	key := name
 	q, qt := redisson.QueueKeys(kind, name)
 	p := redistest.NewProxy(t, srv.Addr())
 	lrdb, _ := pubSubProxied(t, srv, p)
@@ -435,7 +435,7 @@ func patternSubscriberStall(t *testing.T, kind string) {
 	admin := srv.Client(t)
 	ctx := t.Context()
 	name := "psub-" + kind
-	key := "{" + name + "}"
+	key := name
 	const wt = time.Second // every Client's
 	q, qt := redisson.QueueKeys(kind, name)
 	hc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(wt))
@@ -523,7 +523,7 @@ func TestWaitQueueLocalTransfersDoNotStarveQueuedWaiter(t *testing.T) {
 	admin := srv.Client(t)
 	ctx := t.Context()
 	const name = "local-transfers"
-	key := "{" + name + "}"
+	key := name
 	q, _ := redisson.QueueKeys("Lock", name)
 	hc := newClient(t, srv.Client(t))
 	wc := newClient(t, srv.Client(t), redisson.WithWaiterTimeout(600*time.Millisecond), redisson.WithRepollInterval(time.Minute))

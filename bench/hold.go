@@ -177,7 +177,7 @@ func holdTest(ctx context.Context, addr string, stats *redis.Client, n int, watc
 	res.HeapPerLock = float64(res.HeapAddedBytes) / float64(n)
 	st := c.Stats()
 	res.HeldStat = st.Held
-	if res.LockKeys, err = countKeys(ctx, stats, "{hold:*}"); err != nil {
+	if res.LockKeys, err = countKeys(ctx, stats, "hold:*"); err != nil {
 		return nil, err
 	}
 
@@ -193,12 +193,12 @@ func holdTest(ctx context.Context, addr string, stats *redis.Client, n int, watc
 	res.RenewCallsPerPeriod = float64(res.RenewCalls) / res.IntervalsElapsed
 	res.RenewedPerPeriod = float64(res.Renewed) / res.IntervalsElapsed
 	res.LostDuringWindow = s1.Lost - s0.Lost
-	if res.LockKeysAfterWindow, err = countKeys(ctx, stats, "{hold:*}"); err != nil {
+	if res.LockKeysAfterWindow, err = countKeys(ctx, stats, "hold:*"); err != nil {
 		return nil, err
 	}
 	res.MinPTTLAfterWindow = -3
 	for i := 0; i < n; i += max(1, n/100) {
-		p, err := stats.PTTL(ctx, fmt.Sprintf("{hold:%d}", i)).Result()
+		p, err := stats.PTTL(ctx, fmt.Sprintf("hold:%d", i)).Result()
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +217,7 @@ func holdTest(ctx context.Context, addr string, stats *redis.Client, n int, watc
 	res.UnlockSeconds = time.Since(t1).Seconds()
 	noteErr(err)
 	res.HeldAfterUnlock = c.Stats().Held
-	if res.LockKeysAfterUnlock, err = countKeys(ctx, stats, "{hold:*}"); err != nil {
+	if res.LockKeysAfterUnlock, err = countKeys(ctx, stats, "hold:*"); err != nil {
 		return nil, err
 	}
 	clear(holds)
