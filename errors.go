@@ -131,6 +131,12 @@ func opErr(op, name string, errs ...error) error {
 	return &Error{Op: op, Name: name, Err: because(errs...)}
 }
 
+// unsupportedf is the error of a call that the Client's mode does not offer: it matches
+// errors.ErrUnsupported.
+func unsupportedf(format string, args ...any) error {
+	return because(errors.ErrUnsupported, fmt.Errorf(format, args...))
+}
+
 func invalidf(format string, args ...any) error {
 	return because(ErrInvalidArgument, fmt.Errorf(format, args...))
 }

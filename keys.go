@@ -91,3 +91,25 @@ func tagged(full string) (string, error) {
 	}
 	return full, nil
 }
+
+// Redisson's names (WithRedissonCompat): the keys and channels Java Redisson builds beside an
+// object's key full (prefix + name). Names laid out by objectKeys have a hash tag exactly when they
+// contain '{', which is Redisson's test, so both sides compute the same names, all in full's slot.
+
+// redissonPrefixed is Redisson's prefixName: "<word>:{full}", or "<word>:full" when full has a hash
+// tag (the lock channel "redisson_lock__channel:{goods:1000}").
+func redissonPrefixed(word, full string) string {
+	if strings.IndexByte(full, '{') >= 0 {
+		return word + ":" + full
+	}
+	return word + ":{" + full + "}"
+}
+
+// redissonSuffixed is Redisson's suffixName: "{full}:<suffix>", or "full:<suffix>" when full has a
+// hash tag.
+func redissonSuffixed(full, suffix string) string {
+	if strings.IndexByte(full, '{') >= 0 {
+		return full + ":" + suffix
+	}
+	return "{" + full + "}:" + suffix
+}

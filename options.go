@@ -42,6 +42,8 @@ type config struct {
 	spinMin, spinMax time.Duration
 	logger           *slog.Logger
 	hook             func(Event)
+	// compat: Java Redisson's data layout, channels and messages (WithRedissonCompat).
+	compat bool
 }
 
 func defaultConfig() config {
@@ -188,6 +190,25 @@ func WithKeyPrefix(prefix string) Option {
 			return invalidf("key prefix %q contains '{' or '}'", prefix)
 		}
 		c.prefix = prefix
+		return nil
+	}
+}
+
+// WithRedissonCompat makes the Client's objects use Java Redisson 3.x's data layout, owner ids, TTL
+// rules, pub/sub channels and messages, so that Go services share them with Java services running
+// Redisson (default single-server, Sentinel and Cluster configurations, lockWatchdogTimeout 30s) on
+// the same Redis: a Java unlock wakes a Go waiter, a Go watchdog keeps a Java client out, and so on.
+// Give the Client the key prefix that the Java side's NameMapper adds, if any.
+//
+// Only the kinds Redisson has a layout for that this package can keep are available; the others
+// (and the extras of this package's own layout) fail with an error matching errors.ErrUnsupported,
+// never silently: see "Sharing locks with Java services" in the package documentation for what is
+// and is not shared.
+//
+// default: off (this package's own layouts)
+func WithRedissonCompat() Option {
+	return func(c *config) error {
+		c.compat = true
 		return nil
 	}
 }
