@@ -88,6 +88,9 @@ type channel struct {
 	// allAt is when the last "*" (WakeAll) arrived: a waiter that registers within Hold of it is
 	// woken at once too, since it may have tried before the message and slept after it.
 	allAt time.Time
+	// anyAt is when the last message of any kind arrived, for the waiters that every message wakes
+	// (SubscribeEvery), in the same way.
+	anyAt time.Time
 }
 
 // heldMessage is a message kept for a waiter not registered yet.
@@ -108,6 +111,7 @@ const (
 type Waiter struct {
 	C       chan struct{}
 	id      string // messages naming it wake this waiter only ("": anonymous)
+	every   bool   // every message wakes it (SubscribeEvery)
 	hub     *Hub
 	ch      *channel
 	readyAt time.Time // the channel's confirmation, if it came before the waiter registered
@@ -139,6 +143,17 @@ func newHub(open func(*Hub) transport, log *slog.Logger) *Hub {
 // retried by go-redis on reconnect and is logged, and the waiter stays registered (its timer-bounded
 // wait still works).
 func (h *Hub) Subscribe(ctx context.Context, name, id string) (*Waiter, error) {
+	return h.subscribe(ctx, name, id, false)
+}
+
+// SubscribeEvery is Subscribe for a waiter that every message on the channel wakes, whatever it
+// says (and one that arrived up to Hold before this call): for channels whose messages another
+// program defines (Java Redisson's, see WithRedissonCompat), where a message is a hint to try again.
+func (h *Hub) SubscribeEvery(ctx context.Context, name string) (*Waiter, error) {
+	return h.subscribe(ctx, name, "", true)
+}
+
+func (h *Hub) subscribe(ctx context.Context, name, id string, every bool) (*Waiter, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -155,9 +170,11 @@ func (h *Hub) Subscribe(ctx context.Context, name, id string) (*Waiter, error) {
 		}
 	}
 	ch.idle = time.Time{}
-	w := &Waiter{C: make(chan struct{}, 1), id: id, hub: h, ch: ch, readyAt: ch.readyAt}
+	w := &Waiter{C: make(chan struct{}, 1), id: id, every: every, hub: h, ch: ch, readyAt: ch.readyAt}
 	ch.waiters = append(ch.waiters, w)
-	if m, ok := ch.held[id]; ok && id != "" {
+	if every && !ch.anyAt.IsZero() && time.Since(ch.anyAt) < Hold {
+		signal(w) // a message came just before it registered
+	} else if m, ok := ch.held[id]; ok && id != "" {
 		delete(ch.held, id)
 		w.message = m.text
 		signal(w) // its message came just before it registered
@@ -335,6 +352,12 @@ func (h *Hub) sweep(now time.Time) {
 // deliver wakes the waiters of ch that message names (see the package documentation); a message
 // naming a waiter that is not registered is held for it (see Subscribe).
 func deliver(ch *channel, message string, now time.Time) {
+	ch.anyAt = now
+	for _, w := range ch.waiters {
+		if w.every {
+			signal(w)
+		}
+	}
 	if message == WakeAll {
 		ch.allAt = now
 		wakeAll(ch)
@@ -385,14 +408,16 @@ func (h *Hub) wake(names []string) {
 func (w *Waiter) Wake() { signal(w) }
 
 // wakeOne signals the first waiter and moves it to the back, so successive messages take turns.
+// wakeOne wakes the next waiter in turn, of those that not every message wakes (those are awake).
 func wakeOne(ch *channel) {
-	if len(ch.waiters) == 0 {
-		return
+	for i, w := range ch.waiters {
+		if !w.every {
+			copy(ch.waiters[i:], ch.waiters[i+1:])
+			ch.waiters[len(ch.waiters)-1] = w
+			signal(w)
+			return
+		}
 	}
-	w := ch.waiters[0]
-	copy(ch.waiters, ch.waiters[1:])
-	ch.waiters[len(ch.waiters)-1] = w
-	signal(w)
 }
 
 func wakeAll(ch *channel) {

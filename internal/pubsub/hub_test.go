@@ -280,3 +280,36 @@ func TestReadyBeforeOnlyForAttemptsAfterTheConfirmation(t *testing.T) {
 		}
 	}
 }
+
+// A waiter subscribed with SubscribeEvery is woken by every message, whatever it says (Java
+// Redisson's counts and modes), and by one that arrived just before it registered; the other
+// waiters of the channel keep their rules.
+func TestSubscribeEveryWakesOnAnyMessage(t *testing.T) {
+	h, rdb := newHub(t)
+	ctx := t.Context()
+	a, _ := h.SubscribeEvery(ctx, "ch")
+	b, _ := h.SubscribeEvery(ctx, "ch")
+	named, _ := h.Subscribe(ctx, "ch", "client:x")
+	<-a.Ready()
+	for _, msg := range []string{"1", "7", "client:y"} {
+		rdb.Publish(ctx, "ch", msg)
+		for name, w := range map[string]*pubsub.Waiter{"a": a, "b": b} {
+			if !received(w, 5*time.Second) {
+				t.Fatalf("waiter %s not woken by %q", name, msg)
+			}
+		}
+	}
+	select {
+	case <-named.C:
+		t.Fatal("a waiter with an id was woken by messages that did not name it")
+	default:
+	}
+	late, _ := h.SubscribeEvery(ctx, "ch") // the last message came just before it registered
+	if !received(late, 5*time.Second) {
+		t.Fatal("a message that arrived just before the registration did not wake the waiter")
+	}
+	a.Close()
+	b.Close()
+	named.Close()
+	late.Close()
+}

@@ -64,6 +64,10 @@ type Engine struct {
 type Waiter struct {
 	Channel string // where the waiter is woken: its Client's channel for the object
 	ID      string // its id in the queue, and the wake message naming it
+	// Every: every message on Channel wakes the waiter, whatever it says (see
+	// pubsub.Hub.SubscribeEvery): a waiter in no queue of this package, on a channel whose messages
+	// another program defines. Such a waiter is never Queued.
+	Every bool
 	// Beat keeps the waiter alive while it is queued: Kind, Key (the queue's deadlines), Owner (ID),
 	// Group and Lease (the waiter timeout) are set by the primitive; the engine sets the rest.
 	Beat renew.Entry
@@ -132,7 +136,12 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 		}
 		var wake <-chan struct{}
 		if sub == nil {
-			if sub, err = e.Hub.Subscribe(ctx, w.Channel, w.ID); err != nil {
+			if w.Every {
+				sub, err = e.Hub.SubscribeEvery(ctx, w.Channel)
+			} else {
+				sub, err = e.Hub.Subscribe(ctx, w.Channel, w.ID)
+			}
+			if err != nil {
 				return ErrClosed
 			}
 			wake = sub.C
