@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goredisson/redisson/internal/pubsub"
 	"github.com/goredisson/redisson/internal/scripts"
 	"github.com/goredisson/redisson/internal/wait"
 )
@@ -33,7 +35,11 @@ type CountDownLatch struct {
 	key     string
 	aux     func(string) string
 	channel string // the latch's wake-up channel, shared by its Clients
-	err     error
+	// zero and set are the messages of reaching zero and of a count set ("": none); Java Redisson's
+	// "0" and "1" in the Redisson-compatible mode, whose waiters every message wakes (every).
+	zero, set string
+	every     bool
+	err       error
 }
 
 // CountDownLatch returns the latch called name (Redisson's RCountDownLatch). It does no I/O; the
@@ -47,8 +53,16 @@ func (c *Client) CountDownLatch(name string) *CountDownLatch {
 		return l
 	}
 	l.key, l.aux, l.err = objectKeys(c.cfg.prefix, name)
-	if l.err == nil {
-		l.channel = l.aux(sfxLatchWake)
+	switch {
+	case l.err != nil:
+	case !c.cfg.compat:
+		l.channel, l.zero = l.aux(sfxLatchWake), pubsub.WakeAll
+	case c.cluster && strings.IndexByte(l.key, '{') >= 0:
+		// Java Redisson's latch channel always adds braces: "{{tag}x}" hashes "{tag", not the
+		// key's slot, and a script may not SPUBLISH outside its keys' slot.
+		l.err = unsupportedf("latch %q: on a Cluster, Java Redisson's channel of a name with a hash tag is in another slot", name)
+	default:
+		l.channel, l.zero, l.set, l.every = "redisson_countdownlatch__channel__{"+l.key+"}", "0", "1", true
 	}
 	return l
 }
@@ -80,7 +94,7 @@ func (l *CountDownLatch) change(ctx context.Context, op, what string, n int64) (
 	}
 	c := l.c
 	cmd, ackErr := c.evalRecorded(ctx, scripts.Latch, []string{l.key, l.aux(sfxRequest + c.newID()), l.aux(sfxLatchRound)},
-		what, n, c.publish, l.channel, c.waiterArg, resentArg{})
+		what, n, c.publish, l.channel, c.waiterArg, resentArg{}, l.zero, l.set)
 	v, err := cmd.Int64()
 	if err != nil {
 		return 0, opErr(op, l.name, redisErr(err))
@@ -165,7 +179,7 @@ func (l *CountDownLatch) Wait(ctx context.Context) error {
 		return opErr("wait", l.Name(), err)
 	}
 	first := int64(-1) // the round the wait began in
-	err := l.c.engine.Wait(ctx, &wait.Waiter{Channel: l.channel}, func(ctx context.Context, _ wait.Woken) (wait.Outcome, error) {
+	err := l.c.engine.Wait(ctx, &wait.Waiter{Channel: l.channel, Every: l.every}, func(ctx context.Context, _ wait.Woken) (wait.Outcome, error) {
 		n, round, err := l.state(ctx, true)
 		if err != nil {
 			return wait.Outcome{}, err

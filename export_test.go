@@ -84,3 +84,10 @@ func FillBloomCache(c *Client) {
 
 // IsClosed reports whether Close has begun on c.
 func IsClosed(c *Client) bool { return c.closed() }
+
+// AuxOf returns the auxiliary name with suffix ("sw", "lr", …, without the "~") of the object whose
+// key is key (prefix and name).
+func AuxOf(key, suffix string) string {
+	base, _ := tagged(key)
+	return base + ":" + sfxReserved + suffix
+}

@@ -980,7 +980,7 @@ func (r *modelRun) checkObjectsEnd() {
 		r.infraErr("deleting the data objects: %v", err)
 	}
 	for _, name := range []string{r.objs.counter + "-g", r.objs.mark, r.objs.bits, r.objs.bloom, r.objs.hll} {
-		keys, err := r.admin.Keys(ctx, "*{"+name+"*").Result()
+		keys, err := r.admin.Keys(ctx, "*"+name+"*").Result()
 		if err == nil && len(keys) > 0 {
 			r.violation(vLeft, "%s: keys %v left after Delete", name, keys)
 		}

@@ -686,7 +686,7 @@ func (r *modelRun) checkSyncRunning(reported map[string]bool) {
 	for _, name := range []string{r.semName, r.psemName, r.psemProbeName} {
 		key := r.drv.Key(name)
 		ctx, cancel := r.opCtx()
-		res, err := modelSemRead.Run(ctx, r.admin, []string{key, key + ":~sl"}).Slice()
+		res, err := modelSemRead.Run(ctx, r.admin, []string{key, redisson.AuxOf(key, "sl")}).Slice()
 		cancel()
 		if err != nil || len(res) != 2 || res[0] == "" {
 			continue
@@ -764,7 +764,7 @@ func (r *modelRun) checkSyncEnd() {
 
 	// No waiter left (AvailablePermits dropped those whose registration lapsed).
 	for _, name := range []string{r.semName, r.psemName, r.psemProbeName} {
-		w, err := r.admin.HGetAll(ctx, r.drv.Key(name)+":~sw").Result()
+		w, err := r.admin.HGetAll(ctx, redisson.AuxOf(r.drv.Key(name), "sw")).Result()
 		if err != nil {
 			r.infraErr("HGETALL waiters of %s: %v", name, err)
 			continue
@@ -793,11 +793,11 @@ func (r *modelRun) syncLeftover(key string) (ok, noTTL bool) {
 		switch {
 		case name != r.latchName && key == k:
 			return true, true
-		case name != r.latchName && key == k+":~sw":
+		case name != r.latchName && key == redisson.AuxOf(k, "sw"):
 			return true, false
-		case strings.HasPrefix(key, k+":~sr:"):
+		case strings.HasPrefix(key, redisson.AuxOf(k, "sr:")):
 			return true, false
-		case name == r.latchName && key == k+":~lr":
+		case name == r.latchName && key == redisson.AuxOf(k, "lr"):
 			return true, true // the latch's round counter, kept for good
 		}
 	}

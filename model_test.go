@@ -3030,7 +3030,7 @@ func (r *modelRun) checkLeftovers() {
 			continue // a semaphore's permits stay for good, by design
 		}
 		// A FencedLock's counter stays for good, by design (its tokens must never go back).
-		if strings.HasSuffix(k, "}:~fence") {
+		if strings.HasSuffix(k, ":~fence") {
 			continue
 		}
 		if pttl, err := r.admin.PTTL(ctx, k).Result(); err == nil && pttl < 0 && pttl != -2*time.Nanosecond {

@@ -44,7 +44,13 @@ type PermitExpirableSemaphore struct {
 // RPermitExpirableSemaphore). It does no I/O; the handle is cheap and safe to share. A bad name is
 // reported by the first call on the handle (ErrInvalidArgument).
 func (c *Client) PermitExpirableSemaphore(name string) *PermitExpirableSemaphore {
-	return &PermitExpirableSemaphore{s: c.Semaphore(name)}
+	p := &PermitExpirableSemaphore{s: c.Semaphore(name)}
+	if p.s.err == nil && c.cfg.compat {
+		// Java Redisson keeps leases by raw 16-byte ids scored by client clocks, in a sorted set
+		// beside the permits: a layout this package's server-time leases cannot share.
+		p.s.err = unsupportedf("PermitExpirableSemaphore %q: not available in the Redisson-compatible mode", name)
+	}
+	return p
 }
 
 // sem returns the underlying Semaphore (nil for a nil handle: its methods then report it).

@@ -51,7 +51,11 @@ type Semaphore struct {
 	aux         func(string) string // auxiliary names (keys.go)
 	wakePrefix  string
 	wakeChannel string // this Client's
-	err         error
+	// redisson is Java Redisson's channel of the semaphore in the Redisson-compatible mode
+	// (WithRedissonCompat), "" otherwise: changes announce the permits there, and waiters wait on it
+	// and register in no queue.
+	redisson string
+	err      error
 }
 
 // Semaphore returns the semaphore called name (Redisson's RSemaphore). It does no I/O; the handle is
@@ -71,6 +75,10 @@ func (c *Client) Semaphore(name string) *Semaphore {
 	s.waiters, s.leases = s.aux(sfxWaiters), s.aux(sfxLeases)
 	s.wakePrefix = s.aux(sfxWake)
 	s.wakeChannel = s.wakePrefix + c.id
+	if c.cfg.compat {
+		s.redisson = redissonPrefixed("redisson_sc", s.key)
+		s.wakeChannel = s.redisson
+	}
 	return s
 }
 
@@ -168,7 +176,10 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	id := c.newID()
 	keys := []string{s.key, s.waiters, s.aux(sfxRequest + id), s.leases}
 	mode := "f"
-	if waiting {
+	switch {
+	case waiting && s.redisson != "":
+		mode = "c"
+	case waiting:
 		mode = "w"
 	}
 	var leaseMs int64
@@ -217,7 +228,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	if !waiting {
 		_, err = attempt(waitCtx, wait.Woken{})
 	} else {
-		err = c.engine.Wait(waitCtx, &wait.Waiter{Channel: s.wakeChannel, ID: id, Beat: renew.Entry{
+		err = c.engine.Wait(waitCtx, &wait.Waiter{Channel: s.wakeChannel, ID: id, Every: s.redisson != "", Beat: renew.Entry{
 			Kind: kindSemWaiter, Key: s.key, Keys: []string{s.key, s.waiters, s.leases}, Owner: id,
 			Group: c.group(s.key), Lease: c.cfg.waiterTimeout,
 		}}, attempt)
@@ -284,7 +295,7 @@ func (s *Semaphore) change(ctx context.Context, what string, n int64, id string,
 		req = s.c.newID()
 	}
 	c := s.c
-	args := []any{what, n, c.publish, s.wakePrefix, c.waiterArg, id, "0", resentArg{}}
+	args := []any{what, n, c.publish, s.wakePrefix, c.waiterArg, id, "0", resentArg{}, s.redisson}
 	if leased {
 		args[6] = "1"
 	}

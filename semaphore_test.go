@@ -463,7 +463,7 @@ func semAcquireCall(id, mode string) func(a []string) bool {
 }
 
 // semChangeCall matches a sem_release.lua call (4 keys, then what, n, publish, prefix, record TTL,
-// id, leased flag, re-send flag, permit ids) of kind what ("" any).
+// id, leased flag, re-send flag, Java Redisson channel, permit ids) of kind what ("" any).
 func semChangeCall(what string) func(a []string) bool {
 	return func(a []string) bool {
 		if len(a) < 15 || (a[0] != "evalsha" && a[0] != "eval") || a[2] != "4" {

@@ -8,9 +8,11 @@
 -- ARGV[1]  what: "s" set the count to ARGV[2] if it is zero; "d" count down by one
 -- ARGV[2]  "s": the count (≥ 1)
 -- ARGV[3]  publish command: PUBLISH or SPUBLISH
--- ARGV[4]  the latch's wake-up channel, shared by its Clients: reaching zero publishes "*" there
+-- ARGV[4]  the latch's wake-up channel, shared by its Clients: reaching zero publishes ARGV[7] there
 -- ARGV[5]  ms to keep the request's record: the waiter timeout
 -- ARGV[6]  "1" if this copy is a re-send after an unknown outcome (see send.go), else "0"
+-- ARGV[7]  the message of reaching zero: "*" (this package's waiters), or Java Redisson's "0"
+-- ARGV[8]  the message of a count set, or "" for none: Java Redisson's "1" (WithRedissonCompat)
 --
 -- returns  "s": 1 set, 0 the count was not zero; "d": the count after it (0 also when it was zero
 --          already); a WRONGTYPE error if the key holds anything but a positive integer; an UNKNOWN
@@ -51,6 +53,9 @@ if what == 's' then
   if count == 0 then
     redis.call('SET', key, n)
     out = 1
+    if ARGV[8] ~= '' then
+      redis.call(publish, channel, ARGV[8])
+    end
   end
 else
   out = 0
@@ -59,7 +64,7 @@ else
   elseif count == 1 then
     redis.call('DEL', key)
     redis.call('INCR', KEYS[3])
-    redis.call(publish, channel, '*')
+    redis.call(publish, channel, ARGV[7])
   end
 end
 redis.call('SET', record, out, 'PX', keepMs)

@@ -6,7 +6,9 @@
 -- KEYS[4]  the leased permits
 -- ARGV[1]  the acquisition's id (its waiter id: "<client id>:<sequence>")
 -- ARGV[2]  n, the permits wanted (≥ 1)
--- ARGV[3]  "f" one attempt; "w" a waiting attempt, which registers the waiter when it fails
+-- ARGV[3]  "f" one attempt; "w" a waiting attempt, which registers the waiter when it fails; "c" a
+--          waiting attempt that registers nothing (WithRedissonCompat: Java Redisson's waiters queue
+--          nowhere, and would not honour this package's queue)
 -- ARGV[4]  the waiter timeout in ms (a registration lasts that long without a heartbeat)
 -- ARGV[5]  ms to keep the request record: the waiter timeout
 -- ARGV[6]  lease in ms of each permit taken (PermitExpirableSemaphore: the permits "<id>#1".."<id>#n"
@@ -91,9 +93,13 @@ for _, w in ipairs(list) do
     retry = math.max(w.deadline - now, 1)
   end
 end
-if mode ~= 'w' then
+if mode == 'f' then
   -- A single attempt that failed is over: a copy of it landing later must take nothing.
   redis.call('SET', record, 'u', 'PX', keepMs)
+  return {0, 0, retry}
+elseif mode == 'c' then
+  -- The wait goes on: a later copy may take the permits for it (its record then answers the next
+  -- attempt); if the wait ends, its undo records "u" for any copy still travelling.
   return {0, 0, retry}
 end
 if not mine then

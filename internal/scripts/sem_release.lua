@@ -17,7 +17,8 @@
 -- ARGV[6]  "u": the acquisition's id (its waiter id)
 -- ARGV[7]  "u": "1" if the acquisition leased its permits (then only those still leased come back)
 -- ARGV[8]  "1" if this copy is a re-send after an unknown outcome (see send.go), else "0"
--- ARGV[9…] "x", "e", "q": permit ids
+-- ARGV[9]  Java Redisson's channel of the semaphore, or "" (see sem_announce)
+-- ARGV[10…] "x", "e", "q": permit ids
 --
 -- returns  "r", "a", "x": the permits available after it ("x": -1 if a permit is not leased, or its
 --          lease passed: nothing released); "d": the permits drained; "s": 1 set, 0 they were set
@@ -66,7 +67,7 @@ if st.back > 0 then
   sem_wake(list, permits, publish, wakePrefix)
 end
 local pids = {}
-for i = 9, #ARGV do
+for i = 10, #ARGV do
   pids[#pids + 1] = ARGV[i]
 end
 local out
@@ -140,8 +141,14 @@ else -- 'u'
   redis.call('SET', record, 'u', 'PX', keepMs)
   sem_keep(waiters, list, now)
   sem_wake(list, permits, publish, wakePrefix)
+  if out > 0 then
+    sem_announce(publish, ARGV[9], permits)
+  end
   return out
 end
 redis.call('SET', record, out, 'PX', keepMs)
 sem_wake(list, permits, publish, wakePrefix)
+if what ~= 'd' and not (what == 's' and out == 0) and not (what == 'a' and n <= 0) then
+  sem_announce(publish, ARGV[9], permits)
+end
 return out

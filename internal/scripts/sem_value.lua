@@ -174,6 +174,15 @@ local function sem_wake(list, permits, publish, wakePrefix)
   end
 end
 
+-- sem_announce publishes the permits now available on Java Redisson's channel of the semaphore
+-- (WithRedissonCompat; "" otherwise: nothing), as a Java client's release does: its waiters, and
+-- this package's in that mode, wake and try again.
+local function sem_announce(publish, channel, permits)
+  if channel ~= '' and permits > 0 then
+    redis.call(publish, channel, string.format('%d', permits))
+  end
+end
+
 -- sem_remove takes waiter id out of list and the hash, if it is there.
 local function sem_remove(waiters, list, byID, id)
   if byID[id] then
