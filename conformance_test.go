@@ -116,6 +116,19 @@ func standaloneFor(t *testing.T) *redistest.Server {
 	return s
 }
 
+// caseTopology is the topology each running conformance case runs on (see topologyClient).
+var caseTopology sync.Map // *testing.T → topology
+
+// topologyClient returns a new go-redis client (closed when the test ends) over the topology of the
+// running conformance case t, for what is not a Client of this package (a Java Redisson double).
+func topologyClient(t *testing.T) redis.UniversalClient {
+	top, ok := caseTopology.Load(t)
+	if !ok {
+		t.Fatal("topologyClient outside a conformance case")
+	}
+	return top.(topology).rdb(t)
+}
+
 // conformanceCase is one case of a primitive's suite. newClient returns a new Client (over its own
 // go-redis client) on the case's topology; name is unique to the case.
 type conformanceCase struct {
@@ -137,7 +150,7 @@ func TestConformance(t *testing.T) {
 	suites = append(suites, suite{"Semaphore", semaphoreConformance()}, suite{"CountDownLatch", latchConformance()},
 		suite{"PermitExpirableSemaphore", permitConformance()}, suite{"AtomicLong", atomicConformance()},
 		suite{"BitSet", bitsetConformance()}, suite{"BloomFilter", bloomConformance()},
-		suite{"HyperLogLog", hllConformance()})
+		suite{"HyperLogLog", hllConformance()}, suite{"RedissonCompat", compatSyncConformance()})
 	// A topology's cases run in parallel (go test -parallel bounds them): each case has its own names
 	// and Clients, and a standalone case its own server. The topologies run one after the other.
 	for _, top := range topologies {
@@ -159,6 +172,8 @@ func TestConformance(t *testing.T) {
 							return c
 						}
 						name := "conf:" + strings.ReplaceAll(t.Name(), "/", ":")
+						caseTopology.Store(t, top)
+						defer caseTopology.Delete(t)
 						cc.run(t, newC, name)
 					})
 				}

@@ -219,9 +219,10 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 			return wait.Outcome{}, errNotNow
 		case r[0] < 0:
 			return wait.Outcome{}, errors.New("redisson: the acquisition was undone")
-		case r[1] > 0:
-			// Queued; a leased permit coming back wakes nobody: try again when the first lease ends.
-			return wait.Outcome{Queued: true, Ticket: r[1], Retry: time.Duration(r[2]) * time.Millisecond}, nil
+		case r[1] > 0 || mode == "c":
+			// Queued (in the Redisson-compatible mode, waiting in no queue); a leased permit coming
+			// back wakes nobody: try again when the first lease ends.
+			return wait.Outcome{Queued: r[1] > 0, Ticket: r[1], Retry: time.Duration(r[2]) * time.Millisecond}, nil
 		}
 		return wait.Outcome{}, errNotNow
 	}

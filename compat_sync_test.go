@@ -1,0 +1,212 @@
+package redisson_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+)
+
+// The Redisson-compatible mode (WithRedissonCompat) of the synchronizers: a Semaphore and a
+// CountDownLatch shared with Java Redisson clients, whose side is played here by raw commands as
+// Redisson sends them (redisson-reference.md §9, §11): the values at the names themselves, the
+// channels "redisson_sc:{name}" and "redisson_countdownlatch__channel__{name}", and their messages.
+
+// compatSyncConformance is the suite of the compatible Semaphore and CountDownLatch, on every
+// topology.
+func compatSyncConformance() []conformanceCase {
+	return []conformanceCase{
+		{"latch both ways", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			ctx := t.Context()
+			java := topologyClient(t)
+			ch := "redisson_countdownlatch__channel__{" + name + "}"
+			// A Go latch waiter is let through by a Java count down (its re-poll is an hour away).
+			l := newC(redisson.WithRedissonCompat(), redisson.WithRepollInterval(time.Hour)).CountDownLatch(name)
+			if ok, err := l.TrySetCount(ctx, 1); !ok || err != nil {
+				t.Fatalf("TrySetCount = %v, %v", ok, err)
+			}
+			if v, err := java.Get(ctx, name).Result(); err != nil || v != "1" {
+				t.Fatalf("the count at %q = %q, %v; want \"1\" (Java's layout)", name, v, err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- l.Wait(ctx) }()
+			awaitSubscribers(t, java, ch, 1)
+			javaLatchCountDown(t, java, name, ch)
+			if err := recvWithin(t, done, 10*time.Second, "the Go waiter let through by a Java count down"); err != nil {
+				t.Fatalf("Wait = %v", err)
+			}
+			// A Java waiter is told of a Go set ("1") and of a Go count down to zero ("0").
+			sub := javaSubscribe(t, java, ch)
+			if ok, err := l.TrySetCount(ctx, 2); !ok || err != nil {
+				t.Fatalf("TrySetCount = %v, %v", ok, err)
+			}
+			expectMessage(t, sub, ch, "1")
+			for want := int64(1); want >= 0; want-- {
+				if n, err := l.CountDown(ctx); n != want || err != nil {
+					t.Fatalf("CountDown = %d, %v; want %d", n, err, want)
+				}
+			}
+			expectMessage(t, sub, ch, "0")
+			if n := java.Exists(ctx, name).Val(); n != 0 {
+				t.Fatal("the count is still there at zero; Java Redisson deletes it")
+			}
+		}},
+		{"semaphore both ways", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			ctx := t.Context()
+			java := topologyClient(t)
+			ch := "redisson_sc:{" + name + "}"
+			s := newC(redisson.WithRedissonCompat(), redisson.WithRepollInterval(time.Hour)).Semaphore(name)
+			if ok, err := s.TrySetPermits(ctx, 1); !ok || err != nil {
+				t.Fatalf("TrySetPermits = %v, %v", ok, err)
+			}
+			if v, err := java.Get(ctx, name).Result(); err != nil || v != "1" {
+				t.Fatalf("the permits at %q = %q, %v; want \"1\" (Java's layout)", name, v, err)
+			}
+			// Java takes the permit; a Go waiter gets it back from a Java release.
+			if !javaTryAcquire(t, java, name, 1) {
+				t.Fatal("Java could not take the permit")
+			}
+			done := make(chan error, 1)
+			go func() { done <- s.Acquire(ctx, 1) }()
+			awaitSubscribers(t, java, ch, 1)
+			javaRelease(t, java, name, ch, 1)
+			if err := recvWithin(t, done, 10*time.Second, "the Go waiter served by a Java release"); err != nil {
+				t.Fatalf("Acquire = %v", err)
+			}
+			if javaTryAcquire(t, java, name, 1) {
+				t.Fatal("Java took a permit that the Go waiter holds: more holders than permits")
+			}
+			// A Java waiter is told of a Go release, with the permits now available.
+			sub := javaSubscribe(t, java, ch)
+			if err := s.Release(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			expectMessage(t, sub, ch, "1")
+			if !javaTryAcquire(t, java, name, 1) {
+				t.Fatal("Java could not take the permit the Go side released")
+			}
+		}},
+	}
+}
+
+// TestCompatRefusesWhatJavaCannotShare: a PermitExpirableSemaphore has no compatible layout; its
+// calls fail with errors.ErrUnsupported and write nothing.
+func TestCompatRefusesWhatJavaCannotShare(t *testing.T) {
+	c, admin, _ := setup(t, redisson.WithRedissonCompat())
+	ctx := t.Context()
+	p := c.PermitExpirableSemaphore("pes")
+	if _, err := p.TrySetPermits(ctx, 3); !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("TrySetPermits = %v; want errors.ErrUnsupported", err)
+	}
+	if _, err := p.TryAcquire(ctx, 1); !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("TryAcquire = %v; want errors.ErrUnsupported", err)
+	}
+	if keys := admin.Keys(ctx, "*").Val(); len(keys) != 0 {
+		t.Fatalf("keys %v written by refused calls", keys)
+	}
+}
+
+// publishCmd is the publish command a Java Redisson client uses on rdb: SPUBLISH on a Redis 7
+// Cluster (shardedSubscriptionMode AUTO), else PUBLISH.
+func publishCmd(rdb redis.UniversalClient) string {
+	if _, ok := rdb.(*redis.ClusterClient); ok {
+		return "SPUBLISH"
+	}
+	return "PUBLISH"
+}
+
+// javaLatchCountDown counts latch name down as Java Redisson does: DECR; at or below zero DEL; at
+// zero publish "0".
+func javaLatchCountDown(t *testing.T, rdb redis.UniversalClient, name, ch string) {
+	t.Helper()
+	script := redis.NewScript(`local v = redis.call('decr', KEYS[1])
+if v <= 0 then redis.call('del', KEYS[1]) end
+if v == 0 then redis.call(ARGV[1], ARGV[2], '0') end
+return v`)
+	if err := script.Run(context.Background(), rdb, []string{name}, publishCmd(rdb), ch).Err(); err != nil {
+		t.Fatalf("Java count down: %v", err)
+	}
+}
+
+// javaTryAcquire takes n permits of semaphore name as Java Redisson's tryAcquire does: only if at
+// least n are available.
+func javaTryAcquire(t *testing.T, rdb redis.UniversalClient, name string, n int64) bool {
+	t.Helper()
+	script := redis.NewScript(`local v = tonumber(redis.call('get', KEYS[1]) or '0')
+if v >= tonumber(ARGV[1]) then redis.call('decrby', KEYS[1], ARGV[1]) return 1 end
+return 0`)
+	r, err := script.Run(context.Background(), rdb, []string{name}, n).Int64()
+	if err != nil {
+		t.Fatalf("Java tryAcquire: %v", err)
+	}
+	return r == 1
+}
+
+// javaRelease releases n permits of semaphore name as Java Redisson does: INCRBY, then publish the
+// permits now available.
+func javaRelease(t *testing.T, rdb redis.UniversalClient, name, ch string, n int64) {
+	t.Helper()
+	script := redis.NewScript(`local v = redis.call('incrby', KEYS[1], ARGV[1])
+redis.call(ARGV[2], ARGV[3], v)
+return v`)
+	if err := script.Run(context.Background(), rdb, []string{name}, n, publishCmd(rdb), ch).Err(); err != nil {
+		t.Fatalf("Java release: %v", err)
+	}
+}
+
+// javaSubscribe subscribes to ch as a Java Redisson client does (SSUBSCRIBE on a Cluster), and
+// returns once the subscription is confirmed.
+func javaSubscribe(t *testing.T, rdb redis.UniversalClient, ch string) *redis.PubSub {
+	t.Helper()
+	var ps *redis.PubSub
+	if _, ok := rdb.(*redis.ClusterClient); ok {
+		ps = rdb.SSubscribe(context.Background(), ch)
+	} else {
+		ps = rdb.Subscribe(context.Background(), ch)
+	}
+	t.Cleanup(func() { _ = ps.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatalf("subscribe %s: %v", ch, err)
+	}
+	return ps
+}
+
+// expectMessage waits up to 10s for the next message on sub, which must be want on ch.
+func expectMessage(t *testing.T, sub *redis.PubSub, ch, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	msg, err := sub.ReceiveMessage(ctx)
+	if err != nil {
+		t.Fatalf("no message on %s: %v", ch, err)
+	}
+	if msg.Channel != ch || msg.Payload != want {
+		t.Fatalf("message %q on %s; want %q on %s", msg.Payload, msg.Channel, want, ch)
+	}
+}
+
+// awaitSubscribers waits until at least n clients subscribe to ch (sharded channels on a Cluster,
+// counted on every master).
+func awaitSubscribers(t *testing.T, rdb redis.UniversalClient, ch string, n int64) {
+	t.Helper()
+	eventually(t, 10*time.Second, strconv.FormatInt(n, 10)+" subscribers of "+ch, func() bool {
+		ctx := context.Background()
+		if cc, ok := rdb.(*redis.ClusterClient); ok {
+			var got atomic.Int64
+			_ = cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+				got.Add(m.PubSubShardNumSub(ctx, ch).Val()[ch])
+				return nil
+			})
+			return got.Load() >= n
+		}
+		return rdb.PubSubNumSub(ctx, ch).Val()[ch] >= n
+	})
+}
