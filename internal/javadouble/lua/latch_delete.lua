@@ -1,0 +1,13 @@
+-- latch_delete.lua: Redisson CountDownLatch delete (reference §11).
+--
+-- KEYS[1]  the count
+-- KEYS[2]  the channel
+-- ARGV[1]  the new-count message (1)
+-- ARGV[2]  publish command
+--
+-- returns  1 a count was deleted, 0 none existed (the message is published either way)
+--
+-- Safe to run twice: the repeat deletes nothing.
+local deleted = redis.call('del', KEYS[1])
+redis.call(ARGV[2], KEYS[2], ARGV[1])
+return deleted
