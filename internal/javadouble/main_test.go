@@ -143,3 +143,16 @@ func subscribers(t *testing.T, rdb redis.UniversalClient, channel string) int64 
 	}
 	return m[channel]
 }
+
+// waiting is how many of c's callers wait on channel's entry.
+func waiting(c *Client, channel string) int {
+	c.mu.Lock()
+	e := c.subs[channel]
+	c.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.waiting
+}
