@@ -35,6 +35,4 @@
 // spin, fenced and multi locks, trySetPermits with a TTL, releaseIfExists, PES multi-permit calls,
 // setPermits/updateLeaseTime/getLeaseTime, NameMapper, codecs other than integers, listeners, and the
 // cancelled-future auto-unlock. Ctx cancellation plays the role of a Java interrupt (no acquireFailed).
-// Where the Lua of the reference cannot be followed literally it deviates minimally: a fair-lock queue
-// head without a deadline is purged as stale (Java's script would fail on it).
 package javadouble

@@ -61,7 +61,7 @@ func (l *CountDownLatch) GetCount(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// Delete deletes the count and publishes 1; it reports whether a count existed.
+// Delete deletes the count; if there was one it publishes 1 and reports true.
 func (l *CountDownLatch) Delete(ctx context.Context) (bool, error) {
 	n, _, err := l.c.runInt(ctx, latchDelete, l.keys(), msgNewCount, l.c.pubCmd)
 	return n == 1, err

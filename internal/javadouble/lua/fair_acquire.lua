@@ -20,7 +20,7 @@ while true do
     break
   end
   local deadline = tonumber(redis.call('zscore', KEYS[3], head))
-  if deadline ~= nil and deadline > now then
+  if deadline == nil or deadline > now then
     break
   end
   redis.call('zrem', KEYS[3], head)

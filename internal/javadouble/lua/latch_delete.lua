@@ -5,9 +5,11 @@
 -- ARGV[1]  the new-count message (1)
 -- ARGV[2]  publish command
 --
--- returns  1 a count was deleted, 0 none existed (the message is published either way)
+-- returns  1 a count was deleted (and the message published), 0 none existed
 --
--- Safe to run twice: the repeat deletes nothing.
-local deleted = redis.call('del', KEYS[1])
-redis.call(ARGV[2], KEYS[2], ARGV[1])
-return deleted
+-- Safe to run twice: the repeat deletes nothing and publishes nothing.
+if redis.call('del', KEYS[1]) == 1 then
+  redis.call(ARGV[2], KEYS[2], ARGV[1])
+  return 1
+end
+return 0
