@@ -3,7 +3,9 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/javadouble"
 )
 
 // The Redisson-compatible mode (WithRedissonCompat) of the synchronizers: a Semaphore and a
@@ -90,6 +93,118 @@ func compatSyncConformance() []conformanceCase {
 			expectMessage(t, sub, ch, "1")
 			if !javaTryAcquire(t, java, name, 1) {
 				t.Fatal("Java could not take the permit the Go side released")
+			}
+		}},
+	}
+}
+
+// compatSyncWithJavaConformance runs Go Clients beside Java Redisson clients (the javadouble test
+// double) on every topology: the semaphore's bound holds across both, and each side's release or
+// count down wakes the other side's waiters (the Go side's re-poll is an hour away, the Java side has
+// no fallback at all: a wake-up that is not sent hangs the case).
+func compatSyncWithJavaConformance() []conformanceCase {
+	return []conformanceCase{
+		{"semaphore bound and wake-ups with Java clients", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			const permits, rounds = 2, 8
+			var inside, most atomic.Int64
+			enter := func() {
+				n := inside.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(time.Millisecond) // the section: long enough for the others to queue
+				inside.Add(-1)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, 16)
+			for i := range 2 {
+				c := newC(redisson.WithRedissonCompat(), redisson.WithRepollInterval(time.Hour))
+				j := javadouble.New(topologyClient(t))
+				t.Cleanup(j.Close)
+				if i == 0 {
+					if ok, err := c.Semaphore(name).TrySetPermits(ctx, permits); !ok || err != nil {
+						t.Fatalf("TrySetPermits = %v, %v", ok, err)
+					}
+				}
+				for tid := range int64(2) {
+					wg.Add(2)
+					go func() {
+						defer wg.Done()
+						s := c.Semaphore(name)
+						for range rounds {
+							if err := s.Acquire(ctx, 1); err != nil {
+								errs <- fmt.Errorf("Go Acquire: %w", err)
+								return
+							}
+							enter()
+							if err := s.Release(ctx, 1); err != nil {
+								errs <- fmt.Errorf("Go Release: %w", err)
+								return
+							}
+						}
+					}()
+					go func() {
+						defer wg.Done()
+						s := j.Semaphore(name)
+						for range rounds {
+							if err := s.Acquire(ctx, 1); err != nil {
+								errs <- fmt.Errorf("Java acquire (thread %d): %w", tid, err)
+								return
+							}
+							enter()
+							if err := s.Release(ctx, 1); err != nil {
+								errs <- fmt.Errorf("Java release: %w", err)
+								return
+							}
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			if m := most.Load(); m > permits {
+				t.Fatalf("%d holders at once with %d permits", m, permits)
+			}
+			if n, err := newC(redisson.WithRedissonCompat()).Semaphore(name).AvailablePermits(ctx); n != permits || err != nil {
+				t.Fatalf("AvailablePermits after all = %d, %v; want %d", n, err, permits)
+			}
+		}},
+		{"latch released both ways with Java clients", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			g := newC(redisson.WithRedissonCompat(), redisson.WithRepollInterval(time.Hour)).CountDownLatch(name)
+			j := javadouble.New(topologyClient(t))
+			t.Cleanup(j.Close)
+			jl := j.CountDownLatch(name)
+			for round, goCounts := range []bool{true, false} {
+				if ok, err := jl.TrySetCount(ctx, 2); !ok || err != nil {
+					t.Fatalf("round %d: Java TrySetCount = %v, %v", round, ok, err)
+				}
+				goDone, javaDone := make(chan error, 1), make(chan error, 1)
+				go func() { goDone <- g.Wait(ctx) }()
+				go func() { javaDone <- jl.Await(ctx) }()
+				awaitSubscribers(t, topologyClient(t), "redisson_countdownlatch__channel__{"+name+"}", 2)
+				for range 2 {
+					var err error
+					if goCounts {
+						_, err = g.CountDown(ctx)
+					} else {
+						err = jl.CountDown(ctx)
+					}
+					if err != nil {
+						t.Fatalf("round %d: CountDown: %v", round, err)
+					}
+				}
+				if err := recvWithin(t, goDone, 20*time.Second, "the Go waiter"); err != nil {
+					t.Fatalf("round %d: Go Wait = %v", round, err)
+				}
+				if err := recvWithin(t, javaDone, 20*time.Second, "the Java waiter"); err != nil {
+					t.Fatalf("round %d: Java Await = %v", round, err)
+				}
 			}
 		}},
 	}
