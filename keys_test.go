@@ -213,15 +213,15 @@ func TestReleaseRecordLeavesOtherKeysAlone(t *testing.T) {
 	})
 }
 
-// TestBracedNameHasItsOwnWakeUpChannel checks that locks "x" and "x" have separate wake-up
-// channels: with a re-poll interval of 10s, a waiter of "x" must be woken promptly by the release
-// of "x" while a waiter of "x" in the same Client (which started waiting first) waits too. On a
-// shared channel the wake-up would go to the waiter of "x", leaving the waiter of "x" to its
-// re-poll.
+// TestBracedNameHasItsOwnWakeUpChannel checks that locks "x" and "{x}:b" (in one Cluster slot, their
+// auxiliary names "{x}:~…" and "{x}:b:~…" alike up to the tag) have separate wake-up channels: with
+// a re-poll interval of 10s, a waiter of "x" must be woken promptly by the release of "x" while a
+// waiter of "{x}:b" in the same Client (which started waiting first) waits too. On a shared channel
+// the wake-up would go to the waiter of "{x}:b", leaving the waiter of "x" to its re-poll.
 func TestBracedNameHasItsOwnWakeUpChannel(t *testing.T) {
 	const (
 		nameX      = "wakeup-channel"
-		nameBraced = nameX
+		nameBraced = "{" + nameX + "}:b"
 		repoll     = 10 * time.Second
 		bound      = 3 * time.Second // far below the re-poll interval, far above a wake-up
 	)
