@@ -23,6 +23,14 @@ import (
 // re-poll (WithRepollInterval), so a lost message, or a pub/sub connection lost while waiting, delays
 // them by at most the re-poll interval (Redisson's await() has no such fallback and can hang).
 //
+// In the Redisson-compatible mode (WithRedissonCompat) the count is shared with Java Redisson's
+// RCountDownLatch under the same name: reaching zero publishes "0" and setting the count "1" on
+// Redisson's channel "redisson_countdownlatch__channel__{name}", and Wait waits on it. A Java count
+// down to zero does not count the rounds this package keeps, so a Go waiter that first reads the
+// count after a Java client set it again keeps waiting for the next zero (as Java's await does). On
+// a Cluster, a name with a hash tag is refused in that mode (errors.ErrUnsupported): Redisson's
+// latch channel always adds braces, which puts it in another slot than the count.
+//
 // TrySetCount and CountDown are never applied twice: each request has an id, and its answer is kept
 // in Redis for the waiter timeout (WithWaiterTimeout); a copy re-sent after a lost reply is answered
 // from that record, or, finding none, applies nothing, and the call returns an error matching

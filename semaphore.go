@@ -28,6 +28,13 @@ import (
 // (WithRepollInterval), so a lost message delays a waiter by at most the re-poll interval, and a
 // heartbeat that finds a waiter's wants fit wakes it at once.
 //
+// In the Redisson-compatible mode (WithRedissonCompat) the permits are shared with Java Redisson's
+// RSemaphore under the same name: every change that makes permits available publishes the count on
+// Redisson's channel "redisson_sc:{name}", as a Java release does, and waiters of both languages
+// wait on that channel. Java's waiters queue nowhere, so neither do this package's in that mode: the
+// order is not first come, first served (as in Redisson, a large request can be passed by smaller
+// ones), and a lost message costs a waiter the re-poll interval.
+//
 // A wait that ends (its context, the WithWait bound, Close) leaves the semaphore as it was: permits an
 // attempt took as the wait ended are given back. No change is applied twice: a request whose
 // outcome the state cannot tell (the permits are a counter) has an id, and its outcome is kept in
