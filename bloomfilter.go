@@ -60,10 +60,11 @@ import (
 // m = (long)(−n·ln p/(ln 2)²) truncated (at most 4,294,967,294 bits; p may be 0, sized as the
 // smallest double, as Redisson does) and k = max(1, round(m/n·ln 2)); an element is hashed with
 // HighwayHash-128 under Redisson's key, and index i is (h & (2^63−1)) mod m with h = h1, then h2
-// and h1 added in turn. Adds are a script that checks the configuration before it sets a bit
+// and h1 added in turn. TryInit also takes a configuration made for the same n and p as its own
+// (Java's logarithm may size it one bit apart, see javaLog). Adds are a script that checks the configuration before it sets a bit
 // (Redisson's own add refuses a changed configuration too), since the bits key is the same for
 // every configuration; lookups are checked on the reply as above. Count is Redisson's estimate
-// (the same formula, evaluated as Java does: Long.MaxValue with every bit set). A bitmap at the
+// (the same formula, evaluated as Java does: Long.MAX_VALUE with every bit set). A bitmap at the
 // name is a string like a BitSet's or an AtomicLong's, so those kinds cannot be told from a
 // filter's bits (see Keys in the package documentation).
 type BloomFilter struct {
@@ -226,7 +227,8 @@ func BloomSize(n int64, p float64) (bits int64, hashes int, err error) {
 // configuration yet, and reports whether it did. If it has one that gives the same number of bits
 // and hash functions, it returns false; if another, an error matching ErrConfigMismatch: a filter is
 // never silently reshaped (Delete it first). It blocks for one round trip. It fails with
-// ErrInvalidArgument (see BloomSize), ErrConfigMismatch or ErrWrongType (nothing changed, all three),
+// ErrInvalidArgument (see BloomSize; in the Redisson-compatible mode, Redisson's refusals: see
+// BloomFilter), ErrConfigMismatch or ErrWrongType (nothing changed, all three),
 // ErrNotReplicated, or a Redis error (the outcome is unknown; trying again is safe).
 func (f *BloomFilter) TryInit(ctx context.Context, n int64, p float64) (bool, error) {
 	if err := f.check(ctx); err != nil {

@@ -17,7 +17,8 @@
 --            "add"    ARGV[2..3] = size, hashIterations, ARGV[4..] the bit indices of the elements,
 --                     hashIterations per element: if the configuration is that one, set them;
 --                     returns how many elements had a bit clear (were new)
---            "delete" ARGV[2..3] = size, hashIterations: delete the configuration and the bits if the
+--            "delete" ARGV[2..3] = size, hashIterations (further arguments of "delete" and "count"
+--                     are ignored): delete the configuration and the bits if the
 --                     configuration is that one; returns 1 if deleted, 0 if there is no configuration
 --            "count"  ARGV[2..3] = size, hashIterations: returns {size, hashIterations,
 --                     expectedInsertions, falseProbability, BITCOUNT of the bits}
