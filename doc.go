@@ -255,7 +255,10 @@
 //	                            Redis's own formats); a BloomFilter's configuration (hash: bits,
 //	                            hashes, insertions, fpr, hash)
 //	<aux>:~bf:<m>:<k>           a BloomFilter's bits (a string), named after its number of bits and
-//	                            of hash functions
+//	                            of hash functions; in the Redisson-compatible mode Java Redisson's
+//	                            layout instead: the bits at <prefix><name>, the configuration
+//	                            (hash: size, hashIterations, expectedInsertions, falseProbability)
+//	                            at "{<prefix><name>}:config" (see BloomFilter)
 //
 // Nothing else is written: once every holder and waiter of an object is gone, only its value, the
 // keys above that are never deleted, and request records (TTL the waiter timeout) remain.

@@ -91,3 +91,19 @@ func AuxOf(key, suffix string) string {
 	base, _ := tagged(key)
 	return base + ":" + sfxReserved + suffix
 }
+
+// RedissonBloomHash is the element hash of the Redisson-compatible BloomFilter layout (h1, h2: the
+// long[2] of Redisson's Hash.hash128).
+func RedissonBloomHash(e string) (uint64, uint64) { return redissonHash(e) }
+
+// RedissonBloomIndices are the k bit indices of e in a Redisson-compatible BloomFilter of m bits.
+func RedissonBloomIndices(e string, m uint64, k int) []int64 { return highwayIndices(nil, e, m, k) }
+
+// RedissonBloomSize is the sizing of the Redisson-compatible BloomFilter layout.
+func RedissonBloomSize(n int64, p float64) (int64, int, error) { return redissonBloomSize(n, p) }
+
+// JavaDouble writes x as Java's Double.toString does.
+func JavaDouble(x float64) string { return javaDouble(x) }
+
+// RedissonBloomEstimate is Count's estimate in the Redisson-compatible layout.
+func RedissonBloomEstimate(m int64, k int, x int64) int64 { return redissonEstimate(m, k, x) }

@@ -9,7 +9,7 @@
 //
 // Every script must be safe to run twice: go-redis re-sends a command after a network error, so the
 // header of each file says how a repeat is recognised. The data objects' scripts (atomic.lua,
-// bitset.lua, bloom.lua) are the exception: they are sent once (marked NoRetry), and say so.
+// bitset.lua, bloom.lua, bloom_compat.lua) are the exception: they are sent once (marked NoRetry), and say so.
 package scripts
 
 import (
@@ -67,6 +67,8 @@ var (
 	bitsetSrc string
 	//go:embed bloom.lua
 	bloomSrc string
+	//go:embed bloom_compat.lua
+	bloomCompatSrc string
 )
 
 // lockPrelude is what every lock script starts with.
@@ -112,6 +114,9 @@ var (
 	BitSet = newScript(bitsetSrc)
 	// Bloom initializes, adds to and queries a BloomFilter. See bloom.lua.
 	Bloom = newScript(bloomSrc)
+	// BloomCompat initializes, adds to and queries a BloomFilter in Java Redisson's layout. See
+	// bloom_compat.lua.
+	BloomCompat = newScript(bloomCompatSrc)
 )
 
 // All lists every script by the name of its file, for loading ahead of pipelines and for tests.
@@ -135,6 +140,7 @@ var All = map[string]*redis.Script{
 	"atomic":            Atomic,
 	"bitset":            BitSet,
 	"bloom":             Bloom,
+	"bloom_compat":      BloomCompat,
 }
 
 // sources maps every script to its source, for the EVAL that answers a NOSCRIPT (see Source).
