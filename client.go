@@ -440,6 +440,7 @@ const (
 	kindRWReadWaiter        // a ReadWriteLock reader waiting
 	kindSemWaiter           // a Semaphore waiter
 	kindPermit              // a watchdog-renewed PermitExpirableSemaphore permit
+	kindCompatLock          // a held Lock in Java Redisson's format (WithRedissonCompat)
 	numKinds
 )
 
@@ -468,6 +469,7 @@ var renewKinds = [numKinds]renewKind{
 	kindRWReadWaiter: {name: "reader waiting", script: scripts.RWRenew, side: "wr"},
 	kindSemWaiter:    {name: "semaphore waiter", script: scripts.SemBeat},
 	kindPermit:       {name: "leased permit", script: scripts.SemRenew, hold: true},
+	kindCompatLock:   {name: "lock (Redisson format)", script: scripts.CompatLockRenew, hold: true},
 }
 
 // shardRouter routes the sharded hub's channels with the Cluster client's slot map.

@@ -130,3 +130,4 @@ func (l *ReadWriteLock) RemainingTTL(ctx context.Context) (time.Duration, error)
 func (l *ReadWriteLock) identity() any                { return l.write.identity() }
 func (l *ReadWriteLock) watchdogLease() time.Duration { return l.write.watchdogLease() }
 func (l *ReadWriteLock) client() *Client              { return l.write.c }
+func (l *ReadWriteLock) refused() error               { return l.write.refused() }
