@@ -401,7 +401,11 @@ func TestCompatLockUnlockWakesOtherSide(t *testing.T) {
 // channelSubscribers is how many clients are subscribed to channel (sharded on a Cluster).
 func channelSubscribers(ctx context.Context, rdb redis.UniversalClient, channel string) int64 {
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		n, err := cc.Do(ctx, "pubsub", "shardnumsub", channel).Slice()
+		node, err := cc.MasterForKey(ctx, channel)
+		if err != nil {
+			return 0
+		}
+		n, err := node.Do(ctx, "pubsub", "shardnumsub", channel).Slice()
 		if err != nil || len(n) != 2 {
 			return 0
 		}
