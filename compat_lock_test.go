@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
 )
 
 // javaClient mimics one Java Redisson client (one JVM): a UUID, owners "<uuid>:<thread id>", and
@@ -680,4 +682,190 @@ func TestCompatLockReadsJavaHold(t *testing.T) {
 	if ttl, err := l.RemainingTTL(ctx); err != nil || ttl <= 5*time.Second || ttl > 10*time.Second {
 		t.Fatalf("Java holds (lease 10s): RemainingTTL %v, %v", ttl, err)
 	}
+}
+
+// oneIdle keeps at most one idle connection: the deletions of unlock latches, sent in the
+// background, may open a second one, which oneIdleConn would find.
+func oneIdle(o *redis.Options) { o.MaxIdleConns = 1 }
+
+// warmUpCompat loads the compat scripts through c and waits for the unlock latches to be deleted,
+// so that a reply dropped later is the reply of the command under test.
+func warmUpCompat(t *testing.T, c *redisson.Client, admin *redis.Client) {
+	t.Helper()
+	warmUpScripts(t, c)
+	eventually(t, 5*time.Second, "the warm-up's unlock latches deleted", func() bool {
+		return len(admin.Keys(t.Context(), "redisson_unlock_latch:*").Val()) == 0
+	})
+}
+
+// A partial unlock whose reply is lost, re-sent after the same owner re-entered meanwhile, is
+// answered from its unlock latch and not applied again: the count stays exact (2), and after one
+// more unlock the owner still holds the lock.
+func TestCompatLockResentPartialUnlockAppliedOnce(t *testing.T) {
+	t.Parallel()
+	const name = "compat-resent-partial"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA, dialA := proxiedClient(t, srv, p, oneIdle)
+	a := compatClient(t, rdbA)
+	j := newJavaClient(t, admin, 30*time.Second)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	t.Cleanup(func() { dialA.resumeDials(); wg.Wait() })
+	warmUpCompat(t, a, admin)
+
+	x := mustLock(t, a.Lock(name), ctx)
+	xLevel2, err := x.Reenter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneIdleConn(t, rdbA)
+	reached := dialA.holdNext()
+	p.DropReplies(1)
+	xRes := make(chan error, 1)
+	spawn(&wg, func() { xRes <- xLevel2.Unlock(ctx) }) // partial unlock, reply lost
+	recvWithin(t, reached, 5*time.Second, "the re-send of the partial unlock to open a new connection")
+	p.DropReplies(0)
+	yRes := make(chan error, 1)
+	var y *redisson.Hold
+	spawn(&wg, func() { // the same owner re-enters before the re-send
+		var err error
+		y, err = x.Reenter(ctx)
+		yRes <- err
+	})
+	if err := recvWithin(t, yRes, 5*time.Second, "the re-entry"); err != nil {
+		t.Fatalf("Reenter: %v", err)
+	}
+	dialA.resumeDials()
+	if err := recvWithin(t, xRes, 10*time.Second, "the partial unlock"); err != nil {
+		t.Errorf("partial Unlock (reply lost, re-sent) = %v, want nil", err)
+	}
+	if n, err := x.HoldCount(ctx); err != nil || n != 2 {
+		t.Errorf("HoldCount after the partial unlock and a re-entry = %d (err %v), want 2", n, err)
+	}
+	mustUnlock(t, x)
+	if ok, _, err := j.tryLock(ctx, name, 1, 0); ok || err != nil {
+		t.Fatalf("a Java client acquired the lock while the owner still holds a level: %v, %v", ok, err)
+	}
+	mustUnlock(t, y)
+	if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+		t.Fatalf("Java tryLock after the last unlock: %v, %v", ok, err)
+	}
+}
+
+// A final unlock whose reply is lost, re-sent after Java clients locked and unlocked the lock many
+// times, reports the release (from its unlock latch): nil, and no EventLost.
+func TestCompatLockResentFinalUnlockReportsRelease(t *testing.T) {
+	t.Parallel()
+	const name = "compat-resent-final"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA, dialA := proxiedClient(t, srv, p, oneIdle)
+	var lost atomic.Int32
+	a := compatClient(t, rdbA, redisson.WithEventHook(func(e redisson.Event) {
+		if e.Kind == redisson.EventLost {
+			lost.Add(1)
+		}
+	}))
+	j := newJavaClient(t, admin, 30*time.Second)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	t.Cleanup(func() { dialA.resumeDials(); wg.Wait() })
+	warmUpCompat(t, a, admin)
+
+	g1 := mustLock(t, a.Lock(name), ctx)
+	oneIdleConn(t, rdbA)
+	reached := dialA.holdNext()
+	p.DropReplies(1)
+	res := make(chan error, 1)
+	spawn(&wg, func() { res <- g1.Unlock(ctx) })
+	recvWithin(t, reached, 5*time.Second, "the re-send of the final unlock to open a new connection")
+	p.DropReplies(0)
+	for i := range 50 {
+		if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+			t.Fatalf("Java tryLock %d: %v, %v", i, ok, err)
+		}
+		if err := j.unlock(ctx, name, 1); err != nil {
+			t.Fatalf("Java unlock %d: %v", i, err)
+		}
+	}
+	dialA.resumeDials()
+	if err := recvWithin(t, res, 10*time.Second, "the final Unlock"); err != nil {
+		t.Errorf("final Unlock (applied, reply lost, re-sent) = %v, want nil", err)
+	}
+	if n := lost.Load(); n != 0 {
+		t.Errorf("%d EventLost for a lock its Unlock released", n)
+	}
+}
+
+// A fresh acquisition whose reply is lost is re-sent and counted once: HoldCount 1, and one Unlock
+// frees the lock.
+func TestCompatLockResentAcquisitionCountsOnce(t *testing.T) {
+	t.Parallel()
+	const name = "compat-resent-acquire"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA, _ := proxiedClient(t, srv, p, oneIdle)
+	a := compatClient(t, rdbA)
+	ctx := t.Context()
+	warmUpCompat(t, a, admin)
+	oneIdleConn(t, rdbA)
+	p.DropReplies(1)
+	h, err := a.Lock(name).TryLock(ctx)
+	p.DropReplies(0)
+	if err != nil {
+		t.Fatalf("TryLock (reply lost, re-sent) = %v", err)
+	}
+	if n, err := h.HoldCount(ctx); err != nil || n != 1 {
+		t.Fatalf("HoldCount = %d, %v; want 1", n, err)
+	}
+	mustUnlock(t, h)
+	if n := admin.Exists(ctx, name).Val(); n != 0 {
+		t.Fatal("the lock is still there after its only Unlock")
+	}
+}
+
+// An acquisition whose reply was lost and whose re-sends could not be written is undone (the
+// owner's field deleted) once Redis can be reached again, well before the 30s lease.
+func TestCompatLockLostReplyThenUnreachableIsUndone(t *testing.T) {
+	long(t)
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	var down atomic.Bool
+	rdb := srv.Client(t, func(o *redis.Options) {
+		oneIdle(o)
+		o.Addr = p.Addr()
+		o.DialerRetries = 1
+		o.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			if down.Load() {
+				return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused (simulated)")}
+			}
+			var nd net.Dialer
+			return nd.DialContext(ctx, network, p.Addr())
+		}
+	})
+	c := compatClient(t, rdb)
+	ctx := t.Context()
+	warmUpCompat(t, c, admin)
+	oneIdleConn(t, rdb)
+	const name = "compat-lost-then-unreachable"
+	down.Store(true)
+	p.DropReplies(1)
+	_, err := c.Lock(name).TryLock(ctx)
+	p.DropReplies(0)
+	if err == nil {
+		t.Fatal("TryLock with its reply lost and Redis unreachable = nil; want an error")
+	}
+	if n := admin.HLen(ctx, name).Val(); n != 1 {
+		t.Fatalf("precondition: the acquisition did not run (%d fields); TryLock = %v", n, err)
+	}
+	down.Store(false)
+	eventually(t, 6*time.Second, "the lost acquisition undone once Redis is reachable", func() bool {
+		return admin.Exists(ctx, name).Val() == 0
+	})
 }
