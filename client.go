@@ -350,6 +350,8 @@ func (c *Client) background(f func(stop <-chan struct{})) bool {
 // Lock returns the reentrant lock called name (Redisson's RLock). It does no I/O; the handle is cheap
 // and safe to share between goroutines, which exclude each other as with a sync.Mutex. A bad name is
 // reported by the first call on the handle (ErrInvalidArgument).
+// On a Client made WithRedissonCompat it is stored in Java Redisson's RLock layout (see
+// WithRedissonCompat).
 func (c *Client) Lock(name string) *Lock { return &Lock{c.newMutex(name, kindPlain)} }
 
 // Stats is a snapshot of a Client's internal activity.

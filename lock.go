@@ -37,6 +37,10 @@ import (
 // waiters' next heartbeat (a third of the waiter timeout) marks it, and its next final release hands
 // it to the head of the queue, even if the newcomer's process has goroutines waiting for it too. Use
 // FairLock for strict first come, first served.
+//
+// On a Client made WithRedissonCompat the lock is kept in Java Redisson's RLock layout and shared
+// with Java services: no queue in Redis, every release wakes every waiting Client (Java or Go) and
+// the first to ask takes it; see "Sharing locks with Java services" in the package documentation.
 type Lock struct{ mutex }
 
 // Locker is what every lock of this package offers. Seven kinds satisfy it: Lock, FairLock,
@@ -1219,8 +1223,8 @@ func (m *mutex) redissonState(ctx context.Context, op string) (redissonLock, err
 
 // decodeRedissonLock is the one Go decoder of Java Redisson's RLock hash (see
 // internal/scripts/compat_lock_value.lua), as HGETALL returns it: no field is a free lock; one field,
-// the holder, whose value is its count (a positive integer), a held one; ok is false for anything
-// else (a ReadWriteLock's hash, application data).
+// the holder (not empty), whose value is its count (a positive integer), a held one; ok is false for
+// anything else (a ReadWriteLock's hash, application data).
 func decodeRedissonLock(fields map[string]string) (v redissonLock, ok bool) {
 	switch len(fields) {
 	case 0:
@@ -1231,7 +1235,7 @@ func decodeRedissonLock(fields map[string]string) (v redissonLock, ok bool) {
 	}
 	for owner, count := range fields {
 		n, err := strconv.Atoi(count)
-		if err != nil || n < 1 || count[0] == '+' || count[0] == '0' {
+		if owner == "" || err != nil || n < 1 || count[0] == '+' || count[0] == '0' {
 			return redissonLock{}, false
 		}
 		v.owner, v.count = owner, n

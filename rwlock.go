@@ -46,6 +46,7 @@ var _ Locker = (*ReadWriteLock)(nil)
 // ReadWriteLock returns the read/write lock called name (Redisson's RReadWriteLock). It does no I/O;
 // the handle is cheap and safe to share. A bad name is reported by the first call on the handle
 // (ErrInvalidArgument).
+// On a Client made WithRedissonCompat its calls fail with an error matching errors.ErrUnsupported.
 func (c *Client) ReadWriteLock(name string) *ReadWriteLock {
 	return &ReadWriteLock{read: c.newMutex(name, kindRead), write: c.newMutex(name, kindWrite)}
 }

@@ -15,7 +15,8 @@
 
 -- rl_load returns the holder's owner and count; nil if the key is absent (the lock is free); false if
 -- the key is a hash that is not a Redisson lock (no field, several fields, a count that is not a
--- positive integer: a ReadWriteLock's hash, say). HLEN fails with WRONGTYPE on any other type.
+-- positive integer, an empty owner: a ReadWriteLock's hash, say). HLEN fails with WRONGTYPE on any
+-- other type.
 local function rl_load(key)
   local n = redis.call('HLEN', key)
   if n == 0 then
@@ -24,7 +25,7 @@ local function rl_load(key)
     return false
   end
   local flat = redis.call('HGETALL', key)
-  if not string.match(flat[2], '^[1-9]%d*$') then
+  if flat[1] == '' or not string.match(flat[2], '^[1-9]%d*$') then
     return false
   end
   return flat[1], tonumber(flat[2])
