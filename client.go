@@ -350,6 +350,8 @@ func (c *Client) background(f func(stop <-chan struct{})) bool {
 // Lock returns the reentrant lock called name (Redisson's RLock). It does no I/O; the handle is cheap
 // and safe to share between goroutines, which exclude each other as with a sync.Mutex. A bad name is
 // reported by the first call on the handle (ErrInvalidArgument).
+// On a Client made WithRedissonCompat it is stored in Java Redisson's RLock layout (see
+// WithRedissonCompat).
 func (c *Client) Lock(name string) *Lock { return &Lock{c.newMutex(name, kindPlain)} }
 
 // Stats is a snapshot of a Client's internal activity.
@@ -440,6 +442,7 @@ const (
 	kindRWReadWaiter        // a ReadWriteLock reader waiting
 	kindSemWaiter           // a Semaphore waiter
 	kindPermit              // a watchdog-renewed PermitExpirableSemaphore permit
+	kindCompatLock          // a held Lock in Java Redisson's format (WithRedissonCompat)
 	numKinds
 )
 
@@ -468,6 +471,7 @@ var renewKinds = [numKinds]renewKind{
 	kindRWReadWaiter: {name: "reader waiting", script: scripts.RWRenew, side: "wr"},
 	kindSemWaiter:    {name: "semaphore waiter", script: scripts.SemBeat},
 	kindPermit:       {name: "leased permit", script: scripts.SemRenew, hold: true},
+	kindCompatLock:   {name: "lock (Redisson format)", script: scripts.CompatLockRenew, hold: true},
 }
 
 // shardRouter routes the sharded hub's channels with the Cluster client's slot map.

@@ -144,7 +144,7 @@ func TestConformance(t *testing.T) {
 		cases     []conformanceCase
 	}
 	var suites []suite
-	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "ReadWriteLock", "MultiLock", "RedLock") {
+	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "ReadWriteLock", "MultiLock", "RedLock", "CompatLock") {
 		suites = append(suites, suite{kind, lockConformance(kind)}) // the lock family
 	}
 	suites = append(suites, suite{"Semaphore", semaphoreConformance()}, suite{"CountDownLatch", latchConformance()},
@@ -165,6 +165,9 @@ func TestConformance(t *testing.T) {
 					t.Run(s.primitive+"/"+cc.name, func(t *testing.T) {
 						t.Parallel()
 						newC := func(opts ...redisson.Option) *redisson.Client {
+							if s.primitive == "CompatLock" { // a Lock in Java Redisson's format
+								opts = append(opts, redisson.WithRedissonCompat())
+							}
 							c := newClient(t, top.rdb(t), append(slices.Clip(top.opts), opts...)...)
 							if s.primitive == "RedLock" {
 								// Its other parts on two standalone servers of the test's own, with
@@ -329,6 +332,17 @@ func lockConformance(kind string) []conformanceCase {
 			}
 			if _, err := lockOf(c, kind, name).Lock(ctx, redisson.WithLease(-time.Second)); !errors.Is(err, redisson.ErrInvalidArgument) {
 				t.Fatalf("negative lease: %v; want ErrInvalidArgument", err)
+			}
+			if kind == "CompatLock" { // its Client offers no other kind of lock: another type of value
+				v := c.AtomicLong(name)
+				if err := v.Store(ctx, 1); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := lockOf(c, kind, name).TryLock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+					t.Fatalf("a %s on a name holding an AtomicLong: %v; want ErrWrongType", kind, err)
+				}
+				_, _ = v.GetAndDelete(ctx)
+				return
 			}
 			other, target := "Lock", name
 			switch kind {

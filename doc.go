@@ -88,7 +88,8 @@
 //	RedLock     a majority of N independent masters, the Redlock algorithm (RedissonRedLock)
 //
 // All return a *Hold and share ownership, re-entry, leases, the watchdog and the loss signal; all
-// satisfy Locker.
+// satisfy Locker. A Client made WithRedissonCompat offers Lock (in Java Redisson's layout), MultiLock
+// and RedLock only: see "Sharing locks with Java services".
 //
 // # Synchronizers
 //
@@ -280,6 +281,60 @@
 // name: an AtomicLong, a Semaphore's permits and a CountDownLatch's count are the same decimal integer
 // string (so an AtomicLong under a Semaphore's name reads and changes its permits), and a BitSet
 // accepts any string, a lock's included (a BitSet under a lock's name corrupts the lock).
+//
+// # Sharing locks with Java services
+//
+// A Client made WithRedissonCompat keeps its Locks in Java Redisson 3.x's RLock layout, so that Go
+// and Java services (Redisson's default configuration, lockWatchdogTimeout 30s; single server,
+// Sentinel or Cluster) exclude each other on the same names:
+//
+//	<prefix><name>                          a HASH, one field while held: the owner -> its hold count;
+//	                                        the key's TTL is the lease (the same hash Redisson's RLock,
+//	                                        RFairLock and RFencedLock keep at the name)
+//	redisson_lock__channel:{<prefix><name>} "0" published by every release that frees the lock and by
+//	                                        ForceUnlock (SPUBLISH on a Cluster, as Redisson does on
+//	                                        Redis 7 with shardedSubscriptionMode AUTO)
+//	redisson_unlock_latch:{<prefix><name>}:<request id>  the answer of one Unlock, kept the waiter
+//	                                        timeout at most and deleted once answered
+//
+// (":<name>" instead of ":{<name>}" when the name has a {hash tag}, as Redisson writes them.) A Java
+// owner is "<client UUID>:<thread id>", a Go owner "<client id>:<sequence>" (one per acquisition, as
+// always in this package); neither side reads the other's ids, they only compare them, so each side
+// keeps its own model: a Java thread re-enters by locking again, a Go owner through Hold.Reenter or
+// ContextWithHold. What is shared:
+//
+//   - mutual exclusion: a Go acquisition takes the lock only if it is free (Redisson's test: the key
+//     is absent), and a Java one only if it is free or its own; each acquisition and re-entry sets
+//     the lease, each partial unlock resets a watchdog lease, as Redisson does;
+//   - the watchdog: each side renews its own holds (Go: every third of WithWatchdogTimeout, checking
+//     that its owner still holds the hash), so a Go holder keeps Java clients out and the reverse; a
+//     Go holder whose lock was deleted (a Java forceUnlock) is told, ErrLockLost, at its next renewal;
+//   - wake-ups: every release that frees the lock, Go or Java, publishes "0", and every waiting
+//     Client of either side tries again; a Go waiter also tries again when the holder's lease would
+//     end (the TTL its last attempt saw) or at the re-poll interval, whichever comes first, so a lost
+//     message costs at most that;
+//   - ForceUnlock, IsLocked, RemainingTTL and HoldCount read and act on Java holds too.
+//
+// What is not: there is no wait queue in Redis and no hand-over (Java would not honour them), so a
+// release wakes every waiting Client, Java or Go, and the first to ask takes the lock: not FIFO
+// across processes, and no protection from starvation beyond the luck of the race (within one Go
+// Client, goroutines still queue locally and only the head contends; a release never transfers the
+// lock to the next goroutine of its own Client, so that Java waiters get their chance). No SET NX
+// fast path (the lock is a hash) and no fencing. FairLock, FencedLock, SpinLock and ReadWriteLock have
+// no layout this package can keep in that mode: their calls fail with an error matching
+// errors.ErrUnsupported (as does a MultiLock or RedLock with such a part, before any part is taken),
+// and change nothing; a MultiLock or RedLock of Locks works.
+//
+// Lost replies: a count cannot tell a re-sent command from a new one. A fresh acquisition is
+// recognised by its owner (never reused); an Unlock carries a request id whose answer its first run
+// records in Redisson's unlock latch, which answers the re-sent copies; a re-sent Reenter may count
+// twice. The final Unlock deletes the lock whatever count it holds, and a partial Unlock never takes
+// the count below 1, so a count made wrong by a copy that landed late (after its record was deleted)
+// shows in HoldCount only, never as a lock freed under its owner or kept after its release. An
+// acquisition whose outcome is unknown is undone by deleting the owner's field (publishing "0" if
+// the lock is then free). A Java owner's hash and a Go owner's can never be confused: the name
+// checks go both ways, and any other value at the name (a string, a ReadWriteLock's hash, a hash
+// with several fields or a count that is not a positive integer) is refused with ErrWrongType.
 //
 // # What is guaranteed, and what is not
 //

@@ -29,6 +29,7 @@ type FairLock struct{ mutex }
 // FairLock returns the fair lock called name (Redisson's RFairLock). It does no I/O; the handle is
 // cheap and safe to share. A bad name is reported by the first call on the handle
 // (ErrInvalidArgument).
+// On a Client made WithRedissonCompat its calls fail with an error matching errors.ErrUnsupported.
 func (c *Client) FairLock(name string) *FairLock { return &FairLock{c.newMutex(name, kindFair)} }
 
 // Name returns the name the lock was created with ("" for a nil handle).

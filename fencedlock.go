@@ -33,6 +33,7 @@ type FencedLock struct{ mutex }
 // FencedLock returns the fenced lock called name (Redisson's RFencedLock). It does no I/O; the handle
 // is cheap and safe to share. A bad name is reported by the first call on the handle
 // (ErrInvalidArgument).
+// On a Client made WithRedissonCompat its calls fail with an error matching errors.ErrUnsupported.
 func (c *Client) FencedLock(name string) *FencedLock {
 	return &FencedLock{c.newMutex(name, kindFenced)}
 }

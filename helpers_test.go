@@ -83,6 +83,8 @@ func lockOf(c *redisson.Client, kind, name string) redisson.Locker {
 		return c.FencedLock(name)
 	case "SpinLock":
 		return c.SpinLock(name)
+	case "CompatLock": // a Lock of a Client made WithRedissonCompat (Java Redisson's format)
+		return c.Lock(name)
 	case "ReadWriteLock": // its write side
 		return c.ReadWriteLock(name)
 	case "MultiLock": // parts of two kinds

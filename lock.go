@@ -37,6 +37,10 @@ import (
 // waiters' next heartbeat (a third of the waiter timeout) marks it, and its next final release hands
 // it to the head of the queue, even if the newcomer's process has goroutines waiting for it too. Use
 // FairLock for strict first come, first served.
+//
+// On a Client made WithRedissonCompat the lock is kept in Java Redisson's RLock layout and shared
+// with Java services: no queue in Redis, every release wakes every waiting Client (Java or Go) and
+// the first to ask takes it; see "Sharing locks with Java services" in the package documentation.
 type Lock struct{ mutex }
 
 // Locker is what every lock of this package offers. Seven kinds satisfy it: Lock, FairLock,
@@ -105,17 +109,47 @@ type lockKind struct {
 	spins  bool // waits by polling, in no Redis queue
 	fenced bool // holds carry a fencing token: refused on a server that evicts keys
 	hold   int  // the renewal kind (renewKinds) of its holds
-	waiter int  // the renewal kind of its waiters' heartbeats
+	waiter int  // the renewal kind of its waiters' heartbeats (a format with a queue)
+	format lockFormat
+	// compat is the kind that serves this one on a Client made WithRedissonCompat, in Java
+	// Redisson's layout; nil: the kind has no such layout here, and its calls fail with an error
+	// matching errors.ErrUnsupported (see newMutex).
+	compat *lockKind
 }
+
+// lockFormat is how a kind's lock is stored in Redis. Each format has its own scripts and one
+// decoder (a Lua prelude and one Go function); where the formats differ, the shared path switches on
+// the format, in one place per operation.
+type lockFormat int
+
+const (
+	// formatString: a lock string "<owner>|<levels>|<mark>..." (lock_value.lua, decodeLockValue),
+	// with a wait queue in Redis and hand-overs.
+	formatString lockFormat = iota
+	// formatRW: a ReadWriteLock's hash (rw_value.lua, read through rw_state.lua), with waiters
+	// registered in the hash.
+	formatRW
+	// formatRedisson: Java Redisson's RLock hash, owner -> count (compat_lock_value.lua,
+	// decodeRedissonLock), for a Client made WithRedissonCompat: no queue of this package, waiters
+	// woken by every message on Redisson's lock channel.
+	formatRedisson
+)
+
+// queues reports whether waiters of the format queue in Redis and are handed the lock by releases.
+func (f lockFormat) queues() bool { return f != formatRedisson }
 
 // The lock kinds.
 var (
-	kindPlain  = &lockKind{marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter}
+	kindPlain  = &lockKind{marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter, compat: kindCompat}
 	kindFair   = &lockKind{marker: "f", hold: kindLock, waiter: kindWaiter}
 	kindFenced = &lockKind{marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter}
 	kindSpin   = &lockKind{marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter}
-	kindRead   = &lockKind{marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter}
-	kindWrite  = &lockKind{marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter}
+	kindRead   = &lockKind{marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, format: formatRW}
+	kindWrite  = &lockKind{marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, format: formatRW}
+	// kindCompat is a Lock on a Client made WithRedissonCompat: Java Redisson's RLock. Goroutines of
+	// a Client queue locally, and only the head contends; no SET NX (the lock is a hash), no
+	// transfer to a local heir (a release frees the lock for Java clients too), no Redis queue.
+	kindCompat = &lockKind{marker: "J", local: true, hold: kindCompatLock, format: formatRedisson}
 )
 
 // markKey is the context key of ContextWithHold: one per Client, kind and lock key.
@@ -130,6 +164,12 @@ func (c *Client) newMutex(name string, kind *lockKind) mutex {
 	if !c.valid() {
 		return mutex{name: name, kind: kind, err: invalidf("nil client or Client not created by New")}
 	}
+	if c.cfg.compat {
+		if kind.compat == nil {
+			return mutex{c: c, name: name, kind: kind, err: unsupportedf("this kind of lock has no Java Redisson layout this package can keep (WithRedissonCompat)")}
+		}
+		kind = kind.compat
+	}
 	m := mutex{c: c, name: name, kind: kind}
 	var aux func(string) string
 	m.key, aux, m.err = objectKeys(c.cfg.prefix, name)
@@ -138,19 +178,30 @@ func (c *Client) newMutex(name string, kind *lockKind) mutex {
 	}
 	m.ctxKey = markKey{c, kind.marker, m.key}
 	m.gateName = kind.marker + "|" + m.key
-	if m.rw() {
+	switch kind.format {
+	case formatRW:
 		m.keys = []string{m.key}
 		m.wakePrefix = aux(sfxWake)
 		m.wakeChannel = m.wakePrefix + c.id
 		m.otherKey = markKey{c, kind.other, m.key}
-		return m
+	case formatRedisson:
+		// Redisson's names: every Client of the lock, Java or Go, listens on one channel.
+		m.keys = []string{m.key}
+		m.wakeChannel = redissonPrefixed(redissonLockChannel, m.key)
+	default:
+		q, qt, fence := aux(kind.marker+sfxQueue), aux(kind.marker+sfxDeadlines), aux(sfxFence)
+		m.keys = []string{m.key, q, qt, fence}
+		m.wakePrefix = aux(sfxWake)
+		m.wakeChannel = m.wakePrefix + c.id
 	}
-	q, qt, fence := aux(kind.marker+sfxQueue), aux(kind.marker+sfxDeadlines), aux(sfxFence)
-	m.keys = []string{m.key, q, qt, fence}
-	m.wakePrefix = aux(sfxWake)
-	m.wakeChannel = m.wakePrefix + c.id
 	return m
 }
+
+// Java Redisson's names beside a lock's key (see redissonPrefixed).
+const (
+	redissonLockChannel = "redisson_lock__channel" // unlock messages ("0")
+	redissonUnlockLatch = "redisson_unlock_latch"  // + ":" + request id: the record of one release
+)
 
 // vouch is, for a ReadWriteLock's read side, the writer whose hold marks ctx (ContextWithHold): the
 // writer may read too (see rw_acquire.lua); "" otherwise.
@@ -162,7 +213,7 @@ func (m *mutex) vouch(ctx context.Context) string {
 }
 
 // rw reports whether m is a side of a ReadWriteLock.
-func (m *mutex) rw() bool { return m.kind.side != "" }
+func (m *mutex) rw() bool { return m.kind.format == formatRW }
 
 // Name returns the name the lock was created with ("" for a nil handle).
 func (l *Lock) Name() string {
@@ -330,6 +381,14 @@ func parseAcquire(opts []AcquireOption) (acquireConfig, error) {
 // identity is what makes two handles the same lock: the Client and the key (see NewMultiLock).
 func (m *mutex) identity() any { return [2]any{m.c, m.key} }
 
+// refused is why the lock's Client does not offer its kind (see lockKind.compat), or nil.
+func (m *mutex) refused() error {
+	if errors.Is(m.err, errors.ErrUnsupported) {
+		return m.err
+	}
+	return nil
+}
+
 // client is the lock's Client (see group.acquire).
 func (m *mutex) client() *Client { return m.c }
 
@@ -369,7 +428,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	var pause time.Duration // the latest pause after a give-back
 	resent := false         // an attempt was answered by a re-send: a copy may still land (see acquireRes)
 	attempt := func(ctx context.Context, woken wait.Woken) (wait.Outcome, error) {
-		if lease == 0 && woken.Message != "" && !c.acks.on() {
+		if lease == 0 && woken.Message != "" && !c.acks.on() && m.kind.format.queues() {
 			if cand, err := m.takeHanded(ctx, id, woken, resent); err != nil || cand != nil {
 				o = cand
 				return wait.Outcome{Acquired: err == nil}, err
@@ -396,7 +455,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		}
 		if n < 1 {
 			c.markContended(m.gateName, sent)
-			queued = queued || waiting
+			queued = queued || waiting && m.kind.format.queues()
 			if ticket > 0 {
 				place = ticket
 			}
@@ -405,6 +464,11 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 					m.undo(ctx, id, true)
 				}
 				return wait.Outcome{}, errors.New("held by another owner")
+			}
+			if !m.kind.format.queues() {
+				// In no queue: woken by the holder's release (any message on the lock's channel),
+				// or, should it be lost, when the holder's lease would end (the re-poll at the latest).
+				return wait.Outcome{Retry: res.retry}, nil
 			}
 			// Woken when handed the lock (a ReadWriteLock: when a release frees a side; the
 			// attempt registered the waiter).
@@ -422,7 +486,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 			m.undo(ctx, id, resent)
 			return wait.Outcome{}, err
 		default: // answered too late: give the lock back, keeping the owner's place, and try again
-			kept = !kept
+			kept = !kept && m.kind.format.queues()
 			m.giveBack(ctx, id, place, kept)
 			if kept {
 				queued = true
@@ -445,8 +509,15 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	w := &wait.Waiter{Channel: m.wakeChannel, ID: id, Beat: renew.Entry{
 		Kind: m.kind.waiter, Key: m.key, Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
 	}}
-	if !m.rw() {
+	switch m.kind.format {
+	case formatString:
 		w.Beat.Key, w.Beat.Keys = m.keys[1], m.keys[:3:3] // lock, queue, deadlines (wait_beat.lua)
+	case formatRedisson:
+		// Java Redisson's waiters: every message on the lock's channel wakes them (it says "0": the
+		// lock was released); they are never queued, so no heartbeat keeps them anywhere.
+		w.Every = true
+		c.unqueued.Add(1)
+		defer c.unqueued.Add(-1)
 	}
 	first := true
 	err := c.engine.Wait(waitCtx, w, func(actx context.Context, woken wait.Woken) (wait.Outcome, error) {
@@ -656,6 +727,24 @@ func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error
 		}
 	}
 	opts := sendOpts{resend: true, acked: true, repeat: &resent}
+	if m.kind.format == formatRedisson {
+		cmd, ackErr := c.evalOpts(ctx, opts, scripts.CompatLockAcquire, m.keys, owner, leaseMs, mode)
+		r, err := cmd.Int64Slice()
+		if err == nil && len(r) != 2 {
+			err = errors.New("redisson: unexpected reply to an acquisition")
+		}
+		if err != nil {
+			return acquireRes{}, err
+		}
+		if r[0] < 1 {
+			ackErr = nil
+		}
+		retry := time.Duration(-1)
+		if r[1] >= 0 {
+			retry = max(time.Duration(r[1])*time.Millisecond, time.Millisecond)
+		}
+		return acquireRes{n: r[0], retry: retry, ackErr: ackErr, resent: resent}, nil
+	}
 	if m.rw() {
 		cmd, ackErr := c.evalOpts(ctx, opts, scripts.RWAcquire, m.keys, owner, leaseMs, level, mode, m.kind.side, c.waiterArg, m.vouch(ctx))
 		r, err := cmd.Int64Slice()
@@ -705,7 +794,10 @@ type acquireReq struct {
 // ackErr if the level was added but too few replicas acknowledged it (the caller must undo it).
 type acquireRes struct {
 	n, token, ticket int64
-	ackErr           error
+	// retry: not acquired (Java Redisson's format), the holder's remaining TTL, which bounds the
+	// waiter's sleep (-1: unknown, no expiry)
+	retry  time.Duration
+	ackErr error
 	// resent: the reply answers a re-send after an unknown outcome (see send), so an earlier copy
 	// may still be travelling and land later, even after the owner's release: whatever ends the
 	// owner must be repeated later (undoLater).
@@ -803,12 +895,24 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 	}
 	script, keys := scripts.LockRelease, m.keys
 	var args []any
-	if m.rw() {
+	record := "" // Java Redisson's format: the request's record (its unlock latch)
+	switch m.kind.format {
+	case formatRW:
 		script, args = scripts.RWRelease, []any{q.owner, q.level, f, m.kind.side, c.publish, m.wakePrefix, c.waiterArg}
 		if q.rejoin != "" {
 			args = append(args, q.rejoin)
 		}
-	} else {
+	case formatRedisson:
+		// A count cannot tell a re-sent release from a new one: the first run records its answer
+		// for the re-sends (waiter timeout). An undo needs none: it is safe to repeat as it is.
+		var recordMs int64
+		keys = []string{m.key, m.key}
+		if !q.undo {
+			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
+			keys[1], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
+		}
+		script, args = scripts.CompatLockRelease, []any{q.owner, f, q.leaseMs, c.publish, m.wakeChannel, recordMs}
+	default:
 		args = []any{q.owner, q.level, f, q.expected, q.leaseMs, c.publish, m.wakePrefix, m.kind.marker, c.waiterArg}
 		if q.heir != "" || q.rejoin != "" {
 			args = append(args, q.heir)
@@ -819,6 +923,14 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 	}
 	cmd, ackErr := c.evalOpts(ctx, sendOpts{resend: true, acked: !q.undo, repeat: q.repeat}, script, keys, args...)
 	n, err := cmd.Int64()
+	if record != "" && err == nil {
+		// Answered: no copy is re-sent any more. Deleted in the background, as Redisson does (it
+		// expires with the waiter timeout otherwise).
+		c.repeat([]time.Duration{0}, func(ctx context.Context) bool {
+			_, _ = send(ctx, c, record, nil, func() *redis.IntCmd { return redis.NewIntCmd(ctx, "del", record) }, sendOpts{resend: true})
+			return true
+		})
+	}
 	return n, ackErr, err
 }
 
@@ -897,9 +1009,12 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 	// re-send after a lost reply), whose error is the caller's (see the scripts' headers).
 	once := sendOpts{acked: true}
 	var cmd *redis.Cmd
-	if m.rw() {
+	switch m.kind.format {
+	case formatRW:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.RWForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.c.waiterArg)
-	} else {
+	case formatRedisson:
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatLockForceUnlock, m.keys, m.c.publish, m.wakeChannel)
+	default:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.LockForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.kind.marker)
 	}
 	n, err := cmd.Int64()
@@ -913,9 +1028,13 @@ func (m *mutex) isLocked(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, opErr("is locked", m.name, err)
 	}
-	if m.rw() {
+	switch m.kind.format {
+	case formatRW:
 		st, err := m.rwState(ctx, "")
 		return st.writer || st.readers > 0, err
+	case formatRedisson:
+		v, err := m.redissonState(ctx, "is locked")
+		return v.owner != "", err
 	}
 	v, err := m.read(ctx)
 	return v.owner != "", err
@@ -925,9 +1044,13 @@ func (m *mutex) remainingTTL(ctx context.Context) (time.Duration, error) {
 	if err := m.check(ctx); err != nil {
 		return 0, opErr("remaining ttl", m.name, err)
 	}
-	if m.rw() {
+	switch m.kind.format {
+	case formatRW:
 		st, err := m.rwState(ctx, "")
 		return st.ttl, err
+	case formatRedisson:
+		v, err := m.redissonState(ctx, "remaining ttl")
+		return v.ttl, err
 	}
 	var get *redis.StringCmd
 	var pttl *redis.DurationCmd
@@ -966,9 +1089,16 @@ func (m *mutex) rwState(ctx context.Context, owner string) (rwState, error) {
 
 // levelsOf returns how many levels owner holds according to Redis (0 if it no longer holds the lock).
 func (m *mutex) levelsOf(ctx context.Context, owner string) (int, error) {
-	if m.rw() {
+	switch m.kind.format {
+	case formatRW:
 		st, err := m.rwState(ctx, owner)
 		return st.levels, err
+	case formatRedisson:
+		v, err := m.redissonState(ctx, "hold count")
+		if err != nil || v.owner != owner {
+			return 0, err
+		}
+		return v.count, nil
 	}
 	v, err := m.read(ctx)
 	if err != nil || v.owner != owner {
@@ -1056,6 +1186,59 @@ func decodeLockValue(s string) (v lockValue, ok bool) {
 			return lockValue{}, false
 		}
 		v.levels++
+	}
+	return v, true
+}
+
+// redissonLock is the state of a lock in Java Redisson's RLock format (see decodeRedissonLock).
+type redissonLock struct {
+	owner string        // the holder ("" free): "<uuid>:<thread id>" for Java, an owner id for Go
+	count int           // the holder's hold count
+	ttl   time.Duration // the lock's remaining TTL (0 free, -1 no expiry)
+}
+
+// redissonState reads a lock in Java Redisson's RLock format (one round trip, to the master).
+func (m *mutex) redissonState(ctx context.Context, op string) (redissonLock, error) {
+	var all *redis.MapStringStringCmd
+	var pttl *redis.DurationCmd
+	err := m.c.read(ctx, m.key, func(p redis.Pipeliner) {
+		all = p.HGetAll(ctx, m.key)
+		pttl = p.PTTL(ctx, m.key)
+	})
+	if err != nil {
+		return redissonLock{}, opErr(op, m.name, redisErr(err))
+	}
+	v, ok := decodeRedissonLock(all.Val())
+	if !ok {
+		return redissonLock{}, opErr(op, m.name, ErrWrongType, errors.New("the key holds no Java Redisson lock"))
+	}
+	if v.owner != "" {
+		v.ttl = pttl.Val()
+		if v.ttl == -2 { // expired between the two commands
+			v = redissonLock{}
+		}
+	}
+	return v, nil
+}
+
+// decodeRedissonLock is the one Go decoder of Java Redisson's RLock hash (see
+// internal/scripts/compat_lock_value.lua), as HGETALL returns it: no field is a free lock; one field,
+// the holder (not empty), whose value is its count (a positive integer), a held one; ok is false for
+// anything else (a ReadWriteLock's hash, application data).
+func decodeRedissonLock(fields map[string]string) (v redissonLock, ok bool) {
+	switch len(fields) {
+	case 0:
+		return redissonLock{}, true
+	case 1:
+	default:
+		return redissonLock{}, false
+	}
+	for owner, count := range fields {
+		n, err := strconv.Atoi(count)
+		if owner == "" || err != nil || n < 1 || count[0] == '+' || count[0] == '0' {
+			return redissonLock{}, false
+		}
+		v.owner, v.count = owner, n
 	}
 	return v, true
 }

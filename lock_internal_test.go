@@ -60,6 +60,42 @@ func TestDecoderAgreesWithLua(t *testing.T) {
 	}
 }
 
+// The Go decoder of Java Redisson's RLock hash and the Lua one (compat_lock_value.lua) agree on every
+// hash: which are Redisson locks, who holds them, and with what count.
+func TestRedissonDecoderAgreesWithLua(t *testing.T) {
+	rdb := redistest.Start(t).Client(t)
+	ctx := t.Context()
+	hashes := []map[string]string{
+		{}, {"uuid-1:1": "1"}, {"a:1": "2"}, {"a": "17"}, {"a": "0"}, {"a": "-1"}, {"a": "x"}, {"a": ""},
+		{"a": "01"}, {"a": "+1"}, {"a": "1.5"}, {"a": "1 "}, {"a": "1", "b": "1"}, {"mode": "write", "a:write": "1"},
+		{"w": "A|1|9", "nr": "0", "nww": "0", "wwd": "0"}, {"": "1"}, {"a": "99999999999"},
+	}
+	for _, h := range hashes {
+		v, ok := decodeRedissonLock(h)
+		rdb.Del(ctx, "d")
+		for f, c := range h {
+			if err := rdb.HSet(ctx, "d", f, c).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Re-entering as the holder Go decoded answers Lua's count + 1; a hash Lua refuses answers
+		// WRONGTYPE; a free lock (no hash) is not re-entered.
+		r, err := scripts.CompatLockAcquire.Run(ctx, rdb, []string{"d"}, v.owner, 0, "r").Int64Slice()
+		luaOK := err == nil || !strings.Contains(err.Error(), "WRONGTYPE")
+		if err != nil && luaOK {
+			t.Fatalf("%v: %v", h, err)
+		}
+		switch {
+		case ok != luaOK:
+			t.Errorf("%v: Go decodes it: %v; Lua: %v", h, ok, luaOK)
+		case ok && v.owner == "" && r[0] != 0:
+			t.Errorf("%v: Go decodes a free lock; Lua re-entered it (%v)", h, r)
+		case ok && v.owner != "" && r[0] != int64(v.count+1):
+			t.Errorf("%v: Go decodes %+v; Lua, re-entered by that owner, answers %v", h, v, r)
+		}
+	}
+}
+
 // A Client names the epoch of its last liveness refresh for a lock only while that refresh was sent
 // less than a third of the waiter timeout ago, and a late answer to an older refresh never replaces
 // a newer one's.

@@ -52,8 +52,8 @@ type MultiLock struct{ group }
 // part a lock on its own Redis master (through its own Client). Create one with NewRedLock.
 //
 // An attempt tries every part at once (one attempt each, bounded by a tenth of the lease, at most 1s)
-// and succeeds if no part refused as misused (ErrWrongType, ErrInvalidArgument: the attempt fails at
-// once), at least N/2+1 were acquired and the validity left, lease − elapsed − drift (drift
+// and succeeds if no part refused as misused (ErrWrongType, ErrInvalidArgument, errors.ErrUnsupported:
+// the attempt fails at once), at least N/2+1 were acquired and the validity left, lease − elapsed − drift (drift
 // = lease/100 + 2ms), is positive; otherwise it releases what it took, everywhere, and a waiting
 // acquisition tries again after a random pause. The lease is the WithLease value, or, for the
 // watchdog, the smallest watchdog timeout of the parts' Clients: the watchdog of each part's Client
@@ -94,6 +94,8 @@ type groupPart interface {
 	identity() any
 	watchdogLease() time.Duration
 	client() *Client
+	// refused is why the part's Client does not offer its kind (errors.ErrUnsupported), or nil.
+	refused() error
 }
 
 // NewMultiLock returns a MultiLock over locks (at least one). It does no I/O. Nil locks, or the same
@@ -131,6 +133,9 @@ func newGroup(kind string, locks []Locker, quorum int, red bool) group {
 			g.err = invalidf("lock %d is a MultiLock or RedLock: give its parts instead", i)
 		}
 		if p, ok := l.(groupPart); ok {
+			if err := p.refused(); err != nil && g.err == nil {
+				g.err = fmt.Errorf("lock %q: %w", names[i], err) // before any part is taken
+			}
 			if id := p.identity(); seen[id] {
 				g.err = invalidf("lock %q appears twice", names[i])
 			} else {
@@ -482,7 +487,7 @@ func (g *group) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 				return g.hold(ctx, parts), nil
 			}
 		}
-		if !wait || waitCtx.Err() != nil || errors.Is(err, ErrWrongType) || errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrClosed) {
+		if !wait || waitCtx.Err() != nil || misuse(err) || errors.Is(err, ErrClosed) {
 			if cerr := ctx.Err(); cerr != nil {
 				return nil, opErr(op, g.name, ErrNotObtained, cerr, err)
 			}
@@ -562,7 +567,7 @@ collect:
 			answered++
 			if a.err != nil {
 				errs = append(errs, fmt.Errorf("part %q: %w", g.locks[a.i].Name(), a.err))
-				misused = misused || errors.Is(a.err, ErrWrongType) || errors.Is(a.err, ErrInvalidArgument)
+				misused = misused || misuse(a.err)
 				continue
 			}
 			parts[a.i] = a.h
@@ -939,4 +944,10 @@ func nonNil(parts []*Hold) []*Hold {
 		}
 	}
 	return out
+}
+
+// misuse reports whether a part's error says that trying again cannot help: the name holds another
+// type, bad input, or a kind the Client does not offer (WithRedissonCompat).
+func misuse(err error) bool {
+	return errors.Is(err, ErrWrongType) || errors.Is(err, ErrInvalidArgument) || errors.Is(err, errors.ErrUnsupported)
 }

@@ -194,16 +194,19 @@ func WithKeyPrefix(prefix string) Option {
 	}
 }
 
-// WithRedissonCompat makes the Client's objects use Java Redisson 3.x's data layout, owner ids, TTL
-// rules, pub/sub channels and messages, so that Go services share them with Java services running
-// Redisson (default single-server, Sentinel and Cluster configurations, lockWatchdogTimeout 30s) on
-// the same Redis: a Java unlock wakes a Go waiter, a Go watchdog keeps a Java client out, and so on.
-// Give the Client the key prefix that the Java side's NameMapper adds, if any.
+// WithRedissonCompat makes the Client's objects use Java Redisson 3.x's data layout, TTL rules,
+// pub/sub channels and messages, so that Go services share them with Java services running Redisson
+// (default single-server, Sentinel and Cluster configurations, lockWatchdogTimeout 30s) on the same
+// Redis: a Java unlock wakes a Go waiter, a Go watchdog keeps a Java client out, and so on. Give the
+// Client the key prefix that the Java side's NameMapper adds, if any.
 //
-// Only the kinds Redisson has a layout for that this package can keep are available; the others
-// (and the extras of this package's own layout) fail with an error matching errors.ErrUnsupported,
-// never silently: see "Sharing locks with Java services" in the package documentation for what is
-// and is not shared.
+// Client.Lock then returns a lock in Redisson's RLock layout (a hash at the name: owner -> hold
+// count, TTL the lease; unlock messages on "redisson_lock__channel:{name}"), with no wait queue in
+// Redis, no hand-over and no SET NX fast path; MultiLock and RedLock of such Locks work. Only the
+// kinds Redisson has a layout for that this package can keep are available; the others (FairLock,
+// FencedLock, SpinLock, ReadWriteLock) fail with an error matching errors.ErrUnsupported, never
+// silently, and change nothing. See "Sharing locks with Java services" in the package
+// documentation for what is and is not shared.
 //
 // default: off (this package's own layouts)
 func WithRedissonCompat() Option {

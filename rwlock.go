@@ -46,6 +46,7 @@ var _ Locker = (*ReadWriteLock)(nil)
 // ReadWriteLock returns the read/write lock called name (Redisson's RReadWriteLock). It does no I/O;
 // the handle is cheap and safe to share. A bad name is reported by the first call on the handle
 // (ErrInvalidArgument).
+// On a Client made WithRedissonCompat its calls fail with an error matching errors.ErrUnsupported.
 func (c *Client) ReadWriteLock(name string) *ReadWriteLock {
 	return &ReadWriteLock{read: c.newMutex(name, kindRead), write: c.newMutex(name, kindWrite)}
 }
@@ -130,3 +131,4 @@ func (l *ReadWriteLock) RemainingTTL(ctx context.Context) (time.Duration, error)
 func (l *ReadWriteLock) identity() any                { return l.write.identity() }
 func (l *ReadWriteLock) watchdogLease() time.Duration { return l.write.watchdogLease() }
 func (l *ReadWriteLock) client() *Client              { return l.write.c }
+func (l *ReadWriteLock) refused() error               { return l.write.refused() }

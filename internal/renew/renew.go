@@ -145,7 +145,7 @@ type Scheduler struct {
 }
 
 // Kinds bounds Entry.Kind.
-const Kinds = 8
+const Kinds = 16
 
 // New starts the scheduler goroutine. While it has nothing to do it still wakes every idle, so that
 // registering an entry due later than that never has to wake it (keep idle below the shortest renewal

@@ -5,7 +5,8 @@
 // A stored format is encoded and decoded in exactly one Lua prelude, prepended to every script that
 // touches it: wait_queue.lua (an object's wait queue), then lock_value.lua (the lock string and the
 // release records); rw_value.lua (a ReadWriteLock's hash); sem_value.lua (a Semaphore's permits and
-// waiters); int64_value.lua (an AtomicLong's value).
+// waiters); int64_value.lua (an AtomicLong's value); compat_lock_value.lua (Java Redisson's RLock hash,
+// for a Client made WithRedissonCompat).
 //
 // Every script must be safe to run twice: go-redis re-sends a command after a network error, so the
 // header of each file says how a repeat is recognised. The data objects' scripts (atomic.lua,
@@ -69,6 +70,16 @@ var (
 	bloomSrc string
 	//go:embed bloom_compat.lua
 	bloomCompatSrc string
+	//go:embed compat_lock_value.lua
+	compatLockValueSrc string
+	//go:embed compat_lock_acquire.lua
+	compatLockAcquireSrc string
+	//go:embed compat_lock_release.lua
+	compatLockReleaseSrc string
+	//go:embed compat_lock_force_unlock.lua
+	compatLockForceUnlockSrc string
+	//go:embed compat_lock_renew.lua
+	compatLockRenewSrc string
 )
 
 // lockPrelude is what every lock script starts with.
@@ -117,6 +128,18 @@ var (
 	// BloomCompat initializes, adds to and queries a BloomFilter in Java Redisson's layout. See
 	// bloom_compat.lua.
 	BloomCompat = newScript(bloomCompatSrc)
+
+	// CompatLockAcquire acquires or re-enters a Lock in Java Redisson's RLock format. See
+	// compat_lock_acquire.lua.
+	CompatLockAcquire = newScript(compatLockValueSrc + compatLockAcquireSrc)
+	// CompatLockRelease releases a level or the hold of a Lock in Redisson's format, or undoes an
+	// acquisition. See compat_lock_release.lua.
+	CompatLockRelease = newScript(compatLockValueSrc + compatLockReleaseSrc)
+	// CompatLockForceUnlock deletes a Lock in Redisson's format. See compat_lock_force_unlock.lua.
+	CompatLockForceUnlock = newScript(compatLockValueSrc + compatLockForceUnlockSrc)
+	// CompatLockRenew extends many watchdog Locks in Redisson's format at once. See
+	// compat_lock_renew.lua.
+	CompatLockRenew = newScript(compatLockValueSrc + compatLockRenewSrc)
 )
 
 // All lists every script by the name of its file, for loading ahead of pipelines and for tests.
@@ -141,6 +164,11 @@ var All = map[string]*redis.Script{
 	"bitset":            BitSet,
 	"bloom":             Bloom,
 	"bloom_compat":      BloomCompat,
+
+	"compat_lock_acquire":      CompatLockAcquire,
+	"compat_lock_release":      CompatLockRelease,
+	"compat_lock_force_unlock": CompatLockForceUnlock,
+	"compat_lock_renew":        CompatLockRenew,
 }
 
 // sources maps every script to its source, for the EVAL that answers a NOSCRIPT (see Source).

@@ -1,0 +1,871 @@
+package redisson_test
+
+// A Lock of a Client made WithRedissonCompat against Java Redisson 3.x RLock clients on the same
+// Redis. Until the Java test double (internal/javadouble) lands, the Java side is javaClient below:
+// Redisson's RLock commands (reference §1: acquire, unlock with its latch, forceUnlock, the watchdog,
+// waiting on "redisson_lock__channel:{name}"), sent as raw Redis commands.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// javaClient mimics one Java Redisson client (one JVM): a UUID, owners "<uuid>:<thread id>", and
+// Redisson's RLock scripts (paraphrased from the reference, §1.2-1.4, §2).
+type javaClient struct {
+	rdb      redis.UniversalClient
+	uuid     string
+	publish  string // "publish", or "spublish" on a Cluster (shardedSubscriptionMode AUTO, Redis 7)
+	watchdog time.Duration
+
+	mu    sync.Mutex
+	dogs  map[string]context.CancelFunc // owner|name → its watchdog
+	wg    sync.WaitGroup
+	close context.CancelFunc
+	ctx   context.Context
+}
+
+func newJavaClient(t *testing.T, rdb redis.UniversalClient, watchdog time.Duration) *javaClient {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	h := hex.EncodeToString(b[:])
+	j := &javaClient{rdb: rdb, uuid: h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:],
+		publish: "publish", watchdog: watchdog, dogs: map[string]context.CancelFunc{}}
+	if _, ok := rdb.(*redis.ClusterClient); ok {
+		j.publish = "spublish"
+	}
+	j.ctx, j.close = context.WithCancel(context.Background())
+	t.Cleanup(func() { j.close(); j.wg.Wait() })
+	return j
+}
+
+func (j *javaClient) owner(tid int) string { return j.uuid + ":" + strconv.Itoa(tid) }
+
+func javaChannel(name string) string {
+	if strings.Contains(name, "{") {
+		return "redisson_lock__channel:" + name
+	}
+	return "redisson_lock__channel:{" + name + "}"
+}
+
+var (
+	javaAcquire = redis.NewScript(`
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+return redis.call('pttl', KEYS[1])`)
+	javaUnlock = redis.NewScript(`
+local latch = redis.call('get', KEYS[3])
+if latch ~= false then
+  return tonumber(latch)
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  return nil
+end
+local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if counter > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('set', KEYS[3], 0, 'px', ARGV[5])
+  return 0
+end
+redis.call('del', KEYS[1])
+redis.call(ARGV[4], KEYS[2], ARGV[1])
+redis.call('set', KEYS[3], 1, 'px', ARGV[5])
+return 1`)
+	javaForceUnlock = redis.NewScript(`
+if redis.call('del', KEYS[1]) == 1 then
+  redis.call(ARGV[2], KEYS[2], ARGV[1])
+  return 1
+end
+return 0`)
+	javaRenew = redis.NewScript(`
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return 1
+end
+return 0`)
+)
+
+// tryLock is RLock.tryLock() for thread tid with lease (0: the watchdog's, and the watchdog armed):
+// held, or the holder's PTTL.
+func (j *javaClient) tryLock(ctx context.Context, name string, tid int, lease time.Duration) (bool, time.Duration, error) {
+	l := lease
+	if l == 0 {
+		l = j.watchdog
+	}
+	ttl, err := javaAcquire.Run(ctx, j.rdb, []string{name}, l.Milliseconds(), j.owner(tid)).Int64()
+	if errors.Is(err, redis.Nil) {
+		if lease == 0 {
+			j.startWatchdog(name, tid)
+		}
+		return true, 0, nil
+	}
+	return false, time.Duration(ttl) * time.Millisecond, err
+}
+
+// lock is RLock.lock(): subscribe, then try, sleeping on the channel (at most the holder's PTTL).
+func (j *javaClient) lock(ctx context.Context, name string, tid int) error {
+	if ok, _, err := j.tryLock(ctx, name, tid, 0); ok || err != nil {
+		return err
+	}
+	var sub *redis.PubSub
+	if cc, ok := j.rdb.(*redis.ClusterClient); ok {
+		sub = cc.SSubscribe(ctx, javaChannel(name))
+	} else {
+		sub = j.rdb.Subscribe(ctx, javaChannel(name))
+	}
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil { // the confirmation
+		return err
+	}
+	msgs := sub.Channel()
+	for {
+		ok, ttl, err := j.tryLock(ctx, name, tid, 0)
+		if ok || err != nil {
+			return err
+		}
+		if ttl < 0 {
+			ttl = time.Hour
+		}
+		t := time.NewTimer(ttl)
+		select {
+		case <-msgs:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		t.Stop()
+	}
+}
+
+// unlock is RLock.unlock(): nil if the level was released, ErrNotHeld-like error if not the owner.
+func (j *javaClient) unlock(ctx context.Context, name string, tid int) error {
+	latch := "redisson_unlock_latch:" + strings.TrimPrefix(javaChannel(name), "redisson_lock__channel:") + ":" + j.uuid + strconv.Itoa(tid)
+	res, err := javaUnlock.Run(ctx, j.rdb, []string{name, javaChannel(name), latch}, 0, j.watchdog.Milliseconds(), j.owner(tid), j.publish, 16000).Int64()
+	_ = j.rdb.Del(ctx, latch).Err()
+	if errors.Is(err, redis.Nil) {
+		return errors.New("IllegalMonitorStateException: attempt to unlock lock, not locked by current thread")
+	}
+	if err == nil && res == 1 {
+		j.stopWatchdog(name, tid)
+	}
+	return err
+}
+
+// forceUnlock is RLock.forceUnlock().
+func (j *javaClient) forceUnlock(ctx context.Context, name string) (bool, error) {
+	n, err := javaForceUnlock.Run(ctx, j.rdb, []string{name, javaChannel(name)}, 0, j.publish).Int64()
+	return n == 1, err
+}
+
+// startWatchdog renews thread tid's lock every third of the watchdog timeout until its unlock (or
+// the owner no longer holds it), as Redisson's LockTask does.
+func (j *javaClient) startWatchdog(name string, tid int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	k := j.owner(tid) + "|" + name
+	if _, ok := j.dogs[k]; ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(j.ctx)
+	j.dogs[k] = cancel
+	j.wg.Add(1)
+	go func() {
+		defer j.wg.Done()
+		tick := time.NewTicker(j.watchdog / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			n, err := javaRenew.Run(ctx, j.rdb, []string{name}, j.watchdog.Milliseconds(), j.owner(tid)).Int64()
+			if err == nil && n == 0 {
+				return
+			}
+		}
+	}()
+}
+
+func (j *javaClient) stopWatchdog(name string, tid int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	k := j.owner(tid) + "|" + name
+	if cancel, ok := j.dogs[k]; ok {
+		cancel()
+		delete(j.dogs, k)
+	}
+}
+
+// compatTopologies runs f on a standalone server, a Cluster and a Sentinel-managed master (the slow
+// ones not with -short); rdb returns a new go-redis client over the topology.
+func compatTopologies(t *testing.T, f func(t *testing.T, rdb func() redis.UniversalClient, name string)) {
+	for _, top := range topologies {
+		if len(top.opts) > 0 {
+			continue // the replica-acknowledged variants: the conformance suite runs those
+		}
+		t.Run(top.name, func(t *testing.T) {
+			if top.slow && testing.Short() {
+				t.Skip("-short: slow topology")
+			}
+			name := "compat:" + strings.ReplaceAll(t.Name(), "/", ":")
+			f(t, func() redis.UniversalClient { return top.rdb(t) }, name)
+		})
+	}
+}
+
+// compatClient is a Go Client made WithRedissonCompat over rdb.
+func compatClient(t *testing.T, rdb redis.UniversalClient, opts ...redisson.Option) *redisson.Client {
+	return newClient(t, rdb, append([]redisson.Option{redisson.WithRedissonCompat()}, opts...)...)
+}
+
+// The stored format is Redisson's: a HASH at exactly the name, field the owner, value the count, TTL
+// the lease; the final unlock publishes "0" on Redisson's channel.
+func TestCompatLockStoredFormat(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"goods:1000", "{user:7}:lock"} {
+		c, admin, _ := setup(t, redisson.WithRedissonCompat())
+		ctx := t.Context()
+		sub := admin.Subscribe(ctx, javaChannel(name))
+		defer sub.Close()
+		if _, err := sub.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		h := mustLock(t, c.Lock(name), ctx)
+		if typ := admin.Type(ctx, name).Val(); typ != "hash" {
+			t.Fatalf("%s: type %q; want hash", name, typ)
+		}
+		fields := admin.HGetAll(ctx, name).Val()
+		if len(fields) != 1 {
+			t.Fatalf("%s: fields %v; want one, the owner", name, fields)
+		}
+		var owner string
+		for f, v := range fields {
+			owner = f
+			if v != "1" {
+				t.Fatalf("%s: count %q; want 1", name, v)
+			}
+		}
+		if !strings.Contains(owner, ":") {
+			t.Fatalf("%s: owner field %q; want <client id>:<sequence>", name, owner)
+		}
+		if ttl := admin.PTTL(ctx, name).Val(); ttl <= 20*time.Second || ttl > redisson.DefaultWatchdogTimeout {
+			t.Fatalf("%s: TTL %v; want about the watchdog lease %v", name, ttl, redisson.DefaultWatchdogTimeout)
+		}
+		if keys := admin.Keys(ctx, "*").Val(); len(keys) != 1 {
+			t.Fatalf("%s: keys %v; want the lock's only", name, keys)
+		}
+		inner, err := h.Reenter(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := admin.HGet(ctx, name, owner).Val(); v != "2" {
+			t.Fatalf("%s: count after a re-entry %q; want 2", name, v)
+		}
+		if n, err := h.HoldCount(ctx); err != nil || n != 2 {
+			t.Fatalf("%s: HoldCount %d, %v; want 2", name, n, err)
+		}
+		mustUnlock(t, inner)
+		if v := admin.HGet(ctx, name, owner).Val(); v != "1" {
+			t.Fatalf("%s: count after a partial unlock %q; want 1", name, v)
+		}
+		mustUnlock(t, h)
+		msg, err := sub.ReceiveMessage(ctx)
+		if err != nil || msg.Payload != "0" {
+			t.Fatalf("%s: message %v, %v; want \"0\" on %s", name, msg, err, javaChannel(name))
+		}
+		// The unlock latches are deleted once answered (in the background).
+		eventually(t, 5*time.Second, "no key left after the release", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
+	}
+}
+
+// Two Go Clients and two Java clients (two threads each) take one lock in turns, with a shared
+// counter: never two inside, and every critical section done.
+func TestCompatLockMutualExclusion(t *testing.T) {
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx := t.Context()
+		var inside, overlaps, done atomic.Int32
+		section := func() {
+			if inside.Add(1) > 1 {
+				overlaps.Add(1)
+			}
+			time.Sleep(time.Millisecond)
+			inside.Add(-1)
+			done.Add(1)
+		}
+		const rounds = 10
+		var wg sync.WaitGroup
+		for range 2 {
+			c := compatClient(t, rdb())
+			for range 2 {
+				spawn(&wg, func() {
+					for range rounds {
+						h, err := c.Lock(name).Lock(ctx)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						section()
+						if err := h.Unlock(ctx); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+		}
+		for range 2 {
+			j := newJavaClient(t, rdb(), 30*time.Second)
+			for tid := 1; tid <= 2; tid++ {
+				spawn(&wg, func() {
+					for range rounds {
+						if err := j.lock(ctx, name, tid); err != nil {
+							t.Error(err)
+							return
+						}
+						section()
+						if err := j.unlock(ctx, name, tid); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+		}
+		wg.Wait()
+		if overlaps.Load() != 0 || done.Load() != 8*rounds {
+			t.Fatalf("%d overlaps, %d of %d critical sections", overlaps.Load(), done.Load(), 8*rounds)
+		}
+	})
+}
+
+// A Go waiter is woken by a Java unlock, and a Java waiter by a Go unlock, long before the holder's
+// 30s lease would end (and, for Go, its 1 minute re-poll).
+func TestCompatLockUnlockWakesOtherSide(t *testing.T) {
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx := t.Context()
+		c := compatClient(t, rdb(), redisson.WithRepollInterval(time.Minute))
+		j := newJavaClient(t, rdb(), 30*time.Second)
+
+		// Java holds; Go waits; Java unlocks.
+		if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+			t.Fatalf("Java tryLock: %v, %v", ok, err)
+		}
+		got, cancel := lockAsync(ctx, c.Lock(name))
+		defer cancel()
+		eventually(t, 10*time.Second, "the Go waiter to wait", func() bool { return c.Stats().Waiting == 1 })
+		time.Sleep(50 * time.Millisecond) // let it sleep on the channel (the test is for the message)
+		if err := j.unlock(ctx, name, 1); err != nil {
+			t.Fatal(err)
+		}
+		r := recvWithin(t, got, 10*time.Second, "the Go waiter to be woken by the Java unlock")
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+
+		// Go holds; Java waits; Go unlocks.
+		jgot := make(chan error, 1)
+		go func() { jgot <- j.lock(ctx, name, 2) }()
+		eventually(t, 10*time.Second, "the Java waiter to subscribe", func() bool {
+			return channelSubscribers(ctx, rdb(), javaChannel(name)) > 0
+		})
+		time.Sleep(50 * time.Millisecond)
+		mustUnlock(t, r.h)
+		if err := recvWithin(t, jgot, 10*time.Second, "the Java waiter to be woken by the Go unlock"); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.unlock(ctx, name, 2); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// channelSubscribers is how many clients are subscribed to channel (sharded on a Cluster).
+func channelSubscribers(ctx context.Context, rdb redis.UniversalClient, channel string) int64 {
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		node, err := cc.MasterForKey(ctx, channel)
+		if err != nil {
+			return 0
+		}
+		n, err := node.Do(ctx, "pubsub", "shardnumsub", channel).Slice()
+		if err != nil || len(n) != 2 {
+			return 0
+		}
+		v, _ := n[1].(int64)
+		return v
+	}
+	return rdb.PubSubNumSub(ctx, channel).Val()[channel]
+}
+
+// A re-entrant hold (count 2) on one side keeps the other out until it is fully released.
+func TestCompatLockReentrantHoldBlocksOtherSide(t *testing.T) {
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx := t.Context()
+		c := compatClient(t, rdb())
+		j := newJavaClient(t, rdb(), 30*time.Second)
+		goTry := func(want bool, what string) {
+			t.Helper()
+			h, err := c.Lock(name).TryLock(ctx)
+			if (err == nil) != want {
+				t.Fatalf("%s: Go TryLock = %v; want acquired %v", what, err, want)
+			}
+			if err == nil {
+				mustUnlock(t, h)
+			}
+		}
+		javaTry := func(want bool, what string) {
+			t.Helper()
+			ok, _, err := j.tryLock(ctx, name, 9, 0)
+			if err != nil || ok != want {
+				t.Fatalf("%s: Java tryLock = %v, %v; want %v", what, ok, err, want)
+			}
+			if ok {
+				if err := j.unlock(ctx, name, 9); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for range 2 {
+			if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+				t.Fatalf("Java tryLock: %v, %v", ok, err)
+			}
+		}
+		goTry(false, "Java holds 2")
+		if err := j.unlock(ctx, name, 1); err != nil {
+			t.Fatal(err)
+		}
+		goTry(false, "Java holds 1")
+		if err := j.unlock(ctx, name, 1); err != nil {
+			t.Fatal(err)
+		}
+		goTry(true, "Java released")
+
+		h := mustLock(t, c.Lock(name), ctx)
+		inner, err := h.Reenter(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		javaTry(false, "Go holds 2")
+		mustUnlock(t, inner)
+		javaTry(false, "Go holds 1")
+		mustUnlock(t, h)
+		javaTry(true, "Go released")
+	})
+}
+
+// A Go ForceUnlock frees a Java holder's lock and wakes a Java waiter; a Java forceUnlock frees a Go
+// holder's (which is told: ErrLockLost) and wakes a Go waiter.
+func TestCompatLockForceUnlockAcrossSides(t *testing.T) {
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx := t.Context()
+		holder := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
+		waiter := compatClient(t, rdb(), redisson.WithRepollInterval(time.Minute))
+		j1, j2 := newJavaClient(t, rdb(), 30*time.Second), newJavaClient(t, rdb(), 30*time.Second)
+
+		if ok, _, err := j1.tryLock(ctx, name, 1, 0); !ok || err != nil {
+			t.Fatalf("Java tryLock: %v, %v", ok, err)
+		}
+		jgot := make(chan error, 1)
+		go func() { jgot <- j2.lock(ctx, name, 1) }()
+		eventually(t, 10*time.Second, "the Java waiter to subscribe", func() bool {
+			return channelSubscribers(ctx, rdb(), javaChannel(name)) > 0
+		})
+		if ok, err := waiter.Lock(name).ForceUnlock(ctx); err != nil || !ok {
+			t.Fatalf("Go ForceUnlock of a Java hold = %v, %v", ok, err)
+		}
+		if err := recvWithin(t, jgot, 10*time.Second, "the Java waiter after the Go ForceUnlock"); err != nil {
+			t.Fatal(err)
+		}
+		if err := j1.unlock(ctx, name, 1); err == nil {
+			t.Fatal("the force-unlocked Java holder could still unlock")
+		}
+		if ok, err := j2.forceUnlock(ctx, name); err != nil || !ok {
+			t.Fatalf("clean-up: %v, %v", ok, err)
+		}
+		j2.stopWatchdog(name, 1)
+
+		h := mustLock(t, holder.Lock(name), ctx)
+		got, cancel := lockAsync(ctx, waiter.Lock(name))
+		defer cancel()
+		eventually(t, 10*time.Second, "the Go waiter to wait", func() bool { return waiter.Stats().Waiting == 1 })
+		time.Sleep(50 * time.Millisecond)
+		if ok, err := j1.forceUnlock(ctx, name); err != nil || !ok {
+			t.Fatalf("Java forceUnlock of a Go hold = %v, %v", ok, err)
+		}
+		r := recvWithin(t, got, 10*time.Second, "the Go waiter after the Java forceUnlock")
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		defer mustUnlock(t, r.h)
+		select {
+		case <-h.Context().Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the force-unlocked Go holder was not told")
+		}
+		if !errors.Is(context.Cause(h.Context()), redisson.ErrLockLost) {
+			t.Fatalf("cause %v; want ErrLockLost", context.Cause(h.Context()))
+		}
+	})
+}
+
+// A Go watchdog (1s) keeps a Java client out for 3s and more; a Java watchdog (1s) keeps Go out.
+func TestCompatLockWatchdogKeepsOtherSideOut(t *testing.T) {
+	long(t)
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx := t.Context()
+		c := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
+		j := newJavaClient(t, rdb(), time.Second)
+		const hold = 3500 * time.Millisecond
+
+		h := mustLock(t, c.Lock(name), ctx)
+		for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			if ok, _, err := j.tryLock(ctx, name, 1, 0); ok || err != nil {
+				t.Fatalf("Java tryLock while Go holds (watchdog 1s): %v, %v", ok, err)
+			}
+		}
+		if h.Context().Err() != nil {
+			t.Fatalf("the Go hold ended: %v", context.Cause(h.Context()))
+		}
+		mustUnlock(t, h)
+
+		if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+			t.Fatalf("Java tryLock: %v, %v", ok, err)
+		}
+		for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			if h, err := c.Lock(name).TryLock(ctx); err == nil {
+				mustUnlock(t, h)
+				t.Fatal("Go acquired while Java holds (watchdog 1s)")
+			}
+		}
+		if err := j.unlock(ctx, name, 1); err != nil {
+			t.Fatalf("Java unlock after %v: %v", hold, err)
+		}
+	})
+}
+
+// The kinds that have no Java Redisson layout here are refused (errors.ErrUnsupported), and change
+// nothing in Redis.
+func TestCompatLockRefusedKinds(t *testing.T) {
+	t.Parallel()
+	c, admin, _ := setup(t, redisson.WithRedissonCompat())
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a refusal does not wait
+	defer cancel()
+	const name = "refused"
+	before := serverSnapshot(t, admin)
+	rw := c.ReadWriteLock(name)
+	calls := map[string]func() error{
+		"FairLock.Lock":             func() error { return errOnly(c.FairLock(name).Lock(ctx)) },
+		"FairLock.TryLock":          func() error { return errOnly(c.FairLock(name).TryLock(ctx)) },
+		"FairLock.ForceUnlock":      func() error { return errOnly(c.FairLock(name).ForceUnlock(ctx)) },
+		"FencedLock.Lock":           func() error { return errOnly(c.FencedLock(name).Lock(ctx)) },
+		"FencedLock.IsLocked":       func() error { return errOnly(c.FencedLock(name).IsLocked(ctx)) },
+		"SpinLock.Lock":             func() error { return errOnly(c.SpinLock(name).Lock(ctx)) },
+		"SpinLock.RemainingTTL":     func() error { return errOnly(c.SpinLock(name).RemainingTTL(ctx)) },
+		"ReadWriteLock.RLock":       func() error { return errOnly(rw.RLock(ctx)) },
+		"ReadWriteLock.Lock":        func() error { return errOnly(rw.Lock(ctx)) },
+		"ReadWriteLock.ForceUnlock": func() error { return errOnly(rw.ForceUnlock(ctx)) },
+		"MultiLock of a FairLock": func() error {
+			return errOnly(redisson.NewMultiLock(c.Lock(name+"a"), c.FairLock(name+"b")).Lock(ctx))
+		},
+	}
+	for what, call := range calls {
+		if err := call(); !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("%s: %v; want errors.ErrUnsupported", what, err)
+		}
+	}
+	if d := snapshotDiff(before, serverSnapshot(t, admin)); d != "" {
+		t.Fatalf("refused calls changed Redis: %s", d)
+	}
+}
+
+// A MultiLock of compat Locks holds every part in Redisson's format.
+func TestCompatLockInMultiLock(t *testing.T) {
+	t.Parallel()
+	c, admin, _ := setup(t, redisson.WithRedissonCompat())
+	ctx := t.Context()
+	j := newJavaClient(t, admin, 30*time.Second)
+	ml := redisson.NewMultiLock(c.Lock("ma"), c.Lock("mb"))
+	h := mustLock(t, ml, ctx)
+	for _, k := range []string{"ma", "mb"} {
+		if typ := admin.Type(ctx, k).Val(); typ != "hash" {
+			t.Fatalf("part %s: %q; want hash", k, typ)
+		}
+		if ok, _, err := j.tryLock(ctx, k, 1, 0); ok || err != nil {
+			t.Fatalf("Java tryLock of part %s: %v, %v; want held", k, ok, err)
+		}
+	}
+	mustUnlock(t, h)
+	if n := admin.Exists(ctx, "ma", "mb").Val(); n != 0 {
+		t.Fatalf("%d parts left after the unlock", n)
+	}
+}
+
+// A name holding another type, a ReadWriteLock's hash, or a hash that is no Redisson lock is
+// refused with ErrWrongType and left as it was; a plain Client's Lock refuses a compat lock.
+func TestCompatLockWrongType(t *testing.T) {
+	t.Parallel()
+	c, admin, srv := setup(t, redisson.WithRedissonCompat())
+	plain := newClient(t, srv.Client(t))
+	ctx := t.Context()
+	mustDo(t, "SET", admin.Set(ctx, "str", "x", 0).Err())
+	mustDo(t, "HSET", admin.HSet(ctx, "two", "a", "1", "b", "1").Err())
+	mustDo(t, "HSET", admin.HSet(ctx, "notcount", "a", "x").Err())
+	rwh := mustLock(t, plain.ReadWriteLock("rw"), ctx)
+	defer mustUnlock(t, rwh)
+	for _, name := range []string{"str", "two", "notcount", "rw"} {
+		before := serverSnapshot(t, admin)
+		l := c.Lock(name)
+		checks := map[string]error{
+			"TryLock":      errOnly(l.TryLock(ctx)),
+			"IsLocked":     errOnly(l.IsLocked(ctx)),
+			"RemainingTTL": errOnly(l.RemainingTTL(ctx)),
+			"ForceUnlock":  errOnly(l.ForceUnlock(ctx)),
+		}
+		for what, err := range checks {
+			if !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("%s on %q: %v; want ErrWrongType", what, name, err)
+			}
+		}
+		if d := snapshotDiff(before, serverSnapshot(t, admin)); d != "" {
+			t.Errorf("%q: changed %s", name, d)
+		}
+	}
+	h := mustLock(t, c.Lock("mine"), ctx)
+	defer mustUnlock(t, h)
+	if _, err := plain.Lock("mine").TryLock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+		t.Fatalf("a plain Client's Lock on a compat lock: %v; want ErrWrongType", err)
+	}
+}
+
+// IsLocked, RemainingTTL and HoldCount read Java holds too.
+func TestCompatLockReadsJavaHold(t *testing.T) {
+	t.Parallel()
+	c, admin, _ := setup(t, redisson.WithRedissonCompat())
+	ctx := t.Context()
+	j := newJavaClient(t, admin, 30*time.Second)
+	l := c.Lock("read")
+	if ok, err := l.IsLocked(ctx); err != nil || ok {
+		t.Fatalf("free: IsLocked %v, %v", ok, err)
+	}
+	if ttl, err := l.RemainingTTL(ctx); err != nil || ttl != 0 {
+		t.Fatalf("free: RemainingTTL %v, %v", ttl, err)
+	}
+	if ok, _, err := j.tryLock(ctx, "read", 1, 10*time.Second); !ok || err != nil {
+		t.Fatalf("Java tryLock: %v, %v", ok, err)
+	}
+	if ok, err := l.IsLocked(ctx); err != nil || !ok {
+		t.Fatalf("Java holds: IsLocked %v, %v", ok, err)
+	}
+	if ttl, err := l.RemainingTTL(ctx); err != nil || ttl <= 5*time.Second || ttl > 10*time.Second {
+		t.Fatalf("Java holds (lease 10s): RemainingTTL %v, %v", ttl, err)
+	}
+}
+
+// oneIdle keeps at most one idle connection: the deletions of unlock latches, sent in the
+// background, may open a second one, which oneIdleConn would find.
+func oneIdle(o *redis.Options) { o.MaxIdleConns = 1 }
+
+// warmUpCompat loads the compat scripts through c and waits for the unlock latches to be deleted,
+// so that a reply dropped later is the reply of the command under test.
+func warmUpCompat(t *testing.T, c *redisson.Client, admin *redis.Client) {
+	t.Helper()
+	warmUpScripts(t, c)
+	eventually(t, 5*time.Second, "the warm-up's unlock latches deleted", func() bool {
+		return len(admin.Keys(t.Context(), "redisson_unlock_latch:*").Val()) == 0
+	})
+}
+
+// A partial unlock whose reply is lost, re-sent after the same owner re-entered meanwhile, is
+// answered from its unlock latch and not applied again: the count stays exact (2), and after one
+// more unlock the owner still holds the lock.
+func TestCompatLockResentPartialUnlockAppliedOnce(t *testing.T) {
+	t.Parallel()
+	const name = "compat-resent-partial"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA, dialA := proxiedClient(t, srv, p, oneIdle)
+	a := compatClient(t, rdbA)
+	j := newJavaClient(t, admin, 30*time.Second)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	t.Cleanup(func() { dialA.resumeDials(); wg.Wait() })
+	warmUpCompat(t, a, admin)
+
+	x := mustLock(t, a.Lock(name), ctx)
+	xLevel2, err := x.Reenter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneIdleConn(t, rdbA)
+	reached := dialA.holdNext()
+	p.DropReplies(1)
+	xRes := make(chan error, 1)
+	spawn(&wg, func() { xRes <- xLevel2.Unlock(ctx) }) // partial unlock, reply lost
+	recvWithin(t, reached, 5*time.Second, "the re-send of the partial unlock to open a new connection")
+	p.DropReplies(0)
+	yRes := make(chan error, 1)
+	var y *redisson.Hold
+	spawn(&wg, func() { // the same owner re-enters before the re-send
+		var err error
+		y, err = x.Reenter(ctx)
+		yRes <- err
+	})
+	if err := recvWithin(t, yRes, 5*time.Second, "the re-entry"); err != nil {
+		t.Fatalf("Reenter: %v", err)
+	}
+	dialA.resumeDials()
+	if err := recvWithin(t, xRes, 10*time.Second, "the partial unlock"); err != nil {
+		t.Errorf("partial Unlock (reply lost, re-sent) = %v, want nil", err)
+	}
+	if n, err := x.HoldCount(ctx); err != nil || n != 2 {
+		t.Errorf("HoldCount after the partial unlock and a re-entry = %d (err %v), want 2", n, err)
+	}
+	mustUnlock(t, x)
+	if ok, _, err := j.tryLock(ctx, name, 1, 0); ok || err != nil {
+		t.Fatalf("a Java client acquired the lock while the owner still holds a level: %v, %v", ok, err)
+	}
+	mustUnlock(t, y)
+	if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+		t.Fatalf("Java tryLock after the last unlock: %v, %v", ok, err)
+	}
+}
+
+// A final unlock whose reply is lost, re-sent after Java clients locked and unlocked the lock many
+// times, reports the release (from its unlock latch): nil, and no EventLost.
+func TestCompatLockResentFinalUnlockReportsRelease(t *testing.T) {
+	t.Parallel()
+	const name = "compat-resent-final"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA, dialA := proxiedClient(t, srv, p, oneIdle)
+	var lost atomic.Int32
+	a := compatClient(t, rdbA, redisson.WithEventHook(func(e redisson.Event) {
+		if e.Kind == redisson.EventLost {
+			lost.Add(1)
+		}
+	}))
+	j := newJavaClient(t, admin, 30*time.Second)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	t.Cleanup(func() { dialA.resumeDials(); wg.Wait() })
+	warmUpCompat(t, a, admin)
+
+	g1 := mustLock(t, a.Lock(name), ctx)
+	oneIdleConn(t, rdbA)
+	reached := dialA.holdNext()
+	p.DropReplies(1)
+	res := make(chan error, 1)
+	spawn(&wg, func() { res <- g1.Unlock(ctx) })
+	recvWithin(t, reached, 5*time.Second, "the re-send of the final unlock to open a new connection")
+	p.DropReplies(0)
+	for i := range 50 {
+		if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+			t.Fatalf("Java tryLock %d: %v, %v", i, ok, err)
+		}
+		if err := j.unlock(ctx, name, 1); err != nil {
+			t.Fatalf("Java unlock %d: %v", i, err)
+		}
+	}
+	dialA.resumeDials()
+	if err := recvWithin(t, res, 10*time.Second, "the final Unlock"); err != nil {
+		t.Errorf("final Unlock (applied, reply lost, re-sent) = %v, want nil", err)
+	}
+	if n := lost.Load(); n != 0 {
+		t.Errorf("%d EventLost for a lock its Unlock released", n)
+	}
+}
+
+// A fresh acquisition whose reply is lost is re-sent and counted once: HoldCount 1, and one Unlock
+// frees the lock.
+func TestCompatLockResentAcquisitionCountsOnce(t *testing.T) {
+	t.Parallel()
+	const name = "compat-resent-acquire"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA, _ := proxiedClient(t, srv, p, oneIdle)
+	a := compatClient(t, rdbA)
+	ctx := t.Context()
+	warmUpCompat(t, a, admin)
+	oneIdleConn(t, rdbA)
+	p.DropReplies(1)
+	h, err := a.Lock(name).TryLock(ctx)
+	p.DropReplies(0)
+	if err != nil {
+		t.Fatalf("TryLock (reply lost, re-sent) = %v", err)
+	}
+	if n, err := h.HoldCount(ctx); err != nil || n != 1 {
+		t.Fatalf("HoldCount = %d, %v; want 1", n, err)
+	}
+	mustUnlock(t, h)
+	if n := admin.Exists(ctx, name).Val(); n != 0 {
+		t.Fatal("the lock is still there after its only Unlock")
+	}
+}
+
+// An acquisition whose reply was lost and whose re-sends could not be written is undone (the
+// owner's field deleted) once Redis can be reached again, well before the 30s lease.
+func TestCompatLockLostReplyThenUnreachableIsUndone(t *testing.T) {
+	long(t)
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	var down atomic.Bool
+	rdb := srv.Client(t, func(o *redis.Options) {
+		oneIdle(o)
+		o.Addr = p.Addr()
+		o.DialerRetries = 1
+		o.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			if down.Load() {
+				return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused (simulated)")}
+			}
+			var nd net.Dialer
+			return nd.DialContext(ctx, network, p.Addr())
+		}
+	})
+	c := compatClient(t, rdb)
+	ctx := t.Context()
+	warmUpCompat(t, c, admin)
+	oneIdleConn(t, rdb)
+	const name = "compat-lost-then-unreachable"
+	down.Store(true)
+	p.DropReplies(1)
+	_, err := c.Lock(name).TryLock(ctx)
+	p.DropReplies(0)
+	if err == nil {
+		t.Fatal("TryLock with its reply lost and Redis unreachable = nil; want an error")
+	}
+	if n := admin.HLen(ctx, name).Val(); n != 1 {
+		t.Fatalf("precondition: the acquisition did not run (%d fields); TryLock = %v", n, err)
+	}
+	down.Store(false)
+	eventually(t, 6*time.Second, "the lost acquisition undone once Redis is reachable", func() bool {
+		return admin.Exists(ctx, name).Val() == 0
+	})
+}

@@ -1,0 +1,36 @@
+-- compat_lock_value.lua: the one Lua decoder of Java Redisson's RLock format, used by a Client made
+-- WithRedissonCompat. It is prepended to every compat_lock_*.lua script (see scripts.go); the Go side
+-- has its own single decoder (decodeRedissonLock in lock.go).
+--
+-- The lock key (the object's name), absent when free, is a HASH with exactly one field while held:
+--   <owner>  the holder's hold count, a positive integer (HINCRBY)
+-- and a TTL, the holder's lease. A Java holder's owner is "<client UUID>:<thread id>", a Go holder's
+-- "<client id>:<sequence>" (see lock_value.lua); both sides only compare owners. Java Redisson's
+-- RLock, RFairLock and RFencedLock all keep this hash at the name (the fair and fenced ones add keys
+-- of their own beside it, which these scripts neither read nor write).
+--
+-- Unlike lock_value.lua's level ids, a count cannot tell a re-sent command from a new one: the
+-- release scripts keep a record of a request (Redisson's unlock latch), and the counts are kept
+-- safe rather than exact (see compat_lock_release.lua).
+
+-- rl_load returns the holder's owner and count; nil if the key is absent (the lock is free); false if
+-- the key is a hash that is not a Redisson lock (no field, several fields, a count that is not a
+-- positive integer, an empty owner: a ReadWriteLock's hash, say). HLEN fails with WRONGTYPE on any
+-- other type.
+local function rl_load(key)
+  local n = redis.call('HLEN', key)
+  if n == 0 then
+    return nil
+  elseif n ~= 1 then
+    return false
+  end
+  local flat = redis.call('HGETALL', key)
+  if flat[1] == '' or not string.match(flat[2], '^[1-9]%d*$') then
+    return false
+  end
+  return flat[1], tonumber(flat[2])
+end
+
+local function rl_wrong_type()
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
