@@ -1,17 +1,12 @@
 package redisson_test
 
 // A Lock of a Client made WithRedissonCompat against Java Redisson 3.x RLock clients on the same
-// Redis. Until the Java test double (internal/javadouble) lands, the Java side is javaClient below:
-// Redisson's RLock commands (reference §1: acquire, unlock with its latch, forceUnlock, the watchdog,
-// waiting on "redisson_lock__channel:{name}"), sent as raw Redis commands.
+// Redis, played by the internal/javadouble test double (javaClient below).
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,40 +16,26 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/javadouble"
 	"github.com/goredisson/redisson/redistest"
 )
 
-// javaClient mimics one Java Redisson client (one JVM): a UUID, owners "<uuid>:<thread id>", and
-// Redisson's RLock scripts (paraphrased from the reference, §1.2-1.4, §2).
-type javaClient struct {
-	rdb      redis.UniversalClient
-	uuid     string
-	publish  string // "publish", or "spublish" on a Cluster (shardedSubscriptionMode AUTO, Redis 7)
-	watchdog time.Duration
+// javaClient is one Java Redisson client (the internal/javadouble test double), with the RLock
+// calls these tests make on it; thread ids are Java's.
+type javaClient struct{ d *javadouble.Client }
 
-	mu    sync.Mutex
-	dogs  map[string]context.CancelFunc // owner|name → its watchdog
-	wg    sync.WaitGroup
-	close context.CancelFunc
-	ctx   context.Context
-}
-
+// newJavaClient starts a Java client over rdb with lockWatchdogTimeout watchdog, closed when the
+// test ends.
 func newJavaClient(t *testing.T, rdb redis.UniversalClient, watchdog time.Duration) *javaClient {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	h := hex.EncodeToString(b[:])
-	j := &javaClient{rdb: rdb, uuid: h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:],
-		publish: "publish", watchdog: watchdog, dogs: map[string]context.CancelFunc{}}
-	if _, ok := rdb.(*redis.ClusterClient); ok {
-		j.publish = "spublish"
-	}
-	j.ctx, j.close = context.WithCancel(context.Background())
-	t.Cleanup(func() { j.close(); j.wg.Wait() })
-	return j
+	d := javadouble.New(rdb, javadouble.WatchdogTimeout(watchdog))
+	t.Cleanup(d.Close)
+	return &javaClient{d}
 }
 
-func (j *javaClient) owner(tid int) string { return j.uuid + ":" + strconv.Itoa(tid) }
+// owner is thread tid's owner id: "<uuid>:<tid>".
+func (j *javaClient) owner(tid int) string { return j.d.Owner(int64(tid)) }
 
+// javaChannel is Redisson's lock channel of name.
 func javaChannel(name string) string {
 	if strings.Contains(name, "{") {
 		return "redisson_lock__channel:" + name
@@ -62,157 +43,25 @@ func javaChannel(name string) string {
 	return "redisson_lock__channel:{" + name + "}"
 }
 
-var (
-	javaAcquire = redis.NewScript(`
-if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  redis.call('hincrby', KEYS[1], ARGV[2], 1)
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return nil
-end
-return redis.call('pttl', KEYS[1])`)
-	javaUnlock = redis.NewScript(`
-local latch = redis.call('get', KEYS[3])
-if latch ~= false then
-  return tonumber(latch)
-end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
-  return nil
-end
-local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1)
-if counter > 0 then
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  redis.call('set', KEYS[3], 0, 'px', ARGV[5])
-  return 0
-end
-redis.call('del', KEYS[1])
-redis.call(ARGV[4], KEYS[2], ARGV[1])
-redis.call('set', KEYS[3], 1, 'px', ARGV[5])
-return 1`)
-	javaForceUnlock = redis.NewScript(`
-if redis.call('del', KEYS[1]) == 1 then
-  redis.call(ARGV[2], KEYS[2], ARGV[1])
-  return 1
-end
-return 0`)
-	javaRenew = redis.NewScript(`
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-  redis.call('pexpire', KEYS[1], ARGV[1])
-  return 1
-end
-return 0`)
-)
-
-// tryLock is RLock.tryLock() for thread tid with lease (0: the watchdog's, and the watchdog armed):
-// held, or the holder's PTTL.
-func (j *javaClient) tryLock(ctx context.Context, name string, tid int, lease time.Duration) (bool, time.Duration, error) {
-	l := lease
-	if l == 0 {
-		l = j.watchdog
-	}
-	ttl, err := javaAcquire.Run(ctx, j.rdb, []string{name}, l.Milliseconds(), j.owner(tid)).Int64()
-	if errors.Is(err, redis.Nil) {
-		if lease == 0 {
-			j.startWatchdog(name, tid)
-		}
-		return true, 0, nil
-	}
-	return false, time.Duration(ttl) * time.Millisecond, err
+// tryLock is RLock.tryLock(0, lease) for thread tid (lease 0: the watchdog's, and the watchdog armed).
+func (j *javaClient) tryLock(ctx context.Context, name string, tid int, lease time.Duration) (bool, error) {
+	return j.d.Lock(name).TryLock(ctx, int64(tid), 0, lease)
 }
 
-// lock is RLock.lock(): subscribe, then try, sleeping on the channel (at most the holder's PTTL).
+// lock is RLock.lock() for thread tid: waits on the channel, the watchdog armed.
 func (j *javaClient) lock(ctx context.Context, name string, tid int) error {
-	if ok, _, err := j.tryLock(ctx, name, tid, 0); ok || err != nil {
-		return err
-	}
-	var sub *redis.PubSub
-	if cc, ok := j.rdb.(*redis.ClusterClient); ok {
-		sub = cc.SSubscribe(ctx, javaChannel(name))
-	} else {
-		sub = j.rdb.Subscribe(ctx, javaChannel(name))
-	}
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil { // the confirmation
-		return err
-	}
-	msgs := sub.Channel()
-	for {
-		ok, ttl, err := j.tryLock(ctx, name, tid, 0)
-		if ok || err != nil {
-			return err
-		}
-		if ttl < 0 {
-			ttl = time.Hour
-		}
-		t := time.NewTimer(ttl)
-		select {
-		case <-msgs:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
-		t.Stop()
-	}
+	return j.d.Lock(name).Lock(ctx, int64(tid), 0)
 }
 
-// unlock is RLock.unlock(): nil if the level was released, ErrNotHeld-like error if not the owner.
+// unlock is RLock.unlock() for thread tid: an error matching javadouble.ErrIllegalMonitorState if
+// the thread does not hold the lock.
 func (j *javaClient) unlock(ctx context.Context, name string, tid int) error {
-	latch := "redisson_unlock_latch:" + strings.TrimPrefix(javaChannel(name), "redisson_lock__channel:") + ":" + j.uuid + strconv.Itoa(tid)
-	res, err := javaUnlock.Run(ctx, j.rdb, []string{name, javaChannel(name), latch}, 0, j.watchdog.Milliseconds(), j.owner(tid), j.publish, 16000).Int64()
-	_ = j.rdb.Del(ctx, latch).Err()
-	if errors.Is(err, redis.Nil) {
-		return errors.New("IllegalMonitorStateException: attempt to unlock lock, not locked by current thread")
-	}
-	if err == nil && res == 1 {
-		j.stopWatchdog(name, tid)
-	}
-	return err
+	return j.d.Lock(name).Unlock(ctx, int64(tid))
 }
 
 // forceUnlock is RLock.forceUnlock().
 func (j *javaClient) forceUnlock(ctx context.Context, name string) (bool, error) {
-	n, err := javaForceUnlock.Run(ctx, j.rdb, []string{name, javaChannel(name)}, 0, j.publish).Int64()
-	return n == 1, err
-}
-
-// startWatchdog renews thread tid's lock every third of the watchdog timeout until its unlock (or
-// the owner no longer holds it), as Redisson's LockTask does.
-func (j *javaClient) startWatchdog(name string, tid int) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	k := j.owner(tid) + "|" + name
-	if _, ok := j.dogs[k]; ok {
-		return
-	}
-	ctx, cancel := context.WithCancel(j.ctx)
-	j.dogs[k] = cancel
-	j.wg.Add(1)
-	go func() {
-		defer j.wg.Done()
-		tick := time.NewTicker(j.watchdog / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			n, err := javaRenew.Run(ctx, j.rdb, []string{name}, j.watchdog.Milliseconds(), j.owner(tid)).Int64()
-			if err == nil && n == 0 {
-				return
-			}
-		}
-	}()
-}
-
-func (j *javaClient) stopWatchdog(name string, tid int) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	k := j.owner(tid) + "|" + name
-	if cancel, ok := j.dogs[k]; ok {
-		cancel()
-		delete(j.dogs, k)
-	}
+	return j.d.Lock(name).ForceUnlock(ctx)
 }
 
 // compatTopologies runs f on a standalone server, a Cluster and a Sentinel-managed master (the slow
@@ -368,13 +217,15 @@ func TestCompatLockUnlockWakesOtherSide(t *testing.T) {
 		j := newJavaClient(t, rdb(), 30*time.Second)
 
 		// Java holds; Go waits; Java unlocks.
-		if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+		if ok, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
 			t.Fatalf("Java tryLock: %v, %v", ok, err)
 		}
 		got, cancel := lockAsync(ctx, c.Lock(name))
 		defer cancel()
 		eventually(t, 10*time.Second, "the Go waiter to wait", func() bool { return c.Stats().Waiting == 1 })
-		time.Sleep(50 * time.Millisecond) // let it sleep on the channel (the test is for the message)
+		eventually(t, 10*time.Second, "the Go waiter to subscribe", func() bool {
+			return channelSubscribers(ctx, rdb(), javaChannel(name)) > 0
+		})
 		if err := j.unlock(ctx, name, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -389,7 +240,6 @@ func TestCompatLockUnlockWakesOtherSide(t *testing.T) {
 		eventually(t, 10*time.Second, "the Java waiter to subscribe", func() bool {
 			return channelSubscribers(ctx, rdb(), javaChannel(name)) > 0
 		})
-		time.Sleep(50 * time.Millisecond)
 		mustUnlock(t, r.h)
 		if err := recvWithin(t, jgot, 10*time.Second, "the Java waiter to be woken by the Go unlock"); err != nil {
 			t.Fatal(err)
@@ -436,7 +286,7 @@ func TestCompatLockReentrantHoldBlocksOtherSide(t *testing.T) {
 		}
 		javaTry := func(want bool, what string) {
 			t.Helper()
-			ok, _, err := j.tryLock(ctx, name, 9, 0)
+			ok, err := j.tryLock(ctx, name, 9, 0)
 			if err != nil || ok != want {
 				t.Fatalf("%s: Java tryLock = %v, %v; want %v", what, ok, err, want)
 			}
@@ -447,7 +297,7 @@ func TestCompatLockReentrantHoldBlocksOtherSide(t *testing.T) {
 			}
 		}
 		for range 2 {
-			if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+			if ok, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
 				t.Fatalf("Java tryLock: %v, %v", ok, err)
 			}
 		}
@@ -484,7 +334,7 @@ func TestCompatLockForceUnlockAcrossSides(t *testing.T) {
 		waiter := compatClient(t, rdb(), redisson.WithRepollInterval(time.Minute))
 		j1, j2 := newJavaClient(t, rdb(), 30*time.Second), newJavaClient(t, rdb(), 30*time.Second)
 
-		if ok, _, err := j1.tryLock(ctx, name, 1, 0); !ok || err != nil {
+		if ok, err := j1.tryLock(ctx, name, 1, 0); !ok || err != nil {
 			t.Fatalf("Java tryLock: %v, %v", ok, err)
 		}
 		jgot := make(chan error, 1)
@@ -504,13 +354,14 @@ func TestCompatLockForceUnlockAcrossSides(t *testing.T) {
 		if ok, err := j2.forceUnlock(ctx, name); err != nil || !ok {
 			t.Fatalf("clean-up: %v, %v", ok, err)
 		}
-		j2.stopWatchdog(name, 1)
 
 		h := mustLock(t, holder.Lock(name), ctx)
 		got, cancel := lockAsync(ctx, waiter.Lock(name))
 		defer cancel()
 		eventually(t, 10*time.Second, "the Go waiter to wait", func() bool { return waiter.Stats().Waiting == 1 })
-		time.Sleep(50 * time.Millisecond)
+		eventually(t, 10*time.Second, "the Go waiter to subscribe", func() bool {
+			return channelSubscribers(ctx, rdb(), javaChannel(name)) > 0
+		})
 		if ok, err := j1.forceUnlock(ctx, name); err != nil || !ok {
 			t.Fatalf("Java forceUnlock of a Go hold = %v, %v", ok, err)
 		}
@@ -542,7 +393,7 @@ func TestCompatLockWatchdogKeepsOtherSideOut(t *testing.T) {
 
 		h := mustLock(t, c.Lock(name), ctx)
 		for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			if ok, _, err := j.tryLock(ctx, name, 1, 0); ok || err != nil {
+			if ok, err := j.tryLock(ctx, name, 1, 0); ok || err != nil {
 				t.Fatalf("Java tryLock while Go holds (watchdog 1s): %v, %v", ok, err)
 			}
 		}
@@ -551,7 +402,7 @@ func TestCompatLockWatchdogKeepsOtherSideOut(t *testing.T) {
 		}
 		mustUnlock(t, h)
 
-		if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+		if ok, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
 			t.Fatalf("Java tryLock: %v, %v", ok, err)
 		}
 		for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
@@ -613,7 +464,7 @@ func TestCompatLockInMultiLock(t *testing.T) {
 		if typ := admin.Type(ctx, k).Val(); typ != "hash" {
 			t.Fatalf("part %s: %q; want hash", k, typ)
 		}
-		if ok, _, err := j.tryLock(ctx, k, 1, 0); ok || err != nil {
+		if ok, err := j.tryLock(ctx, k, 1, 0); ok || err != nil {
 			t.Fatalf("Java tryLock of part %s: %v, %v; want held", k, ok, err)
 		}
 	}
@@ -673,7 +524,7 @@ func TestCompatLockReadsJavaHold(t *testing.T) {
 	if ttl, err := l.RemainingTTL(ctx); err != nil || ttl != 0 {
 		t.Fatalf("free: RemainingTTL %v, %v", ttl, err)
 	}
-	if ok, _, err := j.tryLock(ctx, "read", 1, 10*time.Second); !ok || err != nil {
+	if ok, err := j.tryLock(ctx, "read", 1, 10*time.Second); !ok || err != nil {
 		t.Fatalf("Java tryLock: %v, %v", ok, err)
 	}
 	if ok, err := l.IsLocked(ctx); err != nil || !ok {
@@ -745,11 +596,11 @@ func TestCompatLockResentPartialUnlockAppliedOnce(t *testing.T) {
 		t.Errorf("HoldCount after the partial unlock and a re-entry = %d (err %v), want 2", n, err)
 	}
 	mustUnlock(t, x)
-	if ok, _, err := j.tryLock(ctx, name, 1, 0); ok || err != nil {
+	if ok, err := j.tryLock(ctx, name, 1, 0); ok || err != nil {
 		t.Fatalf("a Java client acquired the lock while the owner still holds a level: %v, %v", ok, err)
 	}
 	mustUnlock(t, y)
-	if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+	if ok, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
 		t.Fatalf("Java tryLock after the last unlock: %v, %v", ok, err)
 	}
 }
@@ -784,7 +635,7 @@ func TestCompatLockResentFinalUnlockReportsRelease(t *testing.T) {
 	recvWithin(t, reached, 5*time.Second, "the re-send of the final unlock to open a new connection")
 	p.DropReplies(0)
 	for i := range 50 {
-		if ok, _, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+		if ok, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
 			t.Fatalf("Java tryLock %d: %v, %v", i, ok, err)
 		}
 		if err := j.unlock(ctx, name, 1); err != nil {

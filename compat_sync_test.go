@@ -352,20 +352,10 @@ func expectMessage(t *testing.T, sub *redis.PubSub, ch, want string) {
 	}
 }
 
-// awaitSubscribers waits until at least n clients subscribe to ch (sharded channels on a Cluster,
-// counted on every master).
+// awaitSubscribers waits until at least n clients subscribe to ch (see channelSubscribers).
 func awaitSubscribers(t *testing.T, rdb redis.UniversalClient, ch string, n int64) {
 	t.Helper()
 	eventually(t, 10*time.Second, strconv.FormatInt(n, 10)+" subscribers of "+ch, func() bool {
-		ctx := context.Background()
-		if cc, ok := rdb.(*redis.ClusterClient); ok {
-			var got atomic.Int64
-			_ = cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-				got.Add(m.PubSubShardNumSub(ctx, ch).Val()[ch])
-				return nil
-			})
-			return got.Load() >= n
-		}
-		return rdb.PubSubNumSub(ctx, ch).Val()[ch] >= n
+		return channelSubscribers(context.Background(), rdb, ch) >= n
 	})
 }
