@@ -14,6 +14,7 @@ import (
 
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/internal/javadouble"
+	"github.com/goredisson/redisson/redistest"
 )
 
 // The Redisson-compatible mode (WithRedissonCompat) of the synchronizers: a Semaphore and a
@@ -358,4 +359,52 @@ func awaitSubscribers(t *testing.T, rdb redis.UniversalClient, ch string, n int6
 	eventually(t, 10*time.Second, strconv.FormatInt(n, 10)+" subscribers of "+ch, func() bool {
 		return channelSubscribers(context.Background(), rdb, ch) >= n
 	})
+}
+
+// A compatible Semaphore's waiting Acquire whose attempt found too few permits, and whose reply was
+// lost (the script ran; the re-sent copy runs again), keeps waiting, as it does outside the mode
+// (where the first copy's registration in the queue tells the re-send that it ran), and takes the
+// permit released later: an attempt that took nothing is no unknown outcome.
+func TestCompatSemaphoreWaitKeepsWaitingAfterLostReply(t *testing.T) {
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb, _ := proxiedClient(t, srv, p)
+	c := newClient(t, rdb, redisson.WithRedissonCompat(), redisson.WithRepollInterval(time.Hour))
+	other := newClient(t, srv.Client(t), redisson.WithRedissonCompat())
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	const name = "compat-lost-wait"
+	// Load the scripts: a dropped NOSCRIPT reply is not a lost reply of a script that ran.
+	warm := c.Semaphore("compat-lost-wait-warm")
+	if _, err := warm.TrySetPermits(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := warm.TryAcquire(ctx, 1); !ok || err != nil {
+		t.Fatalf("warm-up TryAcquire = %v, %v", ok, err)
+	}
+	if ok, err := other.Semaphore(name).TrySetPermits(ctx, 0); !ok || err != nil {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	p.DropReplies(1) // the first attempt's reply (it found no permit)
+	done := make(chan error, 1)
+	go func() { done <- c.Semaphore(name).Acquire(ctx, 1) }()
+	admin := srv.Client(t)
+	eventually(t, 10*time.Second, "the Acquire waiting on Redisson's channel", func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("Acquire ended before any permit was released: %v", err)
+		default:
+		}
+		return admin.PubSubNumSub(ctx, "redisson_sc:{"+name+"}").Val()["redisson_sc:{"+name+"}"] == 1
+	})
+	p.DropReplies(0)
+	if err := other.Semaphore(name).Release(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := recvWithin(t, done, 10*time.Second, "the Acquire woken by the release"); err != nil {
+		t.Fatalf("Acquire (its first attempt's reply lost) = %v; want the released permit", err)
+	}
+	if n, err := other.Semaphore(name).AvailablePermits(ctx); n != 0 || err != nil {
+		t.Fatalf("AvailablePermits = %d, %v; want 0 (the waiter holds the one permit)", n, err)
+	}
 }

@@ -28,7 +28,10 @@
 -- tell: an attempt that takes them records "a", and a repeat finds it and answers 1 without taking
 -- more. Nothing in the state tells a late copy of a single attempt ("f") that failed, or of an
 -- undone acquisition, from a new attempt: the failed attempt, and the undo (sem_release.lua),
--- record "u", and such a copy finds it and takes nothing. Records last the waiter timeout. A
+-- record "u", and such a copy finds it and takes nothing. A waiting attempt in mode "c", which
+-- registers nothing, records "c" when it takes nothing: the trace a re-send of it looks for (as a
+-- registration is in mode "w"; a later copy of the acquisition may still take the permits, and
+-- records "a" then). Records last the waiter timeout. A
 -- re-send (ARGV[9]) that finds no trace of the first copy (no record, no leased permit, no
 -- registration) takes nothing and answers UNKNOWN: the first copy may never have run, may still
 -- be travelling, or may have run longer ago than its record lives; the client then undoes the
@@ -41,7 +44,7 @@ local leaseMs, publish, wakePrefix = tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local done = redis.call('GET', record)
 if done == 'a' then
   return {1, 0, 0}
-elseif done then
+elseif done and done ~= 'c' then
   return {-1, 0, 0}
 end
 if leaseMs > 0 and redis.call('ZSCORE', leases, id .. '#1') then
@@ -53,7 +56,7 @@ if not st then
 end
 local permits, back, list, byID, seq = st.permits, st.back, st.list, st.byID, st.seq
 local mine = byID[id]
-if ARGV[9] == '1' and not mine then
+if ARGV[9] == '1' and not mine and done ~= 'c' then
   return redis.error_reply('UNKNOWN the first copy of this acquisition left no trace')
 end
 if permits - sem_ahead(list, mine and mine.ticket) >= n then
@@ -99,7 +102,9 @@ if mode == 'f' then
   return {0, 0, retry}
 elseif mode == 'c' then
   -- The wait goes on: a later copy may take the permits for it (its record then answers the next
-  -- attempt); if the wait ends, its undo records "u" for any copy still travelling.
+  -- attempt); if the wait ends, its undo records "u" for any copy still travelling. "c" tells a
+  -- re-send of this attempt that it ran and took nothing.
+  redis.call('SET', record, 'c', 'PX', keepMs)
   return {0, 0, retry}
 end
 if not mine then

@@ -15,7 +15,8 @@
 --                     plain permits, a single attempt that failed, an undo, a release, AddPermits,
 --                     DrainPermits, TrySetPermits, a release of leased permits), kept for the waiter
 --                     timeout: "a" an acquisition took its permits, "u" it was undone or failed
---                     (a copy landing later takes nothing), or the answer of a release-like request,
+--                     (a copy landing later takes nothing), "c" a waiting attempt of the
+--                     Redisson-compatible mode took nothing (the wait goes on), or the answer of a release-like request,
 --                     so that a re-sent request is answered, not applied, again; a re-sent copy
 --                     that finds no record applies nothing (see sem_release.lua).
 -- Waiters are served first come, first served, with reservations: an acquisition of n permits
