@@ -172,7 +172,8 @@ func (l *CountDownLatch) state(ctx context.Context, round bool) (n, rounds int64
 	if errors.Is(err, redis.Nil) {
 		return 0, rounds, nil
 	}
-	if n, err = strconv.ParseInt(v, 10, 64); err != nil || n < 1 {
+	// "0" is an open latch, as absent is (Java Redisson's trySetCount(0) may store it).
+	if n, err = strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
 		return 0, 0, because(ErrWrongType, errors.New("not a latch count"))
 	}
 	return n, rounds, nil

@@ -505,8 +505,8 @@ func TestCountDownLatchWrongTypeAndBadCount(t *testing.T) {
 	}
 	for _, setv := range []func(){
 		func() { admin.Del(ctx, "lt"); admin.HSet(ctx, "lt", "f", "1") },
-		func() { admin.Del(ctx, "lt"); admin.Set(ctx, "lt", "0", 0) },
 		func() { admin.Del(ctx, "lt"); admin.Set(ctx, "lt", "-3", 0) },
+		func() { admin.Del(ctx, "lt"); admin.Set(ctx, "lt", "x", 0) },
 	} {
 		setv()
 		before := admin.Dump(ctx, "lt").Val()
@@ -527,6 +527,17 @@ func TestCountDownLatchWrongTypeAndBadCount(t *testing.T) {
 		if after := admin.Dump(ctx, "lt").Val(); after != before {
 			t.Errorf("latch key changed by refused calls")
 		}
+	}
+	// "0" (Java Redisson's trySetCount(0) may store it) is an open latch, as absent is.
+	admin.Set(ctx, "lt", "0", 0)
+	if err := l.Wait(ctx); err != nil {
+		t.Errorf("Wait on \"0\" = %v; want nil at once", err)
+	}
+	if n, err := l.Count(ctx); n != 0 || err != nil {
+		t.Errorf("Count of \"0\" = %d, %v; want 0", n, err)
+	}
+	if ok, err := l.TrySetCount(ctx, 2); !ok || err != nil {
+		t.Errorf("TrySetCount over \"0\" = %v, %v; want true", ok, err)
 	}
 }
 

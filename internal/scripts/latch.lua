@@ -38,7 +38,8 @@ end
 local v = redis.call('GET', key) -- WRONGTYPE on a hash, list, ...: not a latch
 local count = 0
 if v then
-  if not string.match(v, '^%d+$') or #v > 16 or tonumber(v) < 1 or tonumber(v) > 9007199254740991 then
+  -- "0" is an open latch, as absent is: Java Redisson's trySetCount(0) may store it.
+  if not string.match(v, '^%d+$') or #v > 16 or tonumber(v) > 9007199254740991 then
     return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
   end
   count = tonumber(v)
