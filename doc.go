@@ -336,6 +336,27 @@
 // checks go both ways, and any other value at the name (a string, a ReadWriteLock's hash, a hash
 // with several fields or a count that is not a positive integer) is refused with ErrWrongType.
 //
+// The other objects in that mode:
+//
+//   - Semaphore: the permits were already Redisson's (a decimal string at the name); every change
+//     that makes permits available publishes the count on "redisson_sc:{<name>}", as a Java release
+//     does, and Go waiters wait on that channel, registering in no queue: not first come, first
+//     served (Redisson's RSemaphore is not either). A Java client's semaphore with a TTL
+//     (trySetPermits(n, ttl)) keeps its TTL until a Go change rewrites the value.
+//   - CountDownLatch: the count at the name; reaching zero publishes "0" and setting it "1" on
+//     "redisson_countdownlatch__channel__{<name>}" (braces even around a hash tag, as Redisson writes
+//     it: on a Cluster such a name is refused, the channel being in another slot).
+//   - BloomFilter: Java's RBloomFilter<String> with StringCodec: the bits at the name, the
+//     configuration at "{<name>}:config" (size, hashIterations, expectedInsertions, falseProbability),
+//     Redisson's sizing and its HighwayHash-128 indices (see BloomFilter).
+//   - AtomicLong, BitSet, HyperLogLog: Redis's own formats at the name, in either mode; RBitSet's bit
+//     order is Redis's (SETBIT), and an RHyperLogLog<String> with StringCodec adds the same bytes.
+//   - PermitExpirableSemaphore: refused (errors.ErrUnsupported): Redisson keeps its leases by raw
+//     16-byte ids scored with client clocks, which this package's server-time leases cannot share.
+//
+// What a Client of this package stores beside those in that mode (request records of a Semaphore or
+// CountDownLatch, a latch's rounds) is under "{<name>}:~", which Java never reads.
+//
 // # What is guaranteed, and what is not
 //
 // While Redis keeps its data, at most one owner holds a lock at a time, and the owner is told
