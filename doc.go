@@ -341,8 +341,7 @@
 //   - Semaphore: the permits were already Redisson's (a decimal string at the name); every change
 //     that makes permits available publishes the count on "redisson_sc:{<name>}", as a Java release
 //     does, and Go waiters wait on that channel, registering in no queue: not first come, first
-//     served (Redisson's RSemaphore is not either). A Java client's semaphore with a TTL
-//     (trySetPermits(n, ttl)) keeps its TTL until a Go change rewrites the value.
+//     served (Redisson's RSemaphore is not either).
 //   - CountDownLatch: the count at the name; reaching zero publishes "0" and setting it "1" on
 //     "redisson_countdownlatch__channel__{<name>}" (braces even around a hash tag, as Redisson writes
 //     it: on a Cluster such a name is refused, the channel being in another slot).
