@@ -630,3 +630,29 @@ func ExampleHyperLogLog() {
 	}
 	// Output: today: 3 over both days: 4
 }
+
+// A Go service sharing a lock with Java services that use Redisson: under WithRedissonCompat the
+// lock is Redisson's RLock hash at the name, and a Java unlock wakes Go waiters (and the reverse).
+func ExampleWithRedissonCompat() {
+	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	run := func(ctx context.Context) error {
+		c, err := redisson.New(rdb, redisson.WithRedissonCompat())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		g, err := c.Lock("goods:1000").Lock(ctx) // the same RLock a Java service takes with redisson.getLock("goods:1000")
+		if err != nil {
+			return err
+		}
+		defer g.Unlock(ctx)
+		kind, err := rdb.Type(ctx, "goods:1000").Result() // what Java's RLock keeps there
+		fmt.Println("held:", kind)
+		return err
+	}
+	if err := run(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	// Output: held: hash
+}
