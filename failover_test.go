@@ -265,8 +265,8 @@ func TestClusterSlotMigrationUnderContention(t *testing.T) {
 	long(t)
 	t.Parallel()
 	cl, clients, admin := clusterContenders(t)
-	// Names "mg}<kind>": every key hashes "mg", one slot for all kinds.
-	conts, _ := throughFault(t, clients, "mg}", func(ctx context.Context) {
+	// Names "{mg}<kind>": every key hashes "mg", one slot for all kinds.
+	conts, _ := throughFault(t, clients, "{mg}", func(ctx context.Context) {
 		migrateSlotAway(t, ctx, cl, admin, "mg")
 	})
 	noOverlapNorLoss(t, conts, "a slot migration")
