@@ -1,0 +1,269 @@
+package redisson_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/javadouble"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// TestCompatFaults is the randomized fault test of the Redisson-compatible mode: Go Clients made
+// WithRedissonCompat, each behind a proxy that drops replies, delays, blackholes or cuts its
+// connections at random, contend with Java Redisson clients (internal/javadouble, connected
+// directly) for two Locks and a Semaphore of two permits, with random leases and waits. A checker
+// in the test sees every critical section:
+//
+//   - two owners: a holder entering a lock's section while another is inside whose hold is not over
+//     (a Java hold, or a Go hold whose context is not cancelled: a Go holder is told of a loss before
+//     its lease may lapse);
+//   - too many permits: more holders of the Semaphore than it has permits (its permits have no
+//     lease: nothing excuses it);
+//   - held after its owner is done: once the faults stop and every worker has finished, the locks
+//     must be gone within the lease, and the Semaphore must have its permits back unless a Go call
+//     on it failed with an unknown outcome (then it may have fewer, never more).
+//
+// The seed is printed; GOREDISSON_COMPAT_SEED=<seed> replays the same choices (the interleaving
+// still depends on the scheduler).
+func TestCompatFaults(t *testing.T) {
+	long(t)
+	t.Parallel()
+	seed := rand.Uint64()
+	if s := os.Getenv("GOREDISSON_COMPAT_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("GOREDISSON_COMPAT_SEED: %v", err)
+		}
+	}
+	t.Logf("seed %d (GOREDISSON_COMPAT_SEED=%d replays it)", seed, seed)
+	const (
+		runFor   = 8 * time.Second
+		watchdog = time.Second
+		permits  = 2
+	)
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	locks := []string{"cf:lock:a", "cf:lock:b"}
+	const sem = "cf:sem"
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+
+	var goClients []*redisson.Client
+	var proxies []*redistest.Proxy
+	for range 3 {
+		p, err := redistest.StartProxy(srv.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Close() })
+		rdb := redis.NewClient(modelRedisOptions(p.Addr()))
+		t.Cleanup(func() { _ = rdb.Close() })
+		c := newClient(t, rdb, redisson.WithRedissonCompat(), redisson.WithWatchdogTimeout(watchdog),
+			redisson.WithWaiterTimeout(watchdog), redisson.WithRepollInterval(200*time.Millisecond),
+			redisson.WithLogger(slog.New(slog.DiscardHandler)))
+		goClients, proxies = append(goClients, c), append(proxies, p)
+	}
+	var javas []*javadouble.Client
+	for range 2 {
+		j := javadouble.New(srv.Client(t), javadouble.WatchdogTimeout(watchdog))
+		t.Cleanup(j.Close)
+		javas = append(javas, j)
+	}
+	if ok, err := goClients[0].Semaphore(sem).TrySetPermits(ctx, permits); !ok || err != nil {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+
+	// The checker.
+	type holder struct {
+		who  string
+		hold context.Context // a Go hold's context; nil for a Java hold
+	}
+	var mu sync.Mutex
+	inside := map[string]*holder{}
+	var semInside int
+	var violations []string
+	violate := func(format string, args ...any) {
+		violations = append(violations, fmt.Sprintf(format, args...))
+	}
+	enterLock := func(name string, h *holder) {
+		mu.Lock()
+		defer mu.Unlock()
+		if cur := inside[name]; cur != nil && (cur.hold == nil || cur.hold.Err() == nil) {
+			violate("two owners of %s: %s entered while %s was inside with its hold not over", name, h.who, cur.who)
+		}
+		inside[name] = h
+	}
+	leaveLock := func(name string, h *holder) {
+		mu.Lock()
+		defer mu.Unlock()
+		if inside[name] == h {
+			delete(inside, name)
+		}
+	}
+	enterSem := func(who string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if semInside++; semInside > permits {
+			violate("too many permits: %s made %d holders of %d permits", who, semInside, permits)
+		}
+	}
+	leaveSem := func() {
+		mu.Lock()
+		semInside--
+		mu.Unlock()
+	}
+	var semUnknown atomic.Int64 // Go Semaphore calls whose outcome is unknown: permits may be gone
+
+	end := time.Now().Add(runFor)
+	var wg sync.WaitGroup
+	worker := func(who string, rng *rand.Rand, op func(rng *rand.Rand)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) && ctx.Err() == nil {
+				op(rng)
+			}
+		}()
+	}
+	pause := func(rng *rand.Rand) { time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond) } // the section's work
+	for i, c := range goClients {
+		for g := range 2 {
+			who := fmt.Sprintf("go%d.%d", i, g)
+			worker(who, rand.New(rand.NewPCG(seed, uint64(100+10*i+g))), func(rng *rand.Rand) {
+				opts := []redisson.AcquireOption{redisson.WithWait(time.Duration(200+rng.IntN(800)) * time.Millisecond)}
+				if rng.IntN(3) == 0 {
+					opts = append(opts, redisson.WithLease(time.Duration(300+rng.IntN(1500))*time.Millisecond))
+				}
+				if rng.IntN(4) == 0 {
+					ok, err := c.Semaphore(sem).TryAcquire(ctx, 1, opts[0])
+					if err != nil && !errors.Is(err, redisson.ErrNotObtained) {
+						semUnknown.Add(1)
+					}
+					if !ok || err != nil {
+						return
+					}
+					enterSem(who)
+					pause(rng)
+					leaveSem()
+					if err := c.Semaphore(sem).Release(ctx, 1); err != nil {
+						semUnknown.Add(1)
+					}
+					return
+				}
+				name := locks[rng.IntN(len(locks))]
+				h, err := c.Lock(name).TryLock(ctx, opts...)
+				if err != nil {
+					return
+				}
+				me := &holder{who: who, hold: h.Context()}
+				enterLock(name, me)
+				pause(rng)
+				leaveLock(name, me)
+				_ = h.Unlock(ctx)
+			})
+		}
+	}
+	for i, j := range javas {
+		for tid := range int64(2) {
+			who := fmt.Sprintf("java%d.%d", i, tid)
+			worker(who, rand.New(rand.NewPCG(seed, uint64(200+10*i+int(tid)))), func(rng *rand.Rand) {
+				wait := time.Duration(200+rng.IntN(800)) * time.Millisecond
+				if rng.IntN(4) == 0 {
+					s := j.Semaphore(sem)
+					ok, err := s.TryAcquire(ctx, 1, wait)
+					if !ok || err != nil {
+						return
+					}
+					enterSem(who)
+					pause(rng)
+					leaveSem()
+					if err := s.Release(ctx, 1); err != nil {
+						t.Errorf("%s: Java release: %v", who, err) // direct connection: no fault
+					}
+					return
+				}
+				name := locks[rng.IntN(len(locks))]
+				l := j.Lock(name)
+				ok, err := l.TryLock(ctx, tid, wait, 0) // the watchdog's lease: Java is never told of a loss
+				if !ok || err != nil {
+					return
+				}
+				me := &holder{who: who}
+				enterLock(name, me)
+				pause(rng)
+				leaveLock(name, me)
+				if err := l.Unlock(ctx, tid); err != nil {
+					mu.Lock()
+					violate("%s: Java unlock of %s: %v (its hold was taken from it)", who, name, err)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	// The faults, on the Go Clients' connections only.
+	frng := rand.New(rand.NewPCG(seed, 1))
+	for time.Now().Before(end) {
+		p := proxies[frng.IntN(len(proxies))]
+		switch frng.IntN(4) {
+		case 0:
+			p.DropReplies(1 + frng.IntN(2))
+		case 1:
+			p.Delay(time.Duration(50+frng.IntN(250)) * time.Millisecond)
+			time.Sleep(time.Duration(200+frng.IntN(500)) * time.Millisecond)
+			p.Delay(0)
+		case 2:
+			p.Blackhole(true)
+			time.Sleep(time.Duration(200+frng.IntN(1300)) * time.Millisecond)
+			p.Blackhole(false)
+		case 3:
+			p.CloseConns()
+		}
+		time.Sleep(time.Duration(100+frng.IntN(300)) * time.Millisecond)
+	}
+	for _, p := range proxies {
+		p.DropReplies(0)
+		p.Delay(0)
+		p.Blackhole(false)
+	}
+	wg.Wait()
+
+	// Nothing held once everyone is done: within the watchdog lease (a Go Unlock that failed stops
+	// the renewals; the hold lapses), and the Semaphore's permits back.
+	deadline := time.Now().Add(2*watchdog + time.Second)
+	for _, name := range locks {
+		for admin.Exists(ctx, name).Val() != 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if admin.Exists(ctx, name).Val() != 0 {
+			mu.Lock()
+			violate("%s still held (%v, TTL %v) after every owner was done", name, admin.HGetAll(ctx, name).Val(), admin.PTTL(ctx, name).Val())
+			mu.Unlock()
+		}
+	}
+	avail, err := admin.Get(ctx, sem).Int64()
+	switch {
+	case err != nil:
+		t.Fatalf("GET %s: %v", sem, err)
+	case avail > permits:
+		violate("the Semaphore has %d permits available of %d: some were released twice", avail, permits)
+	case avail < permits && semUnknown.Load() == 0:
+		violate("the Semaphore has %d permits available of %d, and no Go call on it had an unknown outcome", avail, permits)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, v := range violations {
+		t.Errorf("seed %d: %s", seed, v)
+	}
+}
