@@ -352,26 +352,33 @@ var bloomFields = []string{"bits", "hashes", "insertions", "fpr", "hash"}
 // return them): the one Go decoder of the format. Integers must be in Redis's canonical form and
 // within BloomSize's limits, the rate in (0, 1), the hash this package's; else ErrWrongType.
 func decodeBloomConfig(v []any) (BloomConfig, error) {
-	s := make([]string, len(bloomFields))
+	s, cfg, hashes, err := parseBloomFields(v, len(bloomFields))
+	if err != nil || s[4] != bloomHash || cfg.Bits < 1 || cfg.Bits > MaxBit+1 ||
+		hashes < 1 || hashes > maxBloomHashes || cfg.Insertions < 1 || !(cfg.FalsePositiveRate > 0 && cfg.FalsePositiveRate < 1) {
+		return BloomConfig{}, because(ErrWrongType, fmt.Errorf("not a BloomFilter configuration (bits %q, hashes %q, insertions %q, fpr %q, hash %q)",
+			s[0], s[1], s[2], s[3], s[4]))
+	}
+	return cfg, nil
+}
+
+// parseBloomFields reads the n fields of a configuration as HMGET returns them (strings; a missing
+// field is "") and parses the first four, which both formats keep in this order: the number of
+// bits, of hash functions and of expected insertions (canonical integers), and the false-positive
+// rate. The decoders check the ranges and the rest.
+func parseBloomFields(v []any, n int) (s []string, cfg BloomConfig, hashes int64, err error) {
+	s = make([]string, n)
 	for i := range s {
 		if i < len(v) {
 			s[i], _ = v[i].(string)
 		}
 	}
-	var cfg BloomConfig
-	var hashes int64
 	var err1, err2, err3, err4 error
 	cfg.Bits, err1 = parseInt64Value(s[0])
 	hashes, err2 = parseInt64Value(s[1])
 	cfg.Insertions, err3 = parseInt64Value(s[2])
 	cfg.FalsePositiveRate, err4 = strconv.ParseFloat(s[3], 64)
 	cfg.Hashes = int(hashes)
-	if err := errors.Join(err1, err2, err3, err4); err != nil || s[4] != bloomHash || cfg.Bits < 1 || cfg.Bits > MaxBit+1 ||
-		hashes < 1 || hashes > maxBloomHashes || cfg.Insertions < 1 || !(cfg.FalsePositiveRate > 0 && cfg.FalsePositiveRate < 1) {
-		return BloomConfig{}, because(ErrWrongType, fmt.Errorf("not a BloomFilter configuration (bits %q, hashes %q, insertions %q, fpr %q, hash %q)",
-			s[0], s[1], s[2], s[3], s[4]))
-	}
-	return cfg, nil
+	return s, cfg, hashes, errors.Join(err1, err2, err3, err4)
 }
 
 // Java Redisson's layout (WithRedissonCompat): RedissonBloomFilter's, with StringCodec elements.
@@ -542,21 +549,8 @@ func javaDoubleSyntax(s string) bool {
 // at most 4,294,967,294, hashIterations at most 1074, all at least 1), falseProbability a double
 // as Java writes it, in [0, 1); else ErrWrongType.
 func decodeRedissonBloomConfig(v []any) (BloomConfig, error) {
-	s := make([]string, len(redissonBloomFields))
-	for i := range s {
-		if i < len(v) {
-			s[i], _ = v[i].(string)
-		}
-	}
-	var cfg BloomConfig
-	var hashes int64
-	var err1, err2, err3, err4 error
-	cfg.Bits, err1 = parseInt64Value(s[0])
-	hashes, err2 = parseInt64Value(s[1])
-	cfg.Insertions, err3 = parseInt64Value(s[2])
-	cfg.FalsePositiveRate, err4 = strconv.ParseFloat(s[3], 64)
-	cfg.Hashes = int(hashes)
-	if err := errors.Join(err1, err2, err3, err4); err != nil || !javaDoubleSyntax(s[3]) ||
+	s, cfg, hashes, err := parseBloomFields(v, len(redissonBloomFields))
+	if err != nil || !javaDoubleSyntax(s[3]) ||
 		cfg.Bits < 1 || cfg.Bits > maxRedissonBloomBits || hashes < 1 || hashes > maxRedissonBloomHashes ||
 		cfg.Insertions < 1 || !(cfg.FalsePositiveRate >= 0 && cfg.FalsePositiveRate < 1) {
 		return BloomConfig{}, because(ErrWrongType, fmt.Errorf("not a Redisson BloomFilter configuration (size %q, hashIterations %q, expectedInsertions %q, falseProbability %q)",

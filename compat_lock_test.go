@@ -6,7 +6,6 @@ package redisson_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -687,19 +686,7 @@ func TestCompatLockLostReplyThenUnreachableIsUndone(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())
-	var down atomic.Bool
-	rdb := srv.Client(t, func(o *redis.Options) {
-		oneIdle(o)
-		o.Addr = p.Addr()
-		o.DialerRetries = 1
-		o.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
-			if down.Load() {
-				return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused (simulated)")}
-			}
-			var nd net.Dialer
-			return nd.DialContext(ctx, network, p.Addr())
-		}
-	})
+	rdb, down := refusableProxyClient(t, srv, p, oneIdle)
 	c := compatClient(t, rdb)
 	ctx := t.Context()
 	warmUpCompat(t, c, admin)

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -874,4 +876,23 @@ func migrateSlotAway(t *testing.T, ctx context.Context, cl *redistest.Cluster, a
 		t.Fatalf("migrating slot %d from %s to %s: %v", slot, src, dst, err)
 	}
 	return src, dst, slot
+}
+
+// refusableProxyClient returns a go-redis client of srv whose connections go through the proxy p,
+// and a switch: while it is on, dials fail as a refused connection would (the server unreachable),
+// while connections already open keep working. opts adjust the client's options.
+func refusableProxyClient(t *testing.T, srv *redistest.Server, p *redistest.Proxy, opts ...func(*redis.Options)) (*redis.Client, *atomic.Bool) {
+	var down atomic.Bool
+	rdb := srv.Client(t, append(slices.Clip(opts), func(o *redis.Options) {
+		o.Addr = p.Addr()
+		o.DialerRetries = 1
+		o.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			if down.Load() {
+				return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused (simulated)")}
+			}
+			var nd net.Dialer
+			return nd.DialContext(ctx, network, p.Addr())
+		}
+	})...)
+	return rdb, &down
 }

@@ -980,18 +980,7 @@ func TestLockLostReplyThenUnreachableIsUndone(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
 	p := redistest.NewProxy(t, srv.Addr())
-	var down atomic.Bool
-	rdb := srv.Client(t, func(o *redis.Options) {
-		o.Addr = p.Addr()
-		o.DialerRetries = 1
-		o.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
-			if down.Load() {
-				return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused (simulated)")}
-			}
-			var nd net.Dialer
-			return nd.DialContext(ctx, network, p.Addr())
-		}
-	})
+	rdb, down := refusableProxyClient(t, srv, p)
 	c := newClient(t, rdb)
 	ctx := t.Context()
 	warmUpScripts(t, c)
