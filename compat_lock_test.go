@@ -31,9 +31,6 @@ func newJavaClient(t *testing.T, rdb redis.UniversalClient, watchdog time.Durati
 	return &javaClient{d}
 }
 
-// owner is thread tid's owner id: "<uuid>:<tid>".
-func (j *javaClient) owner(tid int) string { return j.d.Owner(int64(tid)) }
-
 // javaChannel is Redisson's lock channel of name.
 func javaChannel(name string) string {
 	if strings.Contains(name, "{") {
