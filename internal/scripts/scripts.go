@@ -6,7 +6,7 @@
 // touches it: wait_queue.lua (an object's wait queue), then lock_value.lua (the lock string and the
 // release records); rw_value.lua (a ReadWriteLock's hash); sem_value.lua (a Semaphore's permits and
 // waiters); int64_value.lua (an AtomicLong's value); compat_lock_value.lua (Java Redisson's RLock hash,
-// for a Client made WithRedissonCompat).
+// for a Client made WithRedissonCompat), then compat_fair_queue.lua (Redisson's RFairLock queue).
 //
 // Every script must be safe to run twice: go-redis re-sends a command after a network error, so the
 // header of each file says how a repeat is recognised. The data objects' scripts (atomic.lua,
@@ -80,6 +80,14 @@ var (
 	compatLockForceUnlockSrc string
 	//go:embed compat_lock_renew.lua
 	compatLockRenewSrc string
+	//go:embed compat_fair_queue.lua
+	compatFairQueueSrc string
+	//go:embed compat_fair_acquire.lua
+	compatFairAcquireSrc string
+	//go:embed compat_fair_release.lua
+	compatFairReleaseSrc string
+	//go:embed compat_fair_force_unlock.lua
+	compatFairForceUnlockSrc string
 )
 
 // lockPrelude is what every lock script starts with.
@@ -140,7 +148,19 @@ var (
 	// CompatLockRenew extends many watchdog Locks in Redisson's format at once. See
 	// compat_lock_renew.lua.
 	CompatLockRenew = newScript(compatLockValueSrc + compatLockRenewSrc)
+
+	// CompatFairAcquire acquires, queues for or re-enters a FairLock in Java Redisson's RFairLock
+	// layout. See compat_fair_acquire.lua.
+	CompatFairAcquire = newScript(compatFairPrelude + compatFairAcquireSrc)
+	// CompatFairRelease releases a level or the hold of a FairLock in Redisson's layout, or undoes an
+	// acquisition or a wait. See compat_fair_release.lua.
+	CompatFairRelease = newScript(compatFairPrelude + compatFairReleaseSrc)
+	// CompatFairForceUnlock deletes a FairLock in Redisson's layout. See compat_fair_force_unlock.lua.
+	CompatFairForceUnlock = newScript(compatFairPrelude + compatFairForceUnlockSrc)
 )
+
+// compatFairPrelude is what every compat_fair_*.lua script starts with: the lock's hash is an RLock's.
+var compatFairPrelude = compatLockValueSrc + compatFairQueueSrc
 
 // All lists every script by the name of its file, for loading ahead of pipelines and for tests.
 var All = map[string]*redis.Script{
@@ -169,6 +189,9 @@ var All = map[string]*redis.Script{
 	"compat_lock_release":      CompatLockRelease,
 	"compat_lock_force_unlock": CompatLockForceUnlock,
 	"compat_lock_renew":        CompatLockRenew,
+	"compat_fair_acquire":      CompatFairAcquire,
+	"compat_fair_release":      CompatFairRelease,
+	"compat_fair_force_unlock": CompatFairForceUnlock,
 }
 
 // sources maps every script to its source, for the EVAL that answers a NOSCRIPT (see Source).
