@@ -575,15 +575,11 @@ func TestCompatLockRefusedKinds(t *testing.T) {
 	defer cancel()
 	const name = "refused"
 	before := serverSnapshot(t, admin)
-	rw := c.ReadWriteLock(name)
 	calls := map[string]func() error{
-		"FencedLock.Lock":           func() error { return errOnly(c.FencedLock(name).Lock(ctx)) },
-		"FencedLock.IsLocked":       func() error { return errOnly(c.FencedLock(name).IsLocked(ctx)) },
-		"SpinLock.Lock":             func() error { return errOnly(c.SpinLock(name).Lock(ctx)) },
-		"SpinLock.RemainingTTL":     func() error { return errOnly(c.SpinLock(name).RemainingTTL(ctx)) },
-		"ReadWriteLock.RLock":       func() error { return errOnly(rw.RLock(ctx)) },
-		"ReadWriteLock.Lock":        func() error { return errOnly(rw.Lock(ctx)) },
-		"ReadWriteLock.ForceUnlock": func() error { return errOnly(rw.ForceUnlock(ctx)) },
+		"FencedLock.Lock":       func() error { return errOnly(c.FencedLock(name).Lock(ctx)) },
+		"FencedLock.IsLocked":   func() error { return errOnly(c.FencedLock(name).IsLocked(ctx)) },
+		"SpinLock.Lock":         func() error { return errOnly(c.SpinLock(name).Lock(ctx)) },
+		"SpinLock.RemainingTTL": func() error { return errOnly(c.SpinLock(name).RemainingTTL(ctx)) },
 		"MultiLock of a FencedLock": func() error {
 			return errOnly(redisson.NewMultiLock(c.Lock(name+"a"), c.FencedLock(name+"b")).Lock(ctx))
 		},

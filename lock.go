@@ -138,6 +138,10 @@ const (
 	// made WithRedissonCompat: a waiting attempt queues its owner there, a release wakes the head
 	// only, on the head's own channel; no hand-over.
 	formatRedissonFair
+	// formatRedissonRW: Java Redisson's RReadWriteLock hash and read acquisitions' keys
+	// (compat_rw_value.lua, decodeRedissonRW), for a Client made WithRedissonCompat: no queue,
+	// waiters woken by every message on Redisson's read/write lock channel.
+	formatRedissonRW
 )
 
 // queues reports whether waiters of the format queue in this package's wait queue in Redis and are
@@ -153,8 +157,8 @@ var (
 	kindFair   = &lockKind{marker: "f", hold: kindLock, waiter: kindWaiter, compat: kindCompatFair}
 	kindFenced = &lockKind{marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter}
 	kindSpin   = &lockKind{marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter}
-	kindRead   = &lockKind{marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, format: formatRW}
-	kindWrite  = &lockKind{marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, format: formatRW}
+	kindRead   = &lockKind{marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, format: formatRW, compat: kindCompatRead}
+	kindWrite  = &lockKind{marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, format: formatRW, compat: kindCompatWrite}
 	// kindCompat is a Lock on a Client made WithRedissonCompat: Java Redisson's RLock. Goroutines of
 	// a Client queue locally, and only the head contends; no SET NX (the lock is a hash), no
 	// transfer to a local heir (a release frees the lock for Java clients too), no Redis queue.
@@ -164,6 +168,11 @@ var (
 	// Java and Go waiters are served in the order they queued. Its holds are an RLock's hash, renewed
 	// as the compat Lock's.
 	kindCompatFair = &lockKind{marker: "JF", hold: kindCompatLock, format: formatRedissonFair}
+	// kindCompatRead and kindCompatWrite are the sides of a ReadWriteLock on a Client made
+	// WithRedissonCompat: Java Redisson's RReadWriteLock. Writers of a Client queue locally (only the
+	// head contends); readers do not (they share the lock). No Redis queue, no hand-over.
+	kindCompatRead  = &lockKind{marker: "JR", side: "r", other: "JW", hold: kindCompatRWRead, format: formatRedissonRW}
+	kindCompatWrite = &lockKind{marker: "JW", side: "x", other: "JR", local: true, hold: kindCompatRWWrite, format: formatRedissonRW}
 )
 
 // redissonFairWait is the threadWaitTime of a compat FairLock's waiter that gives no WithWait bound:
@@ -211,6 +220,12 @@ func (c *Client) newMutex(name string, kind *lockKind) mutex {
 		// Redisson's names: each waiter, Java or Go, listens on wakePrefix + ":" + its owner.
 		m.keys = []string{m.key, redissonPrefixed(redissonFairQueue, m.key), redissonPrefixed(redissonFairTimeouts, m.key)}
 		m.wakePrefix = redissonPrefixed(redissonLockChannel, m.key)
+	case formatRedissonRW:
+		// Redisson's names: the read acquisitions' keys are "<tag>:<owner>:rwlock_timeout:<n>", and
+		// every Client of the lock, Java or Go, listens on one channel.
+		m.keys = []string{m.key, redissonTagged(m.key)}
+		m.wakeChannel = redissonPrefixed(redissonRWChannel, m.key)
+		m.otherKey = markKey{c, kind.other, m.key}
 	default:
 		q, qt, fence := aux(kind.marker+sfxQueue), aux(kind.marker+sfxDeadlines), aux(sfxFence)
 		m.keys = []string{m.key, q, qt, fence}
@@ -226,6 +241,7 @@ const (
 	redissonUnlockLatch  = "redisson_unlock_latch"  // + ":" + request id: the record of one release
 	redissonFairQueue    = "redisson_lock_queue"    // a FairLock's waiters (LIST)
 	redissonFairTimeouts = "redisson_lock_timeout"  // their deadlines (ZSET, client-clock ms)
+	redissonRWChannel    = "redisson_rwlock"        // a ReadWriteLock's releases ("0" read, "1" write)
 )
 
 // vouch is, for a ReadWriteLock's read side, the writer whose hold marks ctx (ContextWithHold): the
@@ -359,6 +375,9 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	// Take this process's turn for the lock: only the head of the local queue contends in Redis. A
 	// releasing holder may transfer the lock to the head waiter directly (see releaseFinal).
 	id := m.c.newID()
+	for m.kind.format == formatRedissonRW && strings.HasSuffix(id, redissonWriteSuffix) {
+		id = m.c.newID() // a reader's field "<id>" must not read as a writer's "<owner>:write"
+	}
 	if m.kind.local {
 		if wait {
 			want := &heir{ctx: ctx, owner: id, lease: ac.lease, start: start}
@@ -557,7 +576,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 	switch m.kind.format {
 	case formatString:
 		w.Beat.Key, w.Beat.Keys = m.keys[1], m.keys[:3:3] // lock, queue, deadlines (wait_beat.lua)
-	case formatRedisson, formatRedissonFair:
+	case formatRedisson, formatRedissonFair, formatRedissonRW:
 		// Java Redisson's waiters: every message on the lock's channel wakes them (it says "0": the
 		// lock was released); no heartbeat keeps them anywhere (in the fair queue, a waiter is
 		// stale after its deadline). A fair waiter has a channel of its own.
@@ -800,6 +819,24 @@ func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error
 		}
 		return acquireRes{n: r[0], retry: retry, otherTurn: r[0] < 1 && r[1] == -2, ackErr: ackErr, resent: resent}, nil
 	}
+	if m.kind.format == formatRedissonRW {
+		cmd, ackErr := c.evalOpts(ctx, opts, scripts.CompatRWAcquire, m.keys, owner, leaseMs, mode, m.kind.side, m.vouch(ctx))
+		r, err := cmd.Int64Slice()
+		if err == nil && len(r) != 2 {
+			err = errors.New("redisson: unexpected reply to an acquisition")
+		}
+		if err != nil {
+			return acquireRes{}, err
+		}
+		if r[0] < 1 {
+			ackErr = nil
+		}
+		retry := time.Duration(-1)
+		if r[1] >= 0 {
+			retry = max(time.Duration(r[1])*time.Millisecond, time.Millisecond)
+		}
+		return acquireRes{n: r[0], retry: retry, ackErr: ackErr, resent: resent}, nil
+	}
 	if m.rw() {
 		cmd, ackErr := c.evalOpts(ctx, opts, scripts.RWAcquire, m.keys, owner, leaseMs, level, mode, m.kind.side, c.waiterArg, m.vouch(ctx))
 		r, err := cmd.Int64Slice()
@@ -980,6 +1017,14 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 			keys[3], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
 		}
 		script, args = scripts.CompatFairRelease, []any{q.owner, f, q.leaseMs, c.publish, m.wakePrefix, recordMs, time.Now().UnixMilli()}
+	case formatRedissonRW:
+		var recordMs int64
+		keys = []string{m.keys[0], m.keys[1], m.key}
+		if !q.undo {
+			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
+			keys[2], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
+		}
+		script, args = scripts.CompatRWRelease, []any{q.owner, f, q.leaseMs, m.kind.side, c.publish, m.wakeChannel, recordMs}
 	default:
 		args = []any{q.owner, q.level, f, q.expected, q.leaseMs, c.publish, m.wakePrefix, m.kind.marker, c.waiterArg}
 		if q.heir != "" || q.rejoin != "" {
@@ -1084,6 +1129,8 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatLockForceUnlock, m.keys, m.c.publish, m.wakeChannel)
 	case formatRedissonFair:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatFairForceUnlock, m.keys, m.c.publish, m.wakePrefix, time.Now().UnixMilli())
+	case formatRedissonRW:
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatRWForceUnlock, m.keys, m.c.publish, m.wakeChannel)
 	default:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.LockForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.kind.marker)
 	}
@@ -1105,6 +1152,9 @@ func (m *mutex) isLocked(ctx context.Context) (bool, error) {
 	case formatRedisson, formatRedissonFair:
 		v, err := m.redissonState(ctx, "is locked")
 		return v.owner != "", err
+	case formatRedissonRW:
+		v, err := m.redissonRWState(ctx, "is locked")
+		return v.mode != "", err
 	}
 	v, err := m.read(ctx)
 	return v.owner != "", err
@@ -1120,6 +1170,9 @@ func (m *mutex) remainingTTL(ctx context.Context) (time.Duration, error) {
 		return st.ttl, err
 	case formatRedisson, formatRedissonFair:
 		v, err := m.redissonState(ctx, "remaining ttl")
+		return v.ttl, err
+	case formatRedissonRW:
+		v, err := m.redissonRWState(ctx, "remaining ttl")
 		return v.ttl, err
 	}
 	var get *redis.StringCmd
@@ -1169,6 +1222,15 @@ func (m *mutex) levelsOf(ctx context.Context, owner string) (int, error) {
 			return 0, err
 		}
 		return v.count, nil
+	case formatRedissonRW:
+		v, err := m.redissonRWState(ctx, "hold count")
+		if m.kind.side == "x" {
+			if v.writer != owner {
+				return 0, err
+			}
+			return v.writes, err
+		}
+		return v.readers[owner], err
 	}
 	v, err := m.read(ctx)
 	if err != nil || v.owner != owner {

@@ -4,8 +4,8 @@
 -- it), a reader as its ReadLockTask (each of the owner's acquisition keys 1..count to the lease,
 -- then the hash). The hash's TTL is never cut below another holder's (see rr_expire).
 --
--- KEYS[2i-1] lock hash of entry i; KEYS[2i] its tag "{<key>}" (on Cluster all keys of one call are
---            in one slot)
+-- KEYS[1]    lock hash of the first entry, KEYS[2] its tag "{<key>}"; KEYS[2i-1], KEYS[2i] those
+--            of entry i (on Cluster all keys of one call are in one slot)
 -- ARGV[1]    lease in milliseconds
 -- ARGV[2]    side: "r" read holds, "x" write holds
 -- ARGV[i+2]  owner id of entry i
