@@ -42,6 +42,12 @@ import (
 // The writer side is a Locker (Lock, TryLock, ForceUnlock, IsLocked, RemainingTTL): a MultiLock or
 // RedLock over ReadWriteLocks takes their write locks. The name is stored as a hash: using it as a
 // Lock, FairLock, FencedLock or SpinLock fails with ErrWrongType, and the reverse.
+//
+// On a Client made WithRedissonCompat it is Java Redisson's RReadWriteLock instead, shared with Java
+// readers and writers: Redisson's policy (no waiting-writer priority: readers keep entering while
+// readers hold it; no ticket order; every release wakes every waiting Client, which tries again),
+// Redisson's TTL rules and a lease per read acquisition; the downgrade and the refused upgrade are as
+// above. See "Sharing locks with Java services" in the package documentation.
 type ReadWriteLock struct {
 	read, write mutex
 }
@@ -51,7 +57,8 @@ var _ Locker = (*ReadWriteLock)(nil)
 // ReadWriteLock returns the read/write lock called name (Redisson's RReadWriteLock). It does no I/O;
 // the handle is cheap and safe to share. A bad name is reported by the first call on the handle
 // (ErrInvalidArgument).
-// On a Client made WithRedissonCompat its calls fail with an error matching errors.ErrUnsupported.
+// On a Client made WithRedissonCompat it is kept in Java Redisson's RReadWriteLock layout (see
+// ReadWriteLock).
 func (c *Client) ReadWriteLock(name string) *ReadWriteLock {
 	return &ReadWriteLock{read: c.newMutex(name, kindRead), write: c.newMutex(name, kindWrite)}
 }
