@@ -434,15 +434,17 @@ func (c *Client) group(key string) int {
 // Kinds of renewal entries (renew.Entry.Kind). What each kind is renewed with and what it stands
 // for is data, in renewKinds: a property every kind must have is implemented once, over the table.
 const (
-	kindLock         = iota // a held lock (Lock, FairLock, FencedLock, SpinLock)
-	kindWaiter              // a waiter queued for a lock
-	kindRWRead              // a ReadWriteLock reader
-	kindRWWrite             // a ReadWriteLock writer
-	kindRWWaiter            // a ReadWriteLock writer waiting
-	kindRWReadWaiter        // a ReadWriteLock reader waiting
-	kindSemWaiter           // a Semaphore waiter
-	kindPermit              // a watchdog-renewed PermitExpirableSemaphore permit
-	kindCompatLock          // a held Lock in Java Redisson's format (WithRedissonCompat)
+	kindLock          = iota // a held lock (Lock, FairLock, FencedLock, SpinLock)
+	kindWaiter               // a waiter queued for a lock
+	kindRWRead               // a ReadWriteLock reader
+	kindRWWrite              // a ReadWriteLock writer
+	kindRWWaiter             // a ReadWriteLock writer waiting
+	kindRWReadWaiter         // a ReadWriteLock reader waiting
+	kindSemWaiter            // a Semaphore waiter
+	kindPermit               // a watchdog-renewed PermitExpirableSemaphore permit
+	kindCompatLock           // a held Lock in Java Redisson's format (WithRedissonCompat)
+	kindCompatRWRead         // a ReadWriteLock reader in Java Redisson's format
+	kindCompatRWWrite        // a ReadWriteLock writer in Java Redisson's format
 	numKinds
 )
 
@@ -472,6 +474,9 @@ var renewKinds = [numKinds]renewKind{
 	kindSemWaiter:    {name: "semaphore waiter", script: scripts.SemBeat},
 	kindPermit:       {name: "leased permit", script: scripts.SemRenew, hold: true},
 	kindCompatLock:   {name: "lock (Redisson format)", script: scripts.CompatLockRenew, hold: true},
+	// Redisson's LockTask and ReadLockTask: entries carry the hash and the tag of its read keys.
+	kindCompatRWRead:  {name: "read hold (Redisson format)", script: scripts.CompatRWRenew, side: "r", hold: true},
+	kindCompatRWWrite: {name: "write hold (Redisson format)", script: scripts.CompatRWRenew, side: "x", hold: true},
 }
 
 // shardRouter routes the sharded hub's channels with the Cluster client's slot map.

@@ -422,20 +422,13 @@ func TestCompatLockRefusedKinds(t *testing.T) {
 	defer cancel()
 	const name = "refused"
 	before := serverSnapshot(t, admin)
-	rw := c.ReadWriteLock(name)
 	calls := map[string]func() error{
-		"FairLock.Lock":             func() error { return errOnly(c.FairLock(name).Lock(ctx)) },
-		"FairLock.TryLock":          func() error { return errOnly(c.FairLock(name).TryLock(ctx)) },
-		"FairLock.ForceUnlock":      func() error { return errOnly(c.FairLock(name).ForceUnlock(ctx)) },
-		"FencedLock.Lock":           func() error { return errOnly(c.FencedLock(name).Lock(ctx)) },
-		"FencedLock.IsLocked":       func() error { return errOnly(c.FencedLock(name).IsLocked(ctx)) },
-		"SpinLock.Lock":             func() error { return errOnly(c.SpinLock(name).Lock(ctx)) },
-		"SpinLock.RemainingTTL":     func() error { return errOnly(c.SpinLock(name).RemainingTTL(ctx)) },
-		"ReadWriteLock.RLock":       func() error { return errOnly(rw.RLock(ctx)) },
-		"ReadWriteLock.Lock":        func() error { return errOnly(rw.Lock(ctx)) },
-		"ReadWriteLock.ForceUnlock": func() error { return errOnly(rw.ForceUnlock(ctx)) },
-		"MultiLock of a FairLock": func() error {
-			return errOnly(redisson.NewMultiLock(c.Lock(name+"a"), c.FairLock(name+"b")).Lock(ctx))
+		"FencedLock.Lock":       func() error { return errOnly(c.FencedLock(name).Lock(ctx)) },
+		"FencedLock.IsLocked":   func() error { return errOnly(c.FencedLock(name).IsLocked(ctx)) },
+		"SpinLock.Lock":         func() error { return errOnly(c.SpinLock(name).Lock(ctx)) },
+		"SpinLock.RemainingTTL": func() error { return errOnly(c.SpinLock(name).RemainingTTL(ctx)) },
+		"MultiLock of a FencedLock": func() error {
+			return errOnly(redisson.NewMultiLock(c.Lock(name+"a"), c.FencedLock(name+"b")).Lock(ctx))
 		},
 	}
 	for what, call := range calls {

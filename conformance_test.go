@@ -144,7 +144,7 @@ func TestConformance(t *testing.T) {
 		cases     []conformanceCase
 	}
 	var suites []suite
-	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "ReadWriteLock", "MultiLock", "RedLock", "CompatLock") {
+	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "ReadWriteLock", "MultiLock", "RedLock", "CompatLock", "CompatFairLock", "CompatReadWriteLock") {
 		suites = append(suites, suite{kind, lockConformance(kind)}) // the lock family
 	}
 	suites = append(suites, suite{"Semaphore", semaphoreConformance()}, suite{"CountDownLatch", latchConformance()},
@@ -165,7 +165,7 @@ func TestConformance(t *testing.T) {
 					t.Run(s.primitive+"/"+cc.name, func(t *testing.T) {
 						t.Parallel()
 						newC := func(opts ...redisson.Option) *redisson.Client {
-							if s.primitive == "CompatLock" { // a Lock in Java Redisson's format
+							if strings.HasPrefix(s.primitive, "Compat") { // a lock in Java Redisson's format
 								opts = append(opts, redisson.WithRedissonCompat())
 							}
 							c := newClient(t, top.rdb(t), append(slices.Clip(top.opts), opts...)...)
@@ -333,7 +333,7 @@ func lockConformance(kind string) []conformanceCase {
 			if _, err := lockOf(c, kind, name).Lock(ctx, redisson.WithLease(-time.Second)); !errors.Is(err, redisson.ErrInvalidArgument) {
 				t.Fatalf("negative lease: %v; want ErrInvalidArgument", err)
 			}
-			if kind == "CompatLock" { // its Client offers no other kind of lock: another type of value
+			if strings.HasPrefix(kind, "Compat") { // in Java Redisson's format: another type of value
 				v := c.AtomicLong(name)
 				if err := v.Store(ctx, 1); err != nil {
 					t.Fatal(err)

@@ -88,8 +88,8 @@
 //	RedLock     a majority of N independent masters, the Redlock algorithm (RedissonRedLock)
 //
 // All return a *Hold and share ownership, re-entry, leases, the watchdog and the loss signal; all
-// satisfy Locker. A Client made WithRedissonCompat offers Lock (in Java Redisson's layout), MultiLock
-// and RedLock only: see "Sharing locks with Java services".
+// satisfy Locker. A Client made WithRedissonCompat offers Lock, FairLock and ReadWriteLock (in Java
+// Redisson's layouts), MultiLock and RedLock only: see "Sharing locks with Java services".
 //
 // # Synchronizers
 //
@@ -315,17 +315,63 @@
 //     message costs at most that;
 //   - ForceUnlock, IsLocked, RemainingTTL and HoldCount read and act on Java holds too.
 //
-// What is not: there is no wait queue in Redis and no hand-over (Java would not honour them), so a
-// release wakes every waiting Client, Java or Go, and the first to ask takes the lock: not FIFO
-// across processes, and no protection from starvation beyond the luck of the race (within one Go
-// Client, goroutines still queue locally and only the head contends; a release never transfers the
-// lock to the next goroutine of its own Client, so that Java waiters get their chance). No SET NX
-// fast path (the lock is a hash) and no fencing. FairLock, FencedLock, SpinLock and ReadWriteLock have
-// no layout this package can keep in that mode: their calls fail with an error matching
+// What is not: there is no wait queue of this package in Redis and no hand-over (Java would not
+// honour them), so a release wakes every waiting Client, Java or Go, and the first to ask takes the
+// lock: not FIFO across processes, and no protection from starvation beyond the luck of the race
+// (within one Go Client, goroutines still queue locally and only the head contends; a release never
+// transfers the lock to the next goroutine of its own Client, so that Java waiters get their
+// chance). No SET NX fast path (the lock is a hash) and no fencing. FencedLock and SpinLock have no
+// layout this package can keep in that mode: their calls fail with an error matching
 // errors.ErrUnsupported (as does a MultiLock or RedLock with such a part, before any part is taken),
-// and change nothing; a MultiLock or RedLock of Locks works.
+// and change nothing; a MultiLock or RedLock of the other kinds works.
 //
-// Lost replies: a count cannot tell a re-sent command from a new one. A fresh acquisition is
+// A FairLock is Redisson's RFairLock: the same hash at the name, and
+//
+//	redisson_lock_queue:{<prefix><name>}       a LIST of the waiting owners, Java and Go, in order
+//	redisson_lock_timeout:{<prefix><name>}     a ZSET: each waiter's deadline (ms since the epoch)
+//	redisson_lock__channel:{<prefix><name>}:<owner>  each waiter's own channel: a release publishes "0"
+//	                                        to the head's only
+//
+// Every waiting acquisition, Go or Java, queues there (a Go Client keeps no local queue for it), and
+// Redisson's rules serve it: the lock goes to the head when free, an acquisition moves every
+// remaining deadline one threadWaitTime earlier, a waiter queued behind another gets the other's
+// deadline plus its own threadWaitTime. Deadlines are counted on the clock of the client that writes
+// them, Java or Go, so the clocks of the machines must agree (as they must among Java services). A
+// Go waiter's threadWaitTime is Redisson's default fairLockWaitTimeout, 5 minutes (not the waiter
+// timeout: Java waiters purge a waiter past its deadline, and deadlines of a few seconds would purge
+// live Go waiters behind a lock held longer), or its WithWait bound, as Redisson's tryLock(waitTime).
+// A Go waiter tries again when woken on its channel, when the holder's lease would end, or at the
+// re-poll interval; when the lock is free but another waiter heads the queue, after a pause doubling
+// from 1ms to 128ms. A Go wait that ends takes its owner out of the queue, as Redisson's acquireFailed
+// (the waiters behind it move up by its slot, read from the deadlines). What is Redisson's and not
+// this package's: a waiter whose process died blocks the queue until its deadline (up to 5 minutes),
+// and a live waiter still queued past its deadline (the lock held that long) is purged and queues
+// again at the back. TryLock without WithWait never queues.
+//
+// A ReadWriteLock is Redisson's RReadWriteLock:
+//
+//	<prefix><name>                          a HASH: "mode" ("read" or "write"), each reader's owner ->
+//	                                        its count, the writer's "<owner>:write" -> its count; TTL
+//	                                        the longest holder's lease
+//	{<prefix><name>}:<owner>:rwlock_timeout:<n>  one STRING per read acquisition n of an owner, with
+//	                                        that acquisition's lease
+//	redisson_rwlock:{<prefix><name>}        "0" published by a read release that frees the lock, "1"
+//	                                        by a write release (and ForceUnlock)
+//
+// Readers of both languages share it, a writer of either excludes everyone else; Redisson's TTL
+// rules (a read acquisition sets the hash's TTL to at least its lease, a write re-entry to PTTL +
+// lease) and watchdogs (a writer's renewal sets the hash's TTL, a reader's renews each of its
+// acquisitions' keys, then the hash) apply to both sides; this package never lets a TTL it sets cut
+// another holder's lease short. There is no waiting-writer priority (Redisson has none: readers keep
+// entering while the lock is read-held) and no queue: every release wakes every waiting Client. The
+// downgrade is Redisson's (a writer may read): a Go reader whose context is marked with the write
+// hold (ContextWithHold) is let in beside its writer; its owner id is its own, not the writer's (the
+// script checks the vouching writer's "<writer>:write" field, which is all Redisson's test amounts
+// to, and ids are never reused, which a repeated acquisition is recognised by); Java reads no
+// relation between the two. No upgrade. ForceUnlock deletes the hash whatever its mode, with the
+// readers' keys, and publishes "1".
+//
+// Lost replies (every kind): a count cannot tell a re-sent command from a new one. A fresh acquisition is
 // recognised by its owner (never reused); an Unlock carries a request id whose answer its first run
 // records in Redisson's unlock latch, which answers the re-sent copies; a re-sent Reenter may count
 // twice. The final Unlock deletes the lock whatever count it holds, and a partial Unlock never takes

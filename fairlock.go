@@ -24,12 +24,19 @@ import (
 //
 // A name is either a Lock, a FairLock or a FencedLock: using it as another kind fails with
 // ErrWrongType.
+//
+// On a Client made WithRedissonCompat it is Java Redisson's RFairLock instead: its queue is
+// Redisson's (client-clock deadlines, a channel per waiter), shared with Java waiters, which are
+// served in the same order; a release wakes the head, which takes the lock itself (no hand-over);
+// a waiter whose process died blocks the queue until its deadline (5 minutes); and the name is one
+// lock with the Client's Lock of that name (Redisson's RFairLock and RLock share the hash). See
+// "Sharing locks with Java services" in the package documentation.
 type FairLock struct{ mutex }
 
 // FairLock returns the fair lock called name (Redisson's RFairLock). It does no I/O; the handle is
 // cheap and safe to share. A bad name is reported by the first call on the handle
 // (ErrInvalidArgument).
-// On a Client made WithRedissonCompat its calls fail with an error matching errors.ErrUnsupported.
+// On a Client made WithRedissonCompat it is kept in Java Redisson's RFairLock layout (see FairLock).
 func (c *Client) FairLock(name string) *FairLock { return &FairLock{c.newMutex(name, kindFair)} }
 
 // Name returns the name the lock was created with ("" for a nil handle).

@@ -87,6 +87,10 @@ func lockOf(c *redisson.Client, kind, name string) redisson.Locker {
 		return c.SpinLock(name)
 	case "CompatLock": // a Lock of a Client made WithRedissonCompat (Java Redisson's format)
 		return c.Lock(name)
+	case "CompatFairLock": // a FairLock of a Client made WithRedissonCompat (Java Redisson's format)
+		return c.FairLock(name)
+	case "CompatReadWriteLock": // its write side, on a Client made WithRedissonCompat
+		return c.ReadWriteLock(name)
 	case "ReadWriteLock": // its write side
 		return c.ReadWriteLock(name)
 	case "MultiLock": // parts of two kinds

@@ -245,6 +245,9 @@ func (l *mutex) makeOwner(parent context.Context, id string, lease time.Duration
 	o := &owner{m: l, id: id, levels: 1, seq: 1, token: token}
 	o.ctx, o.cancel = context.WithCancelCause(context.WithoutCancel(parent))
 	o.entry = renew.Entry{Kind: l.kind.hold, Key: l.key, Owner: id, Group: c.group(l.key), OnLost: o.lost}
+	if l.kind.format == formatRedissonRW {
+		o.entry.Keys = l.keys // the hash and the tag of its read acquisitions' keys (compat_rw_renew.lua)
+	}
 	if lease > 0 {
 		o.entry.Lease = lease
 	} else {

@@ -133,24 +133,52 @@ const (
 	// decodeRedissonLock), for a Client made WithRedissonCompat: no queue of this package, waiters
 	// woken by every message on Redisson's lock channel.
 	formatRedisson
+	// formatRedissonFair: Java Redisson's RFairLock, the RLock hash (decoded as formatRedisson's) and
+	// Redisson's queue of waiters with client-clock deadlines (compat_fair_queue.lua), for a Client
+	// made WithRedissonCompat: a waiting attempt queues its owner there, a release wakes the head
+	// only, on the head's own channel; no hand-over.
+	formatRedissonFair
+	// formatRedissonRW: Java Redisson's RReadWriteLock hash and read acquisitions' keys
+	// (compat_rw_value.lua, decodeRedissonRW), for a Client made WithRedissonCompat: no queue,
+	// waiters woken by every message on Redisson's read/write lock channel.
+	formatRedissonRW
 )
 
-// queues reports whether waiters of the format queue in Redis and are handed the lock by releases.
-func (f lockFormat) queues() bool { return f != formatRedisson }
+// queues reports whether waiters of the format queue in this package's wait queue in Redis and are
+// handed the lock by releases.
+func (f lockFormat) queues() bool { return f == formatString || f == formatRW }
+
+// redisson reports whether the format's lock is Java Redisson's RLock hash (see redissonState).
+func (f lockFormat) redisson() bool { return f == formatRedisson || f == formatRedissonFair }
 
 // The lock kinds.
 var (
 	kindPlain  = &lockKind{marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter, compat: kindCompat}
-	kindFair   = &lockKind{marker: "f", hold: kindLock, waiter: kindWaiter}
+	kindFair   = &lockKind{marker: "f", hold: kindLock, waiter: kindWaiter, compat: kindCompatFair}
 	kindFenced = &lockKind{marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter}
 	kindSpin   = &lockKind{marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter}
-	kindRead   = &lockKind{marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, format: formatRW}
-	kindWrite  = &lockKind{marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, format: formatRW}
+	kindRead   = &lockKind{marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, format: formatRW, compat: kindCompatRead}
+	kindWrite  = &lockKind{marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, format: formatRW, compat: kindCompatWrite}
 	// kindCompat is a Lock on a Client made WithRedissonCompat: Java Redisson's RLock. Goroutines of
 	// a Client queue locally, and only the head contends; no SET NX (the lock is a hash), no
 	// transfer to a local heir (a release frees the lock for Java clients too), no Redis queue.
 	kindCompat = &lockKind{marker: "J", local: true, hold: kindCompatLock, format: formatRedisson}
+	// kindCompatFair is a FairLock on a Client made WithRedissonCompat: Java Redisson's RFairLock.
+	// Every acquisition, whatever its Client, queues in Redisson's queue (no local queue), so that
+	// Java and Go waiters are served in the order they queued. Its holds are an RLock's hash, renewed
+	// as the compat Lock's.
+	kindCompatFair = &lockKind{marker: "JF", hold: kindCompatLock, format: formatRedissonFair}
+	// kindCompatRead and kindCompatWrite are the sides of a ReadWriteLock on a Client made
+	// WithRedissonCompat: Java Redisson's RReadWriteLock. Writers of a Client queue locally (only the
+	// head contends); readers do not (they share the lock). No Redis queue, no hand-over.
+	kindCompatRead  = &lockKind{marker: "JR", side: "r", other: "JW", hold: kindCompatRWRead, format: formatRedissonRW}
+	kindCompatWrite = &lockKind{marker: "JW", side: "x", other: "JR", local: true, hold: kindCompatRWWrite, format: formatRedissonRW}
 )
+
+// redissonFairWait is the threadWaitTime of a compat FairLock's waiter that gives no WithWait bound:
+// Java Redisson's default fairLockWaitTimeout (5 minutes), by which Java waiters purge ours as stale
+// (and ours theirs); with WithWait(d), d, as Redisson's tryLock(waitTime) does.
+const redissonFairWait = 5 * time.Minute
 
 // markKey is the context key of ContextWithHold: one per Client, kind and lock key.
 type markKey struct {
@@ -188,6 +216,16 @@ func (c *Client) newMutex(name string, kind *lockKind) mutex {
 		// Redisson's names: every Client of the lock, Java or Go, listens on one channel.
 		m.keys = []string{m.key}
 		m.wakeChannel = redissonPrefixed(redissonLockChannel, m.key)
+	case formatRedissonFair:
+		// Redisson's names: each waiter, Java or Go, listens on wakePrefix + ":" + its owner.
+		m.keys = []string{m.key, redissonPrefixed(redissonFairQueue, m.key), redissonPrefixed(redissonFairTimeouts, m.key)}
+		m.wakePrefix = redissonPrefixed(redissonLockChannel, m.key)
+	case formatRedissonRW:
+		// Redisson's names: the read acquisitions' keys are "<tag>:<owner>:rwlock_timeout:<n>", and
+		// every Client of the lock, Java or Go, listens on one channel.
+		m.keys = []string{m.key, redissonTagged(m.key)}
+		m.wakeChannel = redissonPrefixed(redissonRWChannel, m.key)
+		m.otherKey = markKey{c, kind.other, m.key}
 	default:
 		q, qt, fence := aux(kind.marker+sfxQueue), aux(kind.marker+sfxDeadlines), aux(sfxFence)
 		m.keys = []string{m.key, q, qt, fence}
@@ -199,8 +237,11 @@ func (c *Client) newMutex(name string, kind *lockKind) mutex {
 
 // Java Redisson's names beside a lock's key (see redissonPrefixed).
 const (
-	redissonLockChannel = "redisson_lock__channel" // unlock messages ("0")
-	redissonUnlockLatch = "redisson_unlock_latch"  // + ":" + request id: the record of one release
+	redissonLockChannel  = "redisson_lock__channel" // unlock messages ("0")
+	redissonUnlockLatch  = "redisson_unlock_latch"  // + ":" + request id: the record of one release
+	redissonFairQueue    = "redisson_lock_queue"    // a FairLock's waiters (LIST)
+	redissonFairTimeouts = "redisson_lock_timeout"  // their deadlines (ZSET, client-clock ms)
+	redissonRWChannel    = "redisson_rwlock"        // a ReadWriteLock's releases ("0" read, "1" write)
 )
 
 // vouch is, for a ReadWriteLock's read side, the writer whose hold marks ctx (ContextWithHold): the
@@ -334,6 +375,9 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	// Take this process's turn for the lock: only the head of the local queue contends in Redis. A
 	// releasing holder may transfer the lock to the head waiter directly (see releaseFinal).
 	id := m.c.newID()
+	for m.kind.format == formatRedissonRW && strings.HasSuffix(id, redissonWriteSuffix) {
+		id = m.c.newID() // a reader's field "<id>" must not read as a writer's "<owner>:write"
+	}
 	if m.kind.local {
 		if wait {
 			want := &heir{ctx: ctx, owner: id, lease: ac.lease, start: start}
@@ -352,7 +396,7 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 			return nil, opErr(op, m.name, ErrNotObtained, errors.New("held or awaited by another owner in this process"))
 		}
 	}
-	o, err := m.contend(ctx, waitCtx, id, ac.lease, wait)
+	o, err := m.contend(ctx, waitCtx, id, ac.lease, ac.wait, wait)
 	if err != nil {
 		m.leaveTurn()
 		return nil, opErr(op, m.name, ErrNotObtained, err)
@@ -414,19 +458,30 @@ func (m *mutex) watchdogLease() time.Duration {
 // unless its previous give-back kept it already (a lease too short for the round trip must not hold
 // the queue for ever: the owner then queues again at the back). It tries again after a randomized
 // pause that doubles with every give-back, from 1ms up to giveBackPauseMax.
-func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Duration, waiting bool) (*owner, error) {
+//
+// In Java Redisson's fair queue (formatRedissonFair) a waiting attempt queues the owner with the
+// threadWaitTime bound (the WithWait bound, else redissonFairWait); an attempt that finds the lock
+// free but another waiter's turn tries again after a pause that doubles from 1ms up to
+// giveBackPauseMax (Redisson's Java waiters retry at once).
+func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound time.Duration, waiting bool) (*owner, error) {
 	c := m.c
 	leaseMs := m.leaseMs(lease)
 	mode := modeTry
 	if waiting {
 		mode = modeWait
 	}
+	threadWait := redissonFairWait
+	if bound > 0 {
+		threadWait = bound
+	}
 	var o *owner
 	queued := false
-	var place int64         // the owner's ticket in the queue, from its latest queued attempt (0: none)
-	kept := false           // the latest give-back kept the owner's place
-	var pause time.Duration // the latest pause after a give-back
-	resent := false         // an attempt was answered by a re-send: a copy may still land (see acquireRes)
+	enqueued := false           // a waiting attempt may have left the owner in a queue in Redis
+	var turnPause time.Duration // the latest pause while it was another waiter's turn
+	var place int64             // the owner's ticket in the queue, from its latest queued attempt (0: none)
+	kept := false               // the latest give-back kept the owner's place
+	var pause time.Duration     // the latest pause after a give-back
+	resent := false             // an attempt was answered by a re-send: a copy may still land (see acquireRes)
 	attempt := func(ctx context.Context, woken wait.Woken) (wait.Outcome, error) {
 		if lease == 0 && woken.Message != "" && !c.acks.on() && m.kind.format.queues() {
 			if cand, err := m.takeHanded(ctx, id, woken, resent); err != nil || cand != nil {
@@ -438,9 +493,12 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 		// A free Lock is taken with one SET NX, unless the lock looks contended: then the script,
 		// which queues the waiter, is all that can help.
 		fast := m.kind.setNX && !queued && !c.recentlyContended(m.gateName, sent)
-		res, err := m.runAcquire(ctx, acquireReq{owner: id, level: "1", mode: mode, leaseMs: leaseMs, fast: fast, sent: sent})
+		res, err := m.runAcquire(ctx, acquireReq{owner: id, level: "1", mode: mode, leaseMs: leaseMs, fast: fast, sent: sent,
+			waitMs: threadWait.Milliseconds()})
 		n, token, ticket, ackErr := res.n, res.token, res.ticket, res.ackErr
 		resent = resent || res.resent
+		// A waiting attempt in Redisson's fair queue may have queued the owner, whatever its answer.
+		enqueued = enqueued || waiting && m.kind.format == formatRedissonFair
 		if err != nil {
 			if !noEffect(err) {
 				m.undo(ctx, id, true) // the outcome is unknown
@@ -466,8 +524,14 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 				return wait.Outcome{}, errors.New("held by another owner")
 			}
 			if !m.kind.format.queues() {
-				// In no queue: woken by the holder's release (any message on the lock's channel),
-				// or, should it be lost, when the holder's lease would end (the re-poll at the latest).
+				// In no queue of this package: woken by the holder's release (any message on the
+				// lock's channel, or the waiter's own in Redisson's fair queue), or, should it be
+				// lost, when the holder's lease would end (the re-poll at the latest).
+				if res.otherTurn {
+					turnPause = min(max(2*turnPause, time.Millisecond), giveBackPauseMax)
+					return wait.Outcome{Retry: turnPause}, nil
+				}
+				turnPause = 0
 				return wait.Outcome{Retry: res.retry}, nil
 			}
 			// Woken when handed the lock (a ReadWriteLock: when a release frees a side; the
@@ -512,9 +576,13 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	switch m.kind.format {
 	case formatString:
 		w.Beat.Key, w.Beat.Keys = m.keys[1], m.keys[:3:3] // lock, queue, deadlines (wait_beat.lua)
-	case formatRedisson:
+	case formatRedisson, formatRedissonFair, formatRedissonRW:
 		// Java Redisson's waiters: every message on the lock's channel wakes them (it says "0": the
-		// lock was released); they are never queued, so no heartbeat keeps them anywhere.
+		// lock was released); no heartbeat keeps them anywhere (in the fair queue, a waiter is
+		// stale after its deadline). A fair waiter has a channel of its own.
+		if m.kind.format == formatRedissonFair {
+			w.Channel = m.wakePrefix + ":" + id
+		}
 		w.Every = true
 		c.unqueued.Add(1)
 		defer c.unqueued.Add(-1)
@@ -529,7 +597,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease time.Dura
 	if err == nil {
 		return o, nil
 	}
-	if queued || resent {
+	if queued || enqueued || resent {
 		// Leave the queue and release what may have been handed over meanwhile; again later, for a
 		// copy of a queued (or re-sent) attempt still travelling would queue the owner, or take the
 		// lock for it, again.
@@ -727,8 +795,32 @@ func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error
 		}
 	}
 	opts := sendOpts{resend: true, acked: true, repeat: &resent}
-	if m.kind.format == formatRedisson {
-		cmd, ackErr := c.evalOpts(ctx, opts, scripts.CompatLockAcquire, m.keys, owner, leaseMs, mode)
+	if m.kind.format.redisson() {
+		var cmd *redis.Cmd
+		var ackErr error
+		if m.kind.format == formatRedissonFair {
+			cmd, ackErr = c.evalOpts(ctx, opts, scripts.CompatFairAcquire, m.keys, owner, leaseMs, mode, q.waitMs, time.Now().UnixMilli())
+		} else {
+			cmd, ackErr = c.evalOpts(ctx, opts, scripts.CompatLockAcquire, m.keys, owner, leaseMs, mode)
+		}
+		r, err := cmd.Int64Slice()
+		if err == nil && len(r) != 2 {
+			err = errors.New("redisson: unexpected reply to an acquisition")
+		}
+		if err != nil {
+			return acquireRes{}, err
+		}
+		if r[0] < 1 {
+			ackErr = nil
+		}
+		retry := time.Duration(-1)
+		if r[1] >= 0 {
+			retry = max(time.Duration(r[1])*time.Millisecond, time.Millisecond)
+		}
+		return acquireRes{n: r[0], retry: retry, otherTurn: r[0] < 1 && r[1] == -2, ackErr: ackErr, resent: resent}, nil
+	}
+	if m.kind.format == formatRedissonRW {
+		cmd, ackErr := c.evalOpts(ctx, opts, scripts.CompatRWAcquire, m.keys, owner, leaseMs, mode, m.kind.side, m.vouch(ctx))
 		r, err := cmd.Int64Slice()
 		if err == nil && len(r) != 2 {
 			err = errors.New("redisson: unexpected reply to an acquisition")
@@ -787,6 +879,7 @@ type acquireReq struct {
 	leaseMs            int64
 	fast               bool
 	sent               time.Time
+	waitMs             int64 // Java Redisson's fair queue: the waiter's threadWaitTime
 }
 
 // acquireRes is what an attempt answered: the owner's level count (≥ 1: acquired) or the script's
@@ -796,8 +889,11 @@ type acquireRes struct {
 	n, token, ticket int64
 	// retry: not acquired (Java Redisson's format), the holder's remaining TTL, which bounds the
 	// waiter's sleep (-1: unknown, no expiry)
-	retry  time.Duration
-	ackErr error
+	retry time.Duration
+	// otherTurn: not acquired (Java Redisson's fair queue), the lock is free but another waiter
+	// heads the queue
+	otherTurn bool
+	ackErr    error
 	// resent: the reply answers a re-send after an unknown outcome (see send), so an earlier copy
 	// may still be travelling and land later, even after the owner's release: whatever ends the
 	// owner must be repeated later (undoLater).
@@ -912,6 +1008,23 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 			keys[1], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
 		}
 		script, args = scripts.CompatLockRelease, []any{q.owner, f, q.leaseMs, c.publish, m.wakeChannel, recordMs}
+	case formatRedissonFair:
+		// As formatRedisson's; an undo (no record) also leaves Redisson's queue.
+		var recordMs int64
+		keys = []string{m.keys[0], m.keys[1], m.keys[2], m.key}
+		if !q.undo {
+			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
+			keys[3], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
+		}
+		script, args = scripts.CompatFairRelease, []any{q.owner, f, q.leaseMs, c.publish, m.wakePrefix, recordMs, time.Now().UnixMilli()}
+	case formatRedissonRW:
+		var recordMs int64
+		keys = []string{m.keys[0], m.keys[1], m.key}
+		if !q.undo {
+			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
+			keys[2], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
+		}
+		script, args = scripts.CompatRWRelease, []any{q.owner, f, q.leaseMs, m.kind.side, c.publish, m.wakeChannel, recordMs}
 	default:
 		args = []any{q.owner, q.level, f, q.expected, q.leaseMs, c.publish, m.wakePrefix, m.kind.marker, c.waiterArg}
 		if q.heir != "" || q.rejoin != "" {
@@ -1014,6 +1127,10 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.RWForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.c.waiterArg)
 	case formatRedisson:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatLockForceUnlock, m.keys, m.c.publish, m.wakeChannel)
+	case formatRedissonFair:
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatFairForceUnlock, m.keys, m.c.publish, m.wakePrefix, time.Now().UnixMilli())
+	case formatRedissonRW:
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatRWForceUnlock, m.keys, m.c.publish, m.wakeChannel)
 	default:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.LockForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.kind.marker)
 	}
@@ -1032,9 +1149,12 @@ func (m *mutex) isLocked(ctx context.Context) (bool, error) {
 	case formatRW:
 		st, err := m.rwState(ctx, "")
 		return st.writer || st.readers > 0, err
-	case formatRedisson:
+	case formatRedisson, formatRedissonFair:
 		v, err := m.redissonState(ctx, "is locked")
 		return v.owner != "", err
+	case formatRedissonRW:
+		v, err := m.redissonRWState(ctx, "is locked")
+		return v.mode != "", err
 	}
 	v, err := m.read(ctx)
 	return v.owner != "", err
@@ -1048,8 +1168,11 @@ func (m *mutex) remainingTTL(ctx context.Context) (time.Duration, error) {
 	case formatRW:
 		st, err := m.rwState(ctx, "")
 		return st.ttl, err
-	case formatRedisson:
+	case formatRedisson, formatRedissonFair:
 		v, err := m.redissonState(ctx, "remaining ttl")
+		return v.ttl, err
+	case formatRedissonRW:
+		v, err := m.redissonRWState(ctx, "remaining ttl")
 		return v.ttl, err
 	}
 	var get *redis.StringCmd
@@ -1093,12 +1216,21 @@ func (m *mutex) levelsOf(ctx context.Context, owner string) (int, error) {
 	case formatRW:
 		st, err := m.rwState(ctx, owner)
 		return st.levels, err
-	case formatRedisson:
+	case formatRedisson, formatRedissonFair:
 		v, err := m.redissonState(ctx, "hold count")
 		if err != nil || v.owner != owner {
 			return 0, err
 		}
 		return v.count, nil
+	case formatRedissonRW:
+		v, err := m.redissonRWState(ctx, "hold count")
+		if m.kind.side == "x" {
+			if v.writer != owner {
+				return 0, err
+			}
+			return v.writes, err
+		}
+		return v.readers[owner], err
 	}
 	v, err := m.read(ctx)
 	if err != nil || v.owner != owner {

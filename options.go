@@ -201,12 +201,15 @@ func WithKeyPrefix(prefix string) Option {
 // Client the key prefix that the Java side's NameMapper adds, if any.
 //
 // Client.Lock then returns a lock in Redisson's RLock layout (a hash at the name: owner -> hold
-// count, TTL the lease; unlock messages on "redisson_lock__channel:{name}"), with no wait queue in
-// Redis, no hand-over and no SET NX fast path; MultiLock and RedLock of such Locks work. Only the
-// kinds Redisson has a layout for that this package can keep are available; the others (FairLock,
-// FencedLock, SpinLock, ReadWriteLock) fail with an error matching errors.ErrUnsupported, never
-// silently, and change nothing. See "Sharing locks with Java services" in the package
-// documentation for what is and is not shared.
+// count, TTL the lease; unlock messages on "redisson_lock__channel:{name}"), with no wait queue of
+// this package in Redis, no hand-over and no SET NX fast path; Client.FairLock one in Redisson's
+// RFairLock layout (its queue and client-clock deadlines, a channel per waiter), served in queue
+// order across languages; Client.ReadWriteLock one in Redisson's RReadWriteLock layout (a hash with
+// the mode, readers and writer; a key per read acquisition). MultiLock and RedLock of such locks
+// work. Only the kinds Redisson has a layout for that this package can keep are available; the
+// others (FencedLock, SpinLock) fail with an error matching errors.ErrUnsupported, never silently,
+// and change nothing. See "Sharing locks with Java services" in the package documentation for what
+// is and is not shared.
 //
 // default: off (this package's own layouts)
 func WithRedissonCompat() Option {

@@ -199,6 +199,20 @@ func TestReplicaAcksEveryHeldKindLostWhenUnacknowledged(t *testing.T) {
 		"write hold": func(t *testing.T, c *redisson.Client) context.Context {
 			return mustLock(t, c.ReadWriteLock("acked-rw-write"), t.Context()).Context()
 		},
+		// The Redisson formats: on a Client made WithRedissonCompat (see below).
+		"lock (Redisson format)": func(t *testing.T, c *redisson.Client) context.Context {
+			return mustLock(t, c.Lock("acked-compat-lock"), t.Context()).Context()
+		},
+		"read hold (Redisson format)": func(t *testing.T, c *redisson.Client) context.Context {
+			h, err := c.ReadWriteLock("acked-compat-rw-read").RLock(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h.Context()
+		},
+		"write hold (Redisson format)": func(t *testing.T, c *redisson.Client) context.Context {
+			return mustLock(t, c.ReadWriteLock("acked-compat-rw-write"), t.Context()).Context()
+		},
 		"leased permit": func(t *testing.T, c *redisson.Client) context.Context {
 			s := c.PermitExpirableSemaphore("acked-permits")
 			if _, err := s.TrySetPermits(t.Context(), 1); err != nil {
@@ -218,8 +232,11 @@ func TestReplicaAcksEveryHeldKindLostWhenUnacknowledged(t *testing.T) {
 				t.Fatalf("no case for the renewed kind %q: add one", kind)
 			}
 			r := redistest.StartReplicated(t)
-			c := newClient(t, r.Master.Client(t), redisson.WithReplicaAcks(1, 100*time.Millisecond),
-				redisson.WithWatchdogTimeout(time.Second))
+			opts := []redisson.Option{redisson.WithReplicaAcks(1, 100*time.Millisecond), redisson.WithWatchdogTimeout(time.Second)}
+			if strings.HasSuffix(kind, "(Redisson format)") {
+				opts = append(opts, redisson.WithRedissonCompat())
+			}
+			c := newClient(t, r.Master.Client(t), opts...)
 			hctx := hold(t, c)
 			if err := r.Replica.Pause(); err != nil {
 				t.Fatal(err)

@@ -2,7 +2,12 @@ package redisson
 
 import (
 	"context"
+	"errors"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // ReadWriteLock is a distributed reader/writer mutual exclusion lock, the equivalent of Redisson's
@@ -37,6 +42,12 @@ import (
 // The writer side is a Locker (Lock, TryLock, ForceUnlock, IsLocked, RemainingTTL): a MultiLock or
 // RedLock over ReadWriteLocks takes their write locks. The name is stored as a hash: using it as a
 // Lock, FairLock, FencedLock or SpinLock fails with ErrWrongType, and the reverse.
+//
+// On a Client made WithRedissonCompat it is Java Redisson's RReadWriteLock instead, shared with Java
+// readers and writers: Redisson's policy (no waiting-writer priority: readers keep entering while
+// readers hold it; no ticket order; every release wakes every waiting Client, which tries again),
+// Redisson's TTL rules and a lease per read acquisition; the downgrade and the refused upgrade are as
+// above. See "Sharing locks with Java services" in the package documentation.
 type ReadWriteLock struct {
 	read, write mutex
 }
@@ -46,7 +57,8 @@ var _ Locker = (*ReadWriteLock)(nil)
 // ReadWriteLock returns the read/write lock called name (Redisson's RReadWriteLock). It does no I/O;
 // the handle is cheap and safe to share. A bad name is reported by the first call on the handle
 // (ErrInvalidArgument).
-// On a Client made WithRedissonCompat its calls fail with an error matching errors.ErrUnsupported.
+// On a Client made WithRedissonCompat it is kept in Java Redisson's RReadWriteLock layout (see
+// ReadWriteLock).
 func (c *Client) ReadWriteLock(name string) *ReadWriteLock {
 	return &ReadWriteLock{read: c.newMutex(name, kindRead), write: c.newMutex(name, kindWrite)}
 }
@@ -132,3 +144,85 @@ func (l *ReadWriteLock) identity() any                { return l.write.identity(
 func (l *ReadWriteLock) watchdogLease() time.Duration { return l.write.watchdogLease() }
 func (l *ReadWriteLock) client() *Client              { return l.write.c }
 func (l *ReadWriteLock) refused() error               { return l.write.refused() }
+
+// redissonWriteSuffix ends a writer's field in Java Redisson's RReadWriteLock hash: "<owner>:write".
+const redissonWriteSuffix = ":write"
+
+// redissonTagged is the tag Redisson puts before a ReadWriteLock's read acquisitions' keys: "{full}",
+// or full itself when it has a hash tag (see redissonSuffixed).
+func redissonTagged(full string) string {
+	if strings.IndexByte(full, '{') >= 0 {
+		return full
+	}
+	return "{" + full + "}"
+}
+
+// redissonRW is the state of a ReadWriteLock in Java Redisson's layout (see decodeRedissonRW).
+type redissonRW struct {
+	mode    string         // "read", "write", or "" (free)
+	writer  string         // the writer's owner ("" none)
+	writes  int            // the writer's hold count
+	readers map[string]int // the readers' hold counts, by owner
+	ttl     time.Duration  // the hash's remaining TTL (0 free, -1 no expiry)
+}
+
+// redissonRWState reads a ReadWriteLock in Java Redisson's layout (one round trip, to the master).
+func (m *mutex) redissonRWState(ctx context.Context, op string) (redissonRW, error) {
+	var all *redis.MapStringStringCmd
+	var pttl *redis.DurationCmd
+	err := m.c.read(ctx, m.key, func(p redis.Pipeliner) {
+		all = p.HGetAll(ctx, m.key)
+		pttl = p.PTTL(ctx, m.key)
+	})
+	if err != nil {
+		return redissonRW{}, opErr(op, m.name, redisErr(err))
+	}
+	v, ok := decodeRedissonRW(all.Val())
+	if !ok {
+		return redissonRW{}, opErr(op, m.name, ErrWrongType, errors.New("the key holds no Java Redisson read/write lock"))
+	}
+	if v.mode != "" {
+		v.ttl = pttl.Val()
+		if v.ttl == -2 { // expired between the two commands
+			v = redissonRW{}
+		}
+	}
+	return v, nil
+}
+
+// decodeRedissonRW is the one Go decoder of Java Redisson's RReadWriteLock hash (see
+// internal/scripts/compat_rw_value.lua), as HGETALL returns it: no field is a free lock; otherwise
+// "mode" is "read" or "write", "<owner>:write" the writer's count (exactly one in mode "write",
+// none in mode "read"), every other field a reader's count; counts are positive integers. ok is
+// false for anything else (an RLock's hash, application data).
+func decodeRedissonRW(fields map[string]string) (v redissonRW, ok bool) {
+	if len(fields) == 0 {
+		return redissonRW{}, true
+	}
+	v.readers = map[string]int{}
+	for f, val := range fields {
+		if f == "mode" {
+			if val != "read" && val != "write" {
+				return redissonRW{}, false
+			}
+			v.mode = val
+			continue
+		}
+		n, err := strconv.Atoi(val)
+		if f == "" || err != nil || n < 1 || val[0] == '+' || val[0] == '0' {
+			return redissonRW{}, false
+		}
+		if w, isWriter := strings.CutSuffix(f, redissonWriteSuffix); isWriter {
+			if v.writer != "" || w == "" {
+				return redissonRW{}, false
+			}
+			v.writer, v.writes = w, n
+			continue
+		}
+		v.readers[f] = n
+	}
+	if v.mode == "" || (v.mode == "write") != (v.writer != "") {
+		return redissonRW{}, false
+	}
+	return v, true
+}

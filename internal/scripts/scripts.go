@@ -6,7 +6,8 @@
 // touches it: wait_queue.lua (an object's wait queue), then lock_value.lua (the lock string and the
 // release records); rw_value.lua (a ReadWriteLock's hash); sem_value.lua (a Semaphore's permits and
 // waiters); int64_value.lua (an AtomicLong's value); compat_lock_value.lua (Java Redisson's RLock hash,
-// for a Client made WithRedissonCompat).
+// for a Client made WithRedissonCompat), then compat_fair_queue.lua (Redisson's RFairLock queue);
+// compat_rw_value.lua (Redisson's RReadWriteLock hash and read acquisitions' keys).
 //
 // Every script must be safe to run twice: go-redis re-sends a command after a network error, so the
 // header of each file says how a repeat is recognised. The data objects' scripts (atomic.lua,
@@ -80,6 +81,24 @@ var (
 	compatLockForceUnlockSrc string
 	//go:embed compat_lock_renew.lua
 	compatLockRenewSrc string
+	//go:embed compat_fair_queue.lua
+	compatFairQueueSrc string
+	//go:embed compat_fair_acquire.lua
+	compatFairAcquireSrc string
+	//go:embed compat_fair_release.lua
+	compatFairReleaseSrc string
+	//go:embed compat_fair_force_unlock.lua
+	compatFairForceUnlockSrc string
+	//go:embed compat_rw_value.lua
+	compatRWValueSrc string
+	//go:embed compat_rw_acquire.lua
+	compatRWAcquireSrc string
+	//go:embed compat_rw_release.lua
+	compatRWReleaseSrc string
+	//go:embed compat_rw_force_unlock.lua
+	compatRWForceUnlockSrc string
+	//go:embed compat_rw_renew.lua
+	compatRWRenewSrc string
 )
 
 // lockPrelude is what every lock script starts with.
@@ -140,7 +159,31 @@ var (
 	// CompatLockRenew extends many watchdog Locks in Redisson's format at once. See
 	// compat_lock_renew.lua.
 	CompatLockRenew = newScript(compatLockValueSrc + compatLockRenewSrc)
+
+	// CompatFairAcquire acquires, queues for or re-enters a FairLock in Java Redisson's RFairLock
+	// layout. See compat_fair_acquire.lua.
+	CompatFairAcquire = newScript(compatFairPrelude + compatFairAcquireSrc)
+	// CompatFairRelease releases a level or the hold of a FairLock in Redisson's layout, or undoes an
+	// acquisition or a wait. See compat_fair_release.lua.
+	CompatFairRelease = newScript(compatFairPrelude + compatFairReleaseSrc)
+	// CompatFairForceUnlock deletes a FairLock in Redisson's layout. See compat_fair_force_unlock.lua.
+	CompatFairForceUnlock = newScript(compatFairPrelude + compatFairForceUnlockSrc)
+
+	// CompatRWAcquire acquires or re-enters a side of a ReadWriteLock in Java Redisson's
+	// RReadWriteLock layout. See compat_rw_acquire.lua.
+	CompatRWAcquire = newScript(compatRWValueSrc + compatRWAcquireSrc)
+	// CompatRWRelease releases a level or the hold of a side of a ReadWriteLock in Redisson's layout,
+	// or undoes an acquisition. See compat_rw_release.lua.
+	CompatRWRelease = newScript(compatRWValueSrc + compatRWReleaseSrc)
+	// CompatRWForceUnlock deletes a ReadWriteLock in Redisson's layout. See compat_rw_force_unlock.lua.
+	CompatRWForceUnlock = newScript(compatRWValueSrc + compatRWForceUnlockSrc)
+	// CompatRWRenew extends many ReadWriteLock holds in Redisson's layout at once. See
+	// compat_rw_renew.lua.
+	CompatRWRenew = newScript(compatRWValueSrc + compatRWRenewSrc)
 )
+
+// compatFairPrelude is what every compat_fair_*.lua script starts with: the lock's hash is an RLock's.
+var compatFairPrelude = compatLockValueSrc + compatFairQueueSrc
 
 // All lists every script by the name of its file, for loading ahead of pipelines and for tests.
 var All = map[string]*redis.Script{
@@ -169,6 +212,13 @@ var All = map[string]*redis.Script{
 	"compat_lock_release":      CompatLockRelease,
 	"compat_lock_force_unlock": CompatLockForceUnlock,
 	"compat_lock_renew":        CompatLockRenew,
+	"compat_fair_acquire":      CompatFairAcquire,
+	"compat_fair_release":      CompatFairRelease,
+	"compat_fair_force_unlock": CompatFairForceUnlock,
+	"compat_rw_acquire":        CompatRWAcquire,
+	"compat_rw_release":        CompatRWRelease,
+	"compat_rw_force_unlock":   CompatRWForceUnlock,
+	"compat_rw_renew":          CompatRWRenew,
 }
 
 // sources maps every script to its source, for the EVAL that answers a NOSCRIPT (see Source).

@@ -1,0 +1,413 @@
+package redisson_test
+
+// A FairLock of a Client made WithRedissonCompat against Java Redisson 3.x RFairLock clients (the
+// internal/javadouble test double) on the same Redis.
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/javadouble"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// fairNames are Redisson's RFairLock keys and waiter-channel prefix for name.
+func fairNames(name string) (queue, timeouts, channelPrefix string) {
+	tag := "{" + name + "}"
+	if strings.Contains(name, "{") {
+		tag = name
+	}
+	return "redisson_lock_queue:" + tag, "redisson_lock_timeout:" + tag, "redisson_lock__channel:" + tag
+}
+
+// newJava is a Java Redisson client (the test double) over rdb, closed when the test ends.
+func newJava(t *testing.T, rdb redis.UniversalClient, opts ...javadouble.Option) *javadouble.Client {
+	j := javadouble.New(rdb, opts...)
+	t.Cleanup(j.Close)
+	return j
+}
+
+// awaitQueue waits until Redisson's fair queue of name holds n waiters and returns them.
+func awaitQueue(t *testing.T, rdb redis.UniversalClient, name string, n int) []string {
+	t.Helper()
+	queue, _, _ := fairNames(name)
+	var got []string
+	eventually(t, 10*time.Second, "the fair queue to hold the waiters", func() bool {
+		got = rdb.LRange(t.Context(), queue, 0, -1).Val()
+		return len(got) == n
+	})
+	return got
+}
+
+// The layout is Redisson's: the hash at the name, the queue LIST and the deadline ZSET (client-clock
+// deadlines: the lock's TTL plus 5 minutes for the first waiter, the one ahead's plus 5 minutes for
+// the next), a channel per waiter; a release wakes the head on its own channel; nothing is left
+// once everyone is done.
+func TestCompatFairLockLayout(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"fair:1000", "{user:7}:fair"} {
+		c, admin, _ := setup(t, redisson.WithRedissonCompat(), redisson.WithRepollInterval(time.Minute))
+		ctx := t.Context()
+		j := newJava(t, admin)
+		queue, timeouts, prefix := fairNames(name)
+
+		h := mustLock(t, c.FairLock(name), ctx)
+		fields := admin.HGetAll(ctx, name).Val()
+		if len(fields) != 1 {
+			t.Fatalf("%s: fields %v; want the owner only", name, fields)
+		}
+		var goHolder string
+		for f, v := range fields {
+			goHolder = f
+			if v != "1" {
+				t.Fatalf("%s: count %q; want 1", name, v)
+			}
+		}
+		if ttl := admin.PTTL(ctx, name).Val(); ttl <= 20*time.Second || ttl > redisson.DefaultWatchdogTimeout {
+			t.Fatalf("%s: TTL %v; want the watchdog lease", name, ttl)
+		}
+
+		jdone := make(chan error, 1)
+		before := time.Now().UnixMilli()
+		go func() { jdone <- j.FairLock(name).Lock(ctx, 1, 0) }()
+		awaitQueue(t, admin, name, 1)
+		got, cancel := lockAsync(ctx, c.FairLock(name))
+		defer cancel()
+		waiters := awaitQueue(t, admin, name, 2)
+		after := time.Now().UnixMilli()
+		if waiters[0] != j.Owner(1) || waiters[1] == goHolder || strings.HasPrefix(waiters[1], j.ID()) {
+			t.Fatalf("%s: queue %v; want the Java waiter %s, then a new Go owner", name, waiters, j.Owner(1))
+		}
+		goWaiter := waiters[1]
+		d1, d2 := admin.ZScore(ctx, timeouts, j.Owner(1)).Val(), admin.ZScore(ctx, timeouts, goWaiter).Val()
+		fiveMin := float64((5 * time.Minute).Milliseconds())
+		if lo, hi := float64(before)+fiveMin+20000, float64(after)+fiveMin+30000; d1 < lo || d1 > hi {
+			t.Fatalf("%s: Java waiter's deadline %v; want now + the lock's TTL + 5 min, in [%v, %v]", name, d1, lo, hi)
+		}
+		if d2-d1 < fiveMin-1000 || d2-d1 > fiveMin+1000 {
+			t.Fatalf("%s: Go waiter's deadline %v is %v after the Java waiter's; want 5 min", name, d2, d2-d1)
+		}
+		for _, w := range waiters {
+			awaitSubscribers(t, admin, prefix+":"+w, 1)
+		}
+
+		sub := admin.Subscribe(ctx, prefix+":"+j.Owner(1))
+		defer sub.Close()
+		if _, err := sub.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mustUnlock(t, h)
+		if msg, err := sub.ReceiveMessage(ctx); err != nil || msg.Payload != "0" {
+			t.Fatalf("%s: message %v, %v; want \"0\" on the head's channel", name, msg, err)
+		}
+		if err := recvWithin(t, jdone, 10*time.Second, "the Java head to take the lock"); err != nil {
+			t.Fatal(err)
+		}
+		if q := admin.LRange(ctx, queue, 0, -1).Val(); len(q) != 1 || q[0] != goWaiter {
+			t.Fatalf("%s: queue after the Java waiter's acquisition %v; want the Go waiter", name, q)
+		}
+		if d := admin.ZScore(ctx, timeouts, goWaiter).Val(); d > d2-fiveMin+1000 {
+			t.Fatalf("%s: the Go waiter's deadline %v after the acquisition; want one slot (5 min) earlier than %v", name, d, d2)
+		}
+		if err := j.FairLock(name).Unlock(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		r := recvWithin(t, got, 10*time.Second, "the Go waiter to take the lock after the Java release")
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if v := admin.HGet(ctx, name, goWaiter).Val(); v != "1" {
+			t.Fatalf("%s: the Go waiter's count %q; want 1 (its owner is the one it queued as)", name, v)
+		}
+		mustUnlock(t, r.h)
+		eventually(t, 5*time.Second, "no key left", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
+	}
+}
+
+// Go and Java waiters queued alternately (Go, Java, Go, Java) are served in that order, each woken by
+// the release before it long before any lease or re-poll would have woken it.
+func TestCompatFairLockFIFOAcrossLanguages(t *testing.T) {
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		admin := rdb()
+		goSide := compatClient(t, rdb(), redisson.WithRepollInterval(time.Hour))
+		j := newJava(t, rdb())
+		h := mustLock(t, goSide.FairLock(name), ctx)
+
+		var mu sync.Mutex
+		var order []string
+		served := func(who string) {
+			mu.Lock()
+			order = append(order, who)
+			mu.Unlock()
+		}
+		done := make(chan error, 4)
+		who := []string{"go1", "java1", "go2", "java2"}
+		for i, w := range who {
+			if strings.HasPrefix(w, "go") {
+				c := compatClient(t, rdb(), redisson.WithRepollInterval(time.Hour))
+				go func() {
+					h, err := c.FairLock(name).Lock(ctx)
+					if err == nil {
+						served(w)
+						err = h.Unlock(ctx)
+					}
+					done <- err
+				}()
+			} else {
+				tid := int64(i)
+				go func() {
+					l := j.FairLock(name)
+					err := l.Lock(ctx, tid, 0)
+					if err == nil {
+						served(w)
+						err = l.Unlock(ctx, tid)
+					}
+					done <- err
+				}()
+			}
+			awaitQueue(t, admin, name, i+1)
+		}
+		start := time.Now()
+		mustUnlock(t, h)
+		for range who {
+			if err := recvWithin(t, done, 20*time.Second, "every waiter served (a lease is 30s)"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("4 hand-overs across languages in %v", time.Since(start))
+		if strings.Join(order, ",") != strings.Join(who, ",") {
+			t.Fatalf("served %v; want the queue's order %v", order, who)
+		}
+	})
+}
+
+// A Go waiter whose wait ends leaves Redisson's queue, as Java's acquireFailed does: the waiter
+// behind it moves one slot (its 5 minutes) earlier, and is the one the release wakes.
+func TestCompatFairLockGiveUpLeavesQueue(t *testing.T) {
+	t.Parallel()
+	c, admin, _ := setup(t, redisson.WithRedissonCompat(), redisson.WithRepollInterval(time.Hour))
+	ctx := t.Context()
+	j := newJava(t, admin)
+	const name = "fair-give-up"
+	_, timeouts, _ := fairNames(name)
+	h := mustLock(t, c.FairLock(name), ctx)
+	bctx, cancelB := context.WithCancel(ctx)
+	bgot, _ := lockAsync(bctx, c.FairLock(name))
+	awaitQueue(t, admin, name, 1)
+	jdone := make(chan error, 1)
+	go func() { jdone <- j.FairLock(name).Lock(ctx, 1, 0) }()
+	awaitQueue(t, admin, name, 2)
+	d := admin.ZScore(ctx, timeouts, j.Owner(1)).Val()
+	cancelB()
+	if r := recvWithin(t, bgot, 10*time.Second, "the cancelled wait"); !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("cancelled wait: %v", r.err)
+	}
+	if q := awaitQueue(t, admin, name, 1); q[0] != j.Owner(1) {
+		t.Fatalf("queue %v; want the Java waiter alone", q)
+	}
+	fiveMin := float64((5 * time.Minute).Milliseconds())
+	if nd := admin.ZScore(ctx, timeouts, j.Owner(1)).Val(); d-nd < fiveMin-1000 || d-nd > fiveMin+1000 {
+		t.Fatalf("the Java waiter's deadline moved by %v; want one slot, 5 min", d-nd)
+	}
+	mustUnlock(t, h)
+	if err := recvWithin(t, jdone, 10*time.Second, "the Java waiter to take the lock"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.FairLock(name).Unlock(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A Go ForceUnlock frees a Java holder's fair lock and wakes the Java head; a Java forceUnlock frees a
+// Go holder's (which is told: ErrLockLost) and wakes the Go head.
+func TestCompatFairLockForceUnlockAcrossSides(t *testing.T) {
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx := t.Context()
+		admin := rdb()
+		holder := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
+		waiter := compatClient(t, rdb(), redisson.WithRepollInterval(time.Hour))
+		j1, j2 := newJava(t, rdb()), newJava(t, rdb())
+
+		if err := j1.FairLock(name).Lock(ctx, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		jdone := make(chan error, 1)
+		go func() { jdone <- j2.FairLock(name).Lock(ctx, 1, 0) }()
+		awaitQueue(t, admin, name, 1)
+		if ok, err := waiter.FairLock(name).ForceUnlock(ctx); err != nil || !ok {
+			t.Fatalf("Go ForceUnlock of a Java hold = %v, %v", ok, err)
+		}
+		if err := recvWithin(t, jdone, 10*time.Second, "the Java waiter after the Go ForceUnlock"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := j2.FairLock(name).ForceUnlock(ctx); err != nil || !ok {
+			t.Fatalf("clean-up: %v, %v", ok, err)
+		}
+
+		h := mustLock(t, holder.FairLock(name), ctx)
+		got, cancel := lockAsync(ctx, waiter.FairLock(name))
+		defer cancel()
+		awaitQueue(t, admin, name, 1)
+		if ok, err := j1.FairLock(name).ForceUnlock(ctx); err != nil || !ok {
+			t.Fatalf("Java forceUnlock of a Go hold = %v, %v", ok, err)
+		}
+		r := recvWithin(t, got, 10*time.Second, "the Go waiter after the Java forceUnlock")
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		defer mustUnlock(t, r.h)
+		select {
+		case <-h.Context().Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the force-unlocked Go holder was not told")
+		}
+		if !errors.Is(context.Cause(h.Context()), redisson.ErrLockLost) {
+			t.Fatalf("cause %v; want ErrLockLost", context.Cause(h.Context()))
+		}
+	})
+}
+
+// A Go watchdog (1s) keeps a Java client out of the fair lock for 3.5s; a Java watchdog (1s) keeps
+// Go out.
+func TestCompatFairLockWatchdogKeepsOtherSideOut(t *testing.T) {
+	long(t)
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx := t.Context()
+		c := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
+		j := newJava(t, rdb(), javadouble.WatchdogTimeout(time.Second))
+		const hold = 3500 * time.Millisecond
+
+		h := mustLock(t, c.FairLock(name), ctx)
+		for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			if ok, err := j.FairLock(name).TryLock(ctx, 1, 0, 0); ok || err != nil {
+				t.Fatalf("Java tryLock while Go holds (watchdog 1s): %v, %v", ok, err)
+			}
+		}
+		if h.Context().Err() != nil {
+			t.Fatalf("the Go hold ended: %v", context.Cause(h.Context()))
+		}
+		mustUnlock(t, h)
+
+		if ok, err := j.FairLock(name).TryLock(ctx, 1, 0, 0); !ok || err != nil {
+			t.Fatalf("Java tryLock: %v, %v", ok, err)
+		}
+		for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			if h, err := c.FairLock(name).TryLock(ctx); err == nil {
+				mustUnlock(t, h)
+				t.Fatal("Go acquired while Java holds (watchdog 1s)")
+			}
+		}
+		if err := j.FairLock(name).Unlock(ctx, 1); err != nil {
+			t.Fatalf("Java unlock after %v: %v", hold, err)
+		}
+	})
+}
+
+// A fair lock and a compat Lock of the same name are one lock (Redisson's RFairLock keeps an RLock's
+// hash), and a ReadWriteLock's hash or another type is refused with ErrWrongType, unchanged.
+func TestCompatFairLockWrongType(t *testing.T) {
+	t.Parallel()
+	c, admin, _ := setup(t, redisson.WithRedissonCompat())
+	ctx := t.Context()
+	mustDo(t, "SET", admin.Set(ctx, "str", "x", 0).Err())
+	mustDo(t, "HSET", admin.HSet(ctx, "rwhash", "mode", "read", "a:1", "1").Err())
+	queue, _, _ := fairNames("badqueue")
+	mustDo(t, "SET", admin.Set(ctx, queue, "x", 0).Err())
+	for _, name := range []string{"str", "rwhash", "badqueue"} {
+		before := serverSnapshot(t, admin)
+		l := c.FairLock(name)
+		for what, err := range map[string]error{
+			"TryLock":     errOnly(l.TryLock(ctx)),
+			"Lock (wait)": errOnly(l.TryLock(ctx, redisson.WithWait(50*time.Millisecond))),
+			"ForceUnlock": errOnly(l.ForceUnlock(ctx)),
+		} {
+			if !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("%s on %q: %v; want ErrWrongType", what, name, err)
+			}
+		}
+		if d := snapshotDiff(before, serverSnapshot(t, admin)); d != "" {
+			t.Errorf("%q: changed %s", name, d)
+		}
+	}
+	h := mustLock(t, c.FairLock("same"), ctx)
+	if _, err := c.Lock("same").TryLock(ctx); !errors.Is(err, redisson.ErrNotObtained) || errors.Is(err, redisson.ErrWrongType) {
+		t.Fatalf("a compat Lock on a held compat FairLock: %v; want held by another owner", err)
+	}
+	mustUnlock(t, h)
+}
+
+// A fresh acquisition whose reply is lost is re-sent and counted once; a final unlock whose reply
+// is lost, re-sent after Java clients took and released the lock, reports the release.
+func TestCompatFairLockLostReplies(t *testing.T) {
+	t.Parallel()
+	const name = "compat-fair-resent"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA, dialA := proxiedClient(t, srv, p, oneIdle)
+	var lost atomic.Int32
+	a := compatClient(t, rdbA, redisson.WithEventHook(func(e redisson.Event) {
+		if e.Kind == redisson.EventLost {
+			lost.Add(1)
+		}
+	}))
+	j := newJava(t, admin)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	t.Cleanup(func() { dialA.resumeDials(); wg.Wait() })
+	mustUnlock(t, mustLock(t, a.FairLock("warmup-fair"), ctx)) // loads the fair scripts
+	// Its unlock latch is deleted in the background: let that end before the next command, so that
+	// no two commands share the pool (which could leave two idle connections).
+	eventually(t, 5*time.Second, "the warm-up's unlock latch deleted", func() bool {
+		return len(admin.Keys(ctx, "redisson_unlock_latch:*").Val()) == 0
+	})
+	warmUpCompat(t, a, admin)
+
+	oneIdleConn(t, rdbA)
+	p.DropReplies(1)
+	h, err := a.FairLock(name).TryLock(ctx)
+	p.DropReplies(0)
+	if err != nil {
+		t.Fatalf("TryLock (reply lost, re-sent) = %v", err)
+	}
+	if n, err := h.HoldCount(ctx); err != nil || n != 1 {
+		t.Fatalf("HoldCount = %d, %v; want 1", n, err)
+	}
+
+	oneIdleConn(t, rdbA)
+	reached := dialA.holdNext()
+	p.DropReplies(1)
+	res := make(chan error, 1)
+	spawn(&wg, func() { res <- h.Unlock(ctx) })
+	recvWithin(t, reached, 5*time.Second, "the re-send of the final unlock to open a new connection")
+	p.DropReplies(0)
+	for i := range 20 {
+		if ok, err := j.FairLock(name).TryLock(ctx, 1, 0, 0); !ok || err != nil {
+			t.Fatalf("Java tryLock %d: %v, %v", i, ok, err)
+		}
+		if err := j.FairLock(name).Unlock(ctx, 1); err != nil {
+			t.Fatalf("Java unlock %d: %v", i, err)
+		}
+	}
+	dialA.resumeDials()
+	if err := recvWithin(t, res, 10*time.Second, "the final Unlock"); err != nil {
+		t.Errorf("final Unlock (applied, reply lost, re-sent) = %v, want nil", err)
+	}
+	if n := lost.Load(); n != 0 {
+		t.Errorf("%d EventLost for a lock its Unlock released", n)
+	}
+	eventually(t, 5*time.Second, "no key left", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
+}

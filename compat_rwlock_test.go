@@ -1,0 +1,531 @@
+package redisson_test
+
+// A ReadWriteLock of a Client made WithRedissonCompat against Java Redisson 3.x RReadWriteLock
+// clients (the internal/javadouble test double) on the same Redis.
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/javadouble"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// rwNames are Redisson's read-acquisition key prefix tag and channel for name.
+func rwNames(name string) (tag, channel string) {
+	tag = "{" + name + "}"
+	if strings.Contains(name, "{") {
+		tag = name
+	}
+	return tag, "redisson_rwlock:" + tag
+}
+
+// readerFields are the reader fields of the hash at name, with their counts.
+func readerFields(t *testing.T, rdb redis.UniversalClient, name string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for f, v := range rdb.HGetAll(t.Context(), name).Val() {
+		if f != "mode" && !strings.HasSuffix(f, ":write") {
+			out[f] = v
+		}
+	}
+	return out
+}
+
+// The layout is Redisson's: the hash (mode, reader counts, "<owner>:write"), one key per read
+// acquisition with its lease, Redisson's TTL rules, and the messages of the releases.
+func TestCompatRWLockLayout(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"rw:1000", "{user:7}:rw"} {
+		c, admin, _ := setup(t, redisson.WithRedissonCompat())
+		ctx := t.Context()
+		j := newJava(t, admin)
+		tag, channel := rwNames(name)
+		sub := admin.Subscribe(ctx, channel)
+		defer sub.Close()
+		if _, err := sub.Receive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rw := c.ReadWriteLock(name)
+
+		r := mustRLock(t, rw, ctx)
+		readers := readerFields(t, admin, name)
+		if mode := admin.HGet(ctx, name, "mode").Val(); mode != "read" || len(readers) != 1 {
+			t.Fatalf("%s: mode %q, readers %v; want read, one reader", name, mode, readers)
+		}
+		var owner string
+		for f, v := range readers {
+			owner = f
+			if v != "1" {
+				t.Fatalf("%s: reader count %q; want 1", name, v)
+			}
+		}
+		timeout := func(n string) string { return tag + ":" + owner + ":rwlock_timeout:" + n }
+		for _, k := range []string{name, timeout("1")} {
+			if ttl := admin.PTTL(ctx, k).Val(); ttl <= 20*time.Second || ttl > redisson.DefaultWatchdogTimeout {
+				t.Fatalf("%s: TTL of %s %v; want the watchdog lease", name, k, ttl)
+			}
+		}
+		r2, err := r.Reenter(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := admin.HGet(ctx, name, owner).Val(); v != "2" || admin.Exists(ctx, timeout("2")).Val() != 1 {
+			t.Fatalf("%s: after a re-entry count %q, key %s exists %d; want 2 and 1", name, v, timeout("2"), admin.Exists(ctx, timeout("2")).Val())
+		}
+		jr := j.ReadWriteLock(name).ReadLock()
+		if ok, err := jr.TryLock(ctx, 1, 0, 10*time.Second); !ok || err != nil {
+			t.Fatalf("%s: Java reader beside a Go reader: %v, %v", name, ok, err)
+		}
+		if v := admin.HGet(ctx, name, j.Owner(1)).Val(); v != "1" {
+			t.Fatalf("%s: Java reader's count %q", name, v)
+		}
+		mustUnlock(t, r2)
+		if admin.Exists(ctx, timeout("2")).Val() != 0 || admin.HGet(ctx, name, owner).Val() != "1" {
+			t.Fatalf("%s: a partial read release left %v", name, admin.HGetAll(ctx, name).Val())
+		}
+		mustUnlock(t, r)
+		if admin.Exists(ctx, timeout("1")).Val() != 0 || admin.HExists(ctx, name, owner).Val() {
+			t.Fatalf("%s: the final read release left %v", name, admin.HGetAll(ctx, name).Val())
+		}
+		if err := jr.Unlock(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		if msg, err := sub.ReceiveMessage(ctx); err != nil || msg.Payload != "0" {
+			t.Fatalf("%s: message %v, %v; want \"0\" for the read release that freed the lock", name, msg, err)
+		}
+
+		w := mustLock(t, rw, ctx)
+		fields := admin.HGetAll(ctx, name).Val()
+		var writer string
+		for f, v := range fields {
+			if strings.HasSuffix(f, ":write") {
+				writer = strings.TrimSuffix(f, ":write")
+				if v != "1" {
+					t.Fatalf("%s: write count %q", name, v)
+				}
+			}
+		}
+		if fields["mode"] != "write" || len(fields) != 2 || writer == "" {
+			t.Fatalf("%s: write hold %v; want mode write and <owner>:write 1", name, fields)
+		}
+		w2, err := w.Reenter(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl := admin.PTTL(ctx, name).Val(); ttl <= redisson.DefaultWatchdogTimeout+20*time.Second {
+			t.Fatalf("%s: TTL after a write re-entry %v; want PTTL + lease (about 60s)", name, ttl)
+		}
+		// Downgrade: the writer reads (its hold marks the context), then releases the write lock.
+		dr := mustRLock(t, rw, redisson.ContextWithHold(ctx, w))
+		if mode := admin.HGet(ctx, name, "mode").Val(); mode != "write" || len(readerFields(t, admin, name)) != 1 {
+			t.Fatalf("%s: downgrade read: %v", name, admin.HGetAll(ctx, name).Val())
+		}
+		mustUnlock(t, w2)
+		mustUnlock(t, w)
+		if msg, err := sub.ReceiveMessage(ctx); err != nil || msg.Payload != "1" {
+			t.Fatalf("%s: message %v, %v; want \"1\" for the write release", name, msg, err)
+		}
+		if fields := admin.HGetAll(ctx, name).Val(); fields["mode"] != "read" || len(fields) != 2 {
+			t.Fatalf("%s: after the downgrade's write release %v; want mode read and the reader", name, fields)
+		}
+		if ok, err := j.ReadWriteLock(name).WriteLock().TryLock(ctx, 1, 0, 0); ok || err != nil {
+			t.Fatalf("%s: Java writer while the downgraded reader reads: %v, %v", name, ok, err)
+		}
+		mustUnlock(t, dr)
+		eventually(t, 5*time.Second, "no key left", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
+	}
+}
+
+// Readers of both languages share the lock; a writer of either language excludes readers and
+// writers of the other, and waits for the other language's readers; each release wakes the other
+// side's waiters (the Go side's re-poll is an hour away, a Java waiter sleeps up to the 30s lease).
+func TestCompatRWLockAcrossLanguages(t *testing.T) {
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		c := compatClient(t, rdb(), redisson.WithRepollInterval(time.Hour))
+		j := newJava(t, rdb())
+		rw := c.ReadWriteLock(name)
+		jrw := j.ReadWriteLock(name)
+		rlockAsync := func() <-chan lockResult {
+			got := make(chan lockResult, 1)
+			go func() {
+				h, err := rw.RLock(ctx)
+				got <- lockResult{h, err}
+			}()
+			return got
+		}
+		javaAsync := func(l *javadouble.Lock, tid int64) <-chan error {
+			got := make(chan error, 1)
+			go func() { got <- l.Lock(ctx, tid, 0) }()
+			return got
+		}
+		_, channel := rwNames(name)
+
+		// Go reader + Java reader share, both ways round.
+		r := mustRLock(t, rw, ctx)
+		if ok, err := jrw.ReadLock().TryLock(ctx, 1, 0, 0); !ok || err != nil {
+			t.Fatalf("Java reader beside a Go reader: %v, %v", ok, err)
+		}
+		mustUnlock(t, r)
+		r = mustRLock(t, rw, ctx) // beside the Java reader
+		if err := jrw.ReadLock().Unlock(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+
+		// A Java writer waits for the Go reader, woken by its release.
+		jw := javaAsync(jrw.WriteLock(), 2)
+		awaitSubscribers(t, rdb(), channel, 1)
+		mustUnlock(t, r)
+		if err := recvWithin(t, jw, 10*time.Second, "the Java writer after the Go read release"); err != nil {
+			t.Fatal(err)
+		}
+		// The Java writer excludes Go readers and writers; a Go reader waits, woken by its release.
+		if _, err := rw.TryRLock(ctx); !errors.Is(err, redisson.ErrNotObtained) {
+			t.Fatalf("Go TryRLock while Java writes: %v", err)
+		}
+		if _, err := rw.TryLock(ctx); !errors.Is(err, redisson.ErrNotObtained) {
+			t.Fatalf("Go TryLock while Java writes: %v", err)
+		}
+		gr := rlockAsync()
+		eventually(t, 10*time.Second, "the Go reader to wait", func() bool { return c.Stats().Waiting == 1 })
+		if err := jrw.WriteLock().Unlock(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+		res := recvWithin(t, gr, 10*time.Second, "the Go reader after the Java write release")
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+
+		// A Java reader in, the Go reader out; a Go writer waits for the Java reader.
+		if ok, err := jrw.ReadLock().TryLock(ctx, 3, 0, 0); !ok || err != nil {
+			t.Fatalf("Java reader beside a Go reader: %v, %v", ok, err)
+		}
+		mustUnlock(t, res.h)
+		gw, cancelW := lockAsync(ctx, rw)
+		defer cancelW()
+		eventually(t, 10*time.Second, "the Go writer to wait", func() bool { return c.Stats().Waiting == 1 })
+		if err := jrw.ReadLock().Unlock(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		res = recvWithin(t, gw, 10*time.Second, "the Go writer after the Java read release")
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		// The Go writer excludes Java readers and writers; a Java reader waits, woken by its release.
+		if ok, err := jrw.ReadLock().TryLock(ctx, 4, 0, 0); ok || err != nil {
+			t.Fatalf("Java reader while Go writes: %v, %v", ok, err)
+		}
+		if ok, err := jrw.WriteLock().TryLock(ctx, 4, 0, 0); ok || err != nil {
+			t.Fatalf("Java writer while Go writes: %v, %v", ok, err)
+		}
+		jr := javaAsync(jrw.ReadLock(), 5)
+		awaitSubscribers(t, rdb(), channel, 1)
+		mustUnlock(t, res.h)
+		if err := recvWithin(t, jr, 10*time.Second, "the Java reader after the Go write release"); err != nil {
+			t.Fatal(err)
+		}
+		if err := jrw.ReadLock().Unlock(ctx, 5); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// Go and Java readers and writers take the lock in turns with a shared state: never a writer beside
+// anyone.
+func TestCompatRWLockMutualExclusion(t *testing.T) {
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		var readers, writers, bad atomic.Int32
+		section := func(write bool) {
+			if write {
+				if writers.Add(1) > 1 || readers.Load() > 0 {
+					bad.Add(1)
+				}
+			} else if readers.Add(1); writers.Load() > 0 {
+				bad.Add(1)
+			}
+			time.Sleep(time.Millisecond)
+			if write {
+				writers.Add(-1)
+			} else {
+				readers.Add(-1)
+			}
+		}
+		const rounds = 8
+		var wg sync.WaitGroup
+		for range 2 {
+			c := compatClient(t, rdb())
+			j := newJava(t, rdb())
+			for i := range 2 {
+				write := i == 0
+				spawn(&wg, func() {
+					rw := c.ReadWriteLock(name)
+					for range rounds {
+						var h *redisson.Hold
+						var err error
+						if write {
+							h, err = rw.Lock(ctx)
+						} else {
+							h, err = rw.RLock(ctx)
+						}
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						section(write)
+						if err := h.Unlock(ctx); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+				spawn(&wg, func() {
+					tid := int64(10 + i)
+					for range rounds {
+						l := j.ReadWriteLock(name).ReadLock()
+						if write {
+							l = j.ReadWriteLock(name).WriteLock()
+						}
+						if err := l.Lock(ctx, tid, 0); err != nil {
+							t.Error(err)
+							return
+						}
+						section(write)
+						if err := l.Unlock(ctx, tid); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+		}
+		wg.Wait()
+		if bad.Load() != 0 {
+			t.Fatalf("%d sections with a writer beside someone", bad.Load())
+		}
+	})
+}
+
+// Watchdogs of 1s keep the other side out for 3.5s: a Go reader (its acquisition keys and the hash
+// renewed as Redisson's ReadLockTask does) and a Go writer keep Java writers, resp. readers, out; a
+// Java reader and a Java writer keep Go out.
+func TestCompatRWLockWatchdogKeepsOtherSideOut(t *testing.T) {
+	long(t)
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx := t.Context()
+		c := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
+		j := newJava(t, rdb(), javadouble.WatchdogTimeout(time.Second))
+		rw, jrw := c.ReadWriteLock(name), j.ReadWriteLock(name)
+		const hold = 3500 * time.Millisecond
+		goHolds := func(h *redisson.Hold, java *javadouble.Lock) {
+			t.Helper()
+			for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+				if ok, err := java.TryLock(ctx, 1, 0, 0); ok || err != nil {
+					t.Fatalf("Java acquired while Go holds (watchdog 1s): %v, %v", ok, err)
+				}
+			}
+			if h.Context().Err() != nil {
+				t.Fatalf("the Go hold ended: %v", context.Cause(h.Context()))
+			}
+			mustUnlock(t, h)
+		}
+		goHolds(mustRLock(t, rw, ctx), jrw.WriteLock())
+		goHolds(mustLock(t, rw, ctx), jrw.ReadLock())
+
+		javaHolds := func(java *javadouble.Lock, try func() (*redisson.Hold, error)) {
+			t.Helper()
+			if ok, err := java.TryLock(ctx, 1, 0, 0); !ok || err != nil {
+				t.Fatalf("Java tryLock: %v, %v", ok, err)
+			}
+			for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+				if h, err := try(); err == nil {
+					mustUnlock(t, h)
+					t.Fatal("Go acquired while Java holds (watchdog 1s)")
+				}
+			}
+			if err := java.Unlock(ctx, 1); err != nil {
+				t.Fatalf("Java unlock after %v: %v", hold, err)
+			}
+		}
+		javaHolds(jrw.ReadLock(), func() (*redisson.Hold, error) { return rw.TryLock(ctx) })
+		javaHolds(jrw.WriteLock(), func() (*redisson.Hold, error) { return rw.TryRLock(ctx) })
+	})
+}
+
+// A Go ForceUnlock frees a Java writer's lock and wakes a Java reader; a Java forceUnlock frees a Go
+// writer's (which is told: ErrLockLost) and wakes a Go reader.
+func TestCompatRWLockForceUnlockAcrossSides(t *testing.T) {
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx := t.Context()
+		holder := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
+		waiter := compatClient(t, rdb(), redisson.WithRepollInterval(time.Hour))
+		j1, j2 := newJava(t, rdb()), newJava(t, rdb())
+		_, channel := rwNames(name)
+
+		if err := j1.ReadWriteLock(name).WriteLock().Lock(ctx, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		jdone := make(chan error, 1)
+		go func() { jdone <- j2.ReadWriteLock(name).ReadLock().Lock(ctx, 1, 0) }()
+		awaitSubscribers(t, rdb(), channel, 1)
+		if ok, err := waiter.ReadWriteLock(name).ForceUnlock(ctx); err != nil || !ok {
+			t.Fatalf("Go ForceUnlock of a Java write hold = %v, %v", ok, err)
+		}
+		if err := recvWithin(t, jdone, 10*time.Second, "the Java reader after the Go ForceUnlock"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := j2.ReadWriteLock(name).ReadLock().ForceUnlock(ctx); err != nil || !ok {
+			t.Fatalf("clean-up: %v, %v", ok, err)
+		}
+
+		h := mustLock(t, holder.ReadWriteLock(name), ctx)
+		got := make(chan lockResult, 1)
+		go func() {
+			h, err := waiter.ReadWriteLock(name).RLock(ctx)
+			got <- lockResult{h, err}
+		}()
+		eventually(t, 10*time.Second, "the Go reader to wait", func() bool { return waiter.Stats().Waiting == 1 })
+		if ok, err := j1.ReadWriteLock(name).WriteLock().ForceUnlock(ctx); err != nil || !ok {
+			t.Fatalf("Java forceUnlock of a Go write hold = %v, %v", ok, err)
+		}
+		r := recvWithin(t, got, 10*time.Second, "the Go reader after the Java forceUnlock")
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		defer mustUnlock(t, r.h)
+		select {
+		case <-h.Context().Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the force-unlocked Go writer was not told")
+		}
+		if !errors.Is(context.Cause(h.Context()), redisson.ErrLockLost) {
+			t.Fatalf("cause %v; want ErrLockLost", context.Cause(h.Context()))
+		}
+	})
+}
+
+// No read-to-write upgrade (a context marked with a read hold fails at once); an RLock's hash,
+// another type, or a malformed read/write hash is refused with ErrWrongType and left unchanged.
+func TestCompatRWLockUpgradeAndWrongType(t *testing.T) {
+	t.Parallel()
+	c, admin, _ := setup(t, redisson.WithRedissonCompat())
+	ctx := t.Context()
+	rw := c.ReadWriteLock("up")
+	r := mustRLock(t, rw, ctx)
+	if _, err := rw.Lock(redisson.ContextWithHold(ctx, r)); !errors.Is(err, redisson.ErrNotObtained) {
+		t.Fatalf("upgrade: %v; want refused", err)
+	}
+	mustUnlock(t, r)
+
+	mustDo(t, "SET", admin.Set(ctx, "str", "x", 0).Err())
+	mustDo(t, "HSET", admin.HSet(ctx, "nomode", "a:1", "1").Err())
+	mustDo(t, "HSET", admin.HSet(ctx, "badmode", "mode", "x", "a:1", "1").Err())
+	mustDo(t, "HSET", admin.HSet(ctx, "writenowriter", "mode", "write", "a:1", "1").Err())
+	lh := mustLock(t, c.Lock("rlock"), ctx)
+	defer mustUnlock(t, lh)
+	for _, name := range []string{"str", "nomode", "badmode", "writenowriter", "rlock"} {
+		before := serverSnapshot(t, admin)
+		l := c.ReadWriteLock(name)
+		for what, err := range map[string]error{
+			"TryRLock":     errOnly(l.TryRLock(ctx)),
+			"TryLock":      errOnly(l.TryLock(ctx)),
+			"IsLocked":     errOnly(l.IsLocked(ctx)),
+			"RemainingTTL": errOnly(l.RemainingTTL(ctx)),
+			"ForceUnlock":  errOnly(l.ForceUnlock(ctx)),
+		} {
+			if !errors.Is(err, redisson.ErrWrongType) {
+				t.Errorf("%s on %q: %v; want ErrWrongType", what, name, err)
+			}
+		}
+		if d := snapshotDiff(before, serverSnapshot(t, admin)); d != "" {
+			t.Errorf("%q: changed %s", name, d)
+		}
+	}
+	wh := mustLock(t, c.ReadWriteLock("rwmine"), ctx)
+	defer mustUnlock(t, wh)
+	if _, err := c.Lock("rwmine").TryLock(ctx); !errors.Is(err, redisson.ErrWrongType) {
+		t.Fatalf("a compat Lock on a compat ReadWriteLock: %v; want ErrWrongType", err)
+	}
+}
+
+// A read acquisition whose reply is lost is re-sent and counted once (one acquisition key); a final
+// read unlock whose reply is lost, re-sent after Java readers came and went, reports the release.
+func TestCompatRWLockLostReplies(t *testing.T) {
+	t.Parallel()
+	const name = "compat-rw-resent"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA, dialA := proxiedClient(t, srv, p, oneIdle)
+	var lost atomic.Int32
+	a := compatClient(t, rdbA, redisson.WithEventHook(func(e redisson.Event) {
+		if e.Kind == redisson.EventLost {
+			lost.Add(1)
+		}
+	}))
+	j := newJava(t, admin)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	t.Cleanup(func() { dialA.resumeDials(); wg.Wait() })
+	mustUnlock(t, mustRLock(t, a.ReadWriteLock("warmup-rw"), ctx)) // loads the scripts
+	// Its unlock latch is deleted in the background: let that end before the next command, so that
+	// no two commands share the pool (which could leave two idle connections).
+	eventually(t, 5*time.Second, "the warm-up's unlock latch deleted", func() bool {
+		return len(admin.Keys(ctx, "redisson_unlock_latch:*").Val()) == 0
+	})
+	warmUpCompat(t, a, admin)
+
+	oneIdleConn(t, rdbA)
+	p.DropReplies(1)
+	h, err := a.ReadWriteLock(name).TryRLock(ctx)
+	p.DropReplies(0)
+	if err != nil {
+		t.Fatalf("TryRLock (reply lost, re-sent) = %v", err)
+	}
+	if n, err := h.HoldCount(ctx); err != nil || n != 1 {
+		t.Fatalf("HoldCount = %d, %v; want 1", n, err)
+	}
+	if keys := admin.Keys(ctx, "*rwlock_timeout*").Val(); len(keys) != 1 {
+		t.Fatalf("acquisition keys %v; want one", keys)
+	}
+
+	oneIdleConn(t, rdbA)
+	reached := dialA.holdNext()
+	p.DropReplies(1)
+	res := make(chan error, 1)
+	spawn(&wg, func() { res <- h.Unlock(ctx) })
+	recvWithin(t, reached, 5*time.Second, "the re-send of the final unlock to open a new connection")
+	p.DropReplies(0)
+	for i := range 20 {
+		l := j.ReadWriteLock(name).ReadLock()
+		if ok, err := l.TryLock(ctx, 1, 0, 0); !ok || err != nil {
+			t.Fatalf("Java tryLock %d: %v, %v", i, ok, err)
+		}
+		if err := l.Unlock(ctx, 1); err != nil {
+			t.Fatalf("Java unlock %d: %v", i, err)
+		}
+	}
+	dialA.resumeDials()
+	if err := recvWithin(t, res, 10*time.Second, "the final Unlock"); err != nil {
+		t.Errorf("final Unlock (applied, reply lost, re-sent) = %v, want nil", err)
+	}
+	if n := lost.Load(); n != 0 {
+		t.Errorf("%d EventLost for a lock its Unlock released", n)
+	}
+	eventually(t, 5*time.Second, "no key left", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
+}
