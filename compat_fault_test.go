@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,12 +24,12 @@ import (
 // TestCompatFaults is the randomized fault test of the Redisson-compatible mode: Go Clients made
 // WithRedissonCompat, each behind a proxy that drops replies, delays, blackholes or cuts its
 // connections at random, contend with Java Redisson clients (internal/javadouble, connected
-// directly) for two Locks and a Semaphore of two permits, with random leases and waits. A checker
-// in the test sees every critical section:
+// directly) for a Lock, a FairLock, both sides of a ReadWriteLock and a Semaphore of two permits,
+// with random leases and waits. A checker in the test sees every critical section:
 //
 //   - two owners: a holder entering a lock's section while another is inside whose hold is not over
 //     (a Java hold, or a Go hold whose context is not cancelled: a Go holder is told of a loss before
-//     its lease may lapse);
+//     its lease may lapse), unless both are readers of the ReadWriteLock;
 //   - too many permits: more holders of the Semaphore than it has permits (its permits have no
 //     lease: nothing excuses it);
 //   - held after its owner is done: once the faults stop and every worker has finished, the locks
@@ -55,7 +56,8 @@ func TestCompatFaults(t *testing.T) {
 	)
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
-	locks := []string{"cf:lock:a", "cf:lock:b"}
+	const lockName, fairName, rwName = "cf:lock", "cf:fair", "cf:rw"
+	locks := []string{lockName, fairName, rwName}
 	const sem = "cf:sem"
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -88,10 +90,11 @@ func TestCompatFaults(t *testing.T) {
 	// The checker.
 	type holder struct {
 		who  string
+		read bool            // a reader of the ReadWriteLock
 		hold context.Context // a Go hold's context; nil for a Java hold
 	}
 	var mu sync.Mutex
-	inside := map[string]*holder{}
+	inside := map[string][]*holder{}
 	var semInside int
 	var violations []string
 	violate := func(format string, args ...any) {
@@ -100,17 +103,17 @@ func TestCompatFaults(t *testing.T) {
 	enterLock := func(name string, h *holder) {
 		mu.Lock()
 		defer mu.Unlock()
-		if cur := inside[name]; cur != nil && (cur.hold == nil || cur.hold.Err() == nil) {
-			violate("two owners of %s: %s entered while %s was inside with its hold not over", name, h.who, cur.who)
+		for _, cur := range inside[name] {
+			if (cur.hold == nil || cur.hold.Err() == nil) && !(cur.read && h.read) {
+				violate("two owners of %s: %s entered while %s was inside with its hold not over", name, h.who, cur.who)
+			}
 		}
-		inside[name] = h
+		inside[name] = append(inside[name], h)
 	}
 	leaveLock := func(name string, h *holder) {
 		mu.Lock()
 		defer mu.Unlock()
-		if inside[name] == h {
-			delete(inside, name)
-		}
+		inside[name] = slices.DeleteFunc(inside[name], func(x *holder) bool { return x == h })
 	}
 	enterSem := func(who string) {
 		mu.Lock()
@@ -162,12 +165,25 @@ func TestCompatFaults(t *testing.T) {
 					}
 					return
 				}
-				name := locks[rng.IntN(len(locks))]
-				h, err := c.Lock(name).TryLock(ctx, opts...)
+				name, read := locks[rng.IntN(len(locks))], false
+				var h *redisson.Hold
+				var err error
+				switch name {
+				case lockName:
+					h, err = c.Lock(name).TryLock(ctx, opts...)
+				case fairName:
+					h, err = c.FairLock(name).TryLock(ctx, opts...)
+				default:
+					if read = rng.IntN(2) == 0; read {
+						h, err = c.ReadWriteLock(name).TryRLock(ctx, opts...)
+					} else {
+						h, err = c.ReadWriteLock(name).TryLock(ctx, opts...)
+					}
+				}
 				if err != nil {
 					return
 				}
-				me := &holder{who: who, hold: h.Context()}
+				me := &holder{who: who, read: read, hold: h.Context()}
 				enterLock(name, me)
 				pause(rng)
 				leaveLock(name, me)
@@ -194,13 +210,25 @@ func TestCompatFaults(t *testing.T) {
 					}
 					return
 				}
-				name := locks[rng.IntN(len(locks))]
-				l := j.Lock(name)
+				name, read := locks[rng.IntN(len(locks))], false
+				var l *javadouble.Lock
+				switch name {
+				case lockName:
+					l = j.Lock(name)
+				case fairName:
+					l = j.FairLock(name)
+				default:
+					if read = rng.IntN(2) == 0; read {
+						l = j.ReadWriteLock(name).ReadLock()
+					} else {
+						l = j.ReadWriteLock(name).WriteLock()
+					}
+				}
 				ok, err := l.TryLock(ctx, tid, wait, 0) // the watchdog's lease: Java is never told of a loss
 				if !ok || err != nil {
 					return
 				}
-				me := &holder{who: who}
+				me := &holder{who: who, read: read}
 				enterLock(name, me)
 				pause(rng)
 				leaveLock(name, me)
