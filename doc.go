@@ -294,8 +294,8 @@
 //	redisson_lock__channel:{<prefix><name>} "0" published by every release that frees the lock and by
 //	                                        ForceUnlock (SPUBLISH on a Cluster, as Redisson does on
 //	                                        Redis 7 with shardedSubscriptionMode AUTO)
-//	redisson_unlock_latch:{<prefix><name>}:<request id>  the answer of one partial Unlock, kept the
-//	                                        waiter timeout at most and deleted once answered
+//	redisson_unlock_latch:{<prefix><name>}:<request id>  the answer of one Unlock, kept the waiter
+//	                                        timeout at most and deleted once answered
 //
 // (":<name>" instead of ":{<name>}" when the name has a {hash tag}, as Redisson writes them.) A Java
 // owner is "<client UUID>:<thread id>", a Go owner "<client id>:<sequence>" (one per acquisition, as
@@ -372,10 +372,9 @@
 // readers' keys, and publishes "1".
 //
 // Lost replies (every kind): a count cannot tell a re-sent command from a new one. A fresh acquisition is
-// recognised by its owner (never reused); a partial Unlock carries a request id whose answer its
-// first run records in Redisson's unlock latch, which answers the re-sent copies; a final Unlock
-// needs no record (a re-send that finds the owner's field gone is answered as Hold.Unlock says); a
-// re-sent Reenter may count twice. The final Unlock deletes the lock whatever count it holds, and a partial Unlock never takes
+// recognised by its owner (never reused); an Unlock carries a request id whose answer its first run
+// records in Redisson's unlock latch, which answers the re-sent copies; a re-sent Reenter may count
+// twice. The final Unlock deletes the lock whatever count it holds, and a partial Unlock never takes
 // the count below 1, so a count made wrong by a copy that landed late (after its record was deleted)
 // shows in HoldCount only, never as a lock freed under its owner or kept after its release. An
 // acquisition whose outcome is unknown is undone by deleting the owner's field (publishing "0" if

@@ -999,14 +999,11 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 			args = append(args, q.rejoin)
 		}
 	case formatRedisson:
-		// A count cannot tell a re-sent partial release from a new one: the first run records its
-		// answer for the re-sends (waiter timeout). A final release needs no record: the owner's
-		// field is gone once it ran, and a re-send that finds it gone is answered as releaseFinal
-		// says (owner ids are never reused, so no later owner's field can be taken for it); nor does
-		// an undo, which is safe to repeat as it is.
+		// A count cannot tell a re-sent release from a new one: the first run records its answer
+		// for the re-sends (waiter timeout). An undo needs none: it is safe to repeat as it is.
 		var recordMs int64
 		keys = []string{m.key, m.key}
-		if !q.undo && !q.final {
+		if !q.undo {
 			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
 			keys[1], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
 		}
@@ -1015,7 +1012,7 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 		// As formatRedisson's; an undo (no record) also leaves Redisson's queue.
 		var recordMs int64
 		keys = []string{m.keys[0], m.keys[1], m.keys[2], m.key}
-		if !q.undo && !q.final {
+		if !q.undo {
 			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
 			keys[3], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
 		}
@@ -1023,7 +1020,7 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 	case formatRedissonRW:
 		var recordMs int64
 		keys = []string{m.keys[0], m.keys[1], m.key}
-		if !q.undo && !q.final {
+		if !q.undo {
 			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
 			keys[2], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
 		}
