@@ -16,8 +16,9 @@ var floorRelease = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] the
 
 var benchKeys atomic.Int64
 
-// BenchmarkUncontended compares an uncontended lock+unlock of this library with the bare SET NX PX +
-// compare-and-delete floor, each goroutine on its own key. Run with -cpu to vary goroutines.
+// BenchmarkUncontended compares an uncontended lock+unlock of this library (in its own layout and in
+// Java Redisson's, WithRedissonCompat) with the bare SET NX PX + compare-and-delete floor, each
+// goroutine on its own key. Run with -cpu to vary goroutines.
 func BenchmarkUncontended(b *testing.B) {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true, PoolSize: 64})
 	defer rdb.Close()
@@ -30,6 +31,15 @@ func BenchmarkUncontended(b *testing.B) {
 		defer c.Close()
 		b.ReportAllocs()
 		lockUnlockParallel(b, c, "bench:r:")
+	})
+	b.Run("redisson-compat", func(b *testing.B) { // Java Redisson's RLock layout (WithRedissonCompat)
+		c, err := redisson.New(rdb, redisson.WithRedissonCompat())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		b.ReportAllocs()
+		lockUnlockParallel(b, c, "bench:j:")
 	})
 	b.Run("floor", func(b *testing.B) {
 		floorRelease.Load(ctx, rdb)
