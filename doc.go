@@ -363,7 +363,11 @@
 // rules (a read acquisition sets the hash's TTL to at least its lease, a write re-entry to PTTL +
 // lease) and watchdogs (a writer's renewal sets the hash's TTL, a reader's renews each of its
 // acquisitions' keys, then the hash) apply to both sides; this package never lets a TTL it sets cut
-// another holder's lease short. There is no waiting-writer priority (Redisson has none: readers keep
+// another holder's lease short, but Redisson does: a Java reader's watchdog sets the hash's TTL to
+// its lockWatchdogTimeout whatever the other readers' leases, so if that Java client dies, the lock
+// is free after that timeout even while a Go reader's longer fixed lease (WithLease) is in force (as
+// between Java readers): a Go reader that shares a lock with Java readers should use the watchdog,
+// whose renewals keep the hash. There is no waiting-writer priority (Redisson has none: readers keep
 // entering while the lock is read-held) and no queue: every release wakes every waiting Client. The
 // downgrade is Redisson's (a writer may read): a Go reader whose context is marked with the write
 // hold (ContextWithHold) is let in beside its writer; its owner id is its own, not the writer's (the
