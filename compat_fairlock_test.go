@@ -411,3 +411,27 @@ func TestCompatFairLockLostReplies(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "no key left", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
 }
+
+// A FairLock's final Unlock re-sent after a Java client took the lock reports the loss (see
+// resentFinalUnlockAfterJavaTookIt).
+func TestCompatFairLockResentFinalUnlockReportsLossToJava(t *testing.T) {
+	t.Parallel()
+	const name = "fair-resent-final-lost"
+	var j *javadouble.Client
+	resentFinalUnlockAfterJavaTookIt(t,
+		func(c *redisson.Client) (*redisson.Hold, error) { return c.FairLock(name).TryLock(t.Context()) },
+		func(ctx context.Context, admin *redis.Client) error {
+			j = newJava(t, admin)
+			if ok, err := j.FairLock(name).ForceUnlock(ctx); !ok || err != nil {
+				return errors.Join(errors.New("forceUnlock found nothing"), err)
+			}
+			if ok, err := j.FairLock(name).TryLock(ctx, 1, 0, 0); !ok || err != nil {
+				return errors.Join(errors.New("tryLock failed"), err)
+			}
+			return nil
+		},
+		func(ctx context.Context, _ *redis.Client) bool {
+			ok, err := j.FairLock(name).IsHeldByThread(ctx, 1)
+			return ok && err == nil
+		})
+}

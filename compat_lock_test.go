@@ -6,6 +6,7 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -696,4 +697,86 @@ func TestCompatLockLostReplyThenUnreachableIsUndone(t *testing.T) {
 	eventually(t, 6*time.Second, "the lost acquisition undone once Redis is reachable", func() bool {
 		return admin.Exists(ctx, name).Val() == 0
 	})
+}
+
+// dropFirstUnlock makes the first unlock script (the one naming an unlock latch) that goes through
+// hook fail as a lost connection (io.EOF) without being sent: the Client cannot tell that it never
+// ran, and sends it again. It reports whether it has dropped one.
+func dropFirstUnlock(hook *aroundHook) *atomic.Bool {
+	var dropped atomic.Bool
+	hook.setCmd(func(_ context.Context, a []string, cmd redis.Cmder, next func() error) error {
+		if strings.Contains(strings.Join(a, " "), "redisson_unlock_latch") && dropped.CompareAndSwap(false, true) {
+			cmd.SetErr(io.EOF)
+			return io.EOF
+		}
+		return next()
+	})
+	return &dropped
+}
+
+// resentFinalUnlockAfterJavaTookIt checks a final Unlock whose first copy never ran, after a Java
+// client force-unlocked the lock (javaTake) and took it, the Go holder not told yet (its watchdog
+// renews every 10s): the re-send finds neither the owner nor the unlock latch a first run would have
+// left, so the owner had lost the lock before its release, and Unlock reports the loss (ErrNotHeld,
+// ErrLockLost), as a first copy finding the owner gone does; the Java hold is untouched (javaHolds).
+func resentFinalUnlockAfterJavaTookIt(t *testing.T, acquire func(c *redisson.Client) (*redisson.Hold, error),
+	javaTake func(ctx context.Context, admin *redis.Client) error, javaHolds func(ctx context.Context, admin *redis.Client) bool) {
+	t.Helper()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	hook := &aroundHook{}
+	rdb := srv.Client(t)
+	rdb.AddHook(hook)
+	var lost atomic.Int32
+	c := compatClient(t, rdb, redisson.WithEventHook(func(e redisson.Event) {
+		if e.Kind == redisson.EventLost {
+			lost.Add(1)
+		}
+	}))
+	h, err := acquire(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := javaTake(ctx, admin); err != nil {
+		t.Fatalf("the Java client's forceUnlock and acquisition: %v", err)
+	}
+	dropped := dropFirstUnlock(hook)
+	err = h.Unlock(ctx)
+	if !dropped.Load() {
+		t.Fatal("precondition: no unlock was dropped")
+	}
+	if !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
+		t.Errorf("final Unlock (first copy never ran, re-sent after a Java forceUnlock and acquisition) = %v; want ErrNotHeld and ErrLockLost", err)
+	}
+	if n := lost.Load(); n != 1 {
+		t.Errorf("%d EventLost; want 1", n)
+	}
+	if !javaHolds(ctx, admin) {
+		t.Error("the Java holder lost its lock to the Go release")
+	}
+}
+
+// A Lock's final Unlock re-sent after a Java client took the lock reports the loss (see
+// resentFinalUnlockAfterJavaTookIt).
+func TestCompatLockResentFinalUnlockReportsLossToJava(t *testing.T) {
+	t.Parallel()
+	const name = "compat-resent-final-lost"
+	var j *javaClient
+	resentFinalUnlockAfterJavaTookIt(t,
+		func(c *redisson.Client) (*redisson.Hold, error) { return c.Lock(name).TryLock(t.Context()) },
+		func(ctx context.Context, admin *redis.Client) error {
+			j = newJavaClient(t, admin, 30*time.Second)
+			if ok, err := j.forceUnlock(ctx, name); !ok || err != nil {
+				return errors.Join(errors.New("forceUnlock found nothing"), err)
+			}
+			if ok, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+				return errors.Join(errors.New("tryLock failed"), err)
+			}
+			return nil
+		},
+		func(ctx context.Context, _ *redis.Client) bool {
+			ok, err := j.d.Lock(name).IsHeldByThread(ctx, 1)
+			return ok && err == nil
+		})
 }

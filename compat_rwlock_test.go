@@ -529,3 +529,66 @@ func TestCompatRWLockLostReplies(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "no key left", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
 }
+
+// A ReadWriteLock's final write Unlock re-sent after a Java writer took the lock reports the loss (see
+// resentFinalUnlockAfterJavaTookIt).
+func TestCompatRWLockResentFinalUnlockReportsLossToJava(t *testing.T) {
+	t.Parallel()
+	const name = "rw-resent-final-lost"
+	var j *javadouble.Client
+	resentFinalUnlockAfterJavaTookIt(t,
+		func(c *redisson.Client) (*redisson.Hold, error) { return c.ReadWriteLock(name).TryLock(t.Context()) },
+		func(ctx context.Context, admin *redis.Client) error {
+			j = newJava(t, admin)
+			if ok, err := j.ReadWriteLock(name).WriteLock().ForceUnlock(ctx); !ok || err != nil {
+				return errors.Join(errors.New("forceUnlock found nothing"), err)
+			}
+			if ok, err := j.ReadWriteLock(name).WriteLock().TryLock(ctx, 1, 0, 0); !ok || err != nil {
+				return errors.Join(errors.New("tryLock failed"), err)
+			}
+			return nil
+		},
+		func(ctx context.Context, _ *redis.Client) bool {
+			ok, err := j.ReadWriteLock(name).WriteLock().IsHeldByThread(ctx, 1)
+			return ok && err == nil
+		})
+}
+
+// A Go reader's fixed lease holds even when a Java reader's watchdog (Redisson's ReadLockTask sets
+// the hash's TTL to its lockWatchdogTimeout, whatever the other readers' leases) cut the hash's TTL
+// and that Java client then died: for 3s after the Java reader's death (its watchdog 1s, the Go
+// reader's lease 20s) the lock stays read-held, and a Java writer's tryLock fails.
+func TestCompatRWLockGoReaderLeaseOutlivesJavaReaderWatchdog(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	ctx := t.Context()
+	c := compatClient(t, srv.Client(t))
+	jr := javadouble.New(admin, javadouble.WatchdogTimeout(time.Second))
+	t.Cleanup(jr.Close)
+	jw := newJava(t, admin)
+	const name = "rw-go-lease-java-watchdog"
+	r, err := c.ReadWriteLock(name).RLock(ctx, redisson.WithLease(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := jr.ReadWriteLock(name).ReadLock().TryLock(ctx, 1, 0, 0); !ok || err != nil {
+		t.Fatalf("Java reader: %v, %v", ok, err)
+	}
+	eventually(t, 5*time.Second, "the Java reader's watchdog to set the hash's TTL to its 1s", func() bool {
+		return admin.PTTL(ctx, name).Val() <= time.Second
+	})
+	jr.Close() // the Java process dies holding its read lock: its watchdog stops
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && r.Context().Err() == nil {
+		if ok, err := jw.ReadWriteLock(name).WriteLock().TryLock(ctx, 1, 0, 0); ok || err != nil {
+			t.Fatalf("a Java writer took the lock (%v, %v) while the Go reader's 20s lease is in force (TTL left %v)",
+				ok, err, admin.PTTL(ctx, name).Val())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := r.Context().Err(); err != nil {
+		t.Fatalf("the Go reader's hold ended within its lease: %v", context.Cause(r.Context()))
+	}
+	mustUnlock(t, r)
+}

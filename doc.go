@@ -205,7 +205,8 @@
 //     still in force when the first copy was sent: the work under the lock ended before that, so it
 //     was protected whichever copy, or expiry, then removed the lock. (A loss the Client could not
 //     see before the first copy, such as another process's ForceUnlock, is then reported as a
-//     release.) Otherwise it reports the loss, as a first run finding the owner gone does.
+//     release; not in Java Redisson's formats, whose releases keep a record: see "Sharing locks
+//     with Java services".) Otherwise it reports the loss, as a first run finding the owner gone does.
 //   - An acquisition whose outcome is unknown (network error, context ended mid-call) is undone. The
 //     undo is a clean-up: it runs on a goroutine the Client owns, with a context of its own (5s at
 //     most), and the caller waits for it only while its context lasts (and 25ms more), so that no
@@ -295,7 +296,7 @@
 //	                                        ForceUnlock (SPUBLISH on a Cluster, as Redisson does on
 //	                                        Redis 7 with shardedSubscriptionMode AUTO)
 //	redisson_unlock_latch:{<prefix><name>}:<request id>  the answer of one Unlock, kept the waiter
-//	                                        timeout at most and deleted once answered
+//	                                        timeout (10s at least) and deleted once answered
 //
 // (":<name>" instead of ":{<name>}" when the name has a {hash tag}, as Redisson writes them.) A Java
 // owner is "<client UUID>:<thread id>", a Go owner "<client id>:<sequence>" (one per acquisition, as
@@ -362,7 +363,11 @@
 // rules (a read acquisition sets the hash's TTL to at least its lease, a write re-entry to PTTL +
 // lease) and watchdogs (a writer's renewal sets the hash's TTL, a reader's renews each of its
 // acquisitions' keys, then the hash) apply to both sides; this package never lets a TTL it sets cut
-// another holder's lease short. There is no waiting-writer priority (Redisson has none: readers keep
+// another holder's lease short, but Redisson does: a Java reader's watchdog sets the hash's TTL to
+// its lockWatchdogTimeout whatever the other readers' leases, so if that Java client dies, the lock
+// is free after that timeout even while a Go reader's longer fixed lease (WithLease) is in force (as
+// between Java readers): a Go reader that shares a lock with Java readers should use the watchdog,
+// whose renewals keep the hash. There is no waiting-writer priority (Redisson has none: readers keep
 // entering while the lock is read-held) and no queue: every release wakes every waiting Client. The
 // downgrade is Redisson's (a writer may read): a Go reader whose context is marked with the write
 // hold (ContextWithHold) is let in beside its writer; its owner id is its own, not the writer's (the
@@ -373,14 +378,17 @@
 //
 // Lost replies (every kind): a count cannot tell a re-sent command from a new one. A fresh acquisition is
 // recognised by its owner (never reused); an Unlock carries a request id whose answer its first run
-// records in Redisson's unlock latch, which answers the re-sent copies; a re-sent Reenter may count
-// twice. The final Unlock deletes the lock whatever count it holds, and a partial Unlock never takes
-// the count below 1, so a count made wrong by a copy that landed late (after its record was deleted)
-// shows in HoldCount only, never as a lock freed under its owner or kept after its release. An
-// acquisition whose outcome is unknown is undone by deleting the owner's field (publishing "0" if
-// the lock is then free). A Java owner's hash and a Go owner's can never be confused: the name
-// checks go both ways, and any other value at the name (a string, a ReadWriteLock's hash, a hash
-// with several fields or a count that is not a positive integer) is refused with ErrWrongType.
+// records in Redisson's unlock latch, which answers the re-sent copies (so a final Unlock's copy
+// re-sent while the lease was in force that finds neither the latch nor the owner proves that the
+// first copy never ran, and reports the loss, ErrLockLost, where the other formats report a
+// release); a re-sent Reenter may count twice. The final Unlock deletes the lock whatever count it
+// holds, and a partial Unlock never takes the count below 1, so a count made wrong by a copy that
+// landed late (after its record was deleted) shows in HoldCount only, never as a lock freed under
+// its owner or kept after its release. An acquisition whose outcome is unknown is undone by
+// deleting the owner's field (publishing "0" if the lock is then free). A Java owner's hash and a
+// Go owner's can never be confused: the name checks go both ways, and any other value at the name
+// (a string, a ReadWriteLock's hash, a hash with several fields or a count that is not a positive
+// integer) is refused with ErrWrongType.
 //
 // The other objects in that mode:
 //

@@ -73,7 +73,9 @@ type owner struct {
 // lock no longer the owner's, Unlock returns nil when the lease was in force as the first copy
 // left and no loss was known: Redis keeps no record of releases, so a loss the Client could not
 // see (another process's ForceUnlock, a failover that lost the key) is then reported as a release.
-// If Redis cannot be reached, the outcome is unknown: Unlock returns the error; a final unlock then
+// (On a Client made WithRedissonCompat each release keeps a record, Redisson's unlock latch, which
+// answers a re-sent copy: there, a copy re-sent while the lease was in force that finds the lock no
+// longer the owner's reports the loss.) If Redis cannot be reached, the outcome is unknown: Unlock returns the error; a final unlock then
 // stops renewing and ends the hold (its context is cancelled with ErrLockLost), so the lock is gone
 // within its lease whether or not the release arrived.
 func (h *Hold) Unlock(ctx context.Context) error {
@@ -408,8 +410,13 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 	lapse, active := l.c.sched.Deadline(&o.entry)
 	fresh := active && sent.Before(lapse) // the lease was in force when the first copy was sent
 	var repeat bool
+	var resentAt time.Time
 	res, ackErr, err := l.release(ctx, releaseReq{owner: o.id, level: level, final: true, expected: expected, leaseMs: leaseMs,
-		heir: heirID, repeat: &repeat})
+		heir: heirID, repeat: &repeat, resentAt: &resentAt})
+	// Java Redisson's formats record a release's answer for its re-sends: a re-send sent while the
+	// lease was in force that finds neither the record nor the owner proves that the first copy had
+	// not run and the owner had lost the lock meanwhile (a Java forceUnlock, say).
+	recorded := l.kind.format.recordsReleases() && active && resentAt.Before(lapse)
 
 	o.mu.Lock()
 	o.inflight--
@@ -427,7 +434,7 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 		after = o.endLocked(nil)
 	case res == releaseDone:
 		after = o.endLocked(nil)
-	case repeat && fresh && o.endErr == nil && o.pending == nil:
+	case repeat && fresh && o.endErr == nil && o.pending == nil && !recorded:
 		// "Not held", answering a re-send after an unknown outcome (Redis keeps no record of
 		// releases): the first copy released the lock, or the lock was gone already. Reported as
 		// released: the caller's critical section ended before the first copy was sent, and at
@@ -436,7 +443,10 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 		// for as long as it ran, whichever copy, or expiry, removed the lock afterwards. (A loss
 		// the client could not see before the first copy was sent, such as a ForceUnlock by
 		// another process or a failover that lost the key, is then reported as a release: without
-		// a record, the repeat cannot tell it from the first copy's doing.)
+		// a record, the repeat cannot tell it from the first copy's doing. Java Redisson's formats
+		// keep one, the unlock latch, which answers a repeat of a first copy that ran: there, a
+		// repeat's "not held" is the owner's loss, as a first run's, unless the repeat was sent
+		// when the lease may have lapsed.)
 		after = o.endLocked(nil)
 	default: // releaseNotHeld
 		reason := o.notHeldReason()

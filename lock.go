@@ -148,6 +148,14 @@ const (
 // handed the lock by releases.
 func (f lockFormat) queues() bool { return f == formatString || f == formatRW }
 
+// recordsReleases reports whether the format's releases keep a record of their answer (Redisson's
+// unlock latch, see unlockLatchMs) for their re-sent copies: a re-send that finds neither the record
+// nor the owner then proves that the first copy had not run, and, if it was sent while the owner's
+// lease was in force, that the owner had lost the lock.
+func (f lockFormat) recordsReleases() bool {
+	return f == formatRedisson || f == formatRedissonFair || f == formatRedissonRW
+}
+
 // redisson reports whether the format's lock is Java Redisson's RLock hash (see redissonState).
 func (f lockFormat) redisson() bool { return f == formatRedisson || f == formatRedissonFair }
 
@@ -978,6 +986,8 @@ type releaseReq struct {
 	// repeat, if set, is told whether the answer is that of a re-send after an unknown outcome
 	// (sendOpts.repeat): a final release's "not held" may then be the first copy's doing.
 	repeat *bool
+	// resentAt, if set, is told when the last copy was sent after an unknown outcome (zero: none).
+	resentAt *time.Time
 }
 
 // release runs the release script for q and returns its answer (see the release* constants) and, in
@@ -1005,7 +1015,7 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 		keys = []string{m.key, m.key}
 		if !q.undo {
 			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
-			keys[1], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
+			keys[1], recordMs = record, c.unlockLatchMs()
 		}
 		script, args = scripts.CompatLockRelease, []any{q.owner, f, q.leaseMs, c.publish, m.wakeChannel, recordMs}
 	case formatRedissonFair:
@@ -1014,7 +1024,7 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 		keys = []string{m.keys[0], m.keys[1], m.keys[2], m.key}
 		if !q.undo {
 			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
-			keys[3], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
+			keys[3], recordMs = record, c.unlockLatchMs()
 		}
 		script, args = scripts.CompatFairRelease, []any{q.owner, f, q.leaseMs, c.publish, m.wakePrefix, recordMs, time.Now().UnixMilli()}
 	case formatRedissonRW:
@@ -1022,7 +1032,7 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 		keys = []string{m.keys[0], m.keys[1], m.key}
 		if !q.undo {
 			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
-			keys[2], recordMs = record, c.cfg.waiterTimeout.Milliseconds()
+			keys[2], recordMs = record, c.unlockLatchMs()
 		}
 		script, args = scripts.CompatRWRelease, []any{q.owner, f, q.leaseMs, m.kind.side, c.publish, m.wakeChannel, recordMs}
 	default:
@@ -1034,7 +1044,11 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 			args = append(args, q.rejoin)
 		}
 	}
-	cmd, ackErr := c.evalOpts(ctx, sendOpts{resend: true, acked: !q.undo, repeat: q.repeat}, script, keys, args...)
+	opts := sendOpts{resend: true, acked: !q.undo, repeat: q.repeat}
+	if q.resentAt != nil {
+		opts.onResend = func() { *q.resentAt = time.Now() }
+	}
+	cmd, ackErr := c.evalOpts(ctx, opts, script, keys, args...)
 	n, err := cmd.Int64()
 	if record != "" && err == nil {
 		// Answered: no copy is re-sent any more. Deleted in the background, as Redisson does (it
@@ -1045,6 +1059,13 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 		})
 	}
 	return n, ackErr, err
+}
+
+// unlockLatchMs is how long a release's record (Redisson's unlock latch) lives: the waiter timeout,
+// and never less than twice the longest a release goes on re-sending (cleanupTimeout), so that a
+// re-send finds the record of a first copy that ran (see lockFormat.recordsReleases).
+func (c *Client) unlockLatchMs() int64 {
+	return max(c.cfg.waiterTimeout, 2*cleanupTimeout).Milliseconds()
 }
 
 // runUndo releases whatever owner id holds and takes it out of the wait queue (see releaseReq.undo).
