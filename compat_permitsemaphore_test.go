@@ -331,3 +331,55 @@ func TestCompatPermitLostRepliesAppliedOnce(t *testing.T) {
 		t.Fatalf("after a release whose reply was lost: %d leases, %s available; want 0 and 3", n, v)
 	}
 }
+
+// A Go waiter behind a Java permit taken without a lease (score 922337203685477: it never ends)
+// waits for a message, not for that score, and takes the permit Java releases; meanwhile it makes
+// a bounded number of attempts (it does not spin on a bogus retry time).
+func TestCompatPermitGoWaiterBehindJavaPermitWithoutLease(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	hook := newScriptHook()
+	rdb.AddHook(hook)
+	c := newClient(t, rdb, redisson.WithRedissonCompat(), redisson.WithRepollInterval(time.Hour))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	j := javadouble.New(srv.Client(t))
+	t.Cleanup(j.Close)
+	jp := j.PermitExpirableSemaphore("forever")
+	if ok, err := jp.TrySetPermits(ctx, 1); !ok || err != nil {
+		t.Fatalf("Java TrySetPermits = %v, %v", ok, err)
+	}
+	jid, err := jp.Acquire(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts atomic.Int64
+	hook.setAround(func(a []string, next func()) {
+		if semAcquireCall("", "c")(a) {
+			attempts.Add(1)
+		}
+		next()
+	})
+	got := make(chan error, 1)
+	go func() {
+		_, err := c.PermitExpirableSemaphore("forever").Acquire(ctx, 1, redisson.WithLease(time.Minute))
+		got <- err
+	}()
+	awaitSubscribers(t, srv.Client(t), "redisson_sc:{forever}", 1)
+	eventually(t, 10*time.Second, "the Go waiter's first attempt", func() bool { return attempts.Load() >= 1 })
+	select {
+	case err := <-got:
+		t.Fatalf("Go Acquire ended while Java holds the only permit: %v", err)
+	case <-time.After(300 * time.Millisecond): // a window in which a spinning waiter makes many attempts
+	}
+	if n := attempts.Load(); n > 3 {
+		t.Fatalf("the Go waiter made %d attempts behind a permit that never expires; want a few", n)
+	}
+	if err := jp.Release(ctx, jid); err != nil {
+		t.Fatal(err)
+	}
+	if err := recvWithin(t, got, 10*time.Second, "the Go waiter woken by Java's release"); err != nil {
+		t.Fatalf("Go Acquire = %v", err)
+	}
+}
