@@ -259,6 +259,15 @@ func TestCompatPermitLayout(t *testing.T) {
 	if n := admin.ZCard(ctx, leases).Val(); n != 2 {
 		t.Fatalf("ZCARD %s after refused releases = %d; want 2", leases, n)
 	}
+	// SetLease re-scores the raw member with the server's time.
+	before = serverMs(t, admin)
+	if err := p.SetLease(ctx, 2*time.Minute, fixed...); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := hex.DecodeString(fixed[0])
+	if s := int64(admin.ZScore(ctx, leases, string(raw)).Val()); s < before+120_000 || s > serverMs(t, admin)+120_000 {
+		t.Fatalf("score after SetLease(2m) = %d; want server time + 120000 (from %d)", s, before+120_000)
+	}
 	sub := javaSubscribe(t, admin, "redisson_sc:{pes}")
 	if err := p.Release(ctx, fixed...); err != nil {
 		t.Fatal(err)
