@@ -2,7 +2,6 @@ package redisson_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -252,23 +251,6 @@ func compatSyncWithJavaConformance() []conformanceCase {
 				}
 			}
 		}},
-	}
-}
-
-// TestCompatRefusesWhatJavaCannotShare: a PermitExpirableSemaphore has no compatible layout; its
-// calls fail with errors.ErrUnsupported and write nothing.
-func TestCompatRefusesWhatJavaCannotShare(t *testing.T) {
-	c, admin, _ := setup(t, redisson.WithRedissonCompat())
-	ctx := t.Context()
-	p := c.PermitExpirableSemaphore("pes")
-	if _, err := p.TrySetPermits(ctx, 3); !errors.Is(err, errors.ErrUnsupported) {
-		t.Fatalf("TrySetPermits = %v; want errors.ErrUnsupported", err)
-	}
-	if _, err := p.TryAcquire(ctx, 1); !errors.Is(err, errors.ErrUnsupported) {
-		t.Fatalf("TryAcquire = %v; want errors.ErrUnsupported", err)
-	}
-	if keys := admin.Keys(ctx, "*").Val(); len(keys) != 0 {
-		t.Fatalf("keys %v written by refused calls", keys)
 	}
 }
 

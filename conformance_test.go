@@ -152,7 +152,7 @@ func TestConformance(t *testing.T) {
 		suite{"BitSet", bitsetConformance()}, suite{"BloomFilter", bloomConformance()},
 		suite{"HyperLogLog", hllConformance()}, suite{"RedissonCompat", compatSyncConformance()},
 		suite{"RedissonCompatJava", compatSyncWithJavaConformance()}, suite{"RedissonCompatObjects", compatObjectsConformance()},
-		suite{"RedissonCompatBloom", compatBloomConformance()})
+		suite{"RedissonCompatBloom", compatBloomConformance()}, suite{"RedissonCompatPermitJava", compatPermitWithJavaConformance()})
 	// A topology's cases run in parallel (go test -parallel bounds them): each case has its own names
 	// and Clients, and a standalone case its own server. The topologies run one after the other.
 	for _, top := range topologies {

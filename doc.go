@@ -404,8 +404,16 @@
 //     Redisson's sizing and its HighwayHash-128 indices (see BloomFilter).
 //   - AtomicLong, BitSet, HyperLogLog: Redis's own formats at the name, in either mode; RBitSet's bit
 //     order is Redis's (SETBIT), and an RHyperLogLog<String> with StringCodec adds the same bytes.
-//   - PermitExpirableSemaphore: refused (errors.ErrUnsupported): Redisson keeps its leases by raw
-//     16-byte ids scored with client clocks, which this package's server-time leases cannot share.
+//   - PermitExpirableSemaphore: Java's RPermitExpirableSemaphore: the permits at the name, the
+//     leases in the sorted set "{<name>}:timeout" (member the raw 16-byte permit id, score its
+//     expiry in ms; a Java permit taken without a lease scores 922337203685477 and never ends),
+//     permit ids given and taken as 32 hex digits, the count on "redisson_sc:{<name>}". This
+//     package scores its leases with the Redis server's clock (TIME, in the script), Java with its
+//     client's: they agree as far as the clocks do (keep Java hosts NTP-synced; a Java clock off by
+//     d ends leases d early or late as the other side sees them). Go permits taken without
+//     WithLease are still watchdog-renewed leases, so a dead Go holder's permits come back to Java
+//     within the watchdog timeout. Waiters of both languages wake on the channel and when the
+//     earliest lease ends.
 //
 // What a Client of this package stores beside those in that mode (request records of a Semaphore or
 // CountDownLatch, a latch's rounds) is under "{<name>}:~", which Java never reads.

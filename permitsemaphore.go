@@ -2,6 +2,8 @@ package redisson
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -36,6 +38,18 @@ import (
 // back to the pool in the background (a renewal still travelling could otherwise extend it for
 // nobody). Stats counts these permits in Held while they last and in Lost when lost. There is no
 // separate sentinel error for permits: ErrLockLost stands for any lost hold.
+//
+// In the Redisson-compatible mode (WithRedissonCompat) the permits are shared with Java Redisson's
+// RPermitExpirableSemaphore under the same name, in its layout: the leases are the sorted set
+// "{name}:timeout" of raw 16-byte permit ids scored by their expiry in ms, permit ids are given and
+// taken as 32 hex digits (as Redisson's API does; another id fails with ErrInvalidArgument), and
+// waiters of both languages wait on "redisson_sc:{name}" and until the earliest lease ends. This
+// package scores its leases with the Redis server's clock, Java Redisson with its client's clock: a
+// Java client's clock that is off by d makes its leases, and its view of this package's, end d
+// early or late (keep the clocks NTP-synced). Permits taken here without WithLease are still
+// watchdog-renewed leases (Java sees permits that expire unless renewed, and counts them back if
+// this Client dies); a Java permit taken without a lease never ends (RemainingLease reports
+// NeverExpires) until it is released by its id.
 type PermitExpirableSemaphore struct {
 	s *Semaphore
 }
@@ -44,13 +58,69 @@ type PermitExpirableSemaphore struct {
 // RPermitExpirableSemaphore). It does no I/O; the handle is cheap and safe to share. A bad name is
 // reported by the first call on the handle (ErrInvalidArgument).
 func (c *Client) PermitExpirableSemaphore(name string) *PermitExpirableSemaphore {
-	p := &PermitExpirableSemaphore{s: c.Semaphore(name)}
-	if p.s.err == nil && c.cfg.compat {
-		// Java Redisson keeps leases by raw 16-byte ids scored by client clocks, in a sorted set
-		// beside the permits: a layout this package's server-time leases cannot share.
-		p.s.err = unsupportedf("PermitExpirableSemaphore %q: not available in the Redisson-compatible mode", name)
+	return &PermitExpirableSemaphore{s: c.Semaphore(name)}
+}
+
+// permitLayout is how the leased permits of a semaphore are named: one per stored format, chosen
+// by Client.Semaphore. Ids are kept as stored inside this package (the scheduler renews them by
+// those) and shown to callers as show makes them.
+type permitLayout struct {
+	// newIDs returns the stored ids of the n permits of acquisition id.
+	newIDs func(id string, n int64) []string
+	// show returns the id given to callers of a stored one.
+	show func(stored string) string
+	// parse returns the stored id of one given by a caller, or an ErrInvalidArgument error.
+	parse func(shown string) (string, error)
+}
+
+// nativePermits is this package's layout: "<acquisition id>#<i>", shown as stored.
+var nativePermits = permitLayout{
+	newIDs: permitIDs,
+	show:   func(stored string) string { return stored },
+	parse:  func(shown string) (string, error) { return shown, nil },
+}
+
+// redissonPermits is Java Redisson's layout (WithRedissonCompat): 16 random bytes, shown as 32
+// lower-case hex digits.
+var redissonPermits = permitLayout{
+	newIDs: func(_ string, n int64) []string {
+		ids := make([]string, n)
+		for i := range ids {
+			var b [16]byte
+			_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+: it panics instead)
+			ids[i] = string(b[:])
+		}
+		return ids
+	},
+	show: func(stored string) string { return hex.EncodeToString([]byte(stored)) },
+	parse: func(shown string) (string, error) {
+		b, err := hex.DecodeString(shown)
+		if err != nil || len(b) != 16 {
+			return "", invalidf("permit id %q: a Redisson permit id is 32 hex digits", shown)
+		}
+		return string(b), nil
+	},
+}
+
+// parseIDs returns the stored ids of the permit ids given by a caller (1 to maxLeased, none twice).
+func (l *permitLayout) parseIDs(ids []string) ([]string, error) {
+	if err := checkIDs(ids); err != nil {
+		return nil, err
 	}
-	return p
+	out := make([]string, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for i, id := range ids {
+		pid, err := l.parse(id)
+		if err != nil {
+			return nil, err
+		}
+		if seen[pid] {
+			return nil, invalidf("permit id %q given twice", id)
+		}
+		seen[pid] = true
+		out[i] = pid
+	}
+	return out, nil
 }
 
 // sem returns the underlying Semaphore (nil for a nil handle: its methods then report it).
@@ -135,15 +205,23 @@ func (h *HeldPermits) Context() context.Context {
 }
 
 // acquired is what a successful acquisition took: n permits under request id, and, for leased
-// permits, their local state.
+// permits, their ids as stored (pids, in the layout perm) and their local state.
 type acquired struct {
-	id  string
-	n   int64
-	set *permitSet
+	id   string
+	n    int64
+	pids []string
+	perm *permitLayout
+	set  *permitSet
 }
 
-// ids returns the permit ids of a leased acquisition (an empty list for n = 0).
-func (a *acquired) ids() []string { return permitIDs(a.id, a.n) }
+// ids returns the permit ids of a leased acquisition as callers see them (an empty list for n = 0).
+func (a *acquired) ids() []string {
+	ids := make([]string, len(a.pids))
+	for i, pid := range a.pids {
+		ids[i] = a.perm.show(pid)
+	}
+	return ids
+}
 
 // permitSet is this Client's state of the leased permits of one acquisition: their shared context,
 // cancelled by the first loss or once all of them are released.
@@ -222,20 +300,20 @@ func (lp *leasedPermit) newEntry(fixed, first time.Duration) *renew.Entry {
 	return e
 }
 
-// hold registers the n permits of acquisition id, taken by a request sent at sent with a fixed lease
+// hold registers the permits pids (as stored), taken by a request sent at sent with a fixed lease
 // (0: the watchdog's), with the scheduler, before they are reported: a permit whose lease may already
 // be about to lapse is ended at once instead (its context is cancelled). It returns their set, or
 // false if the Client is closed (the caller must give the permits back).
-func (s *Semaphore) hold(ctx context.Context, id string, n int64, lease time.Duration, sent time.Time) (*permitSet, bool) {
+func (s *Semaphore) hold(ctx context.Context, pids []string, lease time.Duration, sent time.Time) (*permitSet, bool) {
 	c := s.c
-	set := s.newPermitSet(ctx, n)
+	set := s.newPermitSet(ctx, int64(len(pids)))
 	var afters []func()
 	defer func() {
 		for _, f := range afters {
 			f()
 		}
 	}()
-	for _, pid := range permitIDs(id, n) {
+	for _, pid := range pids {
 		lp := &leasedPermit{set: set, id: pid, key: s.permitKey(pid)}
 		e := lp.newEntry(lease, 0)
 		set.mu.Lock()
@@ -314,7 +392,7 @@ func (lp *leasedPermit) endLocked(reason error) func() {
 		if errors.Is(reason, renew.ErrLeaseEnded) {
 			level = slog.LevelInfo // a fixed lease running out is what it is for
 		}
-		c.cfg.logger.Log(context.Background(), level, "redisson: permit lost", "semaphore", set.s.name, "permit", lp.id, "err", reason)
+		c.cfg.logger.Log(context.Background(), level, "redisson: permit lost", "semaphore", set.s.name, "permit", set.s.perm.show(lp.id), "err", reason)
 	}
 }
 
@@ -336,7 +414,7 @@ func (s *Semaphore) releaseLost(pid string) {
 // Release returns the permits ids (1 to 1000, none twice) to the pool, all or none, and wakes the
 // waiters they let through. It blocks for one round trip. It fails with ErrNotHeld, changing nothing
 // in Redis, if a permit is unknown, released already, or its lease passed; with ErrInvalidArgument if
-// ids is empty or repeats an id; otherwise as Semaphore.Release. Once the call
+// ids is empty, repeats an id, or has one that is not a permit id (WithRedissonCompat: 32 hex digits); otherwise as Semaphore.Release. Once the call
 // reaches Redis the permits this Client holds among ids are no longer renewed and have ended,
 // whatever the answer: released, their context (HeldPermits.Context) is cancelled with
 // context.Canceled once all of its permits are; refused or with an unknown outcome, with
@@ -347,7 +425,8 @@ func (p *PermitExpirableSemaphore) Release(ctx context.Context, ids ...string) e
 	if err := s.check(ctx); err != nil {
 		return opErr("release", s.Name(), err)
 	}
-	if err := checkIDs(ids); err != nil {
+	ids, err := s.perm.parseIDs(ids)
+	if err != nil {
 		return opErr("release", s.name, err)
 	}
 	var mine []*leasedPermit
@@ -394,18 +473,29 @@ func (p *PermitExpirableSemaphore) Release(ctx context.Context, ids ...string) e
 	return nil
 }
 
-// RemainingLease returns how long permit id stays leased unless renewed. It blocks for one round
-// trip and fails with ErrNotHeld if the permit is not leased (unknown, released, or its lease
-// passed).
+// NeverExpires is what RemainingLease reports for a permit whose lease never ends: one a Java
+// Redisson client took without a lease (WithRedissonCompat).
+const NeverExpires = time.Duration(1<<63 - 1)
+
+// RemainingLease returns how long permit id stays leased unless renewed (NeverExpires: its lease
+// never ends). It blocks for one round trip and fails with ErrNotHeld if the permit is not leased
+// (unknown, released, or its lease passed), with ErrInvalidArgument if id is not a permit id of the
+// layout (WithRedissonCompat: 32 hex digits).
 func (p *PermitExpirableSemaphore) RemainingLease(ctx context.Context, id string) (time.Duration, error) {
 	s := p.sem()
 	if err := s.check(ctx); err != nil {
 		return 0, opErr("remaining lease", s.Name(), err)
 	}
-	v, _, err := s.change(ctx, "q", 0, "", false, id)
+	pid, err := s.perm.parse(id)
+	if err != nil {
+		return 0, opErr("remaining lease", s.name, err)
+	}
+	v, _, err := s.change(ctx, "q", 0, "", false, pid)
 	switch {
 	case err != nil:
 		return 0, opErr("remaining lease", s.name, err)
+	case v == -2:
+		return NeverExpires, nil
 	case v < 0:
 		return 0, opErr("remaining lease", s.name, ErrNotHeld)
 	}
@@ -429,7 +519,8 @@ func (p *PermitExpirableSemaphore) SetLease(ctx context.Context, d time.Duration
 	if err := WithLease(d)(&ac); err != nil {
 		return opErr("set lease", s.name, err)
 	}
-	if err := checkIDs(ids); err != nil {
+	ids, err := s.perm.parseIDs(ids)
+	if err != nil {
 		return opErr("set lease", s.name, err)
 	}
 	sent := time.Now()

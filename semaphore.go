@@ -62,7 +62,10 @@ type Semaphore struct {
 	// (WithRedissonCompat), "" otherwise: changes announce the permits there, and waiters wait on it
 	// and register in no queue.
 	redisson string
-	err      error
+	// perm is the layout of the leased permits (PermitExpirableSemaphore): this package's, or Java
+	// Redisson's in the Redisson-compatible mode (permitsemaphore.go).
+	perm *permitLayout
+	err  error
 }
 
 // Semaphore returns the semaphore called name (Redisson's RSemaphore). It does no I/O; the handle is
@@ -82,9 +85,12 @@ func (c *Client) Semaphore(name string) *Semaphore {
 	s.waiters, s.leases = s.aux(sfxWaiters), s.aux(sfxLeases)
 	s.wakePrefix = s.aux(sfxWake)
 	s.wakeChannel = s.wakePrefix + c.id
+	s.perm = &nativePermits
 	if c.cfg.compat {
 		s.redisson = redissonPrefixed("redisson_sc", s.key)
 		s.wakeChannel = s.redisson
+		s.perm = &redissonPermits
+		s.leases = redissonSuffixed(s.key, "timeout")
 	}
 	return s
 }
@@ -143,7 +149,7 @@ var errNotNow = errors.New("too few permits")
 // engine. It returns what it took, or nil when it took nothing: with nil when a single attempt or the
 // WithWait bound found too few permits (Acquire makes that an error), else the error. With leased
 // (PermitExpirableSemaphore), each permit is leased (WithLease, else the watchdog's lease, renewed
-// while the Client lives), its id is "<acquisition id>#<i>", and it is registered with the
+// while the Client lives), its id is made by the layout (s.perm), and it is registered with the
 // scheduler before it is reported. n = 0 takes nothing, at once, without I/O.
 func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []AcquireOption, waiting, leased bool) (*acquired, error) {
 	if err := s.check(ctx); err != nil {
@@ -191,7 +197,9 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	}
 	var leaseMs int64
 	var fixed time.Duration // a fixed lease, as Redis has it
+	var pids []string       // the permit ids, as stored
 	if leased {
+		pids = s.perm.newIDs(id, n)
 		leaseMs = c.cfg.watchdog.Milliseconds()
 		if ac.lease > 0 {
 			leaseMs = ac.lease.Milliseconds()
@@ -208,7 +216,11 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		}
 		sent = true
 		at = time.Now()
-		cmd, ackErr := c.evalRecorded(ctx, scripts.SemAcquire, keys, id, n, mode, c.waiterArg, c.waiterArg, leaseMs, c.publish, s.wakePrefix, resentArg{})
+		args := []any{id, n, mode, c.waiterArg, c.waiterArg, leaseMs, c.publish, s.wakePrefix, resentArg{}, s.redisson}
+		for _, p := range pids {
+			args = append(args, p)
+		}
+		cmd, ackErr := c.evalRecorded(ctx, scripts.SemAcquire, keys, args...)
 		r, err := cmd.Int64Slice()
 		if err == nil && len(r) != 3 {
 			err = errors.New("redisson: unexpected reply to a semaphore acquisition")
@@ -242,11 +254,11 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		}}, attempt)
 	}
 	if err == nil {
-		a := &acquired{id: id, n: n}
+		a := &acquired{id: id, n: n, pids: pids, perm: s.perm}
 		if leased {
 			var ok bool
-			if a.set, ok = s.hold(ctx, id, n, fixed, at); !ok {
-				s.undo(ctx, id, n, leased, time.Time{}) // closed meanwhile: nothing would renew or watch them
+			if a.set, ok = s.hold(ctx, pids, fixed, at); !ok {
+				s.undo(ctx, id, n, pids, time.Time{}) // closed meanwhile: nothing would renew or watch them
 				return nil, opErr(op, s.name, ErrNotObtained, ErrClosed)
 			}
 		}
@@ -259,7 +271,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		if unknown {
 			late = at.Add(c.cfg.waiterTimeout) // the record of what the attempt took is gone then
 		}
-		s.undo(ctx, id, n, leased, late)
+		s.undo(ctx, id, n, pids, late)
 	}
 	switch {
 	case errors.Is(err, errNotNow):
@@ -279,13 +291,14 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	return nil, err
 }
 
-// undo gives back the permits acquisition id may have taken and takes it out of the waiters, as a
-// clean-up (see Client.cleanup). Plain permits come back only while the acquisition's record lives
+// undo gives back the permits acquisition id may have taken (leased permits: pids; nil: plain
+// permits) and takes it out of the waiters, as a clean-up (see Client.cleanup). Plain permits come back only while the acquisition's record lives
 // (the waiter timeout from the attempt): an undo of an attempt whose outcome is unknown that gives
 // nothing back after late (zero: none) may have missed the record, and is logged as a failure.
-func (s *Semaphore) undo(ctx context.Context, id string, n int64, leased bool, late time.Time) {
+func (s *Semaphore) undo(ctx context.Context, id string, n int64, pids []string, late time.Time) {
+	leased := pids != nil
 	s.c.cleanup(ctx, func(ctx context.Context) {
-		back, _, err := s.change(ctx, "u", n, id, leased)
+		back, _, err := s.change(ctx, "u", n, id, leased, pids...)
 		if err == nil && !leased && back == 0 && !late.IsZero() && time.Now().After(late) {
 			err = errors.New("the acquisition's record may have expired before the undo ran")
 		}

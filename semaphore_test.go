@@ -452,10 +452,11 @@ func TestSemaphoreTinyWaitMakesOneAttempt(t *testing.T) {
 }
 
 // semAcquireCall matches a sem_acquire.lua call (EVALSHA/EVAL, 4 keys, then id, n, mode, waiter
-// timeout, record TTL, lease, publish, prefix, re-send flag) of id ("" any) in mode ("" any).
+// timeout, record TTL, lease, publish, prefix, re-send flag, Java Redisson channel, permit ids) of
+// id ("" any) in mode ("" any).
 func semAcquireCall(id, mode string) func(a []string) bool {
 	return func(a []string) bool {
-		if len(a) != 16 || (a[0] != "evalsha" && a[0] != "eval") || a[2] != "4" {
+		if len(a) < 17 || (a[0] != "evalsha" && a[0] != "eval") || a[2] != "4" || (a[9] != "f" && a[9] != "w" && a[9] != "c") {
 			return false
 		}
 		return (id == "" || a[7] == id) && (mode == "" || a[9] == mode)

@@ -11,11 +11,15 @@
 --          nowhere, and would not honour this package's queue)
 -- ARGV[4]  the waiter timeout in ms (a registration lasts that long without a heartbeat)
 -- ARGV[5]  ms to keep the request record: the waiter timeout
--- ARGV[6]  lease in ms of each permit taken (PermitExpirableSemaphore: the permits "<id>#1".."<id>#n"
+-- ARGV[6]  lease in ms of each permit taken (PermitExpirableSemaphore: the permits ARGV[11..10+n]
 --          are leased until now + lease), or 0: plain permits
 -- ARGV[7]  publish command, ARGV[8] wake channel prefix: expired leases that came back may let
 --          waiters through (see sem_wake)
 -- ARGV[9]  "1" if this copy is a re-send after an unknown outcome (see send.go), else "0"
+-- ARGV[10] Java Redisson's channel of the semaphore, or "" (see sem_announce): expired leases that
+--          came back are announced there, as Redisson's acquire does
+-- ARGV[11…] leased permits: the n permit ids, fixed for the acquisition (the Go side makes them:
+--          "<id>#<i>", or in the Redisson-compatible layout 16 random bytes each)
 --
 -- returns  {1, 0, 0} the permits were taken; {0, ticket, next} not now (ticket: the waiter's place if
 --          the attempt registered it, else 0; next: ms until the earliest leased permit expires or
@@ -23,8 +27,8 @@
 --          already (a late copy, or of a single attempt that failed); an UNKNOWN error: a re-send
 --          that finds no trace of the first copy (below)
 --
--- Safe to run twice. An attempt that took leased permits keeps no record: a repeat finds "<id>#1"
--- in the lease set and answers 1 without taking more. Plain permits are a counter, which cannot
+-- Safe to run twice. An attempt that took leased permits keeps no record: a repeat finds its first
+-- permit id (ARGV[11]) in the lease set and answers 1 without taking more. Plain permits are a counter, which cannot
 -- tell: an attempt that takes them records "a", and a repeat finds it and answers 1 without taking
 -- more. Nothing in the state tells a late copy of a single attempt ("f") that failed, or of an
 -- undone acquisition, from a new attempt: the failed attempt, and the undo (sem_release.lua),
@@ -47,7 +51,7 @@ if done == 'a' then
 elseif done and done ~= 'c' then
   return {-1, 0, 0}
 end
-if leaseMs > 0 and redis.call('ZSCORE', leases, id .. '#1') then
+if leaseMs > 0 and redis.call('ZSCORE', leases, ARGV[11]) then
   return {1, 0, 0}
 end
 local now, st, err = sem_open(key, waiters, leases)
@@ -64,9 +68,9 @@ if permits - sem_ahead(list, mine and mine.ticket) >= n then
   permits = redis.call('DECRBY', key, n)
   if leaseMs > 0 then
     local args = {}
-    for _, pid in ipairs(sem_ids(id, n)) do -- n ≤ 1000 for leased permits (the Go side checks)
+    for i = 11, 10 + n do -- n ≤ 1000 for leased permits (the Go side checks)
       args[#args + 1] = now + leaseMs
-      args[#args + 1] = pid
+      args[#args + 1] = ARGV[i]
     end
     redis.call('ZADD', leases, unpack(args))
   else
@@ -76,6 +80,7 @@ if permits - sem_ahead(list, mine and mine.ticket) >= n then
   sem_keep(waiters, list, now)
   if back > 0 then
     sem_wake(list, permits, publish, wakePrefix)
+    sem_announce(publish, ARGV[10], permits)
   end
   if leaseMs > 0 and (not first or now + leaseMs < first) then
     sem_nudge(list, publish, wakePrefix) -- the waiters' retry times end later than this lease
@@ -84,6 +89,7 @@ if permits - sem_ahead(list, mine and mine.ticket) >= n then
 end
 if back > 0 then
   sem_wake(list, permits, publish, wakePrefix)
+  sem_announce(publish, ARGV[10], permits)
 end
 -- Try again when the first lease ends, or the registration of a waiter ahead lapses (a waiter that
 -- died stops holding this one up then, even if this Client's heartbeats are far apart).

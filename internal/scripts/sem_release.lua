@@ -18,12 +18,13 @@
 -- ARGV[7]  "u": "1" if the acquisition leased its permits (then only those still leased come back)
 -- ARGV[8]  "1" if this copy is a re-send after an unknown outcome (see send.go), else "0"
 -- ARGV[9]  Java Redisson's channel of the semaphore, or "" (see sem_announce)
--- ARGV[10…] "x", "e", "q": permit ids
+-- ARGV[10…] "x", "e", "q": permit ids; "u" of leased permits: the acquisition's n permit ids
 --
 -- returns  "r", "a", "x": the permits available after it ("x": -1 if a permit is not leased, or its
 --          lease passed: nothing released); "d": the permits drained; "s": 1 set, 0 they were set
 --          already; "u": the permits given back; "e": how many leases were extended; "q": ms left, -1
---          if the permit is not leased, or the permits available (expired leases counted back); an
+--          if the permit is not leased, -2 if its lease never ends (a Java Redisson permit taken
+--          without a lease: score sem_never), or the permits available (expired leases counted back); an
 --          UNKNOWN error: a re-send of a recorded request that finds no record (below)
 --
 -- Expired leases come back first (sem_reclaim). After any change, the waiters whose wants now fit
@@ -65,6 +66,7 @@ end
 local permits, list, byID = st.permits, st.list, st.byID
 if st.back > 0 then
   sem_wake(list, permits, publish, wakePrefix)
+  sem_announce(publish, ARGV[9], permits) -- as Redisson's reclaim does
 end
 local pids = {}
 for i = 10, #ARGV do
@@ -78,6 +80,8 @@ if what == 'q' then
   local score = redis.call('ZSCORE', leases, pids[1])
   if not score then
     return -1
+  elseif tonumber(score) >= sem_never then
+    return -2
   end
   return tonumber(score) - now
 elseif what == 'e' then
@@ -130,7 +134,7 @@ elseif what == 's' then
 else -- 'u'
   out = 0
   if ARGV[7] == '1' then
-    out = redis.call('ZREM', leases, unpack(sem_ids(id, n)))
+    out = redis.call('ZREM', leases, unpack(pids))
   elseif done == 'a' then
     out = n
   end

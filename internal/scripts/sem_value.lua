@@ -9,7 +9,9 @@
 --                     client's heartbeats, and a waiter whose deadline passed is dropped by the next
 --                     script that loads the hash.
 --   <key>:~sl         ZSET of leased permits (PermitExpirableSemaphore): member "<acquisition id>#<i>",
---                     score its expiry (server ms). A permit whose expiry passed is back in the pool:
+--                     score its expiry (server ms). In the Redisson-compatible layout
+--                     (WithRedissonCompat) it is Redisson's "{key}:timeout", member the raw 16-byte
+--                     permit id, and a Java permit taken without a lease has score sem_never. A permit whose expiry passed is back in the pool:
 --                     the next script that looks (sem_reclaim) removes it and adds it to the permits.
 --   <key>:~sr:<id>    the outcome of request id where the state cannot tell it (an acquisition of
 --                     plain permits, a single attempt that failed, an undo, a release, AddPermits,
@@ -63,10 +65,14 @@ local function sem_reclaim(key, leases, permits, now)
   return permits, back
 end
 
--- sem_next returns ms until the earliest leased permit's expiry, or -1 if none is leased.
+-- sem_never is the score of a permit whose lease never ends: Java Redisson's permits taken without
+-- a lease (this package's permits always have one).
+local sem_never = 922337203685477
+
+-- sem_next returns ms until the earliest leased permit's expiry, or -1 if none will expire.
 local function sem_next(leases, now)
   local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
-  if not first[2] then
+  if not first[2] or tonumber(first[2]) >= sem_never then
     return -1
   end
   return math.max(tonumber(first[2]) - now, 1)
@@ -90,15 +96,6 @@ end
 local function sem_first(leases)
   local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
   return first[2] and tonumber(first[2])
-end
-
--- sem_ids returns the permit ids of acquisition id leasing n permits.
-local function sem_ids(id, n)
-  local ids = {}
-  for i = 1, n do
-    ids[i] = id .. '#' .. i
-  end
-  return ids
 end
 
 -- sem_load reads the waiters hash, deletes the waiters whose deadline passed, and returns them
