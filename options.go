@@ -207,11 +207,11 @@ func WithKeyPrefix(prefix string) Option {
 // order across languages; Client.ReadWriteLock one in Redisson's RReadWriteLock layout (a hash with
 // the mode, readers and writer; a key per read acquisition). MultiLock and RedLock of such locks
 // work. Semaphore, CountDownLatch, BloomFilter and PermitExpirableSemaphore take Redisson's
-// channels, messages and (the BloomFilter, the PermitExpirableSemaphore's leases) layout too; AtomicLong, BitSet and HyperLogLog are Redis's own formats
-// in either mode. Only the kinds Redisson has a layout for that this package can keep are
-// available; the others (FencedLock, SpinLock) fail with an error
-// matching errors.ErrUnsupported, never silently, and change nothing. See "Sharing locks with Java services" in the package documentation for what
-// is and is not shared.
+// channels, messages and (the BloomFilter, the PermitExpirableSemaphore's leases) layouts too;
+// AtomicLong, BitSet and HyperLogLog are Redis's own formats in either mode. Only the kinds Redisson
+// has a layout for that this package can keep are available; the others (FencedLock, SpinLock)
+// fail with an error matching errors.ErrUnsupported, never silently, and change nothing. See
+// "Sharing locks with Java services" in the package documentation for what is and is not shared.
 //
 // default: off (this package's own layouts)
 func WithRedissonCompat() Option {
