@@ -24,14 +24,16 @@ import (
 // TestCompatFaults is the randomized fault test of the Redisson-compatible mode: Go Clients made
 // WithRedissonCompat, each behind a proxy that drops replies, delays, blackholes or cuts its
 // connections at random, contend with Java Redisson clients (internal/javadouble, connected
-// directly) for a Lock, a FairLock, both sides of a ReadWriteLock and a Semaphore of two permits,
-// with random leases and waits. A checker in the test sees every critical section:
+// directly) for a Lock, a FairLock, both sides of a ReadWriteLock and a Semaphore of two permits
+// (plain and leased permits: the PermitExpirableSemaphore of the same name), with random leases and
+// waits. A checker in the test sees every critical section:
 //
 //   - two owners: a holder entering a lock's section while another is inside whose hold is not over
 //     (a Java hold, or a Go hold whose context is not cancelled: a Go holder is told of a loss before
 //     its lease may lapse), unless both are readers of the ReadWriteLock;
-//   - too many permits: more holders of the Semaphore than it has permits (its permits have no
-//     lease: nothing excuses it);
+//   - too many permits: more holders of the Semaphore than it has permits, not counting Go holders of
+//     leased permits whose context is cancelled (told of a loss before the lease may pass); Java
+//     leases (1s and more) outlive the sections (15ms at most);
 //   - held after its owner is done: once the faults stop and every worker has finished, the locks
 //     must be gone within the lease, and the Semaphore must have its permits back unless a Go call
 //     on it failed with an unknown outcome (then it may have fewer, never more).
@@ -95,7 +97,7 @@ func TestCompatFaults(t *testing.T) {
 	}
 	var mu sync.Mutex
 	inside := map[string][]*holder{}
-	var semInside int
+	var semInside []context.Context // one per permit holder: nil, or a Go leased permit's context
 	var violations []string
 	violate := func(format string, args ...any) {
 		violations = append(violations, fmt.Sprintf(format, args...))
@@ -115,17 +117,29 @@ func TestCompatFaults(t *testing.T) {
 		defer mu.Unlock()
 		inside[name] = slices.DeleteFunc(inside[name], func(x *holder) bool { return x == h })
 	}
-	enterSem := func(who string) {
+	enterSem := func(who string, hold context.Context) func() {
 		mu.Lock()
 		defer mu.Unlock()
-		if semInside++; semInside > permits {
-			violate("too many permits: %s made %d holders of %d permits", who, semInside, permits)
+		semInside = append(semInside, hold)
+		live := 0
+		for _, h := range semInside {
+			if h == nil || h.Err() == nil {
+				live++
+			}
 		}
-	}
-	leaveSem := func() {
-		mu.Lock()
-		semInside--
-		mu.Unlock()
+		if live > permits {
+			violate("too many permits: %s made %d live holders of %d permits", who, live, permits)
+		}
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			for i, h := range semInside {
+				if h == hold {
+					semInside = slices.Delete(semInside, i, i+1)
+					break
+				}
+			}
+		}
 	}
 	var semUnknown atomic.Int64 // Go Semaphore calls whose outcome is unknown: permits may be gone
 
@@ -149,7 +163,8 @@ func TestCompatFaults(t *testing.T) {
 				if rng.IntN(3) == 0 {
 					opts = append(opts, redisson.WithLease(time.Duration(300+rng.IntN(1500))*time.Millisecond))
 				}
-				if rng.IntN(4) == 0 {
+				switch rng.IntN(8) {
+				case 0, 1: // a plain permit
 					ok, err := c.Semaphore(sem).TryAcquire(ctx, 1, opts[0])
 					if err != nil && !errors.Is(err, redisson.ErrNotObtained) {
 						semUnknown.Add(1)
@@ -157,12 +172,26 @@ func TestCompatFaults(t *testing.T) {
 					if !ok || err != nil {
 						return
 					}
-					enterSem(who)
+					leave := enterSem(who, nil)
 					pause(rng)
-					leaveSem()
+					leave()
 					if err := c.Semaphore(sem).Release(ctx, 1); err != nil {
 						semUnknown.Add(1)
 					}
+					return
+				case 2: // a leased permit (WithLease, or the watchdog's)
+					p := c.PermitExpirableSemaphore(sem)
+					h, err := p.AcquireHeld(ctx, 1, opts...)
+					if err != nil {
+						if !errors.Is(err, redisson.ErrNotObtained) {
+							semUnknown.Add(1)
+						}
+						return
+					}
+					leave := enterSem(who, h.Context())
+					pause(rng)
+					leave()
+					_ = p.Release(ctx, h.IDs()...) // a lost leased permit comes back with its lease
 					return
 				}
 				name, read := locks[rng.IntN(len(locks))], false
@@ -196,18 +225,30 @@ func TestCompatFaults(t *testing.T) {
 			who := fmt.Sprintf("java%d.%d", i, tid)
 			worker(who, rand.New(rand.NewPCG(seed, uint64(200+10*i+int(tid)))), func(rng *rand.Rand) {
 				wait := time.Duration(200+rng.IntN(800)) * time.Millisecond
-				if rng.IntN(4) == 0 {
+				switch rng.IntN(8) {
+				case 0, 1: // a plain permit
 					s := j.Semaphore(sem)
 					ok, err := s.TryAcquire(ctx, 1, wait)
 					if !ok || err != nil {
 						return
 					}
-					enterSem(who)
+					leave := enterSem(who, nil)
 					pause(rng)
-					leaveSem()
+					leave()
 					if err := s.Release(ctx, 1); err != nil {
 						t.Errorf("%s: Java release: %v", who, err) // direct connection: no fault
 					}
+					return
+				case 2: // a leased permit, 1-3s
+					p := j.PermitExpirableSemaphore(sem)
+					id, ok, err := p.TryAcquire(ctx, wait, time.Duration(1000+rng.IntN(2000))*time.Millisecond)
+					if !ok || err != nil {
+						return
+					}
+					leave := enterSem(who, nil)
+					pause(rng)
+					leave()
+					_, _ = p.TryRelease(ctx, id) // false if a Go reclaim took it back after its lease
 					return
 				}
 				name, read := locks[rng.IntN(len(locks))], false
@@ -280,10 +321,19 @@ func TestCompatFaults(t *testing.T) {
 			mu.Unlock()
 		}
 	}
-	avail, err := admin.Get(ctx, sem).Int64()
+	// Leased permits come back once their leases pass (Java's: 3s at most; Go's: the watchdog's),
+	// counted back by the next script that looks (AvailablePermits).
+	var avail int64
+	var err error
+	for deadline := time.Now().Add(3*time.Second + 2*watchdog); ; time.Sleep(100 * time.Millisecond) {
+		avail, err = goClients[0].Semaphore(sem).AvailablePermits(ctx)
+		if err != nil || avail >= permits || time.Now().After(deadline) {
+			break
+		}
+	}
 	switch {
 	case err != nil:
-		t.Fatalf("GET %s: %v", sem, err)
+		t.Fatalf("AvailablePermits of %s: %v", sem, err)
 	case avail > permits:
 		violate("the Semaphore has %d permits available of %d: some were released twice", avail, permits)
 	case avail < permits && semUnknown.Load() == 0:
