@@ -53,20 +53,20 @@ import (
 // another type, or a hash that is not a configuration, fails with ErrWrongType, nothing changed.
 //
 // In the Redisson-compatible mode (WithRedissonCompat) the filter is Java Redisson's RBloomFilter
-// with StringCodec elements (an element is its UTF-8 bytes), shared with Java services: the bits are
-// a STRING at the object key and the configuration a HASH at "{<key>}:config" ("<key>:config" when
-// the name has a hash tag) with Redisson's fields size, hashIterations, expectedInsertions and
-// falseProbability, written as Java writes them. TryInit sizes as Redisson's tryInit does,
-// m = (long)(−n·ln p/(ln 2)²) truncated (at most 4,294,967,294 bits; p may be 0, sized as the
-// smallest double, as Redisson does) and k = max(1, round(m/n·ln 2)); an element is hashed with
+// with StringCodec elements (an element is its UTF-8 bytes), shared with Java services: the bits
+// are a STRING at the object key and the configuration a HASH at "{<key>}:config" ("<key>:config"
+// when the name has a hash tag) with Redisson's fields size, hashIterations, expectedInsertions and
+// falseProbability, written as Java writes them. TryInit sizes as Redisson's tryInit does, m =
+// (long)(−n·ln p/(ln 2)²) truncated (at most 4,294,967,294 bits; p may be 0, sized as the smallest
+// double, as Redisson does) and k = max(1, round(m/n·ln 2)); an element is hashed with
 // HighwayHash-128 under Redisson's key, and index i is (h & (2^63−1)) mod m with h = h1, then h2
 // and h1 added in turn. TryInit also takes a configuration made for the same n and p as its own
-// (Java's logarithm may size it one bit apart, see javaLog). Adds are a script that checks the configuration before it sets a bit
-// (Redisson's own add refuses a changed configuration too), since the bits key is the same for
-// every configuration; lookups are checked on the reply as above. Count is Redisson's estimate
-// (the same formula, evaluated as Java does: Long.MAX_VALUE with every bit set). A bitmap at the
-// name is a string like a BitSet's or an AtomicLong's, so those kinds cannot be told from a
-// filter's bits (see Keys in the package documentation).
+// (Java's logarithm may size it one bit apart, see javaLog). Adds are a script that checks the
+// configuration before it sets a bit (Redisson's own add refuses a changed configuration too),
+// since the bits key is the same for every configuration; lookups are checked on the reply as
+// above. Count is Redisson's estimate (the same formula, evaluated as Java does: Long.MAX_VALUE
+// with every bit set). A bitmap at the name is a string like a BitSet's or an AtomicLong's, so
+// those kinds cannot be told from a filter's bits (see Keys in the package documentation).
 type BloomFilter struct {
 	object              // the configuration and the bits: see layout
 	layout *bloomLayout // where and how they are stored

@@ -75,9 +75,9 @@ type owner struct {
 // see (another process's ForceUnlock, a failover that lost the key) is then reported as a release.
 // (On a Client made WithRedissonCompat each release keeps a record, Redisson's unlock latch, which
 // answers a re-sent copy: there, a copy re-sent while the lease was in force that finds the lock no
-// longer the owner's reports the loss.) If Redis cannot be reached, the outcome is unknown: Unlock returns the error; a final unlock then
-// stops renewing and ends the hold (its context is cancelled with ErrLockLost), so the lock is gone
-// within its lease whether or not the release arrived.
+// longer the owner's reports the loss.) If Redis cannot be reached, the outcome is unknown: Unlock
+// returns the error; a final unlock then stops renewing and ends the hold (its context is cancelled
+// with ErrLockLost), so the lock is gone within its lease whether or not the release arrived.
 func (h *Hold) Unlock(ctx context.Context) error {
 	if err := h.check(ctx); err != nil {
 		return opErr("unlock", h.Name(), err)

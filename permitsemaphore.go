@@ -412,14 +412,15 @@ func (s *Semaphore) releaseLost(pid string) {
 }
 
 // Release returns the permits ids (1 to 1000, none twice) to the pool, all or none, and wakes the
-// waiters they let through. It blocks for one round trip. It fails with ErrNotHeld, changing nothing
-// in Redis, if a permit is unknown, released already, or its lease passed; with ErrInvalidArgument if
-// ids is empty, repeats an id, or has one that is not a permit id (WithRedissonCompat: 32 hex digits); otherwise as Semaphore.Release. Once the call
-// reaches Redis the permits this Client holds among ids are no longer renewed and have ended,
-// whatever the answer: released, their context (HeldPermits.Context) is cancelled with
-// context.Canceled once all of its permits are; refused or with an unknown outcome, with
-// ErrLockLost, and a permit whose release failed with an unknown outcome lapses within its lease
-// unless Release is called again. Bad input changes nothing.
+// waiters they let through. It blocks for one round trip. It fails with ErrNotHeld, changing
+// nothing in Redis, if a permit is unknown, released already, or its lease passed; with
+// ErrInvalidArgument if ids is empty, repeats an id, or has one that is not a permit id
+// (WithRedissonCompat: 32 hex digits); otherwise as Semaphore.Release. Once the call reaches Redis
+// the permits this Client holds among ids are no longer renewed and have ended, whatever the
+// answer: released, their context (HeldPermits.Context) is cancelled with context.Canceled once all
+// of its permits are; refused or with an unknown outcome, with ErrLockLost, and a permit whose
+// release failed with an unknown outcome lapses within its lease unless Release is called again.
+// Bad input changes nothing.
 func (p *PermitExpirableSemaphore) Release(ctx context.Context, ids ...string) error {
 	s := p.sem()
 	if err := s.check(ctx); err != nil {

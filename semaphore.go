@@ -292,9 +292,10 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 }
 
 // undo gives back the permits acquisition id may have taken (leased permits: pids; nil: plain
-// permits) and takes it out of the waiters, as a clean-up (see Client.cleanup). Plain permits come back only while the acquisition's record lives
-// (the waiter timeout from the attempt): an undo of an attempt whose outcome is unknown that gives
-// nothing back after late (zero: none) may have missed the record, and is logged as a failure.
+// permits) and takes it out of the waiters, as a clean-up (see Client.cleanup). Plain permits come
+// back only while the acquisition's record lives (the waiter timeout from the attempt): an undo of
+// an attempt whose outcome is unknown that gives nothing back after late (zero: none) may have
+// missed the record, and is logged as a failure.
 func (s *Semaphore) undo(ctx context.Context, id string, n int64, pids []string, late time.Time) {
 	leased := pids != nil
 	s.c.cleanup(ctx, func(ctx context.Context) {
