@@ -27,10 +27,12 @@
 --          already (a late copy, or of a single attempt that failed); an UNKNOWN error: a re-send
 --          that finds no trace of the first copy (below)
 --
--- Safe to run twice. An attempt that took leased permits keeps no record: a repeat finds its first
--- permit id (ARGV[11]) in the lease set and answers 1 without taking more. Plain permits are a counter, which cannot
--- tell: an attempt that takes them records "a", and a repeat finds it and answers 1 without taking
--- more. Nothing in the state tells a late copy of a single attempt ("f") that failed, or of an
+-- Safe to run twice. An attempt that takes permits records "a", and a repeat finds it and answers 1
+-- without taking more: plain permits are a counter, which cannot tell; leased permits may have been
+-- released (all or some) before a copy still travelling lands, so their ids in the lease set cannot
+-- tell either (such a copy, of a waiting attempt whose re-send took the permits, would take them
+-- again and lease ids the holder holds or released: permits lost for good). A repeat that finds
+-- the first permit id (ARGV[11]) still leased answers 1 too. Nothing in the state tells a late copy of a single attempt ("f") that failed, or of an
 -- undone acquisition, from a new attempt: the failed attempt, and the undo (sem_release.lua),
 -- record "u", and such a copy finds it and takes nothing. A waiting attempt in mode "c", which
 -- registers nothing, records "c" when it takes nothing: the trace a re-send of it looks for (as a
@@ -73,9 +75,8 @@ if permits - sem_ahead(list, mine and mine.ticket) >= n then
       args[#args + 1] = ARGV[i]
     end
     redis.call('ZADD', leases, unpack(args))
-  else
-    redis.call('SET', record, 'a', 'PX', keepMs)
   end
+  redis.call('SET', record, 'a', 'PX', keepMs)
   sem_remove(waiters, list, byID, id)
   sem_keep(waiters, list, now)
   if back > 0 then
