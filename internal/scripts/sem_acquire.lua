@@ -21,7 +21,9 @@
 -- ARGV[11…] leased permits: the n permit ids, fixed for the acquisition (the Go side makes them:
 --          "<id>#<i>", or in the Redisson-compatible layout 16 random bytes each)
 --
--- returns  {1, 0, 0} the permits were taken; {0, ticket, next} not now (ticket: the waiter's place if
+-- returns  {1, 0, left} the permits were taken (left: leased permits, ms left of their lease, which
+--          a repeat answering for an earlier copy may find shorter than ARGV[6], or ≤ 0 if they
+--          are no longer leased; plain permits, 0); {0, ticket, next} not now (ticket: the waiter's place if
 --          the attempt registered it, else 0; next: ms until the earliest leased permit expires or
 --          the registration of a waiter ahead lapses, -1 none); {-1, 0, 0} the acquisition was undone
 --          already (a late copy, or of a single attempt that failed); an UNKNOWN error: a re-send
@@ -48,13 +50,17 @@ local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, n, mode, waiterMs, keepMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local leaseMs, publish, wakePrefix = tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local done = redis.call('GET', record)
-if done == 'a' then
-  return {1, 0, 0}
-elseif done and done ~= 'c' then
+-- A repeat answering for the copy that leased the permits tells how long their lease has left: that
+-- copy may have run well before this one was sent (a late copy of an earlier attempt of a waiting
+-- acquisition), and the holder must not count the lease from this one.
+if done and done ~= 'a' and done ~= 'c' then
   return {-1, 0, 0}
 end
-if leaseMs > 0 and redis.call('ZSCORE', leases, ARGV[11]) then
-  return {1, 0, 0}
+local taken = leaseMs > 0 and redis.call('ZSCORE', leases, ARGV[11])
+if taken then
+  return {1, 0, tonumber(taken) - sem_now()}
+elseif done == 'a' then
+  return {1, 0, leaseMs > 0 and -1 or 0}
 end
 local now, st, err = sem_open(key, waiters, leases)
 if not st then
@@ -86,7 +92,7 @@ if permits - sem_ahead(list, mine and mine.ticket) >= n then
   if leaseMs > 0 and (not first or now + leaseMs < first) then
     sem_nudge(list, publish, wakePrefix) -- the waiters' retry times end later than this lease
   end
-  return {1, 0, 0}
+  return {1, 0, leaseMs}
 end
 if back > 0 then
   sem_wake(list, permits, publish, wakePrefix)
