@@ -392,3 +392,14 @@ func TestCompatPermitGoWaiterBehindJavaPermitWithoutLease(t *testing.T) {
 		t.Fatalf("Go Acquire = %v", err)
 	}
 }
+
+// As TestPermitLateCopyOfWaitingAttemptTakesNothing, in the Redisson-compatible layout: a waiting
+// attempt (which records that it ran and took nothing, the trace its re-send looks for) whose first
+// copy lands after its re-send took the permits, and after the holder released one of them, takes
+// nothing.
+func TestCompatPermitLateCopyOfWaitingAttemptTakesNothing(t *testing.T) {
+	t.Parallel()
+	lateCopyOfWaitingAttemptTakesNothing(t, "c", []redisson.Option{redisson.WithRedissonCompat()}, func(admin *redis.Client, name string) int64 {
+		return admin.ZCard(context.Background(), "{"+name+"}:timeout").Val()
+	})
+}

@@ -104,7 +104,7 @@
 // with no identity) carries a request id whose outcome Redis keeps for the waiter timeout; a copy
 // re-sent after a lost reply is answered from that record, and one that finds none applies nothing
 // (the call reports an unknown outcome), so no request is applied twice, however late a copy lands.
-// A successful leased permit's acquisition needs no record (its ids in the lease set tell).
+// A leased permit's acquisition keeps one too: its permits may be released before a late copy lands.
 // Permits and counts are integers within ±(2^53-1). A name is one kind: using it as another fails with ErrWrongType. The Hold of a
 // MultiLock or RedLock stands for its parts (Hold.Parts): its Unlock and Reenter act on every part,
 // and its context ends when too few parts remain held, whereupon the parts still held are released.

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1109,5 +1110,190 @@ func TestPermitReleaseResentAfterLostRequestReleases(t *testing.T) {
 	if err != nil || aerr != nil || n != 1 {
 		t.Fatalf("Release of a leased permit, its first request lost before Redis ran it = %v; "+
 			"%d permits available (%v), want nil and 1 (the permit stays leased for its hour)", err, n, aerr)
+	}
+}
+
+// A waiting acquisition's attempt whose first copy is still travelling when its re-send (which
+// finds the acquisition's registration, left by an earlier attempt) takes the permits must take
+// nothing when it lands, even after the holder released one of the permits: the permits are counted
+// once. (A late copy that took the permits again would re-lease ids the holder still holds or has
+// released, and the permits it took would never all come back.)
+func TestPermitLateCopyOfWaitingAttemptTakesNothing(t *testing.T) {
+	t.Parallel()
+	lateCopyOfWaitingAttemptTakesNothing(t, "w", nil, func(admin *redis.Client, name string) int64 {
+		return permitsLeased(t, admin, name)
+	})
+}
+
+// lateCopyOfWaitingAttemptTakesNothing runs the check of TestPermitLateCopyOfWaitingAttemptTakesNothing
+// for a Client made with opts, whose waiting attempts are sent in mode (sem_acquire.lua's ARGV[3]);
+// leased counts the leased permits in Redis.
+func lateCopyOfWaitingAttemptTakesNothing(t *testing.T, mode string, opts []redisson.Option, leased func(admin *redis.Client, name string) int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	const name = "late-waiting-copy"
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	hook := &aroundHook{}
+	rdb := srv.Client(t)
+	rdb.AddHook(hook)
+	c := newClient(t, rdb, append(quietWaiters(), opts...)...)
+	direct := newClient(t, srv.Client(t), opts...)
+	p := c.PermitExpirableSemaphore(name)
+	var (
+		armed    atomic.Bool
+		mu       sync.Mutex
+		captured []any
+	)
+	hook.setCmd(func(_ context.Context, a []string, cmd redis.Cmder, next func() error) error {
+		// The attempt's first copy (ARGV[9] "0") is delayed in the network: the client sees its
+		// connection fail and re-sends it; the test delivers it later.
+		if semAcquireCall("", mode)(a) && a[15] == "0" && armed.CompareAndSwap(true, false) {
+			mu.Lock()
+			for _, s := range a {
+				captured = append(captured, s)
+			}
+			mu.Unlock()
+			cmd.SetErr(io.EOF)
+			return io.EOF
+		}
+		return next()
+	})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	type result struct {
+		ids []string
+		err error
+	}
+	res := make(chan result, 1)
+	spawn(&wg, func() {
+		ids, err := p.Acquire(ctx, 2)
+		res <- result{ids, err}
+	})
+	if mode == "w" {
+		eventually(t, 5*time.Second, "the acquisition registered as a waiter", func() bool { return semWaiters(t, c, name) == 1 })
+	} else {
+		eventually(t, 5*time.Second, "the acquisition's first attempt recorded", func() bool {
+			return len(admin.Keys(ctx, "*"+name+"*").Val()) > 0
+		})
+	}
+	armed.Store(true)
+	if _, err := direct.PermitExpirableSemaphore(name).AddPermits(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	r := recvWithin(t, res, 10*time.Second, "the waiting Acquire")
+	if r.err != nil || len(r.ids) != 2 {
+		t.Fatalf("Acquire(2) = %v, %v", r.ids, r.err)
+	}
+	mu.Lock()
+	late := captured
+	mu.Unlock()
+	if late == nil {
+		t.Fatal("precondition: no attempt's first copy was delayed")
+	}
+	if err := p.Release(ctx, r.ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Do(ctx, late...).Err(); err != nil {
+		t.Fatalf("the late copy: %v", err)
+	}
+	if err := p.Release(ctx, r.ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if n, l := permitsAvailable(t, p), leased(admin, name); n != 4 || l != 0 {
+		t.Errorf("after the late copy and the release of both permits: %d available, %d leased; want 4, 0", n, l)
+	}
+}
+
+// A waiting acquisition's permit taken by a late copy of an earlier attempt (its re-send found too
+// few permits; the copy lands once there are enough) and reported by a later attempt is leased from
+// when that copy ran: the holder's context ends before the lease ends in Redis, not a lease after
+// the later attempt was sent, when another acquirer may already hold the permit.
+func TestPermitTakenByLateCopyEndsWithItsLease(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	const name = "late-copy-lease"
+	const lease = 2 * time.Second
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	hook := &aroundHook{}
+	rdb := srv.Client(t)
+	rdb.AddHook(hook)
+	c := newClient(t, rdb, redisson.WithRepollInterval(lease/2))
+	direct := newClient(t, srv.Client(t)).PermitExpirableSemaphore(name)
+	p := c.PermitExpirableSemaphore(name)
+	var (
+		armed atomic.Bool
+		mu    sync.Mutex
+		late  []string
+	)
+	resent := make(chan struct{})
+	hook.setCmd(func(_ context.Context, a []string, cmd redis.Cmder, next func() error) error {
+		if !semAcquireCall("", "w")(a) {
+			return next()
+		}
+		if a[15] == "0" && armed.CompareAndSwap(true, false) {
+			// This attempt's first copy is delayed in the network; the client re-sends it.
+			mu.Lock()
+			late = a
+			mu.Unlock()
+			cmd.SetErr(io.EOF)
+			return io.EOF
+		}
+		err := next()
+		mu.Lock()
+		if a[15] == "1" && late != nil {
+			close(resent)
+		}
+		mu.Unlock()
+		return err
+	})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	type result struct {
+		h   *redisson.HeldPermits
+		err error
+	}
+	res := make(chan result, 1)
+	spawn(&wg, func() {
+		h, err := p.AcquireHeld(ctx, 1, redisson.WithLease(lease))
+		res <- result{h, err}
+	})
+	eventually(t, 5*time.Second, "the acquisition registered as a waiter", func() bool { return semWaiters(t, c, name) == 1 })
+	armed.Store(true)
+	recvWithin(t, resent, 5*time.Second, "a waiting attempt re-sent") // it found too few permits
+	mu.Lock()
+	a := late
+	mu.Unlock()
+	// A permit comes back without a message (a lease ends, say), and the late copy lands.
+	if err := admin.IncrBy(ctx, a[3], 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	copyArgs := make([]any, len(a))
+	for i, s := range a {
+		copyArgs[i] = s
+	}
+	if err := admin.Do(ctx, copyArgs...).Err(); err != nil {
+		t.Fatalf("the late copy: %v", err)
+	}
+	pid := a[7] + "#1"
+	if _, err := direct.RemainingLease(ctx, pid); err != nil {
+		t.Fatalf("precondition: the late copy took no permit (%v)", err)
+	}
+	r := recvWithin(t, res, 5*time.Second, "the waiting AcquireHeld")
+	if r.err != nil {
+		t.Fatalf("AcquireHeld = %v", r.err)
+	}
+	if ids := r.h.IDs(); len(ids) != 1 || ids[0] != pid {
+		t.Fatalf("AcquireHeld's ids = %v, want [%s]", ids, pid)
+	}
+	eventually(t, 5*time.Second, "the permit's lease ended in Redis", func() bool {
+		_, err := direct.RemainingLease(ctx, pid)
+		return errors.Is(err, redisson.ErrNotHeld)
+	})
+	if err := r.h.Context().Err(); err == nil {
+		t.Error("the holder's context is live after its permit's lease ended in Redis (another acquirer may take the permit)")
 	}
 }

@@ -208,6 +208,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	}
 	sent := false
 	var at time.Time // when the attempt that took the permits was sent
+	var left int64   // leased permits: ms left of their lease when the attempt's answer was made
 	unknown := false // the latest attempt's outcome is unknown (no reply, or ErrOutcomeUnknown)
 	callCtx := ctx
 	attempt := func(ctx context.Context, _ wait.Woken) (wait.Outcome, error) {
@@ -232,6 +233,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		case r[0] == 1 && ackErr != nil:
 			return wait.Outcome{}, ackErr
 		case r[0] == 1:
+			left = r[2]
 			return wait.Outcome{Acquired: true}, nil
 		case r[0] < 0 && !waiting:
 			// A re-sent copy of this single attempt, after its first run found too few permits.
@@ -257,7 +259,14 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		a := &acquired{id: id, n: n, pids: pids, perm: s.perm}
 		if leased {
 			var ok bool
-			if a.set, ok = s.hold(ctx, pids, fixed, at); !ok {
+			// An answer for an earlier copy (a late copy of an earlier attempt of a waiting
+			// acquisition took the permits) may find their lease partly, or wholly, gone: it is
+			// counted from as long before this attempt as it has run.
+			start := at
+			if left < leaseMs {
+				start = at.Add(-time.Duration(leaseMs-left) * time.Millisecond)
+			}
+			if a.set, ok = s.hold(ctx, pids, fixed, start); !ok {
 				s.undo(ctx, id, n, pids, time.Time{}) // closed meanwhile: nothing would renew or watch them
 				return nil, opErr(op, s.name, ErrNotObtained, ErrClosed)
 			}

@@ -21,16 +21,20 @@
 -- ARGV[11…] leased permits: the n permit ids, fixed for the acquisition (the Go side makes them:
 --          "<id>#<i>", or in the Redisson-compatible layout 16 random bytes each)
 --
--- returns  {1, 0, 0} the permits were taken; {0, ticket, next} not now (ticket: the waiter's place if
+-- returns  {1, 0, left} the permits were taken (left: leased permits, ms left of their lease, which
+--          a repeat answering for an earlier copy may find shorter than ARGV[6], or ≤ 0 if they
+--          are no longer leased; plain permits, 0); {0, ticket, next} not now (ticket: the waiter's place if
 --          the attempt registered it, else 0; next: ms until the earliest leased permit expires or
 --          the registration of a waiter ahead lapses, -1 none); {-1, 0, 0} the acquisition was undone
 --          already (a late copy, or of a single attempt that failed); an UNKNOWN error: a re-send
 --          that finds no trace of the first copy (below)
 --
--- Safe to run twice. An attempt that took leased permits keeps no record: a repeat finds its first
--- permit id (ARGV[11]) in the lease set and answers 1 without taking more. Plain permits are a counter, which cannot
--- tell: an attempt that takes them records "a", and a repeat finds it and answers 1 without taking
--- more. Nothing in the state tells a late copy of a single attempt ("f") that failed, or of an
+-- Safe to run twice. An attempt that takes permits records "a", and a repeat finds it and answers 1
+-- without taking more: plain permits are a counter, which cannot tell; leased permits may have been
+-- released (all or some) before a copy still travelling lands, so their ids in the lease set cannot
+-- tell either (such a copy, of a waiting attempt whose re-send took the permits, would take them
+-- again and lease ids the holder holds or released: permits lost for good). A repeat that finds
+-- the first permit id (ARGV[11]) still leased answers 1 too. Nothing in the state tells a late copy of a single attempt ("f") that failed, or of an
 -- undone acquisition, from a new attempt: the failed attempt, and the undo (sem_release.lua),
 -- record "u", and such a copy finds it and takes nothing. A waiting attempt in mode "c", which
 -- registers nothing, records "c" when it takes nothing: the trace a re-send of it looks for (as a
@@ -46,13 +50,17 @@ local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, n, mode, waiterMs, keepMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local leaseMs, publish, wakePrefix = tonumber(ARGV[6]), ARGV[7], ARGV[8]
 local done = redis.call('GET', record)
-if done == 'a' then
-  return {1, 0, 0}
-elseif done and done ~= 'c' then
+-- A repeat answering for the copy that leased the permits tells how long their lease has left: that
+-- copy may have run well before this one was sent (a late copy of an earlier attempt of a waiting
+-- acquisition), and the holder must not count the lease from this one.
+if done and done ~= 'a' and done ~= 'c' then
   return {-1, 0, 0}
 end
-if leaseMs > 0 and redis.call('ZSCORE', leases, ARGV[11]) then
-  return {1, 0, 0}
+local taken = leaseMs > 0 and redis.call('ZSCORE', leases, ARGV[11])
+if taken then
+  return {1, 0, tonumber(taken) - sem_now()}
+elseif done == 'a' then
+  return {1, 0, leaseMs > 0 and -1 or 0}
 end
 local now, st, err = sem_open(key, waiters, leases)
 if not st then
@@ -73,9 +81,8 @@ if permits - sem_ahead(list, mine and mine.ticket) >= n then
       args[#args + 1] = ARGV[i]
     end
     redis.call('ZADD', leases, unpack(args))
-  else
-    redis.call('SET', record, 'a', 'PX', keepMs)
   end
+  redis.call('SET', record, 'a', 'PX', keepMs)
   sem_remove(waiters, list, byID, id)
   sem_keep(waiters, list, now)
   if back > 0 then
@@ -85,7 +92,7 @@ if permits - sem_ahead(list, mine and mine.ticket) >= n then
   if leaseMs > 0 and (not first or now + leaseMs < first) then
     sem_nudge(list, publish, wakePrefix) -- the waiters' retry times end later than this lease
   end
-  return {1, 0, 0}
+  return {1, 0, leaseMs}
 end
 if back > 0 then
   sem_wake(list, permits, publish, wakePrefix)

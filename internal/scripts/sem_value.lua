@@ -13,8 +13,8 @@
 --                     (WithRedissonCompat) it is Redisson's "{key}:timeout", member the raw 16-byte
 --                     permit id, and a Java permit taken without a lease has score sem_never. A permit whose expiry passed is back in the pool:
 --                     the next script that looks (sem_reclaim) removes it and adds it to the permits.
---   <key>:~sr:<id>    the outcome of request id where the state cannot tell it (an acquisition of
---                     plain permits, a single attempt that failed, an undo, a release, AddPermits,
+--   <key>:~sr:<id>    the outcome of request id where the state cannot tell it (an acquisition,
+--                     of plain or leased permits, a single attempt that failed, an undo, a release, AddPermits,
 --                     DrainPermits, TrySetPermits, a release of leased permits), kept for the waiter
 --                     timeout: "a" an acquisition took its permits, "u" it was undone or failed
 --                     (a copy landing later takes nothing), "c" a waiting attempt of the
