@@ -8,8 +8,8 @@
 -- ARGV[1]  what: "r" release n; "a" add n (may be negative); "d" drain (take all available);
 --          "s" set the permits to n if they are not set; "u" undo acquisition ARGV[6] of n permits
 --          (give them back if it took them; leave the waiters either way); "x" release the leased
---          permits ARGV[9..] (all or none); "e" extend the leases of the permits ARGV[9..] to n ms
---          from now; "q" the ms left of the lease of permit ARGV[9], or without one the permits
+--          permits ARGV[10..] (all or none); "e" extend the leases of the permits ARGV[10..] to n ms
+--          from now; "q" the ms left of the lease of permit ARGV[10], or without one the permits
 -- ARGV[2]  n
 -- ARGV[3]  publish command: PUBLISH or SPUBLISH
 -- ARGV[4]  wake channel prefix: a waiter is woken on "<prefix><its client id>"
