@@ -1350,8 +1350,9 @@ type redissonLock struct {
 	ttl   time.Duration // the lock's remaining TTL (0 free, -1 no expiry)
 }
 
-// redissonState reads a lock in Java Redisson's RLock format (one round trip, to the master).
-func (m *mutex) redissonState(ctx context.Context, op string) (redissonLock, error) {
+// readHash reads the lock's hash (Java Redisson's formats) and its remaining TTL, in one round
+// trip, to the master; a TTL of -2 means the key expired between the two commands.
+func (m *mutex) readHash(ctx context.Context, op string) (map[string]string, time.Duration, error) {
 	var all *redis.MapStringStringCmd
 	var pttl *redis.DurationCmd
 	err := m.c.read(ctx, m.key, func(p redis.Pipeliner) {
@@ -1359,17 +1360,25 @@ func (m *mutex) redissonState(ctx context.Context, op string) (redissonLock, err
 		pttl = p.PTTL(ctx, m.key)
 	})
 	if err != nil {
-		return redissonLock{}, opErr(op, m.name, redisErr(err))
+		return nil, 0, opErr(op, m.name, redisErr(err))
 	}
-	v, ok := decodeRedissonLock(all.Val())
+	return all.Val(), pttl.Val(), nil
+}
+
+// redissonState reads a lock in Java Redisson's RLock format (one round trip, to the master).
+func (m *mutex) redissonState(ctx context.Context, op string) (redissonLock, error) {
+	fields, ttl, err := m.readHash(ctx, op)
+	if err != nil {
+		return redissonLock{}, err
+	}
+	v, ok := decodeRedissonLock(fields)
 	if !ok {
 		return redissonLock{}, opErr(op, m.name, ErrWrongType, errors.New("the key holds no Java Redisson lock"))
 	}
-	if v.owner != "" {
-		v.ttl = pttl.Val()
-		if v.ttl == -2 { // expired between the two commands
-			v = redissonLock{}
-		}
+	if v.owner != "" && ttl != -2 { // -2: expired meanwhile, free
+		v.ttl = ttl
+	} else {
+		v = redissonLock{}
 	}
 	return v, nil
 }

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // ReadWriteLock is a distributed reader/writer mutual exclusion lock, the equivalent of Redisson's
@@ -168,24 +166,18 @@ type redissonRW struct {
 
 // redissonRWState reads a ReadWriteLock in Java Redisson's layout (one round trip, to the master).
 func (m *mutex) redissonRWState(ctx context.Context, op string) (redissonRW, error) {
-	var all *redis.MapStringStringCmd
-	var pttl *redis.DurationCmd
-	err := m.c.read(ctx, m.key, func(p redis.Pipeliner) {
-		all = p.HGetAll(ctx, m.key)
-		pttl = p.PTTL(ctx, m.key)
-	})
+	fields, ttl, err := m.readHash(ctx, op)
 	if err != nil {
-		return redissonRW{}, opErr(op, m.name, redisErr(err))
+		return redissonRW{}, err
 	}
-	v, ok := decodeRedissonRW(all.Val())
+	v, ok := decodeRedissonRW(fields)
 	if !ok {
 		return redissonRW{}, opErr(op, m.name, ErrWrongType, errors.New("the key holds no Java Redisson read/write lock"))
 	}
-	if v.mode != "" {
-		v.ttl = pttl.Val()
-		if v.ttl == -2 { // expired between the two commands
-			v = redissonRW{}
-		}
+	if v.mode != "" && ttl != -2 { // -2: expired meanwhile, free
+		v.ttl = ttl
+	} else {
+		v = redissonRW{}
 	}
 	return v, nil
 }
