@@ -279,43 +279,6 @@ func TestCompatFairLockForceUnlockAcrossSides(t *testing.T) {
 	})
 }
 
-// A Go watchdog (1s) keeps a Java client out of the fair lock for 3.5s; a Java watchdog (1s) keeps
-// Go out.
-func TestCompatFairLockWatchdogKeepsOtherSideOut(t *testing.T) {
-	long(t)
-	t.Parallel()
-	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
-		ctx := t.Context()
-		c := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
-		j := newJava(t, rdb(), javadouble.WatchdogTimeout(time.Second))
-		const hold = 3500 * time.Millisecond
-
-		h := mustLock(t, c.FairLock(name), ctx)
-		for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			if ok, err := j.FairLock(name).TryLock(ctx, 1, 0, 0); ok || err != nil {
-				t.Fatalf("Java tryLock while Go holds (watchdog 1s): %v, %v", ok, err)
-			}
-		}
-		if h.Context().Err() != nil {
-			t.Fatalf("the Go hold ended: %v", context.Cause(h.Context()))
-		}
-		mustUnlock(t, h)
-
-		if ok, err := j.FairLock(name).TryLock(ctx, 1, 0, 0); !ok || err != nil {
-			t.Fatalf("Java tryLock: %v, %v", ok, err)
-		}
-		for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			if h, err := c.FairLock(name).TryLock(ctx); err == nil {
-				mustUnlock(t, h)
-				t.Fatal("Go acquired while Java holds (watchdog 1s)")
-			}
-		}
-		if err := j.FairLock(name).Unlock(ctx, 1); err != nil {
-			t.Fatalf("Java unlock after %v: %v", hold, err)
-		}
-	})
-}
-
 // A fair lock and a compat Lock of the same name are one lock (Redisson's RFairLock keeps an RLock's
 // hash), and a ReadWriteLock's hash or another type is refused with ErrWrongType, unchanged.
 func TestCompatFairLockWrongType(t *testing.T) {

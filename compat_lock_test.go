@@ -378,42 +378,6 @@ func TestCompatLockForceUnlockAcrossSides(t *testing.T) {
 	})
 }
 
-// A Go watchdog (1s) keeps a Java client out for 3s and more; a Java watchdog (1s) keeps Go out.
-func TestCompatLockWatchdogKeepsOtherSideOut(t *testing.T) {
-	long(t)
-	t.Parallel()
-	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
-		ctx := t.Context()
-		c := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
-		j := newJavaClient(t, rdb(), time.Second)
-		const hold = 3500 * time.Millisecond
-
-		h := mustLock(t, c.Lock(name), ctx)
-		for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			if ok, err := j.tryLock(ctx, name, 1, 0); ok || err != nil {
-				t.Fatalf("Java tryLock while Go holds (watchdog 1s): %v, %v", ok, err)
-			}
-		}
-		if h.Context().Err() != nil {
-			t.Fatalf("the Go hold ended: %v", context.Cause(h.Context()))
-		}
-		mustUnlock(t, h)
-
-		if ok, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
-			t.Fatalf("Java tryLock: %v, %v", ok, err)
-		}
-		for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			if h, err := c.Lock(name).TryLock(ctx); err == nil {
-				mustUnlock(t, h)
-				t.Fatal("Go acquired while Java holds (watchdog 1s)")
-			}
-		}
-		if err := j.unlock(ctx, name, 1); err != nil {
-			t.Fatalf("Java unlock after %v: %v", hold, err)
-		}
-	})
-}
-
 // The kinds that have no Java Redisson layout here are refused (errors.ErrUnsupported), and change
 // nothing in Redis.
 func TestCompatLockRefusedKinds(t *testing.T) {
@@ -779,4 +743,65 @@ func TestCompatLockResentFinalUnlockReportsLossToJava(t *testing.T) {
 			ok, err := j.d.Lock(name).IsHeldByThread(ctx, 1)
 			return ok && err == nil
 		})
+}
+
+// Watchdogs of 1s keep the other side out for 3.5s, for every shared lock kind: a Go Lock, FairLock,
+// ReadWriteLock writer and reader (its acquisition keys and the hash renewed as Redisson's
+// ReadLockTask does) keep the Java side out, and Java's holds keep Go out.
+func TestCompatWatchdogKeepsOtherSideOut(t *testing.T) {
+	long(t)
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		c := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
+		j := newJava(t, rdb(), javadouble.WatchdogTimeout(time.Second))
+		rw1, jrw1 := c.ReadWriteLock(name+":rw1"), j.ReadWriteLock(name+":rw1")
+		rw2, jrw2 := c.ReadWriteLock(name+":rw2"), j.ReadWriteLock(name+":rw2")
+		for _, tc := range []struct {
+			kind  string
+			goOut func(t *testing.T, ctx context.Context) *redisson.Hold // a Go hold that keeps java out
+			java  *javadouble.Lock
+			// javaOut is a Java hold that keeps goTry out.
+			javaOut *javadouble.Lock
+			goTry   func(ctx context.Context) (*redisson.Hold, error)
+		}{
+			{"Lock", func(t *testing.T, ctx context.Context) *redisson.Hold { return mustLock(t, c.Lock(name), ctx) }, j.Lock(name),
+				j.Lock(name), func(ctx context.Context) (*redisson.Hold, error) { return c.Lock(name).TryLock(ctx) }},
+			{"FairLock", func(t *testing.T, ctx context.Context) *redisson.Hold {
+				return mustLock(t, c.FairLock(name+":fair"), ctx)
+			}, j.FairLock(name + ":fair"),
+				j.FairLock(name + ":fair"), func(ctx context.Context) (*redisson.Hold, error) { return c.FairLock(name + ":fair").TryLock(ctx) }},
+			{"ReadWriteLock/GoReaderJavaReader", func(t *testing.T, ctx context.Context) *redisson.Hold { return mustRLock(t, rw1, ctx) }, jrw1.WriteLock(),
+				jrw1.ReadLock(), func(ctx context.Context) (*redisson.Hold, error) { return rw1.TryLock(ctx) }},
+			{"ReadWriteLock/GoWriterJavaWriter", func(t *testing.T, ctx context.Context) *redisson.Hold { return mustLock(t, rw2, ctx) }, jrw2.ReadLock(),
+				jrw2.WriteLock(), func(ctx context.Context) (*redisson.Hold, error) { return rw2.TryRLock(ctx) }},
+		} {
+			t.Run(tc.kind, func(t *testing.T) {
+				t.Parallel()
+				ctx := t.Context()
+				const hold = 3500 * time.Millisecond
+				h := tc.goOut(t, ctx)
+				for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+					if ok, err := tc.java.TryLock(ctx, 1, 0, 0); ok || err != nil {
+						t.Fatalf("%s: Java acquired while Go holds (watchdog 1s): %v, %v", tc.kind, ok, err)
+					}
+				}
+				if h.Context().Err() != nil {
+					t.Fatalf("%s: the Go hold ended: %v", tc.kind, context.Cause(h.Context()))
+				}
+				mustUnlock(t, h)
+				if ok, err := tc.javaOut.TryLock(ctx, 1, 0, 0); !ok || err != nil {
+					t.Fatalf("%s: Java tryLock: %v, %v", tc.kind, ok, err)
+				}
+				for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+					if h, err := tc.goTry(ctx); err == nil {
+						mustUnlock(t, h)
+						t.Fatalf("%s: Go acquired while Java holds (watchdog 1s)", tc.kind)
+					}
+				}
+				if err := tc.javaOut.Unlock(ctx, 1); err != nil {
+					t.Fatalf("%s: Java unlock after %v: %v", tc.kind, hold, err)
+				}
+			})
+		}
+	})
 }

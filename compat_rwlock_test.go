@@ -319,53 +319,6 @@ func TestCompatRWLockMutualExclusion(t *testing.T) {
 	})
 }
 
-// Watchdogs of 1s keep the other side out for 3.5s: a Go reader (its acquisition keys and the hash
-// renewed as Redisson's ReadLockTask does) and a Go writer keep Java writers, resp. readers, out; a
-// Java reader and a Java writer keep Go out.
-func TestCompatRWLockWatchdogKeepsOtherSideOut(t *testing.T) {
-	long(t)
-	t.Parallel()
-	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
-		ctx := t.Context()
-		c := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
-		j := newJava(t, rdb(), javadouble.WatchdogTimeout(time.Second))
-		rw, jrw := c.ReadWriteLock(name), j.ReadWriteLock(name)
-		const hold = 3500 * time.Millisecond
-		goHolds := func(h *redisson.Hold, java *javadouble.Lock) {
-			t.Helper()
-			for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-				if ok, err := java.TryLock(ctx, 1, 0, 0); ok || err != nil {
-					t.Fatalf("Java acquired while Go holds (watchdog 1s): %v, %v", ok, err)
-				}
-			}
-			if h.Context().Err() != nil {
-				t.Fatalf("the Go hold ended: %v", context.Cause(h.Context()))
-			}
-			mustUnlock(t, h)
-		}
-		goHolds(mustRLock(t, rw, ctx), jrw.WriteLock())
-		goHolds(mustLock(t, rw, ctx), jrw.ReadLock())
-
-		javaHolds := func(java *javadouble.Lock, try func() (*redisson.Hold, error)) {
-			t.Helper()
-			if ok, err := java.TryLock(ctx, 1, 0, 0); !ok || err != nil {
-				t.Fatalf("Java tryLock: %v, %v", ok, err)
-			}
-			for end := time.Now().Add(hold); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-				if h, err := try(); err == nil {
-					mustUnlock(t, h)
-					t.Fatal("Go acquired while Java holds (watchdog 1s)")
-				}
-			}
-			if err := java.Unlock(ctx, 1); err != nil {
-				t.Fatalf("Java unlock after %v: %v", hold, err)
-			}
-		}
-		javaHolds(jrw.ReadLock(), func() (*redisson.Hold, error) { return rw.TryLock(ctx) })
-		javaHolds(jrw.WriteLock(), func() (*redisson.Hold, error) { return rw.TryRLock(ctx) })
-	})
-}
-
 // A Go ForceUnlock frees a Java writer's lock and wakes a Java reader; a Java forceUnlock frees a Go
 // writer's (which is told: ErrLockLost) and wakes a Go reader.
 func TestCompatRWLockForceUnlockAcrossSides(t *testing.T) {
