@@ -263,19 +263,7 @@ func TestCompatFairLockForceUnlockAcrossSides(t *testing.T) {
 		if ok, err := j1.FairLock(name).ForceUnlock(ctx); err != nil || !ok {
 			t.Fatalf("Java forceUnlock of a Go hold = %v, %v", ok, err)
 		}
-		r := recvWithin(t, got, 10*time.Second, "the Go waiter after the Java forceUnlock")
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		defer mustUnlock(t, r.h)
-		select {
-		case <-h.Context().Done():
-		case <-time.After(10 * time.Second):
-			t.Fatal("the force-unlocked Go holder was not told")
-		}
-		if !errors.Is(context.Cause(h.Context()), redisson.ErrLockLost) {
-			t.Fatalf("cause %v; want ErrLockLost", context.Cause(h.Context()))
-		}
+		servedAfterJavaForceUnlock(t, got, h, "the Go waiter after the Java forceUnlock")
 	})
 }
 

@@ -362,19 +362,7 @@ func TestCompatLockForceUnlockAcrossSides(t *testing.T) {
 		if ok, err := j1.forceUnlock(ctx, name); err != nil || !ok {
 			t.Fatalf("Java forceUnlock of a Go hold = %v, %v", ok, err)
 		}
-		r := recvWithin(t, got, 10*time.Second, "the Go waiter after the Java forceUnlock")
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		defer mustUnlock(t, r.h)
-		select {
-		case <-h.Context().Done():
-		case <-time.After(10 * time.Second):
-			t.Fatal("the force-unlocked Go holder was not told")
-		}
-		if !errors.Is(context.Cause(h.Context()), redisson.ErrLockLost) {
-			t.Fatalf("cause %v; want ErrLockLost", context.Cause(h.Context()))
-		}
+		servedAfterJavaForceUnlock(t, got, h, "the Go waiter after the Java forceUnlock")
 	})
 }
 
@@ -804,4 +792,23 @@ func TestCompatWatchdogKeepsOtherSideOut(t *testing.T) {
 			})
 		}
 	})
+}
+
+// servedAfterJavaForceUnlock checks the end of a Java forceUnlock of Go hold h's lock: the Go waiter
+// (got) acquires (what), and h is told, with a cause matching ErrLockLost.
+func servedAfterJavaForceUnlock(t *testing.T, got <-chan lockResult, h *redisson.Hold, what string) {
+	t.Helper()
+	r := recvWithin(t, got, 10*time.Second, what)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	t.Cleanup(func() { mustUnlock(t, r.h) })
+	select {
+	case <-h.Context().Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the force-unlocked Go holder was not told")
+	}
+	if !errors.Is(context.Cause(h.Context()), redisson.ErrLockLost) {
+		t.Fatalf("cause %v; want ErrLockLost", context.Cause(h.Context()))
+	}
 }

@@ -356,19 +356,7 @@ func TestCompatRWLockForceUnlockAcrossSides(t *testing.T) {
 		if ok, err := j1.ReadWriteLock(name).WriteLock().ForceUnlock(ctx); err != nil || !ok {
 			t.Fatalf("Java forceUnlock of a Go write hold = %v, %v", ok, err)
 		}
-		r := recvWithin(t, got, 10*time.Second, "the Go reader after the Java forceUnlock")
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		defer mustUnlock(t, r.h)
-		select {
-		case <-h.Context().Done():
-		case <-time.After(10 * time.Second):
-			t.Fatal("the force-unlocked Go writer was not told")
-		}
-		if !errors.Is(context.Cause(h.Context()), redisson.ErrLockLost) {
-			t.Fatalf("cause %v; want ErrLockLost", context.Cause(h.Context()))
-		}
+		servedAfterJavaForceUnlock(t, got, h, "the Go reader after the Java forceUnlock")
 	})
 }
 
