@@ -34,11 +34,9 @@ local key, queue, timeouts, record = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, final, leaseMs = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local publish, prefix, recordMs, now = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
 
-if recordMs > 0 then
-  local done = redis.call('GET', record)
-  if done then
-    return tonumber(done)
-  end
+local done = rl_recorded(record, recordMs)
+if done then
+  return done
 end
 local holder, count = rl_load(key)
 if holder == false or not rf_typed(queue, timeouts) then
@@ -54,21 +52,6 @@ if holder ~= owner then
   end
   return -1
 end
-local res
-if final == '1' then
-  redis.call('DEL', key)
+return rl_release(key, owner, count, final, leaseMs, record, recordMs, function()
   rf_notify_head(queue, publish, prefix)
-  res = 0
-else
-  if count > 1 then
-    redis.call('HINCRBY', key, owner, -1)
-  end
-  if leaseMs > 0 then
-    redis.call('PEXPIRE', key, leaseMs)
-  end
-  res = 1
-end
-if recordMs > 0 then
-  redis.call('SET', record, res, 'PX', recordMs)
-end
-return res
+end)

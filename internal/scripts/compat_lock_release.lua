@@ -33,11 +33,9 @@ local key, record = KEYS[1], KEYS[2]
 local owner, final, leaseMs = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local publish, channel, recordMs = ARGV[4], ARGV[5], tonumber(ARGV[6])
 
-if recordMs > 0 then
-  local done = redis.call('GET', record)
-  if done then
-    return tonumber(done)
-  end
+local done = rl_recorded(record, recordMs)
+if done then
+  return done
 end
 local holder, count = rl_load(key)
 if holder == false then
@@ -46,21 +44,6 @@ end
 if holder ~= owner then
   return -1
 end
-local res
-if final == '1' then
-  redis.call('DEL', key)
+return rl_release(key, owner, count, final, leaseMs, record, recordMs, function()
   redis.call(publish, channel, 0)
-  res = 0
-else
-  if count > 1 then
-    redis.call('HINCRBY', key, owner, -1)
-  end
-  if leaseMs > 0 then
-    redis.call('PEXPIRE', key, leaseMs)
-  end
-  res = 1
-end
-if recordMs > 0 then
-  redis.call('SET', record, res, 'PX', recordMs)
-end
-return res
+end)

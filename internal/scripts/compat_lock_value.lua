@@ -34,3 +34,39 @@ end
 local function rl_wrong_type()
   return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
+
+-- rl_recorded returns the answer a release's record (Redisson's unlock latch) keeps, if recordMs > 0
+-- and the record exists; else nil.
+local function rl_recorded(record, recordMs)
+  if recordMs > 0 then
+    local done = redis.call('GET', record)
+    if done then
+      return tonumber(done)
+    end
+  end
+  return nil
+end
+
+-- rl_release releases owner's hold of count levels of the lock at key: with final the whole hold
+-- (the key is deleted and freed() called: 0), else one level, never the last (the TTL set to
+-- leaseMs if > 0: 1); the answer is recorded at record for recordMs (0: not recorded).
+local function rl_release(key, owner, count, final, leaseMs, record, recordMs, freed)
+  local res
+  if final == '1' then
+    redis.call('DEL', key)
+    freed()
+    res = 0
+  else
+    if count > 1 then
+      redis.call('HINCRBY', key, owner, -1)
+    end
+    if leaseMs > 0 then
+      redis.call('PEXPIRE', key, leaseMs)
+    end
+    res = 1
+  end
+  if recordMs > 0 then
+    redis.call('SET', record, res, 'PX', recordMs)
+  end
+  return res
+end
