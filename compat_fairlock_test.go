@@ -8,7 +8,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/internal/javadouble"
-	"github.com/goredisson/redisson/redistest"
 )
 
 // fairNames are Redisson's RFairLock keys and waiter-channel prefix for name.
@@ -305,62 +303,29 @@ func TestCompatFairLockWrongType(t *testing.T) {
 func TestCompatFairLockLostReplies(t *testing.T) {
 	t.Parallel()
 	const name = "compat-fair-resent"
-	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	p := redistest.NewProxy(t, srv.Addr())
-	rdbA, dialA := proxiedClient(t, srv, p, oneIdle)
-	var lost atomic.Int32
-	a := compatClient(t, rdbA, redisson.WithEventHook(func(e redisson.Event) {
-		if e.Kind == redisson.EventLost {
-			lost.Add(1)
-		}
-	}))
-	j := newJava(t, admin)
-	ctx := t.Context()
-	var wg sync.WaitGroup
-	t.Cleanup(func() { dialA.resumeDials(); wg.Wait() })
-	mustUnlock(t, mustLock(t, a.FairLock("warmup-fair"), ctx)) // loads the fair scripts
-	// Its unlock latch is deleted in the background: let that end before the next command, so that
-	// no two commands share the pool (which could leave two idle connections).
-	eventually(t, 5*time.Second, "the warm-up's unlock latch deleted", func() bool {
-		return len(admin.Keys(ctx, "redisson_unlock_latch:*").Val()) == 0
+	r := newCompatLostReplyRig(t, func(ctx context.Context, c *redisson.Client) {
+		mustUnlock(t, mustLock(t, c.FairLock("warmup-fair"), ctx)) // loads the fair scripts
 	})
-	warmUpCompat(t, a, admin)
+	j := newJava(t, r.admin)
+	ctx := t.Context()
 
-	oneIdleConn(t, rdbA)
-	p.DropReplies(1)
-	h, err := a.FairLock(name).TryLock(ctx)
-	p.DropReplies(0)
+	oneIdleConn(t, r.rdb)
+	r.p.DropReplies(1)
+	h, err := r.c.FairLock(name).TryLock(ctx)
+	r.p.DropReplies(0)
 	if err != nil {
 		t.Fatalf("TryLock (reply lost, re-sent) = %v", err)
 	}
 	if n, err := h.HoldCount(ctx); err != nil || n != 1 {
 		t.Fatalf("HoldCount = %d, %v; want 1", n, err)
 	}
-
-	oneIdleConn(t, rdbA)
-	reached := dialA.holdNext()
-	p.DropReplies(1)
-	res := make(chan error, 1)
-	spawn(&wg, func() { res <- h.Unlock(ctx) })
-	recvWithin(t, reached, 5*time.Second, "the re-send of the final unlock to open a new connection")
-	p.DropReplies(0)
-	for i := range 20 {
+	r.finalUnlockReleasedDespiteJava(t, h, 20, func(ctx context.Context) error {
 		if ok, err := j.FairLock(name).TryLock(ctx, 1, 0, 0); !ok || err != nil {
-			t.Fatalf("Java tryLock %d: %v, %v", i, ok, err)
+			return errors.Join(errors.New("Java tryLock failed"), err)
 		}
-		if err := j.FairLock(name).Unlock(ctx, 1); err != nil {
-			t.Fatalf("Java unlock %d: %v", i, err)
-		}
-	}
-	dialA.resumeDials()
-	if err := recvWithin(t, res, 10*time.Second, "the final Unlock"); err != nil {
-		t.Errorf("final Unlock (applied, reply lost, re-sent) = %v, want nil", err)
-	}
-	if n := lost.Load(); n != 0 {
-		t.Errorf("%d EventLost for a lock its Unlock released", n)
-	}
-	eventually(t, 5*time.Second, "no key left", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
+		return j.FairLock(name).Unlock(ctx, 1)
+	})
+	eventually(t, 5*time.Second, "no key left", func() bool { return len(r.admin.Keys(ctx, "*").Val()) == 0 })
 }
 
 // A FairLock's final Unlock re-sent after a Java client took the lock reports the loss (see

@@ -552,43 +552,73 @@ func TestCompatLockResentPartialUnlockAppliedOnce(t *testing.T) {
 func TestCompatLockResentFinalUnlockReportsRelease(t *testing.T) {
 	t.Parallel()
 	const name = "compat-resent-final"
+	r := newCompatLostReplyRig(t, nil)
+	j := newJavaClient(t, r.admin, 30*time.Second)
+	r.finalUnlockReleasedDespiteJava(t, mustLock(t, r.c.Lock(name), t.Context()), 50, func(ctx context.Context) error {
+		if ok, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+			return errors.Join(errors.New("Java tryLock failed"), err)
+		}
+		return j.unlock(ctx, name, 1)
+	})
+}
+
+// compatLostReplyRig is what the compatible kinds' lost-reply tests share: a Client made
+// WithRedissonCompat whose connections go through a proxy (p) that can drop replies and hold its
+// next dial (dial), warmed up (every script loaded, no background clean-up left) with one idle
+// connection, and how many EventLost it reported.
+type compatLostReplyRig struct {
+	admin *redis.Client
+	p     *redistest.Proxy
+	rdb   *redis.Client
+	dial  *heldDialer
+	c     *redisson.Client
+	lost  atomic.Int32
+	wg    sync.WaitGroup
+}
+
+// newCompatLostReplyRig starts the rig on a server of its own; warm, if set, loads the scripts of
+// the kind under test.
+func newCompatLostReplyRig(t *testing.T, warm func(ctx context.Context, c *redisson.Client)) *compatLostReplyRig {
+	t.Helper()
 	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	p := redistest.NewProxy(t, srv.Addr())
-	rdbA, dialA := proxiedClient(t, srv, p, oneIdle)
-	var lost atomic.Int32
-	a := compatClient(t, rdbA, redisson.WithEventHook(func(e redisson.Event) {
+	r := &compatLostReplyRig{admin: srv.Client(t), p: redistest.NewProxy(t, srv.Addr())}
+	r.rdb, r.dial = proxiedClient(t, srv, r.p, oneIdle)
+	r.c = compatClient(t, r.rdb, redisson.WithEventHook(func(e redisson.Event) {
 		if e.Kind == redisson.EventLost {
-			lost.Add(1)
+			r.lost.Add(1)
 		}
 	}))
-	j := newJavaClient(t, admin, 30*time.Second)
-	ctx := t.Context()
-	var wg sync.WaitGroup
-	t.Cleanup(func() { dialA.resumeDials(); wg.Wait() })
-	warmUpCompat(t, a, admin)
+	t.Cleanup(func() { r.dial.resumeDials(); r.wg.Wait() })
+	if warm != nil {
+		warm(t.Context(), r.c)
+	}
+	warmUpCompat(t, r.c, r.admin) // also waits for the warm-ups' unlock latches to be deleted
+	return r
+}
 
-	g1 := mustLock(t, a.Lock(name), ctx)
-	oneIdleConn(t, rdbA)
-	reached := dialA.holdNext()
-	p.DropReplies(1)
+// finalUnlockReleasedDespiteJava drops the reply of h's final Unlock, so that it is re-sent, and
+// holds the re-send's dial while javaUse takes and frees the lock n times: the Unlock must report
+// the release (its first copy ran; Redisson's unlock latch answers the re-send), with no EventLost.
+func (r *compatLostReplyRig) finalUnlockReleasedDespiteJava(t *testing.T, h *redisson.Hold, n int, javaUse func(ctx context.Context) error) {
+	t.Helper()
+	ctx := t.Context()
+	oneIdleConn(t, r.rdb)
+	reached := r.dial.holdNext()
+	r.p.DropReplies(1)
 	res := make(chan error, 1)
-	spawn(&wg, func() { res <- g1.Unlock(ctx) })
+	spawn(&r.wg, func() { res <- h.Unlock(ctx) })
 	recvWithin(t, reached, 5*time.Second, "the re-send of the final unlock to open a new connection")
-	p.DropReplies(0)
-	for i := range 50 {
-		if ok, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
-			t.Fatalf("Java tryLock %d: %v, %v", i, ok, err)
-		}
-		if err := j.unlock(ctx, name, 1); err != nil {
-			t.Fatalf("Java unlock %d: %v", i, err)
+	r.p.DropReplies(0)
+	for i := range n {
+		if err := javaUse(ctx); err != nil {
+			t.Fatalf("Java use %d: %v", i, err)
 		}
 	}
-	dialA.resumeDials()
+	r.dial.resumeDials()
 	if err := recvWithin(t, res, 10*time.Second, "the final Unlock"); err != nil {
 		t.Errorf("final Unlock (applied, reply lost, re-sent) = %v, want nil", err)
 	}
-	if n := lost.Load(); n != 0 {
+	if n := r.lost.Load(); n != 0 {
 		t.Errorf("%d EventLost for a lock its Unlock released", n)
 	}
 }

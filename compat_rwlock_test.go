@@ -16,7 +16,6 @@ import (
 
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/internal/javadouble"
-	"github.com/goredisson/redisson/redistest"
 )
 
 // rwNames are Redisson's read-acquisition key prefix tag and channel for name.
@@ -409,66 +408,33 @@ func TestCompatRWLockUpgradeAndWrongType(t *testing.T) {
 func TestCompatRWLockLostReplies(t *testing.T) {
 	t.Parallel()
 	const name = "compat-rw-resent"
-	srv := redistest.Start(t)
-	admin := srv.Client(t)
-	p := redistest.NewProxy(t, srv.Addr())
-	rdbA, dialA := proxiedClient(t, srv, p, oneIdle)
-	var lost atomic.Int32
-	a := compatClient(t, rdbA, redisson.WithEventHook(func(e redisson.Event) {
-		if e.Kind == redisson.EventLost {
-			lost.Add(1)
-		}
-	}))
-	j := newJava(t, admin)
-	ctx := t.Context()
-	var wg sync.WaitGroup
-	t.Cleanup(func() { dialA.resumeDials(); wg.Wait() })
-	mustUnlock(t, mustRLock(t, a.ReadWriteLock("warmup-rw"), ctx)) // loads the scripts
-	// Its unlock latch is deleted in the background: let that end before the next command, so that
-	// no two commands share the pool (which could leave two idle connections).
-	eventually(t, 5*time.Second, "the warm-up's unlock latch deleted", func() bool {
-		return len(admin.Keys(ctx, "redisson_unlock_latch:*").Val()) == 0
+	r := newCompatLostReplyRig(t, func(ctx context.Context, c *redisson.Client) {
+		mustUnlock(t, mustRLock(t, c.ReadWriteLock("warmup-rw"), ctx)) // loads the scripts
 	})
-	warmUpCompat(t, a, admin)
+	j := newJava(t, r.admin)
+	ctx := t.Context()
 
-	oneIdleConn(t, rdbA)
-	p.DropReplies(1)
-	h, err := a.ReadWriteLock(name).TryRLock(ctx)
-	p.DropReplies(0)
+	oneIdleConn(t, r.rdb)
+	r.p.DropReplies(1)
+	h, err := r.c.ReadWriteLock(name).TryRLock(ctx)
+	r.p.DropReplies(0)
 	if err != nil {
 		t.Fatalf("TryRLock (reply lost, re-sent) = %v", err)
 	}
 	if n, err := h.HoldCount(ctx); err != nil || n != 1 {
 		t.Fatalf("HoldCount = %d, %v; want 1", n, err)
 	}
-	if keys := admin.Keys(ctx, "*rwlock_timeout*").Val(); len(keys) != 1 {
+	if keys := r.admin.Keys(ctx, "*rwlock_timeout*").Val(); len(keys) != 1 {
 		t.Fatalf("acquisition keys %v; want one", keys)
 	}
-
-	oneIdleConn(t, rdbA)
-	reached := dialA.holdNext()
-	p.DropReplies(1)
-	res := make(chan error, 1)
-	spawn(&wg, func() { res <- h.Unlock(ctx) })
-	recvWithin(t, reached, 5*time.Second, "the re-send of the final unlock to open a new connection")
-	p.DropReplies(0)
-	for i := range 20 {
+	r.finalUnlockReleasedDespiteJava(t, h, 20, func(ctx context.Context) error {
 		l := j.ReadWriteLock(name).ReadLock()
 		if ok, err := l.TryLock(ctx, 1, 0, 0); !ok || err != nil {
-			t.Fatalf("Java tryLock %d: %v, %v", i, ok, err)
+			return errors.Join(errors.New("Java tryLock failed"), err)
 		}
-		if err := l.Unlock(ctx, 1); err != nil {
-			t.Fatalf("Java unlock %d: %v", i, err)
-		}
-	}
-	dialA.resumeDials()
-	if err := recvWithin(t, res, 10*time.Second, "the final Unlock"); err != nil {
-		t.Errorf("final Unlock (applied, reply lost, re-sent) = %v, want nil", err)
-	}
-	if n := lost.Load(); n != 0 {
-		t.Errorf("%d EventLost for a lock its Unlock released", n)
-	}
-	eventually(t, 5*time.Second, "no key left", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
+		return l.Unlock(ctx, 1)
+	})
+	eventually(t, 5*time.Second, "no key left", func() bool { return len(r.admin.Keys(ctx, "*").Val()) == 0 })
 }
 
 // A ReadWriteLock's final write Unlock re-sent after a Java writer took the lock reports the loss (see
