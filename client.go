@@ -360,6 +360,7 @@ type Stats struct {
 	Waiting       int    // acquisitions waiting: queued in Redis and kept alive by heartbeats, or in no queue (SpinLock, RedLock)
 	RenewCalls    uint64 // renewal and heartbeat round trips made so far (one per node per round: up to 256 script calls of up to 100 entries each)
 	Renewed       uint64 // lock (and permit) renewals made so far
+	RenewFailures uint64 // lock (and permit) renewals that failed (no answer or an error; retried while the lease lasts)
 	Heartbeats    uint64 // waiter heartbeats made so far (each moves one waiter's deadline)
 	Lost          uint64 // holds and leased permits that ended without a successful unlock or release (lost, fixed lease over, Close)
 	Subscriptions int    // channels the pub/sub hub is subscribed to
@@ -376,17 +377,17 @@ func (c *Client) Stats() Stats {
 	}
 	calls, _, _ := c.sched.Stats()
 	var held, waiting int
-	var renewed, beats uint64
+	var renewed, failed, beats uint64
 	for k, rk := range renewKinds {
-		n, r := c.sched.KindStats(k)
+		n, r, f := c.sched.KindStats(k)
 		if rk.hold {
-			held, renewed = held+n, renewed+r
+			held, renewed, failed = held+n, renewed+r, failed+f
 		} else {
 			waiting, beats = waiting+n, beats+r
 		}
 	}
 	subs, reconnects := c.hub.Stats()
-	return Stats{Held: held, Waiting: waiting + int(c.unqueued.Load()), RenewCalls: calls, Renewed: renewed, Heartbeats: beats, Lost: c.lostHolds.Load(),
+	return Stats{Held: held, Waiting: waiting + int(c.unqueued.Load()), RenewCalls: calls, Renewed: renewed, RenewFailures: failed, Heartbeats: beats, Lost: c.lostHolds.Load(),
 		Subscriptions: subs, Reconnects: reconnects, Evicting: int(c.servers.evicting.Load()), AckFailures: c.acks.failures.Load(), NoWait: c.acks.noWait.Load()}
 }
 

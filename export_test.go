@@ -107,3 +107,6 @@ func JavaDouble(x float64) string { return javaDouble(x) }
 
 // RedissonBloomEstimate is Count's estimate in the Redisson-compatible layout.
 func RedissonBloomEstimate(m int64, k int, x int64) int64 { return redissonEstimate(m, k, x) }
+
+// LocalWaiting reports whether a goroutine of c waits in the local queue of its Lock name.
+func LocalWaiting(c *Client, name string) bool { return c.gates.Head(c.Lock(name).gateName) != nil }

@@ -42,6 +42,8 @@ type owner struct {
 	cancel  context.CancelCauseFunc
 	entry   renew.Entry
 	ready   chan struct{} // for an owner handed over to a waiting goroutine: closed once registered
+	since   time.Time     // when the owner was made: the hold's start, for Event.Held
+	handed  bool          // the lock was handed over to the owner by its releasing holder
 	// resent: an acquisition of this owner was answered by a re-send, so a copy of it may land after
 	// the final release and take the lock again: the release is followed by repeated undos.
 	resent bool
@@ -223,6 +225,9 @@ var canceledContext = func() context.Context {
 	return ctx
 }()
 
+// errUnlockFailed is why a hold whose final unlock failed ended: the lock is left to expire.
+var errUnlockFailed = errors.New("unlock failed, left to expire")
+
 // errTooLate is why an acquisition is not reported: its answer came so late that the lease it took
 // may already be about to lapse.
 var errTooLate = errors.New("the acquisition's reply came too late to vouch for its lease")
@@ -244,7 +249,7 @@ func (l *mutex) register(o *owner, sent time.Time) error {
 // makeOwner builds an owner, with its fencing token, without registering it.
 func (l *mutex) makeOwner(parent context.Context, id string, lease time.Duration, token int64) *owner {
 	c := l.c
-	o := &owner{m: l, id: id, levels: 1, seq: 1, token: token}
+	o := &owner{m: l, id: id, levels: 1, seq: 1, token: token, since: time.Now()}
 	o.ctx, o.cancel = context.WithCancelCause(context.WithoutCancel(parent))
 	o.entry = renew.Entry{Kind: l.kind.hold, Key: l.key, Owner: id, Group: c.group(l.key), OnLost: o.lost}
 	if l.kind.format == formatRedissonRW {
@@ -428,7 +433,7 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 		// Outcome unknown: stop renewing, so that released or not the lock is gone within its lease,
 		// rather than renewed for an owner that meant to let it go.
 		ret = opErr("unlock", l.name, redisErr(err))
-		after = o.endLocked(because(ErrLockLost, errors.New("unlock failed, left to expire"), err))
+		after = o.endLocked(because(ErrLockLost, errUnlockFailed, err))
 	case res == releaseTransferred:
 		transferred = want != nil
 		after = o.endLocked(nil)
@@ -522,13 +527,13 @@ func (o *owner) endLocked(reason error) func() {
 		}
 		if reason == nil {
 			o.cancel(context.Canceled)
-			l.c.emit(Event{Kind: EventReleased, Name: l.name})
+			l.c.emit(Event{Kind: EventReleased, Object: l.kind.object, Name: l.name, Ctx: o.ctx, Held: time.Since(o.since)})
 			return
 		}
 		l.c.lostHolds.Add(1) // before the cancellation: whoever sees the context end sees it counted
 		o.cancel(reason)
 		l.c.cfg.logger.Warn("redisson: lock lost", "lock", l.name, "err", reason)
-		l.c.emit(Event{Kind: EventLost, Name: l.name, Err: reason})
+		l.c.emit(Event{Kind: EventLost, Object: l.kind.object, Name: l.name, Ctx: o.ctx, Held: time.Since(o.since), Err: reason})
 	}
 }
 

@@ -111,6 +111,7 @@ type lockKind struct {
 	hold   int  // the renewal kind (renewKinds) of its holds
 	waiter int  // the renewal kind of its waiters' heartbeats (a format with a queue)
 	format lockFormat
+	object string // Event.Object of its events (a compat kind: that of the kind it serves)
 	// compat is the kind that serves this one on a Client made WithRedissonCompat, in Java
 	// Redisson's layout; nil: the kind has no such layout here, and its calls fail with an error
 	// matching errors.ErrUnsupported (see newMutex).
@@ -161,26 +162,26 @@ func (f lockFormat) redisson() bool { return f == formatRedisson || f == formatR
 
 // The lock kinds.
 var (
-	kindPlain  = &lockKind{marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter, compat: kindCompat}
-	kindFair   = &lockKind{marker: "f", hold: kindLock, waiter: kindWaiter, compat: kindCompatFair}
-	kindFenced = &lockKind{marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter}
-	kindSpin   = &lockKind{marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter}
-	kindRead   = &lockKind{marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, format: formatRW, compat: kindCompatRead}
-	kindWrite  = &lockKind{marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, format: formatRW, compat: kindCompatWrite}
+	kindPlain  = &lockKind{object: ObjectLock, marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter, compat: kindCompat}
+	kindFair   = &lockKind{object: ObjectFairLock, marker: "f", hold: kindLock, waiter: kindWaiter, compat: kindCompatFair}
+	kindFenced = &lockKind{object: ObjectFencedLock, marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter}
+	kindSpin   = &lockKind{object: ObjectSpinLock, marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter}
+	kindRead   = &lockKind{object: ObjectReadLock, marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, format: formatRW, compat: kindCompatRead}
+	kindWrite  = &lockKind{object: ObjectWriteLock, marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, format: formatRW, compat: kindCompatWrite}
 	// kindCompat is a Lock on a Client made WithRedissonCompat: Java Redisson's RLock. Goroutines of
 	// a Client queue locally, and only the head contends; no SET NX (the lock is a hash), no
 	// transfer to a local heir (a release frees the lock for Java clients too), no Redis queue.
-	kindCompat = &lockKind{marker: "J", local: true, hold: kindCompatLock, format: formatRedisson}
+	kindCompat = &lockKind{object: ObjectLock, marker: "J", local: true, hold: kindCompatLock, format: formatRedisson}
 	// kindCompatFair is a FairLock on a Client made WithRedissonCompat: Java Redisson's RFairLock.
 	// Every acquisition, whatever its Client, queues in Redisson's queue (no local queue), so that
 	// Java and Go waiters are served in the order they queued. Its holds are an RLock's hash, renewed
 	// as the compat Lock's.
-	kindCompatFair = &lockKind{marker: "JF", hold: kindCompatLock, format: formatRedissonFair}
+	kindCompatFair = &lockKind{object: ObjectFairLock, marker: "JF", hold: kindCompatLock, format: formatRedissonFair}
 	// kindCompatRead and kindCompatWrite are the sides of a ReadWriteLock on a Client made
 	// WithRedissonCompat: Java Redisson's RReadWriteLock. Writers of a Client queue locally (only the
 	// head contends); readers do not (they share the lock). No Redis queue, no hand-over.
-	kindCompatRead  = &lockKind{marker: "JR", side: "r", other: "JW", hold: kindCompatRWRead, format: formatRedissonRW}
-	kindCompatWrite = &lockKind{marker: "JW", side: "x", other: "JR", local: true, hold: kindCompatRWWrite, format: formatRedissonRW}
+	kindCompatRead  = &lockKind{object: ObjectReadLock, marker: "JR", side: "r", other: "JW", hold: kindCompatRWRead, format: formatRedissonRW}
+	kindCompatWrite = &lockKind{object: ObjectWriteLock, marker: "JW", side: "x", other: "JR", local: true, hold: kindCompatRWWrite, format: formatRedissonRW}
 )
 
 // redissonFairWait is the threadWaitTime of a compat FairLock's waiter that gives no WithWait bound:
@@ -361,6 +362,18 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	if r, _ := ctx.Value(m.otherKey).(*owner); m.kind.side == "x" && r != nil && !r.done() {
 		return nil, opErr(op, m.name, ErrNotObtained, errUpgrade)
 	}
+	var tries int
+	h, err := m.obtain(ctx, op, ac, wait, start, &tries)
+	if err != nil {
+		m.c.emit(Event{Kind: EventNotObtained, Object: m.kind.object, Name: m.name, Ctx: ctx, Wait: time.Since(start),
+			Attempts: tries, Err: err})
+	}
+	return h, err
+}
+
+// obtain is acquire's fresh acquisition (no re-entry) from start, counting the acquire scripts it runs
+// in tries. It reports a success (EventAcquired), and leaves a failure to acquire.
+func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bool, start time.Time, tries *int) (*Hold, error) {
 	if m.kind.fenced {
 		// Tokens from a counter that may be evicted are worth nothing (see servers.go).
 		if policy, all := m.c.evictsAll(ctx, m.key); all {
@@ -401,17 +414,28 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 				return &Hold{o: o, level: "1"}, nil
 			}
 		} else if !m.c.gates.TryEnter(m.gateName) {
-			return nil, opErr(op, m.name, ErrNotObtained, errors.New("held or awaited by another owner in this process"))
+			return nil, opErr(op, m.name, ErrNotObtained, errHeldOrAwaited)
 		}
 	}
-	o, err := m.contend(ctx, waitCtx, id, ac.lease, ac.wait, wait)
+	o, err := m.contend(ctx, waitCtx, id, ac.lease, ac.wait, wait, tries)
 	if err != nil {
 		m.leaveTurn()
 		return nil, opErr(op, m.name, ErrNotObtained, err)
 	}
-	m.c.emit(Event{Kind: EventAcquired, Name: m.name, Wait: time.Since(start)})
+	m.c.emit(Event{Kind: EventAcquired, Object: m.kind.object, Name: m.name, Ctx: ctx, Wait: time.Since(start),
+		Attempts: *tries, HandedOver: o.handed})
 	return &Hold{o: o, level: "1"}, nil
 }
+
+// errBusy is why a single attempt failed: the lock is another owner's; errHeldOrAwaited, why a
+// single attempt did not even try: a goroutine of this Client holds or awaits the lock.
+var (
+	errBusy          = errors.New("held by another owner")
+	errHeldOrAwaited = errors.New("held or awaited by another owner in this process")
+)
+
+// errWaitBound is why a wait ended at its WithWait bound.
+var errWaitBound = errors.New("wait bound passed")
 
 // errUpgrade is why a write acquisition by a reader fails at once instead of waiting for itself.
 var errUpgrade = errors.New("a read hold cannot be upgraded to the write lock: release it first")
@@ -471,7 +495,7 @@ func (m *mutex) watchdogLease() time.Duration {
 // threadWaitTime bound (the WithWait bound, else redissonFairWait); an attempt that finds the lock
 // free but another waiter's turn tries again after a pause that doubles from 1ms up to
 // giveBackPauseMax (Redisson's Java waiters retry at once).
-func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound time.Duration, waiting bool) (*owner, error) {
+func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound time.Duration, waiting bool, tries *int) (*owner, error) {
 	c := m.c
 	leaseMs := m.leaseMs(lease)
 	mode := modeTry
@@ -501,6 +525,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 		// A free Lock is taken with one SET NX, unless the lock looks contended: then the script,
 		// which queues the waiter, is all that can help.
 		fast := m.kind.setNX && !queued && !c.recentlyContended(m.gateName, sent)
+		*tries++
 		res, err := m.runAcquire(ctx, acquireReq{owner: id, level: "1", mode: mode, leaseMs: leaseMs, fast: fast, sent: sent,
 			waitMs: threadWait.Milliseconds()})
 		n, token, ticket, ackErr := res.n, res.token, res.ticket, res.ackErr
@@ -529,7 +554,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 				if resent { // a copy still travelling may take the lock for this owner later
 					m.undo(ctx, id, true)
 				}
-				return wait.Outcome{}, errors.New("held by another owner")
+				return wait.Outcome{}, errBusy
 			}
 			if !m.kind.format.queues() {
 				// In no queue of this package: woken by the holder's release (any message on the
@@ -576,7 +601,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 		return o, nil
 	}
 	if m.kind.spins {
-		return m.spin(ctx, waitCtx, id, lease)
+		return m.spin(ctx, waitCtx, id, lease, tries)
 	}
 	w := &wait.Waiter{Channel: m.wakeChannel, ID: id, Beat: renew.Entry{
 		Kind: m.kind.waiter, Key: m.key, Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
@@ -622,7 +647,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 
 // spin acquires a SpinLock for owner id by polling: attempts that never queue, with growing pauses in
 // between (see SpinLock), until one succeeds or the wait ends.
-func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duration) (*owner, error) {
+func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duration, tries *int) (*owner, error) {
 	c := m.c
 	leaseMs := m.leaseMs(lease)
 	pause := c.cfg.spinMin
@@ -637,6 +662,7 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 		if attempt == 0 {
 			actx = ctx
 		}
+		*tries++
 		res, err := m.runAcquire(actx, acquireReq{owner: id, level: "1", mode: modeTry, leaseMs: leaseMs, fast: attempt == 0, sent: sent})
 		n, token, ackErr := res.n, res.token, res.ackErr
 		resent = resent || res.resent
@@ -703,6 +729,7 @@ func (m *mutex) takeHanded(ctx context.Context, id string, woken wait.Woken, res
 		return nil, nil
 	}
 	o := m.makeOwner(ctx, id, 0, h.token)
+	o.handed = true
 	o.resent = resent // a copy of an earlier attempt may still land, even after the owner ends
 	// Never more than the watchdog lease: a re-entry or partial unlock sets that lease from its own
 	// send time, which must not end before the deadline the scheduler keeps.
@@ -758,7 +785,7 @@ func (m *mutex) waitEnded(ctx context.Context, err error) error {
 		return ErrClosed
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return errors.New("wait bound passed while held by another owner")
+		return fmt.Errorf("%w while held by another owner", errWaitBound)
 	}
 	return err
 }
@@ -1118,6 +1145,7 @@ func (m *mutex) nextHeir() (*gate.Waiter[*heir, *owner], *heir) {
 // first run) is undone instead, and the heir contends as any waiter.
 func (m *mutex) handOver(w *gate.Waiter[*heir, *owner], want *heir, sent time.Time) {
 	o := m.makeOwner(want.ctx, want.owner, want.lease, 0)
+	o.handed = true
 	o.ready = make(chan struct{}) // the waiter uses the owner only once it is registered
 	defer close(o.ready)
 	late := !time.Now().Before(m.c.sched.Lapse(&o.entry, sent))
@@ -1132,7 +1160,8 @@ func (m *mutex) handOver(w *gate.Waiter[*heir, *owner], want *heir, sent time.Ti
 		m.undo(want.ctx, want.owner, false)
 		return
 	}
-	m.c.emit(Event{Kind: EventAcquired, Name: m.name, Wait: time.Since(want.start)})
+	m.c.emit(Event{Kind: EventAcquired, Object: m.kind.object, Name: m.name, Ctx: want.ctx, Wait: time.Since(want.start),
+		HandedOver: true})
 }
 
 func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {

@@ -669,29 +669,6 @@ func TestClose(t *testing.T) {
 	eventually(t, 5*time.Second, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= base+2 })
 }
 
-func TestEvents(t *testing.T) {
-	var mu sync.Mutex
-	var kinds []redisson.EventKind
-	c, _, _ := setup(t, redisson.WithEventHook(func(e redisson.Event) {
-		mu.Lock()
-		kinds = append(kinds, e.Kind)
-		mu.Unlock()
-	}))
-	ctx := t.Context()
-	h := mustLock(t, c.Lock("observed"), ctx)
-	inner, err := h.Reenter(ctx) // re-entry: no event
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustUnlock(t, inner) // partial: no event
-	mustUnlock(t, h)
-	mu.Lock()
-	defer mu.Unlock()
-	if fmt.Sprint(kinds) != "[acquired released]" {
-		t.Fatalf("events = %v; want [acquired released]", kinds)
-	}
-}
-
 // cancelBeforeRelease cancels a context just before the release script is sent (recognised by its
 // hash).
 type cancelBeforeRelease struct {

@@ -1,10 +1,14 @@
 package redisson
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/goredisson/redisson/internal/renew"
 )
 
 // Defaults of the client options.
@@ -237,9 +241,10 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithEventHook registers fn to be called on every acquisition, release and loss (see Event). fn runs
-// synchronously on the goroutine where the event happens, which for losses is the renewal scheduler:
-// it must return quickly and must not call back into the Client.
+// WithEventHook registers fn to be called on every acquisition (and failed acquisition), release and
+// loss of the Client's locks and semaphores (see Event). fn runs synchronously on the goroutine where
+// the event happens, which for losses is the renewal scheduler: it must return quickly and must not
+// call back into the Client. Metrics and tracing adapters build on it (see the modules in contrib/).
 //
 // default: none
 func WithEventHook(fn func(Event)) Option {
@@ -252,17 +257,25 @@ func WithEventHook(fn func(Event)) Option {
 	}
 }
 
-// EventKind tells what happened to a lock.
+// EventKind tells what happened to a lock or semaphore.
 type EventKind int
 
 // Event kinds.
 const (
-	// EventAcquired: a fresh acquisition succeeded (re-entries are not reported). Wait is how long it took.
+	// EventAcquired: a fresh acquisition succeeded (re-entries are not reported). Wait is how long it
+	// took, Attempts how many acquire scripts it ran, HandedOver whether a release handed it the lock.
 	EventAcquired EventKind = iota + 1
-	// EventReleased: the final unlock released the lock.
+	// EventReleased: the final unlock released the lock. Held is how long it was held.
 	EventReleased
-	// EventLost: a hold ended without an unlock; Err says why (matches ErrLockLost).
+	// EventLost: a hold (or a leased permit) ended without an unlock; Err says why (it matches
+	// ErrLockLost) and Cause classifies it.
 	EventLost
+	// EventNotObtained: an acquisition ended without the lock or the permits: a TryLock or a single
+	// attempt that found it taken, a wait bound or context that ended, Close, or an error. Err says
+	// why (nil when a single attempt of a semaphore found too few permits) and Cause classifies it.
+	// Calls refused for bad input (ErrInvalidArgument, a nil handle) are not reported, nor are
+	// re-entries.
+	EventNotObtained
 )
 
 // String returns the kind's name, e.g. "acquired".
@@ -274,16 +287,91 @@ func (k EventKind) String() string {
 		return "released"
 	case EventLost:
 		return "lost"
+	case EventNotObtained:
+		return "not_obtained"
 	}
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
 
-// Event describes one change of a lock held by this client, for metrics and logs.
+// The values of Event.Object: what kind of object an event is about. A Client made WithRedissonCompat
+// reports its objects under the same names. MultiLock and RedLock report no events of their own: each
+// part's Client reports the part's.
+const (
+	ObjectLock            = "lock"
+	ObjectFairLock        = "fair_lock"
+	ObjectFencedLock      = "fenced_lock"
+	ObjectSpinLock        = "spin_lock"
+	ObjectReadLock        = "read_lock"  // the read side of a ReadWriteLock
+	ObjectWriteLock       = "write_lock" // the write side of a ReadWriteLock
+	ObjectSemaphore       = "semaphore"
+	ObjectPermitSemaphore = "permit_semaphore" // PermitExpirableSemaphore
+)
+
+// The values of Event.Cause. A loss (EventLost) is one of CauseExpired, CauseRenewalFailed,
+// CauseLeaseEnded, CauseClosed, CauseUnlockFailed; a failed acquisition (EventNotObtained) one of
+// CauseBusy, CauseTimeout, CauseCanceled, CauseClosed, CauseError.
+const (
+	CauseExpired       = "expired"        // the key was found gone or taken (deleted, force-unlocked, expired during a pause, failover)
+	CauseRenewalFailed = "renewal_failed" // renewals failed until the lease might have lapsed
+	CauseLeaseEnded    = "lease_ended"    // a fixed lease (WithLease) ran out
+	CauseClosed        = "closed"         // the Client was closed
+	CauseUnlockFailed  = "unlock_failed"  // the final unlock failed; the lock is left to expire
+	CauseBusy          = "busy"           // a single attempt found the lock taken or too few permits
+	CauseTimeout       = "timeout"        // the WithWait bound or the context's deadline passed
+	CauseCanceled      = "canceled"       // the context was cancelled
+	CauseError         = "error"          // anything else: a Redis error, ErrNotReplicated, ErrWrongType...
+)
+
+// Event describes one change of a lock or semaphore of this Client, for metrics, traces and logs.
+// The fields not listed for a kind are zero.
 type Event struct {
-	Kind EventKind
-	Name string        // the lock's name as given to Client.Lock
-	Wait time.Duration // EventAcquired: time from the call to the acquisition
-	Err  error         // EventLost: the reason
+	Kind   EventKind
+	Object string // what kind of object: one of the Object constants, e.g. ObjectLock
+	Name   string // the object's name as given to the Client
+	// Ctx is the caller's context of the acquisition (EventAcquired, EventNotObtained), or the
+	// hold's context (EventReleased, EventLost: it carries the acquiring caller's values and has
+	// ended). Tracing adapters take the parent span from it. Never nil.
+	Ctx      context.Context
+	Wait     time.Duration // EventAcquired, EventNotObtained: time from the call to the outcome
+	Held     time.Duration // EventReleased, EventLost: time from the acquisition to the end (locks)
+	Attempts int           // EventAcquired, EventNotObtained: acquire scripts run in Redis (0 for a local hand-over)
+	// HandedOver: EventAcquired of a lock handed over by its releasing holder (in this process, or
+	// through Redis by a hand-over message), without a new attempt of its own.
+	HandedOver bool
+	Permits    int64 // semaphores: permits acquired, wanted or lost
+	Err        error // EventLost: the reason (matches ErrLockLost); EventNotObtained: the error, if any
+}
+
+// Cause classifies the event's outcome for labels with few values: for EventLost and EventNotObtained
+// one of the Cause constants; "" for the other kinds.
+func (e Event) Cause() string {
+	switch e.Kind {
+	case EventLost:
+		switch {
+		case errors.Is(e.Err, ErrClosed):
+			return CauseClosed
+		case errors.Is(e.Err, renew.ErrLeaseEnded):
+			return CauseLeaseEnded
+		case errors.Is(e.Err, renew.ErrLapsing):
+			return CauseRenewalFailed
+		case errors.Is(e.Err, errUnlockFailed):
+			return CauseUnlockFailed
+		}
+		return CauseExpired
+	case EventNotObtained:
+		switch {
+		case e.Err == nil || errors.Is(e.Err, errBusy) || errors.Is(e.Err, errHeldOrAwaited):
+			return CauseBusy
+		case errors.Is(e.Err, ErrClosed):
+			return CauseClosed
+		case errors.Is(e.Err, errWaitBound) || errors.Is(e.Err, context.DeadlineExceeded):
+			return CauseTimeout
+		case errors.Is(e.Err, context.Canceled):
+			return CauseCanceled
+		}
+		return CauseError
+	}
+	return ""
 }
 
 // AcquireOption adjusts one acquisition: see WithLease and WithWait.

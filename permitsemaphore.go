@@ -388,6 +388,7 @@ func (lp *leasedPermit) endLocked(reason error) func() {
 		}
 		c.lostHolds.Add(1) // before the cancellation: whoever sees the context end sees it counted
 		set.cancel(reason)
+		c.emit(Event{Kind: EventLost, Object: ObjectPermitSemaphore, Name: set.s.name, Ctx: set.ctx, Permits: 1, Err: reason})
 		level := slog.LevelWarn
 		if errors.Is(reason, renew.ErrLeaseEnded) {
 			level = slog.LevelInfo // a fixed lease running out is what it is for

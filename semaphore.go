@@ -151,7 +151,8 @@ var errNotNow = errors.New("too few permits")
 // (PermitExpirableSemaphore), each permit is leased (WithLease, else the watchdog's lease, renewed
 // while the Client lives), its id is made by the layout (s.perm), and it is registered with the
 // scheduler before it is reported. n = 0 takes nothing, at once, without I/O.
-func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []AcquireOption, waiting, leased bool) (*acquired, error) {
+func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []AcquireOption, waiting, leased bool) (a *acquired, err error) {
+	start := time.Now()
 	if err := s.check(ctx); err != nil {
 		return nil, opErr(op, s.Name(), ErrNotObtained, err)
 	}
@@ -176,6 +177,8 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		return a, nil
 	}
 	bounded := ac.waitSet && ac.wait > 0
+	tries := 0
+	defer func() { s.report(ctx, leased, n, start, tries, bounded, a, err) }()
 	waitCtx := ctx
 	if ac.waitSet {
 		waiting = bounded
@@ -216,6 +219,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 			ctx = callCtx // the first attempt is made whatever the WithWait bound
 		}
 		sent = true
+		tries++
 		at = time.Now()
 		args := []any{id, n, mode, c.waiterArg, c.waiterArg, leaseMs, c.publish, s.wakePrefix, resentArg{}, s.redisson}
 		for _, p := range pids {
@@ -295,9 +299,25 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		err = opErr(op, s.name, ErrNotObtained, err)
 	}
 	if err == nil && op == "acquire" {
-		err = opErr(op, s.name, ErrNotObtained, errors.New("wait bound passed"))
+		err = opErr(op, s.name, ErrNotObtained, errWaitBound)
 	}
 	return nil, err
+}
+
+// report emits the outcome of an acquisition of n permits from start, made of tries attempts: a, or
+// err (neither: a single attempt, or the WithWait bound if bounded, found too few permits).
+func (s *Semaphore) report(ctx context.Context, leased bool, n int64, start time.Time, tries int, bounded bool, a *acquired, err error) {
+	e := Event{Kind: EventAcquired, Object: ObjectSemaphore, Name: s.name, Ctx: ctx, Wait: time.Since(start), Attempts: tries, Permits: n}
+	if leased {
+		e.Object = ObjectPermitSemaphore
+	}
+	if a == nil {
+		e.Kind, e.Err = EventNotObtained, err
+		if err == nil && bounded {
+			e.Err = opErr("try acquire", s.name, ErrNotObtained, errWaitBound)
+		}
+	}
+	s.c.emit(e)
 }
 
 // undo gives back the permits acquisition id may have taken (leased permits: pids; nil: plain

@@ -141,6 +141,7 @@ type Scheduler struct {
 
 	nCalls  atomic.Uint64
 	renewed [Kinds]atomic.Uint64
+	failed  [Kinds]atomic.Uint64
 	lost    atomic.Uint64
 }
 
@@ -246,12 +247,13 @@ func (s *Scheduler) Stats() (calls, renewed, lost uint64) {
 	return s.nCalls.Load(), renewed, s.lost.Load()
 }
 
-// KindStats reports, for entries of one kind, how many are active and how many renewals were made.
-func (s *Scheduler) KindStats(kind int) (active int, renewed uint64) {
+// KindStats reports, for entries of one kind, how many are active, how many renewals were made, and
+// how many failed (no answer, or an error: each is retried while the lease lasts).
+func (s *Scheduler) KindStats(kind int) (active int, renewed, failed uint64) {
 	s.mu.Lock()
 	active = s.byKind[kind]
 	s.mu.Unlock()
-	return active, s.renewed[kind].Load()
+	return active, s.renewed[kind].Load(), s.failed[kind].Load()
 }
 
 // Close stops the goroutine, aborts the renewal calls in flight and waits for all of them, and
@@ -528,6 +530,7 @@ func (s *Scheduler) apply(chunk []*Entry, gens []uint64, sent time.Time, alive [
 			continue
 		default:
 			e.failures++
+			s.failed[e.Kind].Add(1)
 			// A round cut short by its own deadline says nothing new: keep the reason of an
 			// earlier failure (ErrNotReplicated, a Redis error) for the loss report.
 			if e.lastErr == nil || !errors.Is(err, context.DeadlineExceeded) {

@@ -504,7 +504,7 @@ func TestMixedRoundKeepsEachBatchPeriod(t *testing.T) {
 			if v := lostErr.Load(); v != nil {
 				lost = v.(error)
 			}
-			_, renewed = s.KindStats(0)
+			_, renewed, _ = s.KindStats(0)
 		})
 		return renewed, lost
 	}

@@ -1,0 +1,307 @@
+package redisson_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// eventLog records the events of a Client's hook.
+type eventLog struct {
+	mu     sync.Mutex
+	events []redisson.Event
+}
+
+func (l *eventLog) hook(e redisson.Event) {
+	l.mu.Lock()
+	l.events = append(l.events, e)
+	l.mu.Unlock()
+}
+
+// take returns the events recorded so far and forgets them.
+func (l *eventLog) take() []redisson.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ev := l.events
+	l.events = nil
+	return ev
+}
+
+// one returns the single event recorded since the last take, failing the test otherwise. It waits
+// for the event a little: a loss is reported just after the hold's context ends.
+func (l *eventLog) one(t *testing.T, what string) redisson.Event {
+	t.Helper()
+	eventually(t, 5*time.Second, what+" to be reported", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.events) > 0
+	})
+	ev := l.take()
+	if len(ev) != 1 {
+		t.Fatalf("%s: %d events %v; want 1", what, len(ev), ev)
+	}
+	return ev[0]
+}
+
+type ctxMark struct{}
+
+// checkEvent fails the test unless e is of kind, object and cause, with the caller's context values.
+func checkEvent(t *testing.T, what string, e redisson.Event, kind redisson.EventKind, object, cause string) {
+	t.Helper()
+	if e.Kind != kind || e.Object != object || e.Cause() != cause {
+		t.Errorf("%s: event %v %q cause %q (err %v); want %v %q cause %q", what, e.Kind, e.Object, e.Cause(), e.Err, kind, object, cause)
+	}
+	if e.Ctx == nil || e.Ctx.Value(ctxMark{}) != what {
+		t.Errorf("%s: event's context does not carry the caller's values", what)
+	}
+}
+
+// Every lock kind reports its acquisitions, failed acquisitions (busy, wait bound, cancelled),
+// releases and losses (force-unlocked, fixed lease over, Close) through the hook, with its object
+// kind, the caller's context, the wait, the attempts and the time held; re-entries report nothing.
+func TestEventsOfEveryLockKind(t *testing.T) {
+	t.Parallel()
+	for _, compat := range []bool{false, true} {
+		for _, kind := range []string{redisson.ObjectLock, redisson.ObjectFairLock, redisson.ObjectFencedLock, redisson.ObjectSpinLock,
+			redisson.ObjectReadLock, redisson.ObjectWriteLock} {
+			if compat && (kind == redisson.ObjectFencedLock || kind == redisson.ObjectSpinLock) {
+				continue // refused on a compat Client
+			}
+			t.Run(fmt.Sprintf("%s/compat=%v", kind, compat), func(t *testing.T) {
+				t.Parallel()
+				srv := redistest.Start(t)
+				log := &eventLog{}
+				// A short watchdog, so that a renewal soon finds a force-unlocked hold gone.
+				opts := []redisson.Option{redisson.WithEventHook(log.hook), redisson.WithWatchdogTimeout(1500 * time.Millisecond)}
+				if compat {
+					opts = append(opts, redisson.WithRedissonCompat())
+				}
+				c := newClient(t, srv.Client(t), opts...)
+				other := newClient(t, srv.Client(t), opts[1:]...)
+				of := func(c *redisson.Client) redisson.Locker {
+					switch kind {
+					case redisson.ObjectFairLock:
+						return c.FairLock("ev")
+					case redisson.ObjectFencedLock:
+						return c.FencedLock("ev")
+					case redisson.ObjectSpinLock:
+						return c.SpinLock("ev")
+					case redisson.ObjectReadLock:
+						return readSide{c.ReadWriteLock("ev")}
+					case redisson.ObjectWriteLock:
+						return c.ReadWriteLock("ev")
+					}
+					return c.Lock("ev")
+				}
+				l := of(c)
+				mark := func(what string) context.Context { return context.WithValue(t.Context(), ctxMark{}, what) }
+
+				h := mustLock(t, l, mark("acquire"))
+				e := log.one(t, "acquire")
+				checkEvent(t, "acquire", e, redisson.EventAcquired, kind, "")
+				if e.Attempts < 1 || e.Wait <= 0 || e.HandedOver || e.Name != "ev" {
+					t.Errorf("acquire: %+v; want attempts ≥ 1, a wait, not handed over, name ev", e)
+				}
+				inner, err := h.Reenter(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				mustUnlock(t, inner)
+				if ev := log.take(); len(ev) != 0 {
+					t.Errorf("re-entry and partial unlock reported %v; want nothing", ev)
+				}
+				mustUnlock(t, h)
+				e = log.one(t, "release")
+				checkEvent(t, "acquire", e, redisson.EventReleased, kind, "") // the hold's context: the acquiring caller's values
+				if e.Held <= 0 {
+					t.Errorf("release: Held = %v; want > 0", e.Held)
+				}
+
+				// Failed acquisitions, while another Client holds the lock (exclusively).
+				blocker := of(other)
+				if kind == redisson.ObjectReadLock {
+					blocker = other.ReadWriteLock("ev")
+				}
+				bh := mustLock(t, blocker, t.Context())
+				if _, err := l.TryLock(mark("busy")); !errors.Is(err, redisson.ErrNotObtained) {
+					t.Fatalf("TryLock of a held lock = %v; want ErrNotObtained", err)
+				}
+				checkEvent(t, "busy", log.one(t, "busy"), redisson.EventNotObtained, kind, redisson.CauseBusy)
+				if _, err := l.TryLock(mark("timeout"), redisson.WithWait(50*time.Millisecond)); !errors.Is(err, redisson.ErrNotObtained) {
+					t.Fatalf("TryLock(WithWait) of a held lock = %v; want ErrNotObtained", err)
+				}
+				checkEvent(t, "timeout", log.one(t, "timeout"), redisson.EventNotObtained, kind, redisson.CauseTimeout)
+				cctx, cancel := context.WithCancel(mark("canceled"))
+				got, _ := lockAsync(cctx, l)
+				awaitWaiting(t, c)
+				cancel()
+				if r := recvWithin(t, got, 5*time.Second, "the cancelled Lock"); !errors.Is(r.err, context.Canceled) {
+					t.Fatalf("cancelled Lock = %v; want context.Canceled", r.err)
+				}
+				e = log.one(t, "canceled")
+				checkEvent(t, "canceled", e, redisson.EventNotObtained, kind, redisson.CauseCanceled)
+				if e.Attempts < 1 {
+					t.Errorf("cancelled wait: Attempts = %d; want ≥ 1", e.Attempts)
+				}
+				mustUnlock(t, bh)
+				other.Close()
+
+				// Losses: force-unlocked, fixed lease over, Close.
+				h = mustLock(t, l, mark("expired"))
+				log.take()
+				if ok, err := l.ForceUnlock(t.Context()); !ok || err != nil {
+					t.Fatalf("ForceUnlock = %v, %v", ok, err)
+				}
+				<-h.Context().Done()
+				e = log.one(t, "expired")
+				checkEvent(t, "expired", e, redisson.EventLost, kind, redisson.CauseExpired)
+				if !errors.Is(e.Err, redisson.ErrLockLost) || e.Held <= 0 {
+					t.Errorf("expired: err %v held %v; want ErrLockLost, > 0", e.Err, e.Held)
+				}
+				h = mustLock(t, l, mark("lease_ended"), redisson.WithLease(300*time.Millisecond))
+				log.take()
+				<-h.Context().Done()
+				checkEvent(t, "lease_ended", log.one(t, "lease_ended"), redisson.EventLost, kind, redisson.CauseLeaseEnded)
+				eventually(t, 5*time.Second, "the lease to end in Redis", func() bool {
+					ok, err := l.IsLocked(t.Context())
+					return err == nil && !ok
+				})
+				mustLock(t, l, mark("closed"))
+				log.take()
+				c.Close()
+				checkEvent(t, "closed", log.one(t, "closed"), redisson.EventLost, kind, redisson.CauseClosed)
+			})
+		}
+	}
+}
+
+// readSide is the read side of a ReadWriteLock as a Locker.
+type readSide struct{ *redisson.ReadWriteLock }
+
+func (r readSide) Lock(ctx context.Context, opts ...redisson.AcquireOption) (*redisson.Hold, error) {
+	return r.RLock(ctx, opts...)
+}
+
+func (r readSide) TryLock(ctx context.Context, opts ...redisson.AcquireOption) (*redisson.Hold, error) {
+	return r.TryRLock(ctx, opts...)
+}
+
+// awaitWaiting waits until an acquisition of c waits.
+func awaitWaiting(t *testing.T, c *redisson.Client) {
+	t.Helper()
+	eventually(t, 5*time.Second, "an acquisition to wait", func() bool { return c.Stats().Waiting > 0 })
+}
+
+// A Lock handed over by its releasing holder to the next goroutine of the Client is reported as
+// such, with no attempt of the waiter's own.
+func TestEventsReportHandOver(t *testing.T) {
+	t.Parallel()
+	log := &eventLog{}
+	c, _, _ := setup(t, redisson.WithEventHook(log.hook))
+	l := c.Lock("handed")
+	h := mustLock(t, l, t.Context())
+	got, cancel := lockAsync(t.Context(), l)
+	defer cancel()
+	eventually(t, 5*time.Second, "the second goroutine to wait in the local queue", func() bool { return redisson.LocalWaiting(c, "handed") })
+	log.take()
+	mustUnlock(t, h)
+	r := recvWithin(t, got, 5*time.Second, "the waiting Lock")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer mustUnlock(t, r.h)
+	var acquired []redisson.Event
+	for _, e := range log.take() {
+		if e.Kind == redisson.EventAcquired {
+			acquired = append(acquired, e)
+		}
+	}
+	if len(acquired) != 1 || !acquired[0].HandedOver || acquired[0].Attempts != 0 {
+		t.Fatalf("acquisitions reported %+v; want one handed over, with no attempt", acquired)
+	}
+}
+
+// Semaphores report acquisitions and failed ones with the permits; a PermitExpirableSemaphore also
+// reports each lost permit.
+func TestEventsOfSemaphores(t *testing.T) {
+	t.Parallel()
+	log := &eventLog{}
+	c, _, _ := setup(t, redisson.WithEventHook(log.hook))
+	mark := func(what string) context.Context { return context.WithValue(t.Context(), ctxMark{}, what) }
+	s := c.Semaphore("evsem")
+	if _, err := s.TrySetPermits(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Acquire(mark("acquire"), 2); err != nil {
+		t.Fatal(err)
+	}
+	e := log.one(t, "acquire")
+	checkEvent(t, "acquire", e, redisson.EventAcquired, redisson.ObjectSemaphore, "")
+	if e.Permits != 2 || e.Attempts != 1 {
+		t.Errorf("acquire: %+v; want 2 permits, 1 attempt", e)
+	}
+	if ok, err := s.TryAcquire(mark("busy"), 1); ok || err != nil {
+		t.Fatalf("TryAcquire = %v, %v; want false, nil", ok, err)
+	}
+	checkEvent(t, "busy", log.one(t, "busy"), redisson.EventNotObtained, redisson.ObjectSemaphore, redisson.CauseBusy)
+	if ok, err := s.TryAcquire(mark("timeout"), 1, redisson.WithWait(50*time.Millisecond)); ok || err != nil {
+		t.Fatalf("TryAcquire(WithWait) = %v, %v; want false, nil", ok, err)
+	}
+	checkEvent(t, "timeout", log.one(t, "timeout"), redisson.EventNotObtained, redisson.ObjectSemaphore, redisson.CauseTimeout)
+
+	p := c.PermitExpirableSemaphore("evpes")
+	if _, err := p.TrySetPermits(t.Context(), 3); err != nil {
+		t.Fatal(err)
+	}
+	held, err := p.AcquireHeld(mark("lease_ended"), 2, redisson.WithLease(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEvent(t, "lease_ended", log.one(t, "lease_ended"), redisson.EventAcquired, redisson.ObjectPermitSemaphore, "")
+	<-held.Context().Done()
+	eventually(t, 5*time.Second, "both permits to be reported lost", func() bool {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		return len(log.events) >= 2
+	})
+	for _, e := range log.take() {
+		checkEvent(t, "lease_ended", e, redisson.EventLost, redisson.ObjectPermitSemaphore, redisson.CauseLeaseEnded)
+		if e.Permits != 1 {
+			t.Errorf("lost permit: Permits = %d; want 1", e.Permits)
+		}
+	}
+}
+
+// Stats counts failed renewals: while the server does not answer, each renewal round of a held
+// lock fails, and the hold is lost once its lease may lapse.
+func TestStatsCountRenewalFailures(t *testing.T) {
+	long(t)
+	t.Parallel()
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb, _ := refusableProxyClient(t, srv, p)
+	log := &eventLog{}
+	c := newClient(t, rdb, redisson.WithWatchdogTimeout(time.Second), redisson.WithEventHook(log.hook))
+	h := mustLock(t, c.Lock("unrenewed"), t.Context())
+	p.Blackhole(true)
+	<-h.Context().Done()
+	p.Blackhole(false)
+	if s := c.Stats(); s.RenewFailures == 0 {
+		t.Errorf("Stats().RenewFailures = 0 after a hold lost to failed renewals (%+v)", s)
+	}
+	var lost []redisson.Event
+	for _, e := range log.take() {
+		if e.Kind == redisson.EventLost {
+			lost = append(lost, e)
+		}
+	}
+	if len(lost) != 1 || lost[0].Cause() != redisson.CauseRenewalFailed {
+		t.Fatalf("losses reported %v; want one, renewal_failed", lost)
+	}
+}
