@@ -305,3 +305,24 @@ func TestStatsCountRenewalFailures(t *testing.T) {
 		t.Fatalf("losses reported %v; want one, renewal_failed", lost)
 	}
 }
+
+// Several hooks all see every event, in the order they were given.
+func TestEventHooksRunInOrder(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	hook := func(name string) func(redisson.Event) {
+		return func(e redisson.Event) {
+			mu.Lock()
+			seen = append(seen, name+":"+e.Kind.String())
+			mu.Unlock()
+		}
+	}
+	c, _, _ := setup(t, redisson.WithEventHook(hook("a")), redisson.WithEventHook(hook("b")))
+	mustUnlock(t, mustLock(t, c.Lock("two-hooks"), t.Context()))
+	mu.Lock()
+	defer mu.Unlock()
+	if got := fmt.Sprint(seen); got != "[a:acquired b:acquired a:released b:released]" {
+		t.Fatalf("hooks saw %s; want [a:acquired b:acquired a:released b:released]", got)
+	}
+}

@@ -245,6 +245,7 @@ func WithLogger(l *slog.Logger) Option {
 // loss of the Client's locks and semaphores (see Event). fn runs synchronously on the goroutine where
 // the event happens, which for losses is the renewal scheduler: it must return quickly and must not
 // call back into the Client. Metrics and tracing adapters build on it (see the modules in contrib/).
+// Each WithEventHook adds a hook: several run in the order given.
 //
 // default: none
 func WithEventHook(fn func(Event)) Option {
@@ -252,7 +253,11 @@ func WithEventHook(fn func(Event)) Option {
 		if fn == nil {
 			return invalidf("nil event hook")
 		}
-		c.hook = fn
+		if prev := c.hook; prev != nil {
+			c.hook = func(e Event) { prev(e); fn(e) }
+		} else {
+			c.hook = fn
+		}
 		return nil
 	}
 }
