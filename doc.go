@@ -418,6 +418,20 @@
 // What a Client of this package stores beside those in that mode (request records of a Semaphore or
 // CountDownLatch, a latch's rounds) is under "{<name>}:~", which Java never reads.
 //
+// # Events, metrics and traces
+//
+// WithEventHook sees every fresh acquisition (EventAcquired), failed acquisition (EventNotObtained),
+// release (EventReleased) and loss (EventLost) of a Client's locks and semaphores, with the kind of
+// object (Event.Object), the caller's context (for a tracing parent), the wait, the time held, the
+// attempts made in Redis and whether a releasing holder handed the lock over; Event.Cause classifies
+// failures and losses into a few values fit for metric labels. Re-entries and partial unlocks are not
+// events; nor are calls refused before any attempt (bad input, a context already ended, a closed
+// Client). MultiLock and RedLock report through their parts. Client.Stats gives the gauges and
+// counters that are not events (holds and waiters now, renewals and their failures, pub/sub
+// reconnects, replica-acknowledgement failures). The modules contrib/redissonprom (Prometheus) and
+// contrib/redissonotel (OpenTelemetry spans and metrics) build on both, and keep their dependencies
+// out of this module.
+//
 // # What is guaranteed, and what is not
 //
 // While Redis keeps its data, at most one owner holds a lock at a time, and the owner is told

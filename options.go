@@ -278,8 +278,8 @@ const (
 	// EventNotObtained: an acquisition ended without the lock or the permits: a TryLock or a single
 	// attempt that found it taken, a wait bound or context that ended, Close, or an error. Err says
 	// why (nil when a single attempt of a semaphore found too few permits) and Cause classifies it.
-	// Calls refused for bad input (ErrInvalidArgument, a nil handle) are not reported, nor are
-	// re-entries.
+	// Calls refused before any attempt (bad input, a context already ended, a closed Client) are not
+	// reported, nor are re-entries.
 	EventNotObtained
 )
 
