@@ -167,6 +167,7 @@ func newChart(title, xLabel, yLabel string, w, h vg.Length) *chart {
 		a.Tick.Label.Font = font.From(sansFont(false), 10)
 	}
 	p.X.Label.Text, p.Y.Label.Text = xLabel, yLabel
+	p.Y.Tick.Marker = linearTicks
 	p.Add(plotter.NewGrid())
 	lg := plot.NewLegend()
 	lg.TextStyle.Font = font.From(sansFont(false), 10)
@@ -226,6 +227,27 @@ func clientsAxis(p *plot.Plot, clients []int) {
 	}
 	p.X.Tick.Marker = ticks
 }
+
+// linearTicks labels 5 to 10 round values (1, 2 or 5 times a power of ten apart) between lo and hi.
+var linearTicks = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	base := math.Pow(10, math.Floor(math.Log10(hi-lo))-1) // (hi-lo)/base is in [10, 100)
+	step := 10 * base
+	for _, m := range []float64{2, 5} {
+		if (hi-lo)/(m*base) <= 10 {
+			step = m * base
+			break
+		}
+	}
+	decimals := max(0, int(-math.Floor(math.Log10(step))))
+	var ticks []plot.Tick
+	for i := math.Ceil(lo / step); i*step <= hi+step*1e-9; i++ {
+		ticks = append(ticks, plot.Tick{Value: i * step, Label: strconv.FormatFloat(i*step, 'f', decimals, 64)})
+	}
+	return ticks
+})
 
 // logTicks returns ticks for an axis drawn at log10(value) from lo to hi (> 0): labelled at 1, 2
 // and 5 times each power of ten, unlabelled between.
@@ -362,7 +384,7 @@ func labelsAbove(xs, vs []float64, offset vg.Length, format func(float64) string
 		return nil, err
 	}
 	for i := range l.TextStyle {
-		l.TextStyle[i].Font = font.From(sansFont(false), 7)
+		l.TextStyle[i].Font = font.From(sansFont(false), 8)
 		l.TextStyle[i].XAlign = text.XCenter
 	}
 	l.Offset = vg.Point{X: offset, Y: vg.Points(2)}
@@ -376,8 +398,8 @@ func commandsChart(series []sweepSeries, clients []int, setting string) (*chart,
 	if len(series) == 0 {
 		return nil, nil
 	}
-	c := newChart("Contended lock: Redis commands per acquisition, those inside Lua scripts included (lower is better)\n"+sweepSetting(setting),
-		"Clients", "Redis commands per acquisition", 26*vg.Centimeter, 13*vg.Centimeter)
+	c := newChart("Contended lock: Redis commands per acquisition (lower is better)\n"+sweepSetting(setting),
+		"Clients", "Redis commands per acquisition (inside Lua too)", 26*vg.Centimeter, 13*vg.Centimeter)
 	var names []string
 	for _, n := range clients {
 		names = append(names, fmt.Sprintf("%d Client%s", n, map[bool]string{true: "s"}[n != 1]))
