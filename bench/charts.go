@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"image/color"
@@ -202,19 +203,23 @@ func (c *chart) save(path string) error {
 	}
 	c.lines = nil
 	dc := draw.New(canvas)
+	dc.SetColor(color.White) // the legend's strip too, for dark page backgrounds
+	dc.Fill(dc.Rectangle.Path())
 	lw := c.legend.Rectangle(dc).Size().X + vg.Points(16)
 	c.p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
 	top := c.p.Title.TextStyle.Rectangle(c.p.Title.Text).Size().Y + c.p.Title.Padding + vg.Points(10)
 	c.legend.Draw(draw.Crop(dc, c.w-lw+vg.Points(8), 0, 0, -top))
-	f, err := os.Create(path)
-	if err != nil {
+	var buf bytes.Buffer
+	if _, err := canvas.WriteTo(&buf); err != nil {
 		return err
 	}
-	if _, err := canvas.WriteTo(f); err != nil {
-		f.Close()
-		return err
+	b := buf.Bytes()
+	if _, ok := canvas.(*vgsvg.Canvas); ok {
+		// The fonts are not embedded: fall back to Arial, whose metrics Liberation Sans shares (the
+		// text was laid out with them), then to any sans-serif.
+		b = bytes.ReplaceAll(b, []byte("font-family:Liberation Sans;"), []byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"))
 	}
-	return f.Close()
+	return os.WriteFile(path, b, 0o644)
 }
 
 // clientsAxis makes p's X axis the number of Clients, on a log scale with a tick at each count: the
@@ -450,48 +455,60 @@ func commandsChart(series []sweepSeries, clients []int, setting string) (*chart,
 }
 
 // objectsChart: each data object operation's throughput as a ratio of raw go-redis doing the same
-// work (1 = the floor).
+// work (1 = the floor), as horizontal bars, the first row on top.
 func objectsChart(o *objResult) (*chart, error) {
 	if o == nil || len(o.Rows) == 0 {
 		return nil, nil
 	}
+	n := len(o.Rows)
 	c := newChart("Data objects against raw go-redis doing the same work (higher is better)\n"+
-		"ours ÷ raw, each row alternating the two sides", "operation, goroutines, batch size",
-		"throughput: ours ÷ raw go-redis", 24*vg.Centimeter, 12*vg.Centimeter)
-	var names []string
-	vs := make(plotter.Values, len(o.Rows))
-	xs := make([]float64, len(o.Rows))
+		"throughput ours ÷ raw, each row alternating the two sides", "throughput: ours ÷ raw go-redis", "",
+		24*vg.Centimeter, vg.Length(4+1.4*float64(n))*vg.Centimeter)
+	names := make([]string, n)
+	vs := make(plotter.Values, n)
+	ys := make([]float64, n)
 	for i, r := range o.Rows {
-		names = append(names, fmt.Sprintf("%s\n%d goroutine%s, batch %d\nraw: %s", r.Op, r.Goroutines,
-			map[bool]string{true: "s"}[r.Goroutines != 1], r.Batch, r.RawCmds))
-		vs[i], xs[i] = r.Ratio, float64(i)
+		j := n - 1 - i // NominalY puts the first name at the bottom
+		names[j] = fmt.Sprintf("%s, %d goroutine%s, batch %d\nraw: %s", r.Op, r.Goroutines,
+			map[bool]string{true: "s"}[r.Goroutines != 1], r.Batch, r.RawCmds)
+		vs[j], ys[j] = r.Ratio, float64(j)
 	}
-	c.p.NominalX(names...)
-	c.p.X.Tick.Label.Font = font.From(sansFont(false), 8)
-	c.p.Y.Min = 0
+	c.p.NominalY(names...)
+	c.p.Y.Tick.Label.Font = font.From(sansFont(false), 9)
+	c.p.X.Tick.Marker = linearTicks
+	c.p.X.Min = 0
 	_, st := styleOf("redisson")
-	b, err := plotter.NewBarChart(vs, vg.Points(36))
+	b, err := plotter.NewBarChart(vs, vg.Points(20))
 	if err != nil {
 		return nil, err
 	}
+	b.Horizontal = true
 	b.Color = st.color
 	b.LineStyle.Width = 0
 	c.p.Add(b)
 	c.legend.Add("this library ÷ raw go-redis", b)
-	floor, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: 1}, {X: float64(len(o.Rows)) - 0.5, Y: 1}})
+	floor, err := plotter.NewLine(plotter.XYs{{X: 1, Y: -0.5}, {X: 1, Y: float64(n) - 0.5}})
 	if err != nil {
 		return nil, err
 	}
 	floor.Color, floor.Width, floor.Dashes = color.Black, vg.Points(1.5), []vg.Length{vg.Points(5), vg.Points(3)}
 	c.p.Add(floor)
 	c.legend.Add("raw go-redis (the floor) = 1", floor)
-	l, err := labelsAbove(xs, vs, 0, func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) })
+	var d plotter.XYLabels
+	for j, v := range vs {
+		d.XYs = append(d.XYs, plotter.XY{X: 0, Y: ys[j]}) // inside the bar, clear of the floor line
+		d.Labels = append(d.Labels, strconv.FormatFloat(v, 'f', 2, 64))
+	}
+	l, err := plotter.NewLabels(d)
 	if err != nil {
 		return nil, err
 	}
 	for i := range l.TextStyle {
-		l.TextStyle[i].Font = font.From(sansFont(false), 9)
+		l.TextStyle[i].Font = font.From(sansFont(true), 10)
+		l.TextStyle[i].Color = color.White
+		l.TextStyle[i].YAlign = text.YCenter
 	}
+	l.Offset = vg.Point{X: vg.Points(5)}
 	c.p.Add(l)
 	return c, nil
 }

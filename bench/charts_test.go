@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -94,6 +95,13 @@ func TestWriteChartsWritesEverySVG(t *testing.T) {
 	}
 	for _, name := range want {
 		checkSVG(t, filepath.Join(dir, name))
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte("Arial,Helvetica,sans-serif")) {
+			t.Errorf("%s: no fallback font family", name)
+		}
 	}
 }
 
