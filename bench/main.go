@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -390,6 +391,9 @@ func fromJSON(cfg *config) error {
 	b, err := os.ReadFile(cfg.fromJSON)
 	if err != nil {
 		return err
+	}
+	if i := bytes.IndexByte(b, '{'); i > 0 {
+		b = b[i:] // make's echo of the command, when the output of `make bench ARGS=-json` was saved
 	}
 	var rep report
 	if err := json.Unmarshal(b, &rep); err != nil {
