@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +48,9 @@ type config struct {
 	multiOnly    bool
 	rounds       int
 	cpuProfile   string
+	clients      []int  // Clients of the per-Client contended scenarios (contended-<n>c)
+	charts       string // directory of the SVG charts; "" for none
+	fromJSON     string // print the report and write the charts of this -json output instead of running
 }
 
 // report is everything one run measured.
@@ -76,7 +81,7 @@ func main() {
 	var only string
 	flag.DurationVar(&cfg.duration, "duration", 3*time.Second, "length of the uncontended scenario, per implementation")
 	flag.DurationVar(&cfg.contDuration, "contended-duration", 4*time.Second, "length of each contended scenario, per implementation")
-	flag.IntVar(&cfg.goroutines, "goroutines", 16, "goroutines of the uncontended and contended scenarios (contended-16c and -64c have 16 and 64)")
+	flag.IntVar(&cfg.goroutines, "goroutines", 16, "goroutines of the uncontended and contended scenarios (the contended-<n>c ones have n: see -clients)")
 	flag.DurationVar(&cfg.critical, "critical", time.Millisecond, "critical section (time.Sleep) in the contended scenario")
 	flag.DurationVar(&cfg.poll, "poll", time.Millisecond, "retry sleep of the polling locks: floor, and redislock's LinearBackoff")
 	flag.StringVar(&only, "only", "", "comma-separated implementations to run (default: all but opt-in ones): "+implNames())
@@ -96,7 +101,21 @@ func main() {
 	flag.BoolVar(&cfg.multiOnly, "multi-only", false, "run the MultiLock order scenario only")
 	flag.IntVar(&cfg.rounds, "rounds", 2, "repeat the scenarios of all implementations this many times (order rotated each round) and pool the results")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	clients := flag.String("clients", "1,4,16,64", "comma-separated numbers of Clients of the per-Client contended scenarios (contended-<n>c: n goroutines, each with its own Client, as n processes)")
+	flag.StringVar(&cfg.charts, "charts", "charts", "directory to write the SVG charts into (created if missing; \"\": no charts)")
+	flag.StringVar(&cfg.fromJSON, "from-json", "", "run nothing: read the report of an earlier -json run from this file, print it (markdown, or JSON with -json) and write its charts")
 	flag.Parse()
+	for _, s := range strings.Split(*clients, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || slices.Contains(cfg.clients, n) {
+			fmt.Fprintf(os.Stderr, "bench: -clients: %q is not a new positive number\n", s)
+			os.Exit(2)
+		}
+		cfg.clients = append(cfg.clients, n)
+	}
 	if only != "" {
 		for _, s := range strings.Split(only, ",") {
 			if s = strings.TrimSpace(s); s != "" {
@@ -110,7 +129,12 @@ func main() {
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, &cfg)
+	var err error
+	if cfg.fromJSON != "" {
+		err = fromJSON(&cfg)
+	} else {
+		err = run(ctx, &cfg)
+	}
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -174,6 +198,7 @@ func run(ctx context.Context, cfg *config) (err error) {
 			"goroutines": fmt.Sprint(cfg.goroutines), "critical": cfg.critical.String(), "poll": cfg.poll.String(),
 			"hold_locks": fmt.Sprint(cfg.holdLocks), "hold_watchdog": cfg.holdWatchdog.String(),
 			"hold_intervals": fmt.Sprint(cfg.holdPeriods), "rounds": fmt.Sprint(cfg.rounds),
+			"clients": fmt.Sprint(cfg.clients),
 		},
 	}
 
@@ -204,8 +229,10 @@ func run(ctx context.Context, cfg *config) (err error) {
 	sc := []scenario{
 		{name: "uncontended", duration: cfg.duration, keys: func(i int) string { return fmt.Sprintf("bench:u:%d", i) }},
 		{name: "contended", duration: cfg.contDuration, critical: cfg.critical, shared: true, keys: one},
-		{name: "contended-16c", duration: cfg.contDuration, critical: cfg.critical, shared: true, keys: one, goroutines: 16, perClient: true},
-		{name: "contended-64c", duration: cfg.contDuration, critical: cfg.critical, shared: true, keys: one, goroutines: 64, perClient: true},
+	}
+	for _, n := range cfg.clients {
+		sc = append(sc, scenario{name: fmt.Sprintf("contended-%dc", n), duration: cfg.contDuration, critical: cfg.critical,
+			shared: true, keys: one, goroutines: n, perClient: true})
 	}
 	type key struct{ scenario, impl string }
 	pooled := map[key]*scenarioResult{}
@@ -356,12 +383,43 @@ rounds:
 		logf("warning: %d goroutines more than at start; goroutine dump:", rep.Goroutines)
 		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
 	}
+	return output(cfg, rep)
+}
+
+// fromJSON reads the report of an earlier -json run and outputs it as run does.
+func fromJSON(cfg *config) error {
+	b, err := os.ReadFile(cfg.fromJSON)
+	if err != nil {
+		return err
+	}
+	if i := bytes.IndexByte(b, '{'); i > 0 {
+		b = b[i:] // make's echo of the command, when the output of `make bench ARGS=-json` was saved
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("%s: %w", cfg.fromJSON, err)
+	}
+	return output(cfg, &rep)
+}
+
+// output prints the report (markdown, or JSON with -json) and writes its charts (-charts).
+func output(cfg *config, rep *report) error {
 	if cfg.json {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printReport(os.Stdout, rep)
 	}
-	printReport(os.Stdout, rep)
+	if cfg.charts != "" {
+		files, err := writeCharts(cfg.charts, rep)
+		if err != nil {
+			return fmt.Errorf("charts: %w", err)
+		}
+		logf("charts: %s", strings.Join(files, ", "))
+	}
 	return nil
 }
 

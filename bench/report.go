@@ -40,8 +40,28 @@ func bestPeer(rs []*scenarioResult, key func(*scenarioResult) float64) *scenario
 	return best
 }
 
-// contendedScenarios are the contended scenarios, in report order.
-var contendedScenarios = []string{"contended", "contended-16c", "contended-64c"}
+// contendedScenarios returns the names of the contended scenarios in rs, in report order: the shared
+// Client's, then the per-Client ones by their number of Clients.
+func contendedScenarios(rs []*scenarioResult) []string {
+	var names []string
+	goroutines := map[string]int{}
+	for _, r := range rs {
+		if _, ok := goroutines[r.Scenario]; !ok {
+			names = append(names, r.Scenario)
+			goroutines[r.Scenario] = r.Goroutines
+		}
+	}
+	slices.SortStableFunc(names, func(a, b string) int {
+		if (a == "contended") != (b == "contended") {
+			if a == "contended" {
+				return -1
+			}
+			return 1
+		}
+		return goroutines[a] - goroutines[b]
+	})
+	return names
+}
 
 // ofScenario returns the results of one scenario.
 func ofScenario(rs []*scenarioResult, name string) []*scenarioResult {
@@ -66,7 +86,7 @@ func ratios(rep *report) []ratio {
 		add("uncontended ops/s: redisson / floor", me.OpsPerSec, fl.OpsPerSec,
 			fmt.Sprintf("%.0f / %.0f", me.OpsPerSec, fl.OpsPerSec))
 	}
-	for _, name := range contendedScenarios {
+	for _, name := range contendedScenarios(rep.Contended) {
 		rs := ofScenario(rep.Contended, name)
 		for _, impl := range []string{"redisson", "redisson-fair"} {
 			me := find(rs, impl)
@@ -160,7 +180,7 @@ func printReport(w io.Writer, rep *report) {
 		}
 		fmt.Fprintln(w)
 	}
-	for _, name := range contendedScenarios {
+	for _, name := range contendedScenarios(rep.Contended) {
 		rs := ofScenario(rep.Contended, name)
 		if len(rs) == 0 {
 			continue
@@ -168,6 +188,9 @@ func printReport(w io.Writer, rep *report) {
 		who := fmt.Sprintf("%d goroutines of one process sharing each implementation's client", rs[0].Goroutines)
 		if name != "contended" {
 			who = fmt.Sprintf("%d goroutines, each with its own client (as %d processes would be)", rs[0].Goroutines, rs[0].Goroutines)
+			if rs[0].Goroutines == 1 {
+				who = "1 goroutine with its own client (as 1 process would be)"
+			}
 		}
 		fmt.Fprintf(w, "### %s: %s, all on one key, critical section time.Sleep(%s), %s\n\n", name, who, rep.Config["critical"], rep.Config["contended_duration"])
 		fmt.Fprintln(w, "| impl | ops/s | per round | wait p50 ms | wait p99 ms | wait max ms | Jain fairness | cmds/acq (all) | cmds/acq (top-level) | redis CPU µs/acq | client CPU µs/acq | errors | excl. violations |")
