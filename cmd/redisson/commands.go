@@ -163,6 +163,13 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 			}
 			return classify(ctx, rdb, err)
 		}
+		if e := sigs.interrupted("lock " + strconv.Quote(name)); e != nil {
+			// A signal as the lock was obtained: the command is not started.
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_ = h.Unlock(uctx)
+			return e
+		}
 		env := []string{"REDISSON_LOCK_NAME=" + name}
 		if cmd.Bool("fenced") {
 			env = append(env, "REDISSON_FENCING_TOKEN="+strconv.FormatInt(h.Token(), 10))
@@ -251,6 +258,12 @@ func runSemaphore(ctx context.Context, cmd *cli.Command) error {
 				return e
 			}
 			return classify(ctx, rdb, err)
+		}
+		if e := sigs.interrupted("semaphore " + strconv.Quote(name)); e != nil {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_ = p.Release(uctx, h.IDs()...)
+			return e
 		}
 		env := []string{"REDISSON_SEMAPHORE_NAME=" + name, "REDISSON_PERMIT_IDS=" + strings.Join(h.IDs(), ",")}
 		status, lost, runErr := (&child{argv: argv, env: env, lost: h.Context().Done(), grace: cmd.Duration("grace"),

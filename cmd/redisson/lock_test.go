@@ -323,3 +323,34 @@ func readFile(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
+
+// SIGINT while waiting for the lock ends the wait: exit 130 (128+SIGINT), the command never runs,
+// and the waiter leaves the queue.
+func TestSIGINTWhileWaitingExits130(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	ctx := t.Context()
+	h, err := c.Lock("queued").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unlock(ctx)
+	marker := filepath.Join(t.TempDir(), "ran")
+	p := start(t, srv, nil, "lock", "queued", "--", "touch", marker)
+	waitFor(t, 10*time.Second, "redisson to queue for the lock", func() bool {
+		in, err := c.Inspect(ctx, "queued")
+		return err == nil && len(in.Waiters) == 1
+	})
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != 128+int(syscall.SIGINT) {
+		t.Fatalf("exit %d, want %d (%s)", code, 128+int(syscall.SIGINT), p.stderr)
+	}
+	if exists(marker) {
+		t.Fatal("the command ran")
+	}
+	if in, err := c.Inspect(ctx, "queued"); err != nil || len(in.Waiters) != 0 {
+		t.Fatalf("after the interrupted wait: %+v, %v; want no waiter", in, err)
+	}
+}
