@@ -40,6 +40,8 @@ Examples:
    redisson inspect deploy
    redisson unlock --force deploy
 
+Shell completion: source <(redisson completion bash)   (or zsh, fish)
+
 ` + exitCodesHelp,
 		Writer:                stdout,
 		ErrWriter:             stderr,
