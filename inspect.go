@@ -64,8 +64,10 @@ type Inspection struct {
 	Holders []Holder
 	// Waiters: the owners queued in the lock's wait queue (Lock, FairLock, FencedLock), registered in
 	// a ReadWriteLock's hash or a Semaphore's waiters, or queued in Java Redisson's fair queue, in
-	// the order they will be served where the format has one. A SpinLock's waiters, and the
-	// waiters of the Redisson-compatible Lock, ReadWriteLock and Semaphore, register nowhere.
+	// the order they will be served where the format has one. A queued waiter whose process died is
+	// listed until a script evicts it (its Client's liveness deadline passed). A SpinLock's waiters,
+	// and the waiters of the Redisson-compatible Lock, ReadWriteLock and Semaphore, register
+	// nowhere and are not listed.
 	Waiters []Waiter
 	// FencingToken: a FencedLock's counter, the last token issued (0 if none was).
 	FencingToken int64

@@ -319,37 +319,37 @@ func runUnlock(ctx context.Context, cmd *cli.Command) error {
 		if err != nil {
 			return classify(ctx, rdb, err)
 		}
-		var l redisson.Locker
+		// Each layout through a Client in its mode, whatever --redisson-compat says.
+		java := false
 		switch in.Kind {
-		case redisson.KindLock:
-			l = c.Lock(name)
-		case redisson.KindFairLock:
-			l = c.FairLock(name)
-		case redisson.KindFencedLock:
-			l = c.FencedLock(name)
-		case redisson.KindSpinLock:
-			l = c.SpinLock(name)
-		case redisson.KindReadWriteLock:
-			l = c.ReadWriteLock(name)
 		case redisson.KindRedissonLock, redisson.KindRedissonFairLock, redisson.KindRedissonReadWriteLock:
-			// Java Redisson's layouts: through a Client in that mode, whatever --redisson-compat says.
-			jc, err := redisson.New(rdb, compatOpts(cmd)...)
-			if err != nil {
-				return usageError("%v", err)
-			}
-			defer jc.Close()
-			switch in.Kind {
-			case redisson.KindRedissonFairLock:
-				l = jc.FairLock(name)
-			case redisson.KindRedissonReadWriteLock:
-				l = jc.ReadWriteLock(name)
-			default:
-				l = jc.Lock(name)
-			}
+			java = true
 		case redisson.KindNone:
 			return exitf(exitNotLocked, "%q is not locked", name)
-		default:
+		}
+		if !isLock(in.Kind) {
 			return exitf(exitNotLocked, "%q is not locked: it holds a %s", name, in.Kind)
+		}
+		lc := c
+		if java != cmd.Bool("redisson-compat") {
+			var err error
+			if lc, err = redisson.New(rdb, layoutOpts(cmd, java)...); err != nil {
+				return usageError("%v", err)
+			}
+			defer lc.Close()
+		}
+		var l redisson.Locker
+		switch in.Kind {
+		case redisson.KindLock, redisson.KindRedissonLock:
+			l = lc.Lock(name)
+		case redisson.KindFairLock, redisson.KindRedissonFairLock:
+			l = lc.FairLock(name)
+		case redisson.KindFencedLock:
+			l = lc.FencedLock(name)
+		case redisson.KindSpinLock:
+			l = lc.SpinLock(name)
+		default: // KindReadWriteLock, KindRedissonReadWriteLock
+			l = lc.ReadWriteLock(name)
 		}
 		ok, err := l.ForceUnlock(ctx)
 		if err != nil {
@@ -363,9 +363,13 @@ func runUnlock(ctx context.Context, cmd *cli.Command) error {
 	})
 }
 
-// compatOpts are the options of a Client in Java Redisson's layouts with the flags' prefix.
-func compatOpts(cmd *cli.Command) []redisson.Option {
-	opts := []redisson.Option{redisson.WithRedissonCompat()}
+// layoutOpts are the options of a Client in Java Redisson's layouts (java) or this package's, with
+// the flags' key prefix.
+func layoutOpts(cmd *cli.Command, java bool) []redisson.Option {
+	var opts []redisson.Option
+	if java {
+		opts = append(opts, redisson.WithRedissonCompat())
+	}
 	if p := cmd.String("key-prefix"); p != "" {
 		opts = append(opts, redisson.WithKeyPrefix(p))
 	}

@@ -65,7 +65,7 @@ func TestInspectJSON(t *testing.T) {
 }
 
 // unlock --force deletes whatever lock the name holds (exit 0), and exits 1 when it is not locked;
-// Java Redisson's layout is recognised without --redisson-compat.
+// each layout is recognised whatever --redisson-compat says.
 func TestUnlockForce(t *testing.T) {
 	t.Parallel()
 	// A short watchdog: each holder learns of its loss at its next renewal.
@@ -79,6 +79,8 @@ func TestUnlockForce(t *testing.T) {
 	holds := map[string]*redisson.Hold{}
 	for name, l := range map[string]redisson.Locker{
 		"plain": c.Lock("plain"), "fair": c.FairLock("fair"), "rw": c.ReadWriteLock("rw"), "java": compat.Lock("java"),
+		"spin": c.SpinLock("spin"), "fenced": c.FencedLock("fenced"), "javafair": compat.FairLock("javafair"),
+		"javarw": compat.ReadWriteLock("javarw"),
 	} {
 		h, err := l.Lock(ctx)
 		if err != nil {
@@ -87,7 +89,11 @@ func TestUnlockForce(t *testing.T) {
 		holds[name] = h
 	}
 	for name, h := range holds {
-		if code, _, stderr := runCLI(t, srv, "unlock", "--force", name); code != 0 {
+		args := []string{"unlock", "--force", name}
+		if name == "plain" || name == "javarw" { // either layout is found whatever the flag says
+			args = append([]string{"--redisson-compat"}, args...)
+		}
+		if code, _, stderr := runCLI(t, srv, args...); code != 0 {
 			t.Errorf("unlock --force %s: exit %d (%s)", name, code, stderr)
 		}
 		select {
