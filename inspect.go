@@ -175,7 +175,6 @@ func decodeInspection(name, key string, r []any) (Inspection, error) {
 	if hasRounds {
 		in.Rounds, _ = strconv.ParseInt(rounds, 10, 64)
 	}
-	in.Waiters = queueWaiters(nowUs, queues)
 	semWait := semaphoreWaiters(nowMs, semWaiters)
 	lapsed := int64(0)
 	in.Leases, lapsed = leasesOf(nowMs, leases, false)
@@ -204,10 +203,13 @@ func decodeInspection(name, key string, r []any) (Inspection, error) {
 		switch {
 		case len(queues[0]) > 0:
 			in.Kind = KindLock
+			in.Waiters = pick(in.Kind, queues, nowUs)
 		case len(queues[1]) > 0:
 			in.Kind = KindFairLock
+			in.Waiters = pick(in.Kind, queues, nowUs)
 		case len(queues[2]) > 0 || hasFence:
 			in.Kind = KindFencedLock
+			in.Waiters = pick(in.Kind, queues, nowUs)
 		case len(javaWait) > 0:
 			in.Kind, in.Waiters = KindRedissonFairLock, javaWait
 		case len(semWait) > 0 || len(in.Leases) > 0 || lapsed > 0 || hasRounds:
