@@ -283,6 +283,12 @@
 // string (so an AtomicLong under a Semaphore's name reads and changes its permits), and a BitSet
 // accepts any string, a lock's included (a BitSet under a lock's name corrupts the lock).
 //
+// Client.Inspect reads what a name holds, in this package's layouts and Java Redisson's, in one
+// consistent snapshot: its kind (from the stored format, so kinds that share a format are told
+// apart only by what is stored beside them), holders with their hold counts and remaining leases,
+// waiters, the fencing counter, permits and leases, a latch's count. The command cmd/redisson
+// prints it (redisson inspect NAME), and runs shell commands under a lock or semaphore permits.
+//
 // # Sharing locks with Java services
 //
 // A Client made WithRedissonCompat keeps its Locks in Java Redisson 3.x's RLock layout, so that Go

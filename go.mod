@@ -5,6 +5,7 @@ go 1.24
 require (
 	github.com/minio/highwayhash v1.0.4
 	github.com/redis/go-redis/v9 v9.22.0
+	github.com/urfave/cli/v3 v3.14.0
 	github.com/zeebo/xxh3 v1.1.0
 	go.uber.org/goleak v1.3.0
 )

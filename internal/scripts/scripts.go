@@ -49,6 +49,8 @@ var (
 	rwStateSrc string
 	//go:embed rw_force_unlock.lua
 	rwForceUnlockSrc string
+	//go:embed inspect.lua
+	inspectSrc string
 	//go:embed sem_value.lua
 	semValueSrc string
 	//go:embed sem_acquire.lua
@@ -128,6 +130,8 @@ var (
 	RWState = newScript(rwValueSrc + rwStateSrc)
 	// RWForceUnlock deletes every hold of a ReadWriteLock. See rw_force_unlock.lua.
 	RWForceUnlock = newScript(rwValueSrc + rwForceUnlockSrc)
+	// Inspect reads everything stored under a name in one snapshot. See inspect.lua.
+	Inspect = newScript(rwValueSrc + inspectSrc)
 	// SemAcquire makes one attempt to take permits of a Semaphore. See sem_acquire.lua.
 	SemAcquire = newScript(semValueSrc + semAcquireSrc)
 	// SemRelease releases, adds, drains or sets permits, or ends a wait. See sem_release.lua.
@@ -198,6 +202,7 @@ var All = map[string]*redis.Script{
 	"rw_renew":          RWRenew,
 	"rw_state":          RWState,
 	"rw_force_unlock":   RWForceUnlock,
+	"inspect":           Inspect,
 	"sem_acquire":       SemAcquire,
 	"sem_release":       SemRelease,
 	"sem_beat":          SemBeat,

@@ -1,0 +1,460 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/urfave/cli/v3"
+
+	"github.com/goredisson/redisson"
+)
+
+const exitCodesHelp = `EXIT STATUS:
+   the command's exit status when it ran (128+N if signal N ended it);
+   1   unlock --force: nothing was locked; latch set: the count was set already
+   64  usage error (flags, arguments, a bad name)
+   69  Redis unreachable, or a Redis error before the command ran
+   70  the lock (or permits) was lost while the command ran; it was terminated
+   75  not obtained within --wait
+   126, 127  the command could not be run, or was not found
+   128+N  the CLI was interrupted by signal N while waiting`
+
+func newApp(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "redisson",
+		Usage: "distributed locks, semaphores and latches on Redis from the shell (goredisson)",
+		Description: `Runs commands under a distributed lock or semaphore permits, and inspects, force-unlocks
+and watches what a name holds. Its objects are those of the Go package
+github.com/goredisson/redisson, and Java Redisson's with --redisson-compat.
+
+Examples:
+   redisson lock deploy -- ./deploy.sh           # one deploy at a time, cluster-wide
+   redisson --url redis://db:6379/0 lock --wait 10s nightly -- make report
+   redisson semaphore -n 4 encoders -- ffmpeg -i in.mp4 out.webm
+   redisson inspect deploy
+   redisson unlock --force deploy
+
+Shell completion: source <(redisson completion bash)   (or zsh, fish)
+
+` + exitCodesHelp,
+		Writer:                stdout,
+		ErrWriter:             stderr,
+		EnableShellCompletion: true,
+		Flags:                 connectionFlags(),
+		HideVersion:           true,
+		ExitErrHandler:        func(context.Context, *cli.Command, error) {}, // run maps errors to exit codes
+		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
+			return &exitError{code: exitUsage, err: err}
+		},
+		CommandNotFound: func(_ context.Context, cmd *cli.Command, name string) {
+			fmt.Fprintf(stderr, "redisson: unknown command %q (see redisson --help)\n", name)
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.NArg() > 0 {
+				return usageError("unknown command %q (see redisson --help)", cmd.Args().First())
+			}
+			_ = cli.ShowRootCommandHelp(cmd)
+			return &exitError{code: exitUsage}
+		},
+		Commands: []*cli.Command{lockCommand(), semaphoreCommand(), inspectCommand(), unlockCommand(), latchCommand(), watchCommand()},
+	}
+}
+
+func lockCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "lock",
+		Usage:     "run a command while holding a distributed lock",
+		ArgsUsage: "NAME -- COMMAND [ARGS...]",
+		Description: `Obtains the lock NAME (without --wait: waits for ever; --wait 0: one attempt), runs COMMAND
+with stdin, stdout and stderr passed through, and unlocks when it exits. The watchdog renews the
+lock while COMMAND runs (or --lease fixes its lease). COMMAND runs in a process group of its own;
+SIGINT, SIGTERM and SIGHUP received by redisson are passed on to it. If the lock is lost (deleted,
+expired, Redis unreachable until the lease may lapse, a --lease that ends), COMMAND's group gets
+SIGTERM, then SIGKILL after --grace, and redisson exits 70.
+
+COMMAND's environment has REDISSON_LOCK_NAME, and with --fenced REDISSON_FENCING_TOKEN, the
+acquisition's fencing token (strictly increasing), for the resource to check.
+
+Put "--" before COMMAND when it has options of its own.
+
+Examples:
+   redisson lock backup -- pg_dump -f /backups/db.sql mydb
+   redisson lock --wait 0 cron:cleanup -- ./cleanup.sh || echo "another cleanup runs"
+   redisson lock --fenced --lease 5m migrate -- sh -c './migrate --token "$REDISSON_FENCING_TOKEN"'
+
+` + exitCodesHelp,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "fair", Usage: "a FairLock: first come, first served"},
+			&cli.BoolFlag{Name: "fenced", Usage: "a FencedLock: REDISSON_FENCING_TOKEN in COMMAND's environment"},
+			&cli.BoolFlag{Name: "spin", Usage: "a SpinLock: wait by polling instead of pub/sub"},
+			&cli.DurationFlag{Name: "wait", Usage: "give up after `D` (exit 75); 0: one attempt; default: wait for ever"},
+			&cli.DurationFlag{Name: "lease", Usage: "fixed lease `D` instead of the watchdog: reaching it while COMMAND runs is a loss"},
+			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time between SIGTERM and SIGKILL"},
+		},
+		Action: runLock,
+	}
+}
+
+// command returns the command after NAME, or a usage error.
+func command(cmd *cli.Command) ([]string, error) {
+	args := cmd.Args().Slice()
+	if len(args) < 2 {
+		return nil, usageError("%s: missing COMMAND (usage: redisson %s %s)", cmd.Name, cmd.Name, cmd.ArgsUsage)
+	}
+	return args[1:], nil
+}
+
+func acquireOpts(cmd *cli.Command) []redisson.AcquireOption {
+	var opts []redisson.AcquireOption
+	if cmd.IsSet("wait") {
+		opts = append(opts, redisson.WithWait(cmd.Duration("wait")))
+	}
+	if cmd.IsSet("lease") {
+		opts = append(opts, redisson.WithLease(cmd.Duration("lease")))
+	}
+	return opts
+}
+
+func runLock(ctx context.Context, cmd *cli.Command) error {
+	name, err := nameArg(cmd, 0)
+	if err != nil {
+		return err
+	}
+	argv, err := command(cmd)
+	if err != nil {
+		return err
+	}
+	kinds := 0
+	for _, f := range []string{"fair", "fenced", "spin"} {
+		if cmd.Bool(f) {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		return usageError("lock: --fair, --fenced and --spin exclude each other")
+	}
+	return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
+		var l redisson.Locker
+		switch {
+		case cmd.Bool("fair"):
+			l = c.FairLock(name)
+		case cmd.Bool("fenced"):
+			l = c.FencedLock(name)
+		case cmd.Bool("spin"):
+			l = c.SpinLock(name)
+		default:
+			l = c.Lock(name)
+		}
+		sctx, sigs, stop := catchSignals(ctx)
+		defer stop()
+		var h *redisson.Hold
+		if cmd.IsSet("wait") {
+			h, err = l.TryLock(sctx, acquireOpts(cmd)...)
+		} else {
+			h, err = l.Lock(sctx, acquireOpts(cmd)...)
+		}
+		if err != nil {
+			if e := sigs.interrupted("lock " + strconv.Quote(name)); e != nil {
+				return e
+			}
+			return classify(ctx, rdb, err)
+		}
+		if e := sigs.interrupted("lock " + strconv.Quote(name)); e != nil {
+			// A signal as the lock was obtained: the command is not started.
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_ = h.Unlock(uctx)
+			return e
+		}
+		env := []string{"REDISSON_LOCK_NAME=" + name}
+		if cmd.Bool("fenced") {
+			env = append(env, "REDISSON_FENCING_TOKEN="+strconv.FormatInt(h.Token(), 10))
+		}
+		status, lost, runErr := (&child{argv: argv, env: env, lost: h.Context().Done(), grace: cmd.Duration("grace"),
+			sigs: sigs, stderr: cmd.Root().ErrWriter}).run()
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := h.Unlock(uctx); err != nil && !lost && !errors.Is(err, redisson.ErrLockLost) {
+			fmt.Fprintln(cmd.Root().ErrWriter, "redisson: unlock:", err)
+		}
+		switch {
+		case runErr != nil:
+			return runErr
+		case lost:
+			return exitf(exitLost, "lock %q lost while the command ran (%v); the command was terminated (status %d)",
+				name, context.Cause(h.Context()), status)
+		}
+		return statusErr(status)
+	})
+}
+
+// statusErr is the exit error of the command's status (nil for 0).
+func statusErr(status int) error {
+	if status == 0 {
+		return nil
+	}
+	return &exitError{code: status}
+}
+
+func semaphoreCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "semaphore",
+		Usage:     "run a command while holding semaphore permits",
+		ArgsUsage: "NAME -- COMMAND [ARGS...]",
+		Description: `Sets the semaphore NAME to -n permits if it was never set (TrySetPermits: every process
+may pass -n; the first one sets it), takes --acquire permits (default 1; without --wait: waits for
+ever; --wait 0: one attempt), runs COMMAND as "lock" does, and releases them when it exits.
+
+The permits are leased (a PermitExpirableSemaphore): renewed by the watchdog while COMMAND runs, or
+with the fixed lease --lease; so the permits of a killed redisson come back within the watchdog
+timeout (plain Semaphore permits have no owner and would be lost for good), and a lost permit
+(its lease passed, removed by another process) terminates COMMAND as a lost lock does. It is the
+same semaphore, with the same permits and waiters, as Client.Semaphore(NAME) of the Go package.
+COMMAND's environment has REDISSON_SEMAPHORE_NAME and REDISSON_PERMIT_IDS (comma-separated).
+
+Examples:
+   redisson semaphore -n 4 encoders -- ffmpeg -i in.mp4 out.webm
+   redisson semaphore -n 10 --acquire 3 --wait 1m api-quota -- ./batch.sh
+
+` + exitCodesHelp,
+		Flags: []cli.Flag{
+			&cli.Int64Flag{Name: "permits", Aliases: []string{"n"}, Required: true, Usage: "the semaphore's permits, set if never set"},
+			&cli.Int64Flag{Name: "acquire", Value: 1, Usage: "permits to take"},
+			&cli.DurationFlag{Name: "wait", Usage: "give up after `D` (exit 75); 0: one attempt; default: wait for ever"},
+			&cli.DurationFlag{Name: "lease", Usage: "fixed lease `D` of the permits instead of the watchdog"},
+			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time between SIGTERM and SIGKILL"},
+		},
+		Action: runSemaphore,
+	}
+}
+
+func runSemaphore(ctx context.Context, cmd *cli.Command) error {
+	name, err := nameArg(cmd, 0)
+	if err != nil {
+		return err
+	}
+	argv, err := command(cmd)
+	if err != nil {
+		return err
+	}
+	n, k := cmd.Int64("permits"), cmd.Int64("acquire")
+	if n < 0 || k < 1 {
+		return usageError("semaphore: -n must be ≥ 0 and --acquire ≥ 1")
+	}
+	return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
+		p := c.PermitExpirableSemaphore(name)
+		if _, err := p.TrySetPermits(ctx, n); err != nil {
+			return classify(ctx, rdb, err)
+		}
+		sctx, sigs, stop := catchSignals(ctx)
+		defer stop()
+		h, err := p.AcquireHeld(sctx, k, acquireOpts(cmd)...)
+		if err != nil {
+			if e := sigs.interrupted("semaphore " + strconv.Quote(name)); e != nil {
+				return e
+			}
+			return classify(ctx, rdb, err)
+		}
+		if e := sigs.interrupted("semaphore " + strconv.Quote(name)); e != nil {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_ = p.Release(uctx, h.IDs()...)
+			return e
+		}
+		env := []string{"REDISSON_SEMAPHORE_NAME=" + name, "REDISSON_PERMIT_IDS=" + strings.Join(h.IDs(), ",")}
+		status, lost, runErr := (&child{argv: argv, env: env, lost: h.Context().Done(), grace: cmd.Duration("grace"),
+			sigs: sigs, stderr: cmd.Root().ErrWriter}).run()
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := p.Release(uctx, h.IDs()...); err != nil && !lost {
+			fmt.Fprintln(cmd.Root().ErrWriter, "redisson: release:", err)
+		}
+		switch {
+		case runErr != nil:
+			return runErr
+		case lost:
+			return exitf(exitLost, "permits of %q lost while the command ran (%v); the command was terminated (status %d)",
+				name, context.Cause(h.Context()), status)
+		}
+		return statusErr(status)
+	})
+}
+
+func unlockCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "unlock",
+		Usage:     "force-unlock a lock, whoever holds it",
+		ArgsUsage: "--force NAME",
+		Description: `Deletes the lock NAME whoever holds it (its kind's ForceUnlock: a Lock, FairLock,
+FencedLock, SpinLock or ReadWriteLock, or Java Redisson's RLock, RFairLock or RReadWriteLock) and
+wakes its waiters. The holder is told at its next renewal (ErrLockLost; a "redisson lock" holder's
+command is terminated). --force is required: the CLI never holds a lock to release otherwise.
+Exits 0 if it unlocked something, 1 if the name was not locked.
+
+Example:
+   redisson unlock --force deploy
+
+` + exitCodesHelp,
+		Flags:  []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "required: unlock whoever holds it"}},
+		Action: runUnlock,
+	}
+}
+
+func runUnlock(ctx context.Context, cmd *cli.Command) error {
+	name, err := nameArg(cmd, 1)
+	if err != nil {
+		return err
+	}
+	if !cmd.Bool("force") {
+		return usageError("unlock: --force is required (it unlocks whoever holds the lock)")
+	}
+	return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
+		in, err := c.Inspect(ctx, name)
+		if err != nil {
+			return classify(ctx, rdb, err)
+		}
+		// Each layout through a Client in its mode, whatever --redisson-compat says.
+		java := false
+		switch in.Kind {
+		case redisson.KindRedissonLock, redisson.KindRedissonFairLock, redisson.KindRedissonReadWriteLock:
+			java = true
+		case redisson.KindNone:
+			return exitf(exitNotLocked, "%q is not locked", name)
+		}
+		if !isLock(in.Kind) {
+			return exitf(exitNotLocked, "%q is not locked: it holds a %s", name, in.Kind)
+		}
+		lc := c
+		if java != cmd.Bool("redisson-compat") {
+			var err error
+			if lc, err = redisson.New(rdb, layoutOpts(cmd, java)...); err != nil {
+				return usageError("%v", err)
+			}
+			defer lc.Close()
+		}
+		var l redisson.Locker
+		switch in.Kind {
+		case redisson.KindLock, redisson.KindRedissonLock:
+			l = lc.Lock(name)
+		case redisson.KindFairLock, redisson.KindRedissonFairLock:
+			l = lc.FairLock(name)
+		case redisson.KindFencedLock:
+			l = lc.FencedLock(name)
+		case redisson.KindSpinLock:
+			l = lc.SpinLock(name)
+		default: // KindReadWriteLock, KindRedissonReadWriteLock
+			l = lc.ReadWriteLock(name)
+		}
+		ok, err := l.ForceUnlock(ctx)
+		if err != nil {
+			return classify(ctx, rdb, err)
+		}
+		if !ok {
+			return exitf(exitNotLocked, "%q is not locked", name)
+		}
+		fmt.Fprintf(cmd.Root().Writer, "unlocked %q (%s)\n", name, in.Kind)
+		return nil
+	})
+}
+
+// layoutOpts are the options of a Client in Java Redisson's layouts (java) or this package's, with
+// the flags' key prefix.
+func layoutOpts(cmd *cli.Command, java bool) []redisson.Option {
+	var opts []redisson.Option
+	if java {
+		opts = append(opts, redisson.WithRedissonCompat())
+	}
+	if p := cmd.String("key-prefix"); p != "" {
+		opts = append(opts, redisson.WithKeyPrefix(p))
+	}
+	return opts
+}
+
+func latchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "latch",
+		Usage: "set, count down or wait for a count-down latch",
+		Description: `A CountDownLatch: "set" arms it with a count if it is zero, "count-down" decrements it,
+"wait" blocks until it reaches zero.
+
+Examples:
+   redisson latch set -n 3 workers-ready
+   redisson latch count-down workers-ready     # in each worker
+   redisson latch wait --wait 5m workers-ready # exit 75 if not zero within 5m`,
+		Commands: []*cli.Command{
+			{
+				Name: "set", Usage: "set the count to N if it is zero (exit 1 if it was not)", ArgsUsage: "NAME",
+				Flags: []cli.Flag{&cli.Int64Flag{Name: "count", Aliases: []string{"n"}, Required: true, Usage: "the count (≥ 1)"}},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					name, err := nameArg(cmd, 1)
+					if err != nil {
+						return err
+					}
+					return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
+						ok, err := c.CountDownLatch(name).TrySetCount(ctx, cmd.Int64("count"))
+						if err != nil {
+							return classify(ctx, rdb, err)
+						}
+						if !ok {
+							return exitf(exitNotLocked, "latch %q: the count is set already", name)
+						}
+						return nil
+					})
+				},
+			},
+			{
+				Name: "count-down", Usage: "decrement the count and print it", ArgsUsage: "NAME",
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					name, err := nameArg(cmd, 1)
+					if err != nil {
+						return err
+					}
+					return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
+						n, err := c.CountDownLatch(name).CountDown(ctx)
+						if err != nil {
+							return classify(ctx, rdb, err)
+						}
+						fmt.Fprintln(cmd.Root().Writer, n)
+						return nil
+					})
+				},
+			},
+			{
+				Name: "wait", Usage: "wait until the count is zero", ArgsUsage: "NAME",
+				Flags: []cli.Flag{&cli.DurationFlag{Name: "wait", Usage: "give up after `D` (exit 75); default: wait for ever"}},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					name, err := nameArg(cmd, 1)
+					if err != nil {
+						return err
+					}
+					return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
+						sctx, sigs, stop := catchSignals(ctx)
+						defer stop()
+						wctx := sctx
+						if cmd.IsSet("wait") {
+							var cancel context.CancelFunc
+							wctx, cancel = context.WithTimeout(sctx, cmd.Duration("wait"))
+							defer cancel()
+						}
+						err := c.CountDownLatch(name).Wait(wctx)
+						switch {
+						case err == nil:
+							return nil
+						case sigs.interrupted("latch wait") != nil:
+							return sigs.interrupted("latch wait")
+						case errors.Is(err, context.DeadlineExceeded) && wctx.Err() != nil:
+							return exitf(exitNotObtained, "latch %q: not zero within %v", name, cmd.Duration("wait"))
+						}
+						return classify(ctx, rdb, err)
+					})
+				},
+			},
+		},
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goredisson/redisson"
+)
+
+// inspect --json prints a held lock's kind, holder and hold count, and a semaphore's permits and
+// leases.
+func TestInspectJSON(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	ctx := t.Context()
+	h, err := c.FencedLock("held").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unlock(ctx)
+	r, err := h.Reenter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Unlock(ctx)
+	var got jsonInspection
+	code, stdout, stderr := runCLI(t, srv, "inspect", "--json", "held")
+	if code != 0 || json.Unmarshal([]byte(stdout), &got) != nil {
+		t.Fatalf("exit %d, stdout %q (%s)", code, stdout, stderr)
+	}
+	if got.Kind != "fenced lock" || len(got.Holders) != 1 || got.Holders[0].Levels != 2 || got.Holders[0].Token != h.Token() ||
+		got.FencingToken != h.Token() || got.TTLMs <= 0 || got.Holders[0].RemainingMs <= 0 {
+		t.Fatalf("inspect --json held = %s", stdout)
+	}
+
+	p := c.PermitExpirableSemaphore("pool")
+	if _, err := p.TrySetPermits(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := p.Acquire(ctx, 1, redisson.WithLease(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = jsonInspection{}
+	code, stdout, stderr = runCLI(t, srv, "inspect", "--json", "pool")
+	if code != 0 || json.Unmarshal([]byte(stdout), &got) != nil {
+		t.Fatalf("exit %d, stdout %q (%s)", code, stdout, stderr)
+	}
+	if got.Kind != "permit semaphore" || got.Value != 2 || len(got.Leases) != 1 || got.Leases[0].ID != ids[0] ||
+		got.Leases[0].RemainingMs <= 0 || got.Leases[0].RemainingMs > 60000 {
+		t.Fatalf("inspect --json pool = %s", stdout)
+	}
+
+	got = jsonInspection{}
+	if code, stdout, _ = runCLI(t, srv, "inspect", "--json", "nothing"); code != 0 || json.Unmarshal([]byte(stdout), &got) != nil || got.Kind != "none" {
+		t.Fatalf("inspect --json nothing: exit %d, %s", code, stdout)
+	}
+	if code, stdout, _ = runCLI(t, srv, "inspect", "held"); code != 0 || !strings.Contains(stdout, "kind:     fenced lock") ||
+		!strings.Contains(stdout, "2 level(s)") {
+		t.Fatalf("inspect held: exit %d, %s", code, stdout)
+	}
+}
+
+// unlock --force deletes whatever lock the name holds (exit 0), and exits 1 when it is not locked;
+// each layout is recognised whatever --redisson-compat says.
+func TestUnlockForce(t *testing.T) {
+	t.Parallel()
+	// A short watchdog: each holder learns of its loss at its next renewal.
+	srv, rdb, c := server(t, redisson.WithWatchdogTimeout(time.Second))
+	ctx := t.Context()
+	compat, err := redisson.New(rdb, redisson.WithRedissonCompat(), redisson.WithWatchdogTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer compat.Close()
+	holds := map[string]*redisson.Hold{}
+	for name, l := range map[string]redisson.Locker{
+		"plain": c.Lock("plain"), "fair": c.FairLock("fair"), "rw": c.ReadWriteLock("rw"), "java": compat.Lock("java"),
+		"spin": c.SpinLock("spin"), "fenced": c.FencedLock("fenced"), "javafair": compat.FairLock("javafair"),
+		"javarw": compat.ReadWriteLock("javarw"),
+	} {
+		h, err := l.Lock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holds[name] = h
+	}
+	for name, h := range holds {
+		args := []string{"unlock", "--force", name}
+		if name == "plain" || name == "javarw" { // either layout is found whatever the flag says
+			args = append([]string{"--redisson-compat"}, args...)
+		}
+		if code, _, stderr := runCLI(t, srv, args...); code != 0 {
+			t.Errorf("unlock --force %s: exit %d (%s)", name, code, stderr)
+		}
+		select {
+		case <-h.Context().Done():
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: the holder was not told of its loss", name)
+		}
+		if keyExists(t, rdb, name) {
+			t.Errorf("%s: still held", name)
+		}
+		if code, _, _ := runCLI(t, srv, "unlock", "--force", name); code != exitNotLocked {
+			t.Errorf("unlock --force %s again: exit %d, want %d", name, code, exitNotLocked)
+		}
+	}
+}
+
+// latch set, count-down and wait.
+func TestLatch(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	if code, _, stderr := runCLI(t, srv, "latch", "set", "-n", "1", "gate"); code != 0 {
+		t.Fatalf("latch set: exit %d (%s)", code, stderr)
+	}
+	if code, _, _ := runCLI(t, srv, "latch", "set", "-n", "1", "gate"); code != exitNotLocked {
+		t.Fatalf("latch set again: exit %d, want %d", code, exitNotLocked)
+	}
+	if code, _, _ := runCLI(t, srv, "latch", "wait", "--wait", "100ms", "gate"); code != exitNotObtained {
+		t.Fatalf("latch wait before zero: exit %d, want %d", code, exitNotObtained)
+	}
+	w := start(t, srv, nil, "latch", "wait", "gate")
+	if code, stdout, stderr := runCLI(t, srv, "latch", "count-down", "gate"); code != 0 || strings.TrimSpace(stdout) != "0" {
+		t.Fatalf("latch count-down: exit %d, %q (%s)", code, stdout, stderr)
+	}
+	if code := w.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("latch wait: exit %d (%s)", code, w.stderr)
+	}
+}
+
+// watch prints a line when the holder changes, and stops on SIGINT with exit 0.
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	ctx := t.Context()
+	w := start(t, srv, nil, "watch", "--interval", "20ms", "watched")
+	waitFor(t, 10*time.Second, "the first line", func() bool { return strings.Contains(w.stdout.String(), "none") })
+	h, err := c.Lock("watched").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the holder's line", func() bool { return strings.Contains(w.stdout.String(), "lock holder=") })
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the release's line", func() bool { return strings.Count(w.stdout.String(), "none") == 2 })
+	if err := w.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := w.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("watch: exit %d after SIGINT (%s)", code, w.stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(w.stdout.String()), "\n"); len(lines) != 3 {
+		t.Fatalf("watch printed %q, want 3 lines (none, held, none)", lines)
+	}
+}

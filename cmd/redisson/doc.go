@@ -1,0 +1,78 @@
+// Command redisson runs shell commands under the distributed locks and semaphores of the Go package
+// github.com/goredisson/redisson, and inspects, watches and force-unlocks what a name holds.
+//
+//	go install github.com/goredisson/redisson/cmd/redisson@latest
+//
+// It is a separate program: the library package does not import this command's dependencies
+// (urfave/cli), so programs that use the library do not link them.
+//
+// # Usage
+//
+//	redisson [connection flags] COMMAND [flags] NAME [-- CMD ARGS...]
+//
+//	lock NAME [--fair|--fenced|--spin] [--wait D] [--lease D] [--grace D] -- CMD ARGS...
+//	    obtain the lock (no --wait: wait for ever; --wait 0: one attempt), run CMD, unlock when it
+//	    exits; the watchdog renews the lock meanwhile (--lease: a fixed lease instead)
+//	semaphore NAME -n PERMITS [--acquire K] [--wait D] [--lease D] [--grace D] -- CMD ARGS...
+//	    set the semaphore to PERMITS if never set, take K permits (default 1), run CMD, release
+//	inspect NAME [--json]
+//	    what NAME holds: kind, holders and hold counts, remaining TTL, waiters, fencing token,
+//	    permits and leases, latch count (redisson.Client.Inspect)
+//	unlock --force NAME
+//	    force-unlock whatever lock NAME holds; exit 0 if it unlocked something, 1 if not locked
+//	latch set NAME -n N | latch count-down NAME | latch wait NAME [--wait D]
+//	watch NAME [--interval D]
+//	    a timestamped line each time what NAME holds changes, until Ctrl-C
+//	completion bash|zsh|fish
+//	    a shell completion script (source <(redisson completion bash))
+//
+// Put "--" before CMD when it has options of its own. CMD runs with stdin, stdout and stderr passed
+// through, in a process group of its own (so it cannot read from the terminal while in the
+// background of it: redirect its input if it needs one). SIGINT, SIGTERM and SIGHUP received by
+// redisson are passed on to CMD's group, and redisson unlocks and exits once CMD has exited. If the
+// lock is lost while CMD runs (deleted by a force-unlock, expired, Redis unreachable until the lease
+// may lapse, a --lease that ends), CMD's group gets SIGTERM, then SIGKILL after --grace (default
+// 10s), and redisson exits 70 once CMD has exited. If redisson itself is killed (SIGKILL), the
+// watchdog stops and the lock is free within the watchdog timeout (--watchdog, default 30s).
+//
+// The semaphore command takes leased permits (a PermitExpirableSemaphore, the same semaphore as
+// Client.Semaphore(NAME)): watchdog-renewed, or with --lease a fixed lease, so that the permits of a
+// killed redisson come back within the watchdog timeout (a plain Semaphore's permits have no owner
+// and would be lost for good) and a lost permit terminates CMD as a lost lock does.
+//
+// # Connection
+//
+//	--url URL             redis://[user:password@]host:port[/db] or rediss:// (TLS); $REDIS_URL
+//	--addr HOST:PORT      repeatable or comma-separated (default localhost:6379)
+//	--cluster             the addresses (or the URL) are seeds of a Redis Cluster; several
+//	                      addresses imply it
+//	--sentinel-master N   the addresses are Sentinels of master N
+//	--password P          $REDIS_PASSWORD
+//	--db N                database number
+//	--key-prefix P        redisson.WithKeyPrefix
+//	--redisson-compat     Java Redisson's layouts (redisson.WithRedissonCompat)
+//	--watchdog D          redisson.WithWatchdogTimeout
+//
+// The go-redis client is made with ContextTimeoutEnabled, so that every wait is bounded by its
+// deadline.
+//
+// # Environment
+//
+// CMD's environment gains REDISSON_LOCK_NAME (lock) and, with --fenced, REDISSON_FENCING_TOKEN, the
+// acquisition's fencing token, strictly increasing, for the resource to check; or
+// REDISSON_SEMAPHORE_NAME and REDISSON_PERMIT_IDS (comma-separated) for semaphore. redisson reads
+// REDIS_URL and REDIS_PASSWORD.
+//
+// # Exit status
+//
+// As flock(1) and sysexits(3):
+//
+//	CMD's status   when CMD ran (128+N if signal N ended it, as shells report it)
+//	1              unlock --force: nothing was locked; latch set: the count was set already
+//	64             usage error (flags, arguments, a bad name)
+//	69             Redis unreachable, or a Redis error before CMD ran
+//	70             the lock or permits were lost while CMD ran (CMD was terminated)
+//	75             not obtained within --wait (as flock -w); latch wait: not zero within --wait
+//	126, 127       CMD could not be run, or was not found
+//	128+N          interrupted by signal N before CMD ran
+package main

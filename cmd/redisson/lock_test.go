@@ -1,0 +1,356 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The exit code is the command's: its status, or 128+signal when a signal ended it; the lock is
+// released when it exits.
+func TestLockExitsWithTheCommandsStatus(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	for _, tc := range []struct {
+		script string
+		want   int
+	}{{"exit 0", 0}, {"exit 3", 3}, {"kill -TERM $$", 128 + 15}} {
+		code, _, stderr := runCLI(t, srv, "lock", "status", "--", "sh", "-c", tc.script)
+		if code != tc.want {
+			t.Errorf("%q: exit %d, want %d (%s)", tc.script, code, tc.want, stderr)
+		}
+		if keyExists(t, rdb, "status") {
+			t.Errorf("%q: the lock is still held after the command exited", tc.script)
+		}
+	}
+	if code, _, _ := runCLI(t, srv, "lock", "status", "--", filepath.Join(t.TempDir(), "nonexistent")); code != exitNotFound {
+		t.Errorf("a missing command: exit %d, want %d", code, exitNotFound)
+	}
+}
+
+// A lock held elsewhere is not obtained: exit 75 at once with --wait 0, after the bound with
+// --wait D; the command does not run.
+func TestLockNotObtainedExits75(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	h, err := c.Lock("busy").Lock(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unlock(t.Context())
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, wait := range []string{"0", "200ms"} {
+		code, _, stderr := runCLI(t, srv, "lock", "--wait", wait, "busy", "--", "touch", marker)
+		if code != exitNotObtained {
+			t.Errorf("--wait %s: exit %d, want %d (%s)", wait, code, exitNotObtained, stderr)
+		}
+	}
+	if exists(marker) {
+		t.Error("the command ran without the lock")
+	}
+}
+
+// Bad usage exits 64 and runs nothing.
+func TestUsageErrorsExit64(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	for _, args := range [][]string{
+		{"lock"},
+		{"lock", "name"},
+		{"lock", "--no-such-flag", "name", "--", "true"},
+		{"lock", "--fair", "--spin", "name", "--", "true"},
+		{"lock", "a{b", "--", "true"},
+		{"lock", "--wait", "-1s", "name", "--", "true"},
+		{"semaphore", "name", "--", "true"},
+		{"unlock", "name"},
+		{"no-such-command"},
+		{},
+	} {
+		if code, _, stderr := runCLI(t, srv, args...); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d (%s)", args, code, exitUsage, stderr)
+		}
+	}
+}
+
+// Redis unreachable before the command ran: exit 69.
+func TestRedisUnreachableExits69(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, srv, "lock", "--wait", "0", "x", "--", "true"); code != exitUnavailable {
+		t.Errorf("exit %d, want %d (%s)", code, exitUnavailable, stderr)
+	}
+}
+
+// trapScript is a command that records the signals it gets in file log, touches ready once its
+// traps are set, and then runs until killed; with exitOnTerm it exits 9 on SIGTERM, else it ignores
+// it (after recording it).
+func trapScript(log, ready string, exitOnTerm bool) string {
+	onTerm := `echo TERM >> "` + log + `"`
+	if exitOnTerm {
+		onTerm += "; exit 9"
+	}
+	return `trap '` + onTerm + `' TERM; trap 'echo INT >> "` + log + `"; exit 5' INT; touch "` + ready + `"; while :; do sleep 0.05; done`
+}
+
+// A lock deleted while the command runs is lost: the command gets SIGTERM, and redisson exits 70.
+func TestLockLossByDeletionTerminatesTheCommand(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	dir := t.TempDir()
+	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
+	p := start(t, srv, nil, "--watchdog", "1500ms", "lock", "doomed", "--", "sh", "-c", trapScript(log, ready, true))
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+	if err := rdb.Del(t.Context(), "doomed").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The watchdog's next renewal (a third of 1.5s) finds the key gone.
+	if code := p.wait(t, 10*time.Second); code != exitLost {
+		t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
+	}
+	if !fileHas(log, "TERM") {
+		t.Fatal("the command did not get SIGTERM")
+	}
+}
+
+// A command that ignores SIGTERM after a loss is killed after --grace.
+func TestLockLossKillsACommandIgnoringTERMAfterGrace(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	dir := t.TempDir()
+	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
+	p := start(t, srv, nil, "--watchdog", "1500ms", "lock", "--grace", "300ms", "stubborn", "--", "sh", "-c", trapScript(log, ready, false))
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+	if err := rdb.Del(t.Context(), "stubborn").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitLost {
+		t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
+	}
+	if !fileHas(log, "TERM") || !strings.Contains(p.stderr.String(), "SIGKILL") {
+		t.Fatalf("want SIGTERM seen by the command, then SIGKILL; log %q, stderr %s", readFile(log), p.stderr)
+	}
+}
+
+// A fixed lease (--lease) that ends while the command runs is a loss too.
+func TestLockLeaseEndingIsALoss(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	dir := t.TempDir()
+	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
+	p := start(t, srv, nil, "lock", "--lease", "1s", "leased", "--", "sh", "-c", trapScript(log, ready, true))
+	if code := p.wait(t, 10*time.Second); code != exitLost {
+		t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
+	}
+	if !fileHas(log, "TERM") {
+		t.Fatal("the command did not get SIGTERM")
+	}
+}
+
+// Redis stopped while the command runs: renewals fail until the lease may lapse, and the command is
+// terminated before it can.
+func TestLockLossByRedisStoppedTerminatesTheCommand(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	dir := t.TempDir()
+	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
+	p := start(t, srv, nil, "--watchdog", "2s", "lock", "stopped", "--", "sh", "-c", trapScript(log, ready, true))
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+	stopped := time.Now()
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitLost {
+		t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
+	}
+	if !fileHas(log, "TERM") {
+		t.Fatal("the command did not get SIGTERM")
+	}
+	t.Logf("terminated %v after Redis stopped (watchdog 2s)", time.Since(stopped))
+}
+
+// SIGKILL of redisson stops its watchdog: the lock is free within the watchdog timeout.
+func TestKilledCLIFreesTheLockWithinTheWatchdogTimeout(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	killGroupAtEnd(t, pidFile) // the command outlives redisson (its own process group)
+	p := start(t, srv, nil, "--watchdog", "2s", "lock", "orphan", "--", "sh", "-c", `echo $$ > "`+pidFile+`"; exec sleep 60`)
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return fileHas(pidFile, "\n") })
+	if !keyExists(t, rdb, "orphan") {
+		t.Fatal("the lock is not held while the command runs")
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 5*time.Second)
+	killed := time.Now()
+	waitFor(t, 2*time.Second+3*time.Second, "the lock to expire", func() bool { return !keyExists(t, rdb, "orphan") })
+	t.Logf("free %v after redisson was killed (watchdog 2s)", time.Since(killed))
+}
+
+// SIGINT to redisson is passed on to the command; redisson unlocks and exits with its status.
+func TestSIGINTIsForwardedAndTheLockReleased(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	dir := t.TempDir()
+	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
+	p := start(t, srv, nil, "lock", "interrupted", "--", "sh", "-c", trapScript(log, ready, true))
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != 5 {
+		t.Fatalf("exit %d, want the command's 5 (%s)", code, p.stderr)
+	}
+	if !fileHas(log, "INT") {
+		t.Fatal("the command did not get SIGINT")
+	}
+	if keyExists(t, rdb, "interrupted") {
+		t.Fatal("the lock is held after redisson exited")
+	}
+}
+
+// overlap runs n redisson commands at once, each running a command that appends "start" and
+// "end" lines to one file, and returns the largest number of commands that ran at once.
+func overlap(t *testing.T, n int, args ...string) int {
+	t.Helper()
+	srv, _, _ := server(t)
+	log := filepath.Join(t.TempDir(), "log")
+	script := `echo start >> "` + log + `"; sleep 0.1; echo end >> "` + log + `"`
+	var ps []*cliRun
+	for range n {
+		ps = append(ps, start(t, srv, nil, append(args, "--", "sh", "-c", script)...))
+	}
+	for _, p := range ps {
+		if code := p.wait(t, 30*time.Second); code != 0 {
+			t.Fatalf("exit %d (%s)", code, p.stderr)
+		}
+	}
+	lines := strings.Fields(readFile(log))
+	if len(lines) != 2*n {
+		t.Fatalf("log %q: want %d lines", lines, 2*n)
+	}
+	running, most := 0, 0
+	for _, l := range lines {
+		if l == "start" {
+			running++
+		} else {
+			running--
+		}
+		most = max(most, running)
+	}
+	return most
+}
+
+// Two (here four) redisson commands on one lock never run their commands at once.
+func TestLockCommandsNeverOverlap(t *testing.T) {
+	t.Parallel()
+	if most := overlap(t, 4, "lock", "shared"); most != 1 {
+		t.Fatalf("%d commands ran at once under one lock", most)
+	}
+}
+
+// semaphore -n 2 never runs more than two commands at once.
+func TestSemaphoreRunsAtMostNCommands(t *testing.T) {
+	t.Parallel()
+	if most := overlap(t, 5, "semaphore", "-n", "2", "pool"); most > 2 {
+		t.Fatalf("%d commands ran at once with 2 permits", most)
+	}
+}
+
+// A lost permit (its lease removed) terminates the command as a lost lock does.
+func TestSemaphoreLossTerminatesTheCommand(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	dir := t.TempDir()
+	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
+	p := start(t, srv, nil, "--watchdog", "1500ms", "semaphore", "-n", "1", "sem", "--", "sh", "-c", trapScript(log, ready, true))
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+	if err := rdb.Del(t.Context(), "{sem}:~sl").Err(); err != nil { // the leases
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitLost {
+		t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
+	}
+	if !fileHas(log, "TERM") {
+		t.Fatal("the command did not get SIGTERM")
+	}
+}
+
+// --fenced gives each command a strictly increasing token in REDISSON_FENCING_TOKEN, and the name
+// in REDISSON_LOCK_NAME.
+func TestFencedTokensIncrease(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	log := filepath.Join(t.TempDir(), "tokens")
+	for range 3 {
+		code, _, stderr := runCLI(t, srv, "lock", "--fenced", "fenced", "--", "sh", "-c",
+			`echo "$REDISSON_LOCK_NAME $REDISSON_FENCING_TOKEN" >> "`+log+`"`)
+		if code != 0 {
+			t.Fatalf("exit %d (%s)", code, stderr)
+		}
+	}
+	prev := int64(0)
+	for _, line := range strings.Split(strings.TrimSpace(readFile(log)), "\n") {
+		name, tok, _ := strings.Cut(line, " ")
+		n, err := strconv.ParseInt(tok, 10, 64)
+		if name != "fenced" || err != nil || n <= prev {
+			t.Fatalf("tokens %q: want the name and strictly increasing tokens", readFile(log))
+		}
+		prev = n
+	}
+}
+
+// A plain lock's command has REDISSON_LOCK_NAME but no token.
+func TestLockEnvironment(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	code, stdout, stderr := runCLI(t, srv, "lock", "envy", "--", "sh", "-c", `echo "[$REDISSON_LOCK_NAME][$REDISSON_FENCING_TOKEN]"`)
+	if code != 0 || strings.TrimSpace(stdout) != "[envy][]" {
+		t.Fatalf("exit %d, stdout %q (%s)", code, stdout, stderr)
+	}
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+// SIGINT while waiting for the lock ends the wait: exit 130 (128+SIGINT), the command never runs,
+// and the waiter leaves the queue.
+func TestSIGINTWhileWaitingExits130(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	ctx := t.Context()
+	h, err := c.Lock("queued").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unlock(ctx)
+	marker := filepath.Join(t.TempDir(), "ran")
+	p := start(t, srv, nil, "lock", "queued", "--", "touch", marker)
+	waitFor(t, 10*time.Second, "redisson to queue for the lock", func() bool {
+		in, err := c.Inspect(ctx, "queued")
+		return err == nil && len(in.Waiters) == 1
+	})
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != 128+int(syscall.SIGINT) {
+		t.Fatalf("exit %d, want %d (%s)", code, 128+int(syscall.SIGINT), p.stderr)
+	}
+	if exists(marker) {
+		t.Fatal("the command ran")
+	}
+	if in, err := c.Inspect(ctx, "queued"); err != nil || len(in.Waiters) != 0 {
+		t.Fatalf("after the interrupted wait: %+v, %v; want no waiter", in, err)
+	}
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/urfave/cli/v3"
+
+	"github.com/goredisson/redisson"
+)
+
+// Exit codes (see the package documentation), flock(1) and sysexits(3) style.
+const (
+	exitNotLocked   = 1  // unlock --force found nothing held; latch set found the count set already
+	exitUsage       = 64 // EX_USAGE: bad flags, arguments or names
+	exitUnavailable = 69 // EX_UNAVAILABLE: Redis unreachable, or a Redis error before the command ran
+	exitLost        = 70 // EX_SOFTWARE: the lock or permits were lost while the command ran
+	exitNotObtained = 75 // EX_TEMPFAIL: not obtained within --wait (as flock -w)
+	exitNotFound    = 127
+	exitNotExec     = 126
+)
+
+// exitError ends the program with code, after printing err (if any) to stderr.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitf(code int, format string, args ...any) error {
+	return &exitError{code: code, err: fmt.Errorf(format, args...)}
+}
+
+// usageError is a usage error (exit 64) explained by err.
+func usageError(format string, args ...any) error { return exitf(exitUsage, format, args...) }
+
+func main() {
+	redis.SetLogger(quiet{})
+	os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr))
+}
+
+// run runs the command line args and returns the exit code; output goes to stdout and stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.Run(ctx, args)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			report(stderr, ee.err)
+		}
+		return ee.code
+	}
+	// Everything urfave/cli reports itself (an unknown flag, a missing value) is a usage error.
+	report(stderr, err)
+	return exitUsage
+}
+
+// report prints err on stderr, prefixed once with "redisson: " (the library's errors have it).
+func report(stderr io.Writer, err error) {
+	fmt.Fprintln(stderr, "redisson: "+strings.TrimPrefix(err.Error(), "redisson: "))
+}
+
+// quiet discards go-redis's own log lines (dial retries): the errors reach the user through the
+// calls that failed.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// Connection flags, shared by every command (urfave/cli flags are inherited by subcommands).
+func connectionFlags() []cli.Flag {
+	const cat = "Connection"
+	return []cli.Flag{
+		&cli.StringFlag{Name: "url", Category: cat, Sources: cli.EnvVars("REDIS_URL"),
+			Usage: "Redis URL: redis://[user:password@]host:port[/db] or rediss:// (TLS); with --cluster, a cluster URL (?addr=host2:port2 for more seeds)"},
+		&cli.StringSliceFlag{Name: "addr", Category: cat,
+			Usage: "Redis address host:port, repeatable or comma-separated (default localhost:6379); several imply --cluster unless --sentinel-master"},
+		&cli.BoolFlag{Name: "cluster", Category: cat, Usage: "the addresses are seeds of a Redis Cluster"},
+		&cli.StringFlag{Name: "sentinel-master", Category: cat, Usage: "the addresses are Sentinels of the master called `NAME`"},
+		&cli.StringFlag{Name: "password", Category: cat, Sources: cli.EnvVars("REDIS_PASSWORD"), Usage: "Redis password (also for the Sentinels)"},
+		&cli.IntFlag{Name: "db", Category: cat, Usage: "database number (not on a Cluster)"},
+		&cli.StringFlag{Name: "key-prefix", Category: cat, Usage: "prefix of every key (redisson.WithKeyPrefix)"},
+		&cli.BoolFlag{Name: "redisson-compat", Category: cat, Usage: "Java Redisson's layouts, shared with Java services (redisson.WithRedissonCompat)"},
+		&cli.DurationFlag{Name: "watchdog", Category: cat, Usage: "watchdog timeout: the lease renewed every third of it; a killed holder's lock is free within it (default 30s)"},
+	}
+}
+
+// connect opens the go-redis client and the redisson Client the flags describe. compat forces Java
+// Redisson's layouts whatever --redisson-compat says (unlock --force of a Redisson lock).
+func connect(cmd *cli.Command, compat bool) (redis.UniversalClient, *redisson.Client, error) {
+	rdb, err := redisClient(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	var opts []redisson.Option
+	if p := cmd.String("key-prefix"); p != "" {
+		opts = append(opts, redisson.WithKeyPrefix(p))
+	}
+	if compat || cmd.Bool("redisson-compat") {
+		opts = append(opts, redisson.WithRedissonCompat())
+	}
+	if cmd.IsSet("watchdog") {
+		opts = append(opts, redisson.WithWatchdogTimeout(cmd.Duration("watchdog")))
+	}
+	c, err := redisson.New(rdb, opts...)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, nil, usageError("%v", err)
+	}
+	return rdb, c, nil
+}
+
+// redisClient builds the go-redis client, with ContextTimeoutEnabled (see the package
+// documentation of redisson: without it, context deadlines do not bound network waits).
+func redisClient(cmd *cli.Command) (redis.UniversalClient, error) {
+	var addrs []string
+	for _, a := range cmd.StringSlice("addr") {
+		for _, s := range strings.Split(a, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				addrs = append(addrs, s)
+			}
+		}
+	}
+	url, master := cmd.String("url"), cmd.String("sentinel-master")
+	cluster := cmd.Bool("cluster") || (len(addrs) > 1 && master == "")
+	password, db := cmd.String("password"), cmd.Int("db")
+	switch {
+	case url != "" && (len(addrs) > 0 || master != ""):
+		return nil, usageError("give --url or --addr (with --sentinel-master), not both")
+	case url != "" && cluster:
+		o, err := redis.ParseClusterURL(url)
+		if err != nil {
+			return nil, usageError("--url: %v", err)
+		}
+		if cmd.IsSet("password") {
+			o.Password = password
+		}
+		o.ContextTimeoutEnabled = true
+		return redis.NewClusterClient(o), nil
+	case url != "":
+		o, err := redis.ParseURL(url)
+		if err != nil {
+			return nil, usageError("--url: %v", err)
+		}
+		if cmd.IsSet("password") {
+			o.Password = password
+		}
+		if cmd.IsSet("db") {
+			o.DB = db
+		}
+		o.ContextTimeoutEnabled = true
+		return redis.NewClient(o), nil
+	}
+	if len(addrs) == 0 {
+		addrs = []string{"localhost:6379"}
+	}
+	switch {
+	case master != "":
+		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: master, SentinelAddrs: addrs,
+			Password: password, SentinelPassword: password, DB: db, ContextTimeoutEnabled: true}), nil
+	case cluster:
+		if db != 0 {
+			return nil, usageError("--db: a Redis Cluster has database 0 only")
+		}
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Password: password, ContextTimeoutEnabled: true}), nil
+	}
+	return redis.NewClient(&redis.Options{Addr: addrs[0], Password: password, DB: db, ContextTimeoutEnabled: true}), nil
+}
+
+// closeAll closes the redisson Client, then the go-redis client.
+func closeAll(rdb redis.UniversalClient, c *redisson.Client) {
+	if c != nil {
+		_ = c.Close()
+	}
+	if rdb != nil {
+		_ = rdb.Close()
+	}
+}
+
+// classify turns the error of a call made before the command ran into an exit error: 64 for bad
+// input, 69 when Redis is unreachable or answered an error, 75 when the lock or permits were not
+// obtained (held by others until --wait passed).
+func classify(ctx context.Context, rdb redis.UniversalClient, err error) error {
+	var rerr redis.Error
+	switch {
+	case errors.Is(err, redisson.ErrInvalidArgument), errors.Is(err, errors.ErrUnsupported):
+		return exitf(exitUsage, "%v", err)
+	case errors.Is(err, redisson.ErrWrongType), errors.As(err, &rerr):
+		return exitf(exitUnavailable, "%v", err)
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if perr := rdb.Ping(pctx).Err(); perr != nil {
+		return exitf(exitUnavailable, "%v (Redis: %v)", err, perr)
+	}
+	if !errors.Is(err, redisson.ErrNotObtained) {
+		return exitf(exitUnavailable, "%v", err)
+	}
+	return exitf(exitNotObtained, "%v", err)
+}
+
+// ping checks that Redis answers before anything is tried (exit 69 if not).
+func ping(ctx context.Context, rdb redis.UniversalClient) error {
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		return exitf(exitUnavailable, "Redis unreachable: %v", err)
+	}
+	return nil
+}
+
+// withClient runs f with a connected client, closing it afterwards.
+func withClient(ctx context.Context, cmd *cli.Command, compat bool, f func(rdb redis.UniversalClient, c *redisson.Client) error) error {
+	rdb, c, err := connect(cmd, compat)
+	if err != nil {
+		return err
+	}
+	defer closeAll(rdb, c)
+	if err := ping(ctx, rdb); err != nil {
+		return err
+	}
+	return f(rdb, c)
+}
+
+// nameArg returns the command's single NAME argument, or a usage error.
+func nameArg(cmd *cli.Command, max int) (string, error) {
+	if cmd.NArg() < 1 || cmd.Args().First() == "" {
+		return "", usageError("%s: missing NAME (see redisson %s --help)", cmd.Name, cmd.Name)
+	}
+	if max > 0 && cmd.NArg() > max {
+		return "", usageError("%s: unexpected arguments %q", cmd.Name, cmd.Args().Slice()[max:])
+	}
+	return cmd.Args().First(), nil
+}

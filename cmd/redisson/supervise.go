@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// forwarded are the signals the CLI passes on to the command (its process group) while it runs, and
+// which end a wait for the lock before it runs (exit 128+signal).
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+
+// signals relays the forwarded signals: before the command runs they cancel the acquisition, while
+// it runs they are passed on to it.
+type signals struct {
+	ch     chan os.Signal
+	cancel context.CancelFunc
+	got    chan os.Signal // the first signal received before the command started (buffered)
+	// handOff stops cancelling on signals: from then on they are read from ch by child.run.
+	handOff func()
+}
+
+// catchSignals starts catching the forwarded signals; ctx is cancelled by the first one until
+// forward takes over. stop undoes it.
+func catchSignals(parent context.Context) (ctx context.Context, s *signals, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	s = &signals{ch: make(chan os.Signal, 4), cancel: cancel, got: make(chan os.Signal, 1)}
+	signal.Notify(s.ch, forwarded...)
+	done := make(chan struct{})
+	stopWatch := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case sig := <-s.ch:
+			s.got <- sig
+			cancel()
+		case <-stopWatch:
+		}
+	}()
+	var stopped bool
+	s.handOff = func() {
+		if !stopped {
+			stopped = true
+			close(stopWatch)
+			<-done
+		}
+	}
+	return ctx, s, func() {
+		s.handOff()
+		signal.Stop(s.ch)
+		cancel()
+	}
+}
+
+// interrupted is the exit error of a wait ended by a signal (128+signal, as shells report it), or
+// nil if no signal was received.
+func (s *signals) interrupted(what string) error {
+	select {
+	case sig := <-s.got:
+		s.got <- sig
+		n := int(sig.(syscall.Signal))
+		return exitf(128+n, "%s: interrupted by %v", what, sig)
+	default:
+		return nil
+	}
+}
+
+// child is a command run under a lock or permits.
+type child struct {
+	argv   []string
+	env    []string        // added to the CLI's environment
+	lost   <-chan struct{} // closed when the lock or permits are lost
+	grace  time.Duration   // between SIGTERM and SIGKILL after a loss
+	sigs   *signals
+	stderr io.Writer
+}
+
+// run starts the command in a process group of its own, passes the forwarded signals on to that
+// group, and on a loss sends it SIGTERM, then SIGKILL after the grace period. It returns once the
+// command exited: its exit status (128+signal if a signal ended it) and whether the loss was
+// signalled while it ran; or the exit error of a command that could not start (127 not found, 126
+// otherwise).
+func (c *child) run() (status int, lost bool, err error) {
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), c.env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// From now on the signals are the command's: a signal received before it started is passed on
+	// once it has (it may still be worth a clean exit).
+	c.sigs.handOff()
+	if err := cmd.Start(); err != nil {
+		code := exitNotExec
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			code = exitNotFound
+		}
+		return 0, false, exitf(code, "%v", err)
+	}
+	pid := cmd.Process.Pid
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case sig := <-c.sigs.got:
+		_ = syscall.Kill(-pid, sig.(syscall.Signal))
+	default:
+	}
+	lostCh := c.lost
+	var kill <-chan time.Time
+	for {
+		select {
+		case <-done:
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if ws.Signaled() {
+				return 128 + int(ws.Signal()), lost, nil
+			}
+			return ws.ExitStatus(), lost, nil
+		case sig := <-c.sigs.ch:
+			_ = syscall.Kill(-pid, sig.(syscall.Signal))
+		case <-lostCh:
+			lost, lostCh = true, nil
+			fmt.Fprintf(c.stderr, "redisson: lost; sending SIGTERM to the command (SIGKILL in %v)\n", c.grace)
+			_ = syscall.Kill(-pid, syscall.SIGTERM)
+			t := time.NewTimer(c.grace)
+			defer t.Stop()
+			kill = t.C
+		case <-kill:
+			kill = nil
+			fmt.Fprintln(c.stderr, "redisson: the command outlived the grace period; sending SIGKILL")
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}
+}
