@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -108,13 +109,10 @@ func connect(cmd *cli.Command, compat bool) (redis.UniversalClient, *redisson.Cl
 	if err != nil {
 		return nil, nil, err
 	}
-	var opts []redisson.Option
-	if p := cmd.String("key-prefix"); p != "" {
-		opts = append(opts, redisson.WithKeyPrefix(p))
-	}
-	if compat || cmd.Bool("redisson-compat") {
-		opts = append(opts, redisson.WithRedissonCompat())
-	}
+	opts := layoutOpts(cmd, compat || cmd.Bool("redisson-compat"))
+	// The CLI reports a loss itself (exit 70 and a line on stderr): only the library's errors go to
+	// stderr, not its warnings.
+	opts = append(opts, redisson.WithLogger(slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelError}))))
 	if cmd.IsSet("watchdog") {
 		opts = append(opts, redisson.WithWatchdogTimeout(cmd.Duration("watchdog")))
 	}
