@@ -151,47 +151,71 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 		default:
 			l = c.Lock(name)
 		}
-		sctx, sigs, stop := catchSignals(ctx)
-		defer stop()
-		var h *redisson.Hold
-		if cmd.IsSet("wait") {
-			h, err = l.TryLock(sctx, acquireOpts(cmd)...)
-		} else {
-			h, err = l.Lock(sctx, acquireOpts(cmd)...)
-		}
-		if err != nil {
-			if e := sigs.interrupted("lock " + strconv.Quote(name)); e != nil {
-				return e
+		return runHeld(ctx, cmd, rdb, "lock "+strconv.Quote(name), argv, func(sctx context.Context) (*held, error) {
+			var h *redisson.Hold
+			var err error
+			if cmd.IsSet("wait") {
+				h, err = l.TryLock(sctx, acquireOpts(cmd)...)
+			} else {
+				h, err = l.Lock(sctx, acquireOpts(cmd)...)
 			}
-			return classify(ctx, rdb, err)
-		}
-		if e := sigs.interrupted("lock " + strconv.Quote(name)); e != nil {
-			// A signal as the lock was obtained: the command is not started.
-			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			_ = h.Unlock(uctx)
+			if err != nil {
+				return nil, err
+			}
+			env := []string{"REDISSON_LOCK_NAME=" + name}
+			if cmd.Bool("fenced") {
+				env = append(env, "REDISSON_FENCING_TOKEN="+strconv.FormatInt(h.Token(), 10))
+			}
+			return &held{what: fmt.Sprintf("lock %q", name), ctx: h.Context(), env: env, release: func(ctx context.Context) error {
+				if err := h.Unlock(ctx); err != nil && !errors.Is(err, redisson.ErrLockLost) {
+					return fmt.Errorf("unlock: %w", err)
+				}
+				return nil
+			}}, nil
+		})
+	})
+}
+
+// held is what a command runs under: a lock's hold or semaphore permits.
+type held struct {
+	what    string          // for the loss message, e.g. `lock "x"`
+	ctx     context.Context // ends when the hold is lost (or released)
+	env     []string        // added to the command's environment
+	release func(ctx context.Context) error
+}
+
+// runHeld obtains what obtain returns (a signal interrupts the wait: op names it in the message), runs
+// argv under it, terminating argv if it is lost, releases it, and returns the exit (see exitCodesHelp).
+func runHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, op string, argv []string, obtain func(sctx context.Context) (*held, error)) error {
+	sctx, sigs, stop := catchSignals(ctx)
+	defer stop()
+	h, err := obtain(sctx)
+	if err != nil {
+		if e := sigs.interrupted(op); e != nil {
 			return e
 		}
-		env := []string{"REDISSON_LOCK_NAME=" + name}
-		if cmd.Bool("fenced") {
-			env = append(env, "REDISSON_FENCING_TOKEN="+strconv.FormatInt(h.Token(), 10))
-		}
-		status, lost, runErr := (&child{argv: argv, env: env, lost: h.Context().Done(), grace: cmd.Duration("grace"),
-			sigs: sigs, stderr: cmd.Root().ErrWriter}).run()
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := h.Unlock(uctx); err != nil && !lost && !errors.Is(err, redisson.ErrLockLost) {
-			fmt.Fprintln(cmd.Root().ErrWriter, "redisson: unlock:", err)
-		}
-		switch {
-		case runErr != nil:
-			return runErr
-		case lost:
-			return exitf(exitLost, "lock %q lost while the command ran (%v); the command was terminated (status %d)",
-				name, context.Cause(h.Context()), status)
-		}
-		return statusErr(status)
-	})
+		return classify(ctx, rdb, err)
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if e := sigs.interrupted(op); e != nil {
+		// A signal as it was obtained: the command is not started.
+		_ = h.release(uctx)
+		return e
+	}
+	status, lost, runErr := (&child{argv: argv, env: h.env, lost: h.ctx.Done(), grace: cmd.Duration("grace"),
+		sigs: sigs, stderr: cmd.Root().ErrWriter}).run()
+	if err := h.release(uctx); err != nil && !lost {
+		fmt.Fprintln(cmd.Root().ErrWriter, "redisson:", err)
+	}
+	switch {
+	case runErr != nil:
+		return runErr
+	case lost:
+		return exitf(exitLost, "%s lost while the command ran (%v); the command was terminated (status %d)",
+			h.what, context.Cause(h.ctx), status)
+	}
+	return statusErr(status)
 }
 
 // statusErr is the exit error of the command's status (nil for 0).
@@ -252,37 +276,19 @@ func runSemaphore(ctx context.Context, cmd *cli.Command) error {
 		if _, err := p.TrySetPermits(ctx, n); err != nil {
 			return classify(ctx, rdb, err)
 		}
-		sctx, sigs, stop := catchSignals(ctx)
-		defer stop()
-		h, err := p.AcquireHeld(sctx, k, acquireOpts(cmd)...)
-		if err != nil {
-			if e := sigs.interrupted("semaphore " + strconv.Quote(name)); e != nil {
-				return e
+		return runHeld(ctx, cmd, rdb, "semaphore "+strconv.Quote(name), argv, func(sctx context.Context) (*held, error) {
+			h, err := p.AcquireHeld(sctx, k, acquireOpts(cmd)...)
+			if err != nil {
+				return nil, err
 			}
-			return classify(ctx, rdb, err)
-		}
-		if e := sigs.interrupted("semaphore " + strconv.Quote(name)); e != nil {
-			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			_ = p.Release(uctx, h.IDs()...)
-			return e
-		}
-		env := []string{"REDISSON_SEMAPHORE_NAME=" + name, "REDISSON_PERMIT_IDS=" + strings.Join(h.IDs(), ",")}
-		status, lost, runErr := (&child{argv: argv, env: env, lost: h.Context().Done(), grace: cmd.Duration("grace"),
-			sigs: sigs, stderr: cmd.Root().ErrWriter}).run()
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := p.Release(uctx, h.IDs()...); err != nil && !lost {
-			fmt.Fprintln(cmd.Root().ErrWriter, "redisson: release:", err)
-		}
-		switch {
-		case runErr != nil:
-			return runErr
-		case lost:
-			return exitf(exitLost, "permits of %q lost while the command ran (%v); the command was terminated (status %d)",
-				name, context.Cause(h.Context()), status)
-		}
-		return statusErr(status)
+			env := []string{"REDISSON_SEMAPHORE_NAME=" + name, "REDISSON_PERMIT_IDS=" + strings.Join(h.IDs(), ",")}
+			return &held{what: fmt.Sprintf("permits of %q", name), ctx: h.Context(), env: env, release: func(ctx context.Context) error {
+				if err := p.Release(ctx, h.IDs()...); err != nil {
+					return fmt.Errorf("release: %w", err)
+				}
+				return nil
+			}}, nil
+		})
 	})
 }
 

@@ -30,13 +30,6 @@ local key = KEYS[1]
 local typ = redis.call('TYPE', key)['ok']
 local pttl = redis.call('PTTL', key)
 local str, flat, rw = false, {}, {}
-local levels_of = function(levels)
-  local n = 0
-  for _ in string.gmatch(levels, '[^,]+') do
-    n = n + 1
-  end
-  return n
-end
 if typ == 'string' then
   str = redis.call('GET', key)
 elseif typ == 'hash' then
@@ -44,11 +37,11 @@ elseif typ == 'hash' then
   if s then
     local writer, readers, ww, wr = {}, {}, {}, {}
     if s.writer then
-      writer = {s.writer.owner, levels_of(s.writer.levels), s.writer.expiry - nowMs}
+      writer = {s.writer.owner, rw_count(s.writer.levels), s.writer.expiry - nowMs}
     end
     for o, r in pairs(s.readers) do
       readers[#readers + 1] = o
-      readers[#readers + 1] = levels_of(r.levels)
+      readers[#readers + 1] = rw_count(r.levels)
       readers[#readers + 1] = r.expiry - nowMs
     end
     for o, w in pairs(s.waiters) do
