@@ -47,9 +47,14 @@ race-deps:
 demo: deps
 	$(GO) run ./examples/flashsale $(ARGS)
 
+# The adapter modules under contrib/ (each a module of its own, so that the library's go.mod does not
+# list Prometheus or OpenTelemetry): vet, lint and test run in each of them too.
+CONTRIB = $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
+
 vet:
 	$(GO) vet ./...
 	@if [ -f bench/go.mod ]; then echo "cd bench && $(GO) vet ./..."; cd bench && $(GO) vet ./...; fi
+	@for d in $(CONTRIB); do echo "cd $$d && $(GO) vet ./..."; (cd $$d && $(GO) vet ./...) || exit 1; done
 
 # Development tools, pinned with tool directives in tools/go.mod (a module of their own, so that the
 # library's go.mod lists only what the library needs); the go command fetches them on first use.
@@ -64,17 +69,28 @@ lint:
 	cd tools && $(GO) mod tidy -diff
 	$(STATICCHECK) ./...
 	@if [ -f bench/go.mod ]; then echo "cd bench && go mod tidy -diff && staticcheck ./..."; cd bench && $(GO) mod tidy -diff && $(STATICCHECK) ./...; fi
+	@for d in $(CONTRIB); do echo "cd $$d && go mod tidy -diff && staticcheck ./..."; (cd $$d && $(GO) mod tidy -diff && $(STATICCHECK) ./...) || exit 1; done
 
 # The whole suite, with the race detector; gotestsum prints each test as it finishes, then a summary.
+# Then each contrib module's tests, the same way.
 test: deps race-deps vet lint
 	REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GOTESTSUM) --format testname --format-hide-empty-pkg -- \
 		-race -count=1 -parallel 6 -timeout 14m ./...
+	@for d in $(CONTRIB); do \
+		echo "== $$d"; \
+		(cd $$d && REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GOTESTSUM) --format testname --format-hide-empty-pkg -- \
+			-race -count=1 -parallel 6 -timeout 5m ./...) || exit 1; \
+	done
 
 # The fast tier for the edit loop: no Cluster or Sentinel topologies, no multi-process or long
 # randomized runs (-short), still with the race detector.
 check: deps race-deps
 	$(GO) vet ./...
 	REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GOTESTSUM) --format pkgname -- -race -short -count=1 -parallel 4 -timeout 5m ./...
+	@for d in $(CONTRIB); do \
+		(cd $$d && $(GO) vet ./... && REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GOTESTSUM) --format pkgname -- \
+			-race -short -count=1 -parallel 4 -timeout 5m ./...) || exit 1; \
+	done
 
 # The randomized, model-checked fault test for longer than its bounded run in `make test`.
 # FUZZTIME is the run time; set SEED to replay a printed seed.

@@ -7,6 +7,8 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +29,9 @@ import (
 //     Examples put it in a closure of theirs: func(ctx context.Context, ...) error.
 //   - A block may start with an import declaration, which cannot be in a function body: every path
 //     it imports must be imported by example_test.go, and the rest of the block is checked as above.
+//   - A block whose import declaration imports an adapter module, github.com/goredisson/redisson/
+//     contrib/X, is checked against that module's contrib/X/example_test.go (whose Examples its own
+//     tests compile and run) instead.
 //   - Only blocks fenced as ```go are checked: shell commands (```sh) and output (```text, or a
 //     bare ```) are not Go.
 func TestREADMEGoBlocksAreExamples(t *testing.T) {
@@ -34,11 +39,19 @@ func TestREADMEGoBlocksAreExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples, err := os.ReadFile("example_test.go")
+	files := make(map[string][]byte)
+	contrib, err := filepath.Glob("contrib/*/example_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, problems := readmeProblems(string(readme), examples)
+	for _, path := range append([]string{"example_test.go"}, contrib...) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.ToSlash(path)] = src
+	}
+	blocks, problems := readmeProblemsIn(string(readme), files)
 	if blocks == 0 {
 		t.Fatal("README.md has no ```go block: the check would pass vacuously")
 	}
@@ -119,18 +132,50 @@ func ExampleC() {
 // example file src: it returns the number of ```go blocks and one problem per failing block, each
 // starting with the line number in md of the block's first line.
 func readmeProblems(md string, src []byte) (blocks int, problems []string) {
-	bodies, imports, err := exampleBodies(src)
-	if err != nil {
-		return 0, []string{"0: example_test.go: " + err.Error()}
+	return readmeProblemsIn(md, map[string][]byte{"example_test.go": src})
+}
+
+// contribImport matches an import of an adapter module of contrib/ (a module of its own, whose
+// Examples are in its own example_test.go).
+var contribImport = regexp.MustCompile(`"github\.com/goredisson/redisson/(contrib/[a-z0-9_]+)"`)
+
+// readmeProblemsIn is readmeProblems over several example files, by path: a block whose import
+// declaration imports a contrib module, contrib/X, is checked against files["contrib/X/example_test.go"],
+// every other block against files["example_test.go"].
+func readmeProblemsIn(md string, files map[string][]byte) (blocks int, problems []string) {
+	type parsed struct {
+		bodies  map[string][]string
+		imports []string
+		names   []string
 	}
-	names := make([]string, 0, len(bodies))
-	for name := range bodies {
-		names = append(names, name)
+	examples := make(map[string]parsed)
+	for path, src := range files {
+		bodies, imports, err := exampleBodies(src)
+		if err != nil {
+			return 0, []string{"0: " + path + ": " + err.Error()}
+		}
+		names := make([]string, 0, len(bodies))
+		for name := range bodies {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		examples[path] = parsed{bodies, imports, names}
 	}
-	slices.Sort(names)
 	for _, b := range goBlocks(md) {
 		blocks++
-		lines, err := checkImports(b.lines, imports)
+		path := "example_test.go"
+		for _, l := range b.lines {
+			if m := contribImport.FindStringSubmatch(l); m != nil {
+				path = m[1] + "/example_test.go"
+				break
+			}
+		}
+		ex, ok := examples[path]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%d: the go block imports a module whose %s was not read", b.line, path))
+			continue
+		}
+		lines, err := checkImports(b.lines, ex.imports)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%d: %v", b.line, err))
 			continue
@@ -141,16 +186,16 @@ func readmeProblems(md string, src []byte) (blocks int, problems []string) {
 			continue
 		}
 		var in []string
-		for _, name := range names {
-			if containsRun(bodies[name], want) {
+		for _, name := range ex.names {
+			if containsRun(ex.bodies[name], want) {
 				in = append(in, name)
 			}
 		}
 		switch len(in) {
 		case 1:
 		case 0:
-			problems = append(problems, fmt.Sprintf("%d: the go block starting %q is in no Example of example_test.go: "+
-				"every go block must be an excerpt of one (lines in order, contiguous; only its start and end left out)", b.line, want[0]))
+			problems = append(problems, fmt.Sprintf("%d: the go block starting %q is in no Example of %s: "+
+				"every go block must be an excerpt of one (lines in order, contiguous; only its start and end left out)", b.line, want[0], path))
 		default:
 			problems = append(problems, fmt.Sprintf("%d: the go block starting %q is in %d Examples (%s): make it an excerpt of one",
 				b.line, want[0], len(in), strings.Join(in, ", ")))

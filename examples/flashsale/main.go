@@ -39,17 +39,15 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goredisson/redisson/examples/flashsale/sale"
 	"github.com/goredisson/redisson/redistest"
 )
 
 // workerEnv marks a re-executed copy of the program as a worker.
 const workerEnv = "FLASHSALE_WORKER"
 
-// lockName is the lock every buyer takes; goodsKey is the stem of the stock and sold counter keys.
-const (
-	lockName = "goods:1000"
-	goodsKey = "goods:1000"
-)
+// lockName is the lock every buyer takes (see package sale).
+const lockName = sale.LockName
 
 // config is what one sale looks like.
 type config struct {
@@ -150,7 +148,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (*result, er
 	// do not meet. The workers pass it to redisson.WithKeyPrefix, so the lock itself is still
 	// c.Lock("goods:1000").
 	prefix := "flashsale:" + randomHex(6) + ":"
-	stockKey, soldKey := prefix+goodsKey+":stock", prefix+goodsKey+":sold"
+	stockKey, soldKey := sale.StockKey(prefix), sale.SoldKey(prefix)
 	if err := rdb.MSet(ctx, stockKey, cfg.Stock, soldKey, 0).Err(); err != nil {
 		return nil, fmt.Errorf("seeding the stock: %w", err)
 	}

@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -18,17 +16,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/examples/flashsale/sale"
 )
 
 // record is what one buyer did.
-type record struct {
-	Buyer  int    `json:"buyer"`
-	WaitNs int64  `json:"wait_ns"`          // from the Lock call to the acquisition; 0 with -nolock
-	Seen   int64  `json:"seen"`             // the stock the buyer read
-	Bought bool   `json:"bought,omitempty"` // it wrote stock-1 and counted a sale
-	Seq    int64  `json:"seq,omitempty"`    // the sold counter's INCR reply: this purchase's number
-	Err    string `json:"err,omitempty"`
-}
+type record = sale.Record
 
 // message is one line a worker writes to its stdout for the parent.
 type message struct {
@@ -97,19 +89,19 @@ func workerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		os.Exit(3)
 	}()
 
-	s := sale{
-		rdb:      rdb,
-		lock:     c.Lock(lockName),
-		stockKey: *prefix + goodsKey + ":stock",
-		soldKey:  *prefix + goodsKey + ":sold",
-		nolock:   *nolock,
+	s := sale.Sale{
+		Rdb:      rdb,
+		Lock:     c.Lock(lockName),
+		StockKey: sale.StockKey(*prefix),
+		SoldKey:  sale.SoldKey(*prefix),
+		NoLock:   *nolock,
 	}
 	var wg sync.WaitGroup
 	for i := range *buyers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := s.buy(ctx, *first+i)
+			r := s.Buy(ctx, *first+i)
 			send(message{Record: &r}, false)
 		}()
 	}
@@ -118,64 +110,4 @@ func workerMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	return 0
-}
-
-// sale is what the buyers of one process share.
-type sale struct {
-	rdb               *redis.Client
-	lock              *redisson.Lock
-	stockKey, soldKey string
-	nolock            bool
-}
-
-// buy is one buyer: lock, read the stock, and if there is any, take a moment (payment, say), write
-// the stock back less one and count the sale; unlock. The read-modify-write is deliberately not
-// atomic: only the lock keeps two buyers from selling the same item.
-func (s *sale) buy(ctx context.Context, id int) (r record) {
-	r.Buyer = id
-	lctx := ctx
-	if !s.nolock {
-		start := time.Now()
-		owned, err := s.lock.Lock(ctx)
-		r.WaitNs = int64(time.Since(start))
-		if err != nil {
-			r.Err = "lock: " + err.Error()
-			return r
-		}
-		lctx = owned.Context()
-		defer func() {
-			if err := owned.Unlock(ctx); err != nil {
-				r.Err = errors.Join(errorOf(r.Err), fmt.Errorf("unlock: %w", err)).Error()
-			}
-		}()
-	}
-	// Redis calls use the hold's context: it is cancelled if the lock is lost.
-	stock, err := s.rdb.Get(lctx, s.stockKey).Int64()
-	if err != nil {
-		r.Err = "get stock: " + err.Error()
-		return r
-	}
-	r.Seen = stock
-	if stock <= 0 {
-		return r // sold out: give up
-	}
-	time.Sleep(rand.N(time.Millisecond))
-	if err := s.rdb.Set(lctx, s.stockKey, stock-1, 0).Err(); err != nil {
-		r.Err = "set stock: " + err.Error()
-		return r
-	}
-	seq, err := s.rdb.Incr(lctx, s.soldKey).Result()
-	if err != nil {
-		r.Err = "count sale: " + err.Error()
-		return r
-	}
-	r.Bought, r.Seq = true, seq
-	return r
-}
-
-func errorOf(s string) error {
-	if s == "" {
-		return nil
-	}
-	return errors.New(s)
 }
