@@ -140,7 +140,7 @@ type Adapter struct {
 // given, or the global ones. It fails only if the meter refuses to create an instrument. Its metrics:
 //
 //	redisson.acquisitions            counter {acquisition}: object, result (acquired or the cause of the failure)
-//	redisson.lock.wait.duration      histogram, s: time from the call to the outcome; object, result
+//	redisson.acquire.wait.duration      histogram, s: time from the call to the outcome; object, result
 //	redisson.lock.hold.duration      histogram, s: time held (locks only); object, outcome (released, lost)
 //	redisson.holds.lost              counter {hold}: holds and leased permits lost; object, cause
 //	redisson.handovers               counter {acquisition}: acquisitions handed over by the releasing holder; object
@@ -180,7 +180,7 @@ func New(opts ...Option) (*Adapter, error) {
 	a.acquisitions, err = m.Int64Counter("redisson.acquisitions", metric.WithUnit("{acquisition}"),
 		metric.WithDescription("Acquisitions of locks and semaphores, by object kind and result: acquired, or the cause of the failure."))
 	keep(err)
-	a.wait, err = m.Float64Histogram("redisson.lock.wait.duration", metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(cfg.waitBuckets...),
+	a.wait, err = m.Float64Histogram("redisson.acquire.wait.duration", metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(cfg.waitBuckets...),
 		metric.WithDescription("Time from an acquisition's call to its outcome, by object kind and result."))
 	keep(err)
 	a.hold, err = m.Float64Histogram("redisson.lock.hold.duration", metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(cfg.holdBuckets...),

@@ -373,10 +373,10 @@ func TestMetricsOfLockTraffic(t *testing.T) {
 			t.Errorf("%s%v = %d; want %d", ch.name, ch.kvs, v, ch.want)
 		}
 	}
-	if cnt, sum, _ := histPoint(ms, "redisson.lock.wait.duration", lock, acquired, orders); cnt != uint64(n+rounds) || sum <= 0 {
+	if cnt, sum, _ := histPoint(ms, "redisson.acquire.wait.duration", lock, acquired, orders); cnt != uint64(n+rounds) || sum <= 0 {
 		t.Errorf("wait histogram of acquired locks: %d samples, sum %v; want %d, > 0", cnt, sum, n+rounds)
 	}
-	if cnt, _, _ := histPoint(ms, "redisson.lock.wait.duration", lock, redissonotel.AttrResult.String("busy"), orders); cnt != m {
+	if cnt, _, _ := histPoint(ms, "redisson.acquire.wait.duration", lock, redissonotel.AttrResult.String("busy"), orders); cnt != m {
 		t.Errorf("wait histogram of busy locks: %d samples; want %d", cnt, m)
 	}
 	if cnt, sum, _ := histPoint(ms, "redisson.lock.hold.duration", lock, redissonotel.AttrOutcome.String("released"), orders); cnt != uint64(n+rounds) || sum <= 0 {
@@ -385,7 +385,7 @@ func TestMetricsOfLockTraffic(t *testing.T) {
 	if cnt, sum, _ := histPoint(ms, "redisson.lock.hold.duration", lock, redissonotel.AttrOutcome.String("lost"), others); cnt != 1 || sum <= 0 {
 		t.Errorf("hold histogram of lost locks: %d samples, sum %v; want 1, > 0", cnt, sum)
 	}
-	for _, name := range []string{"redisson.lock.wait.duration", "redisson.lock.hold.duration"} {
+	for _, name := range []string{"redisson.acquire.wait.duration", "redisson.lock.hold.duration"} {
 		if u := ms[name].Unit; u != "s" {
 			t.Errorf("%s: unit %q; want s", name, u)
 		}

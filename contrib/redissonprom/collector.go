@@ -120,7 +120,7 @@ type Collector struct {
 // namespace):
 //
 //	redisson_acquisitions_total{object,result}         counter: acquisitions, result "acquired" or the cause of the failure
-//	redisson_lock_wait_seconds{object,result}          histogram: time from the call to the outcome
+//	redisson_acquire_wait_seconds{object,result}          histogram: time from the call to the outcome
 //	redisson_lock_hold_seconds{object,outcome}         histogram: time held, outcome "released" or "lost" (locks only)
 //	redisson_holds_lost_total{object,cause}            counter: holds and leased permits lost, by cause
 //	redisson_handovers_total{object}                   counter: acquisitions handed over by the releasing holder
@@ -153,7 +153,7 @@ func NewCollector(opts ...Option) *Collector {
 		acquisitions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "acquisitions_total", ConstLabels: cl,
 			Help: "Acquisitions of locks and semaphores, by object kind and result: acquired, or the cause of the failure (busy, timeout, canceled, closed, error)."},
 			labels("object", "result")),
-		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "lock_wait_seconds", ConstLabels: cl, Buckets: cfg.waitBuckets,
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "acquire_wait_seconds", ConstLabels: cl, Buckets: cfg.waitBuckets,
 			Help: "Time from an acquisition's call to its outcome, by object kind and result."},
 			labels("object", "result")),
 		hold: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "lock_hold_seconds", ConstLabels: cl, Buckets: cfg.holdBuckets,

@@ -254,10 +254,10 @@ func TestCollectorCountsLockTraffic(t *testing.T) {
 	if got := len(mfs["redisson_acquisitions_total"].GetMetric()); got != 4 {
 		t.Errorf("redisson_acquisitions_total has %d series; want 4 (lock and semaphore, acquired and busy)", got)
 	}
-	if cnt, sum := histogram(mfs, "redisson_lock_wait_seconds", "object=lock", "result=acquired"); cnt != int64(acquired) || sum <= 0 {
+	if cnt, sum := histogram(mfs, "redisson_acquire_wait_seconds", "object=lock", "result=acquired"); cnt != int64(acquired) || sum <= 0 {
 		t.Errorf("wait histogram of acquired locks: %d samples, sum %v; want %d, > 0", cnt, sum, acquired)
 	}
-	if cnt, _ := histogram(mfs, "redisson_lock_wait_seconds", "object=lock", "result=busy"); cnt != m {
+	if cnt, _ := histogram(mfs, "redisson_acquire_wait_seconds", "object=lock", "result=busy"); cnt != m {
 		t.Errorf("wait histogram of busy locks: %d samples; want %d", cnt, m)
 	}
 	cnt, sum := histogram(mfs, "redisson_lock_hold_seconds", "object=lock", "outcome=released")

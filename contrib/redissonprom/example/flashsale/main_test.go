@@ -56,13 +56,13 @@ func TestOneRoundServesMetrics(t *testing.T) {
 	}
 	for _, want := range []string{
 		`redisson_acquisitions_total{object="lock",result="acquired"} 40`,
-		`redisson_lock_wait_seconds_count{object="lock",result="acquired"} 40`,
+		`redisson_acquire_wait_seconds_count{object="lock",result="acquired"} 40`,
 		`redisson_lock_hold_seconds_count{object="lock",outcome="released"} 40`,
 		`redisson_holds{client="client-0"} 0`,
 		`redisson_holds{client="client-1"} 0`,
 		`redisson_waiters{client="client-1"} 0`,
 		`redisson_replica_ack_failures_total{client="client-0"} 0`,
-		`# TYPE redisson_lock_wait_seconds histogram`,
+		`# TYPE redisson_acquire_wait_seconds histogram`,
 		`# TYPE redisson_renewals_total counter`,
 	} {
 		if !lines[want] {
