@@ -73,10 +73,12 @@ func lockCommand() *cli.Command {
 		ArgsUsage: "NAME -- COMMAND [ARGS...]",
 		Description: `Obtains the lock NAME (without --wait: waits for ever; --wait 0: one attempt), runs COMMAND
 with stdin, stdout and stderr passed through, and unlocks when it exits. The watchdog renews the
-lock while COMMAND runs (or --lease fixes its lease). COMMAND runs in a process group of its own;
-SIGINT, SIGTERM and SIGHUP received by redisson are passed on to it. If the lock is lost (deleted,
-expired, Redis unreachable until the lease may lapse, a --lease that ends), COMMAND's group gets
-SIGTERM, then SIGKILL after --grace, and redisson exits 70.
+lock while COMMAND runs (or --lease fixes its lease). COMMAND runs in a process group of its own,
+and what it starts in the background runs under the lock too: redisson unlocks once no process is
+left in the group. SIGINT, SIGTERM and SIGHUP received by redisson are passed on to the group (and
+what is left of it after COMMAND exited gets SIGTERM, then SIGKILL after --grace). If the lock is
+lost (deleted, expired, Redis unreachable until the lease may lapse, a --lease that ends),
+COMMAND's group gets SIGTERM, then SIGKILL after --grace, and redisson exits 70.
 
 COMMAND's environment has REDISSON_LOCK_NAME, and with --fenced REDISSON_FENCING_TOKEN, the
 acquisition's fencing token (strictly increasing), for the resource to check.

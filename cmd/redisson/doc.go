@@ -28,11 +28,15 @@
 //
 // Put "--" before CMD when it has options of its own. CMD runs with stdin, stdout and stderr passed
 // through, in a process group of its own (so it cannot read from the terminal while in the
-// background of it: redirect its input if it needs one). SIGINT, SIGTERM and SIGHUP received by
-// redisson are passed on to CMD's group, and redisson unlocks and exits once CMD has exited. If the
-// lock is lost while CMD runs (deleted by a force-unlock, expired, Redis unreachable until the lease
-// may lapse, a --lease that ends), CMD's group gets SIGTERM, then SIGKILL after --grace (default
-// 10s), and redisson exits 70 once CMD has exited. If redisson itself is killed (SIGKILL), the
+// background of it: redirect its input if it needs one). What CMD starts in the background stays in
+// its group and runs under the lock too: redisson unlocks and exits once CMD has exited and no process
+// is left in its group (a process meant to outlive the lock must leave the group: setsid). SIGINT,
+// SIGTERM and SIGHUP received by redisson are passed on to CMD's group; once CMD has exited after
+// such a signal, what is left of its group gets SIGTERM, then SIGKILL after --grace (a
+// non-interactive shell starts its background jobs with SIGINT ignored). If the lock is lost while
+// the group runs (deleted by a force-unlock, expired, Redis unreachable until the lease may lapse, a
+// --lease that ends), the group gets SIGTERM, then SIGKILL after --grace (default 10s), and
+// redisson exits 70 once it is empty. If redisson itself is killed (SIGKILL), the
 // watchdog stops and the lock is free within the watchdog timeout (--watchdog, default 30s).
 //
 // The semaphore command takes leased permits (a PermitExpirableSemaphore, the same semaphore as
