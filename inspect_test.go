@@ -319,3 +319,37 @@ func TestInspectForeignAndInvalid(t *testing.T) {
 		t.Fatalf("Inspect(a{b) = %v, want ErrInvalidArgument", err)
 	}
 }
+
+// Inspect writes nothing into data this package did not write, even a hash whose fields look like
+// a ReadWriteLock's counters (the ReadWriteLock's clean-up is for ReadWriteLock hashes only).
+func TestInspectChangesNoForeignHash(t *testing.T) {
+	c, admin, _ := setup(t)
+	ctx := t.Context()
+	for name, fields := range map[string][]string{
+		"counter": {"nr", "3"},
+		"seq":     {"seq", "17", "nww", "2"},
+		"mixed":   {"nr", "1", "f", "v"},
+	} {
+		admin.HSet(ctx, name, fields)
+		before := admin.HGetAll(ctx, name).Val()
+		in, err := c.Inspect(ctx, name)
+		if err != nil {
+			t.Fatalf("Inspect(%s): %v", name, err)
+		}
+		after := admin.HGetAll(ctx, name).Val()
+		if len(after) != len(before) {
+			t.Fatalf("Inspect(%s) changed the hash %v into %v", name, before, after)
+		}
+		for f, v := range before {
+			if after[f] != v {
+				t.Fatalf("Inspect(%s) changed the hash %v into %v", name, before, after)
+			}
+		}
+		if ttl := admin.PTTL(ctx, name).Val(); ttl != -1 {
+			t.Fatalf("Inspect(%s) gave the hash a TTL %v", name, ttl)
+		}
+		if in.Kind == redisson.KindReadWriteLock { // {nr = 3} is a Java RLock's format: owner "nr", 3 levels
+			t.Fatalf("Inspect(%s).Kind = %q", name, in.Kind)
+		}
+	}
+}
