@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -156,5 +157,30 @@ func TestWatch(t *testing.T) {
 	}
 	if lines := strings.Split(strings.TrimSpace(w.stdout.String()), "\n"); len(lines) != 3 {
 		t.Fatalf("watch printed %q, want 3 lines (none, held, none)", lines)
+	}
+}
+
+// --key-prefix applies alike to lock, inspect and unlock --force: inspect sees the lock a
+// redisson lock holds under the prefix, unlock --force frees it (and the command is terminated).
+func TestKeyPrefixIsSharedByLockInspectAndUnlock(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	ready := filepath.Join(t.TempDir(), "ready")
+	p := start(t, srv, nil, "--key-prefix", "app:", "--watchdog", "1500ms", "lock", "pfx", "--", "sh", "-c", `touch "`+ready+`"; exec sleep 30`)
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+	if !keyExists(t, rdb, "app:pfx") {
+		t.Fatal("the lock is not under the prefix")
+	}
+	if code, stdout, stderr := runCLI(t, srv, "--key-prefix", "app:", "inspect", "pfx"); code != 0 || !strings.Contains(stdout, "kind:     lock") {
+		t.Fatalf("inspect: exit %d, %s (%s)", code, stdout, stderr)
+	}
+	if code, stdout, _ := runCLI(t, srv, "inspect", "pfx"); code != 0 || !strings.Contains(stdout, "kind:     none") {
+		t.Fatalf("inspect without the prefix: exit %d, %s", code, stdout)
+	}
+	if code, _, stderr := runCLI(t, srv, "--key-prefix", "app:", "unlock", "--force", "pfx"); code != 0 {
+		t.Fatalf("unlock --force: exit %d (%s)", code, stderr)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitLost {
+		t.Fatalf("the holder: exit %d, want %d (%s)", code, exitLost, p.stderr)
 	}
 }

@@ -496,3 +496,56 @@ func TestLockLossWithStderrClosedTerminatesTheCommand(t *testing.T) {
 		t.Fatal("the command did not get SIGTERM")
 	}
 }
+
+// SIGKILL of a semaphore's redisson stops its watchdog: its permits come back within the watchdog
+// timeout, and another redisson takes them.
+func TestKilledCLIsPermitsComeBackWithinTheWatchdogTimeout(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	killGroupAtEnd(t, pidFile)
+	p := start(t, srv, nil, "--watchdog", "2s", "semaphore", "-n", "2", "--acquire", "2", "leaky", "--", "sh", "-c", `echo $$ > "`+pidFile+`"; exec sleep 60`)
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return pidIn(pidFile) > 0 })
+	if n, err := c.PermitExpirableSemaphore("leaky").AvailablePermits(t.Context()); err != nil || n != 0 {
+		t.Fatalf("available permits while the command runs: %d, %v; want 0", n, err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 5*time.Second)
+	if code, _, stderr := runCLI(t, srv, "semaphore", "-n", "2", "--acquire", "2", "--wait", "10s", "leaky", "--", "true"); code != 0 {
+		t.Fatalf("the killed redisson's permits did not come back: exit %d (%s)", code, stderr)
+	}
+}
+
+// lock --fair serves the redisson commands queued on a lock in the order they queued.
+func TestFairLockServesCommandsInArrivalOrder(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	ctx := t.Context()
+	h, err := c.FairLock("fifo").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "log")
+	var ps []*cliRun
+	for i := range 3 {
+		ps = append(ps, start(t, srv, nil, "lock", "--fair", "fifo", "--", "sh", "-c", `echo `+strconv.Itoa(i)+` >> "`+log+`"`))
+		waitFor(t, 10*time.Second, "redisson to queue", func() bool {
+			in, err := c.Inspect(ctx, "fifo")
+			return err == nil && len(in.Waiters) == i+1
+		})
+	}
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if code := p.wait(t, 20*time.Second); code != 0 {
+			t.Fatalf("exit %d (%s)", code, p.stderr)
+		}
+	}
+	if got := strings.Fields(readFile(log)); strings.Join(got, " ") != "0 1 2" {
+		t.Fatalf("served in the order %q, want 0 1 2", got)
+	}
+}
