@@ -184,3 +184,33 @@ func TestKeyPrefixIsSharedByLockInspectAndUnlock(t *testing.T) {
 		t.Fatalf("the holder: exit %d, want %d (%s)", code, exitLost, p.stderr)
 	}
 }
+
+// unlock --force leaves a semaphore or a latch alone: exit 1, nothing changed.
+func TestUnlockForceLeavesSemaphoresAndLatchesAlone(t *testing.T) {
+	t.Parallel()
+	srv, rdb, c := server(t)
+	ctx := t.Context()
+	p := c.PermitExpirableSemaphore("sem")
+	if _, err := p.TrySetPermits(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Acquire(ctx, 1, redisson.WithLease(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CountDownLatch("gate").TrySetCount(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"sem", "gate"} {
+		before, _ := rdb.Keys(ctx, "*").Result()
+		code, _, stderr := runCLI(t, srv, "unlock", "--force", name)
+		if code != exitNotLocked || !strings.Contains(stderr, "leaves alone") {
+			t.Fatalf("unlock --force %s: exit %d (%s), want %d", name, code, stderr, exitNotLocked)
+		}
+		if after, _ := rdb.Keys(ctx, "*").Result(); len(after) != len(before) {
+			t.Fatalf("unlock --force %s changed the keys %q into %q", name, before, after)
+		}
+	}
+	if n, err := p.AvailablePermits(ctx); err != nil || n != 1 {
+		t.Fatalf("available permits %d, %v; want 1", n, err)
+	}
+}

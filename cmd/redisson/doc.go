@@ -14,12 +14,14 @@
 //	    obtain the lock (no --wait: wait for ever; --wait 0: one attempt), run CMD, unlock when it
 //	    exits; the watchdog renews the lock meanwhile (--lease: a fixed lease instead)
 //	semaphore NAME -n PERMITS [--acquire K] [--wait D] [--lease D] [--grace D] -- CMD ARGS...
-//	    set the semaphore to PERMITS if never set, take K permits (default 1), run CMD, release
+//	    set the semaphore to PERMITS if never set, take K permits (default 1), run CMD, release;
+//	    K more than the semaphore's permits waits until permits are added (give --wait)
 //	inspect NAME [--json]
 //	    what NAME holds: kind, holders and hold counts, remaining TTL, waiters, fencing token,
 //	    permits and leases, latch count (redisson.Client.Inspect)
 //	unlock --force NAME
 //	    force-unlock whatever lock NAME holds; exit 0 if it unlocked something, 1 if not locked
+//	    (a semaphore, latch or other value under NAME is left alone: exit 1)
 //	latch set NAME -n N | latch count-down NAME | latch wait NAME [--wait D]
 //	watch NAME [--interval D]
 //	    a timestamped line each time what NAME holds changes, until Ctrl-C
