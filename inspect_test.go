@@ -3,6 +3,7 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -352,4 +353,62 @@ func TestInspectChangesNoForeignHash(t *testing.T) {
 			t.Fatalf("Inspect(%s).Kind = %q", name, in.Kind)
 		}
 	}
+}
+
+// Inspect changes no key of the kinds that have no clean-up (locks with waiters queued, a fenced
+// lock's counter, a semaphore's leases, a latch): every key dumps the same before and after.
+func TestInspectWritesNothing(t *testing.T) {
+	c, admin, _ := setup(t)
+	ctx := t.Context()
+	mustLock(t, c.Lock("plain"), ctx)
+	mustLock(t, c.FairLock("fair"), ctx)
+	mustLock(t, c.FencedLock("fenced"), ctx)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queued := make(chan struct{})
+	go func() {
+		defer close(queued)
+		_, _ = c.FairLock("fair").Lock(wctx)
+	}()
+	p := c.PermitExpirableSemaphore("sem")
+	if _, err := p.TrySetPermits(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Acquire(ctx, 1, redisson.WithLease(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CountDownLatch("gate").TrySetCount(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the waiter to queue", func() bool {
+		in, err := c.Inspect(ctx, "fair")
+		return err == nil && len(in.Waiters) == 1
+	})
+	dump := func() map[string]string {
+		m := map[string]string{}
+		for _, k := range admin.Keys(ctx, "*").Val() {
+			if strings.HasSuffix(k, "qt") { // liveness deadlines, moved by the waiter's Client's heartbeats
+				continue
+			}
+			m[k] = admin.Dump(ctx, k).Val()
+		}
+		return m
+	}
+	before := dump()
+	for _, name := range []string{"plain", "fair", "fenced", "sem", "gate", "nothing"} {
+		if _, err := c.Inspect(ctx, name); err != nil {
+			t.Fatalf("Inspect(%s): %v", name, err)
+		}
+	}
+	after := dump()
+	if len(after) != len(before) {
+		t.Fatalf("keys before %d, after %d", len(before), len(after))
+	}
+	for k, v := range before {
+		if after[k] != v {
+			t.Fatalf("Inspect changed key %q", k)
+		}
+	}
+	cancel()
+	<-queued
 }
