@@ -3,6 +3,7 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -318,4 +319,96 @@ func TestInspectForeignAndInvalid(t *testing.T) {
 	if _, err := c.Inspect(ctx, "a{b"); !errors.Is(err, redisson.ErrInvalidArgument) {
 		t.Fatalf("Inspect(a{b) = %v, want ErrInvalidArgument", err)
 	}
+}
+
+// Inspect writes nothing into data this package did not write, even a hash whose fields look like
+// a ReadWriteLock's counters (the ReadWriteLock's clean-up is for ReadWriteLock hashes only).
+func TestInspectChangesNoForeignHash(t *testing.T) {
+	c, admin, _ := setup(t)
+	ctx := t.Context()
+	for name, fields := range map[string][]string{
+		"counter": {"nr", "3"},
+		"seq":     {"seq", "17", "nww", "2"},
+		"mixed":   {"nr", "1", "f", "v"},
+	} {
+		admin.HSet(ctx, name, fields)
+		before := admin.HGetAll(ctx, name).Val()
+		in, err := c.Inspect(ctx, name)
+		if err != nil {
+			t.Fatalf("Inspect(%s): %v", name, err)
+		}
+		after := admin.HGetAll(ctx, name).Val()
+		if len(after) != len(before) {
+			t.Fatalf("Inspect(%s) changed the hash %v into %v", name, before, after)
+		}
+		for f, v := range before {
+			if after[f] != v {
+				t.Fatalf("Inspect(%s) changed the hash %v into %v", name, before, after)
+			}
+		}
+		if ttl := admin.PTTL(ctx, name).Val(); ttl != -1 {
+			t.Fatalf("Inspect(%s) gave the hash a TTL %v", name, ttl)
+		}
+		if in.Kind == redisson.KindReadWriteLock { // {nr = 3} is a Java RLock's format: owner "nr", 3 levels
+			t.Fatalf("Inspect(%s).Kind = %q", name, in.Kind)
+		}
+	}
+}
+
+// Inspect changes no key of the kinds that have no clean-up (locks with waiters queued, a fenced
+// lock's counter, a semaphore's leases, a latch): every key dumps the same before and after.
+func TestInspectWritesNothing(t *testing.T) {
+	c, admin, _ := setup(t)
+	ctx := t.Context()
+	mustLock(t, c.Lock("plain"), ctx)
+	mustLock(t, c.FairLock("fair"), ctx)
+	mustLock(t, c.FencedLock("fenced"), ctx)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queued := make(chan struct{})
+	go func() {
+		defer close(queued)
+		_, _ = c.FairLock("fair").Lock(wctx)
+	}()
+	p := c.PermitExpirableSemaphore("sem")
+	if _, err := p.TrySetPermits(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Acquire(ctx, 1, redisson.WithLease(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CountDownLatch("gate").TrySetCount(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the waiter to queue", func() bool {
+		in, err := c.Inspect(ctx, "fair")
+		return err == nil && len(in.Waiters) == 1
+	})
+	dump := func() map[string]string {
+		m := map[string]string{}
+		for _, k := range admin.Keys(ctx, "*").Val() {
+			if strings.HasSuffix(k, "qt") { // liveness deadlines, moved by the waiter's Client's heartbeats
+				continue
+			}
+			m[k] = admin.Dump(ctx, k).Val()
+		}
+		return m
+	}
+	before := dump()
+	for _, name := range []string{"plain", "fair", "fenced", "sem", "gate", "nothing"} {
+		if _, err := c.Inspect(ctx, name); err != nil {
+			t.Fatalf("Inspect(%s): %v", name, err)
+		}
+	}
+	after := dump()
+	if len(after) != len(before) {
+		t.Fatalf("keys before %d, after %d", len(before), len(after))
+	}
+	for k, v := range before {
+		if after[k] != v {
+			t.Fatalf("Inspect changed key %q", k)
+		}
+	}
+	cancel()
+	<-queued
 }

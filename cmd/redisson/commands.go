@@ -73,10 +73,12 @@ func lockCommand() *cli.Command {
 		ArgsUsage: "NAME -- COMMAND [ARGS...]",
 		Description: `Obtains the lock NAME (without --wait: waits for ever; --wait 0: one attempt), runs COMMAND
 with stdin, stdout and stderr passed through, and unlocks when it exits. The watchdog renews the
-lock while COMMAND runs (or --lease fixes its lease). COMMAND runs in a process group of its own;
-SIGINT, SIGTERM and SIGHUP received by redisson are passed on to it. If the lock is lost (deleted,
-expired, Redis unreachable until the lease may lapse, a --lease that ends), COMMAND's group gets
-SIGTERM, then SIGKILL after --grace, and redisson exits 70.
+lock while COMMAND runs (or --lease fixes its lease). COMMAND runs in a process group of its own,
+and what it starts in the background runs under the lock too: redisson unlocks once no process is
+left in the group. SIGINT, SIGTERM and SIGHUP received by redisson are passed on to the group (and
+what is left of it after COMMAND exited gets SIGTERM, then SIGKILL after --grace). If the lock is
+lost (deleted, expired, Redis unreachable until the lease may lapse, a --lease that ends),
+COMMAND's group gets SIGTERM, then SIGKILL after --grace, and redisson exits 70.
 
 COMMAND's environment has REDISSON_LOCK_NAME, and with --fenced REDISSON_FENCING_TOKEN, the
 acquisition's fencing token (strictly increasing), for the resource to check.
@@ -234,6 +236,7 @@ func semaphoreCommand() *cli.Command {
 		Description: `Sets the semaphore NAME to -n permits if it was never set (TrySetPermits: every process
 may pass -n; the first one sets it), takes --acquire permits (default 1; without --wait: waits for
 ever; --wait 0: one attempt), runs COMMAND as "lock" does, and releases them when it exits.
+--acquire more than the semaphore's permits waits until others add permits: give --wait.
 
 The permits are leased (a PermitExpirableSemaphore): renewed by the watchdog while COMMAND runs, or
 with the fixed lease --lease; so the permits of a killed redisson come back within the watchdog
@@ -301,7 +304,9 @@ func unlockCommand() *cli.Command {
 FencedLock, SpinLock or ReadWriteLock, or Java Redisson's RLock, RFairLock or RReadWriteLock) and
 wakes its waiters. The holder is told at its next renewal (ErrLockLost; a "redisson lock" holder's
 command is terminated). --force is required: the CLI never holds a lock to release otherwise.
-Exits 0 if it unlocked something, 1 if the name was not locked.
+Exits 0 if it unlocked something, 1 if the name was not locked; a semaphore, latch or any other
+value under NAME is left alone (exit 1: a semaphore's permits are released by their holders, or
+come back when their leases pass).
 
 Example:
    redisson unlock --force deploy
@@ -334,7 +339,7 @@ func runUnlock(ctx context.Context, cmd *cli.Command) error {
 			return exitf(exitNotLocked, "%q is not locked", name)
 		}
 		if !isLock(in.Kind) {
-			return exitf(exitNotLocked, "%q is not locked: it holds a %s", name, in.Kind)
+			return exitf(exitNotLocked, "%q is not locked: it holds a value of kind %q, which unlock --force leaves alone", name, in.Kind)
 		}
 		lc := c
 		if java != cmd.Bool("redisson-compat") {

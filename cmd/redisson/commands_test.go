@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -156,5 +157,60 @@ func TestWatch(t *testing.T) {
 	}
 	if lines := strings.Split(strings.TrimSpace(w.stdout.String()), "\n"); len(lines) != 3 {
 		t.Fatalf("watch printed %q, want 3 lines (none, held, none)", lines)
+	}
+}
+
+// --key-prefix applies alike to lock, inspect and unlock --force: inspect sees the lock a
+// redisson lock holds under the prefix, unlock --force frees it (and the command is terminated).
+func TestKeyPrefixIsSharedByLockInspectAndUnlock(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	ready := filepath.Join(t.TempDir(), "ready")
+	p := start(t, srv, nil, "--key-prefix", "app:", "--watchdog", "1500ms", "lock", "pfx", "--", "sh", "-c", `touch "`+ready+`"; exec sleep 30`)
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+	if !keyExists(t, rdb, "app:pfx") {
+		t.Fatal("the lock is not under the prefix")
+	}
+	if code, stdout, stderr := runCLI(t, srv, "--key-prefix", "app:", "inspect", "pfx"); code != 0 || !strings.Contains(stdout, "kind:     lock") {
+		t.Fatalf("inspect: exit %d, %s (%s)", code, stdout, stderr)
+	}
+	if code, stdout, _ := runCLI(t, srv, "inspect", "pfx"); code != 0 || !strings.Contains(stdout, "kind:     none") {
+		t.Fatalf("inspect without the prefix: exit %d, %s", code, stdout)
+	}
+	if code, _, stderr := runCLI(t, srv, "--key-prefix", "app:", "unlock", "--force", "pfx"); code != 0 {
+		t.Fatalf("unlock --force: exit %d (%s)", code, stderr)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitLost {
+		t.Fatalf("the holder: exit %d, want %d (%s)", code, exitLost, p.stderr)
+	}
+}
+
+// unlock --force leaves a semaphore or a latch alone: exit 1, nothing changed.
+func TestUnlockForceLeavesSemaphoresAndLatchesAlone(t *testing.T) {
+	t.Parallel()
+	srv, rdb, c := server(t)
+	ctx := t.Context()
+	p := c.PermitExpirableSemaphore("sem")
+	if _, err := p.TrySetPermits(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Acquire(ctx, 1, redisson.WithLease(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CountDownLatch("gate").TrySetCount(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"sem", "gate"} {
+		before, _ := rdb.Keys(ctx, "*").Result()
+		code, _, stderr := runCLI(t, srv, "unlock", "--force", name)
+		if code != exitNotLocked || !strings.Contains(stderr, "leaves alone") {
+			t.Fatalf("unlock --force %s: exit %d (%s), want %d", name, code, stderr, exitNotLocked)
+		}
+		if after, _ := rdb.Keys(ctx, "*").Result(); len(after) != len(before) {
+			t.Fatalf("unlock --force %s changed the keys %q into %q", name, before, after)
+		}
+	}
+	if n, err := p.AvailablePermits(ctx); err != nil || n != 1 {
+		t.Fatalf("available permits %d, %v; want 1", n, err)
 	}
 }

@@ -14,12 +14,14 @@
 //	    obtain the lock (no --wait: wait for ever; --wait 0: one attempt), run CMD, unlock when it
 //	    exits; the watchdog renews the lock meanwhile (--lease: a fixed lease instead)
 //	semaphore NAME -n PERMITS [--acquire K] [--wait D] [--lease D] [--grace D] -- CMD ARGS...
-//	    set the semaphore to PERMITS if never set, take K permits (default 1), run CMD, release
+//	    set the semaphore to PERMITS if never set, take K permits (default 1), run CMD, release;
+//	    K more than the semaphore's permits waits until permits are added (give --wait)
 //	inspect NAME [--json]
 //	    what NAME holds: kind, holders and hold counts, remaining TTL, waiters, fencing token,
 //	    permits and leases, latch count (redisson.Client.Inspect)
 //	unlock --force NAME
 //	    force-unlock whatever lock NAME holds; exit 0 if it unlocked something, 1 if not locked
+//	    (a semaphore, latch or other value under NAME is left alone: exit 1)
 //	latch set NAME -n N | latch count-down NAME | latch wait NAME [--wait D]
 //	watch NAME [--interval D]
 //	    a timestamped line each time what NAME holds changes, until Ctrl-C
@@ -28,11 +30,15 @@
 //
 // Put "--" before CMD when it has options of its own. CMD runs with stdin, stdout and stderr passed
 // through, in a process group of its own (so it cannot read from the terminal while in the
-// background of it: redirect its input if it needs one). SIGINT, SIGTERM and SIGHUP received by
-// redisson are passed on to CMD's group, and redisson unlocks and exits once CMD has exited. If the
-// lock is lost while CMD runs (deleted by a force-unlock, expired, Redis unreachable until the lease
-// may lapse, a --lease that ends), CMD's group gets SIGTERM, then SIGKILL after --grace (default
-// 10s), and redisson exits 70 once CMD has exited. If redisson itself is killed (SIGKILL), the
+// background of it: redirect its input if it needs one). What CMD starts in the background stays in
+// its group and runs under the lock too: redisson unlocks and exits once CMD has exited and no process
+// is left in its group (a process meant to outlive the lock must leave the group: setsid). SIGINT,
+// SIGTERM and SIGHUP received by redisson are passed on to CMD's group; once CMD has exited after
+// such a signal, what is left of its group gets SIGTERM, then SIGKILL after --grace (a
+// non-interactive shell starts its background jobs with SIGINT ignored). If the lock is lost while
+// the group runs (deleted by a force-unlock, expired, Redis unreachable until the lease may lapse, a
+// --lease that ends), the group gets SIGTERM, then SIGKILL after --grace (default 10s), and
+// redisson exits 70 once it is empty. If redisson itself is killed (SIGKILL), the
 // watchdog stops and the lock is free within the watchdog timeout (--watchdog, default 30s).
 //
 // The semaphore command takes leased permits (a PermitExpirableSemaphore, the same semaphore as

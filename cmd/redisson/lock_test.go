@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -352,5 +353,199 @@ func TestSIGINTWhileWaitingExits130(t *testing.T) {
 	}
 	if in, err := c.Inspect(ctx, "queued"); err != nil || len(in.Waiters) != 0 {
 		t.Fatalf("after the interrupted wait: %+v, %v; want no waiter", in, err)
+	}
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// pidIn reads the pid a command wrote to the file at path (0 if none yet).
+func pidIn(path string) int {
+	pid, _ := strconv.Atoi(strings.TrimSpace(readFile(path)))
+	return pid
+}
+
+// A process the command started in the background (its process group) is terminated too when the
+// lock is lost, SIGKILLed after --grace if it ignores SIGTERM: nothing runs on after redisson exits.
+func TestLockLossTerminatesTheCommandsBackgroundProcesses(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	killGroupAtEnd(t, pidFile)
+	inner := `trap "" TERM; echo $$ > ` + pidFile + `; while :; do sleep 0.05; done`
+	p := start(t, srv, nil, "--watchdog", "1500ms", "lock", "--grace", "300ms", "bg", "--", "sh", "-c", `sh -c '`+inner+`' & wait`)
+	waitFor(t, 10*time.Second, "the background process to start", func() bool { return pidIn(pidFile) > 0 })
+	if err := rdb.Del(t.Context(), "bg").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitLost {
+		t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
+	}
+	if pid := pidIn(pidFile); alive(pid) {
+		t.Fatalf("the command's background process %d still runs after redisson exited on the loss", pid)
+	}
+}
+
+// SIGINT reaches the command's background processes, which a non-interactive shell starts with
+// SIGINT ignored: they get SIGTERM, then SIGKILL after --grace, once the command exited; redisson
+// does not exit (nor unlock) while they run.
+func TestSIGINTEndsTheCommandsBackgroundProcesses(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	killGroupAtEnd(t, pidFile)
+	inner := `trap "" TERM; echo $$ > ` + pidFile + `; while :; do sleep 0.05; done`
+	p := start(t, srv, nil, "lock", "--grace", "300ms", "bgint", "--", "sh", "-c", `sh -c '`+inner+`' & wait`)
+	waitFor(t, 10*time.Second, "the background process to start", func() bool { return pidIn(pidFile) > 0 })
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != 128+int(syscall.SIGINT) {
+		t.Fatalf("exit %d, want %d (%s)", code, 128+int(syscall.SIGINT), p.stderr)
+	}
+	if pid := pidIn(pidFile); alive(pid) {
+		t.Fatalf("the command's background process %d still runs after redisson exited", pid)
+	}
+	if keyExists(t, rdb, "bgint") {
+		t.Fatal("the lock is held after redisson exited")
+	}
+}
+
+// A command that leaves a process running in the background (in its process group) keeps the lock
+// until that process exits: two such commands never run their background work at once.
+func TestLockIsHeldUntilTheCommandsBackgroundProcessesExit(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	log := filepath.Join(t.TempDir(), "log")
+	script := `(echo start >> "` + log + `"; sleep 0.2; echo end >> "` + log + `") >/dev/null 2>&1 &`
+	var ps []*cliRun
+	for range 3 {
+		ps = append(ps, start(t, srv, nil, "lock", "daemonish", "--", "sh", "-c", script))
+	}
+	for _, p := range ps {
+		if code := p.wait(t, 30*time.Second); code != 0 {
+			t.Fatalf("exit %d (%s)", code, p.stderr)
+		}
+	}
+	waitFor(t, 10*time.Second, "every background job to end", func() bool { return strings.Count(readFile(log), "end") == 3 })
+	running, most := 0, 0
+	for _, l := range strings.Fields(readFile(log)) {
+		if l == "start" {
+			running++
+		} else {
+			running--
+		}
+		most = max(most, running)
+	}
+	if most != 1 {
+		t.Fatalf("%d background jobs ran at once under one lock (log %q)", most, readFile(log))
+	}
+}
+
+// A loss reported while redisson's stderr is a closed pipe (redisson lock ... 2>&1 | head) still
+// terminates the command: writing the message must not kill redisson with SIGPIPE.
+func TestLockLossWithStderrClosedTerminatesTheCommand(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	dir := t.TempDir()
+	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	p := &cliRun{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, "--addr", srv.Addr(), "--watchdog", "1500ms", "lock", "piped", "--", "sh", "-c",
+		"exec 2>/dev/null; "+trapScript(log, ready, true)) // the shell's own messages would kill it by SIGPIPE
+	p.cmd.Stderr = w
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	go func() {
+		err := p.cmd.Wait()
+		p.code = p.cmd.ProcessState.ExitCode()
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			p.code = 128 + int(ws.Signal())
+		}
+		_ = err
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	})
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+	if err := rdb.Del(t.Context(), "piped").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitLost {
+		t.Fatalf("exit %d, want %d", code, exitLost)
+	}
+	if !fileHas(log, "TERM") {
+		t.Fatal("the command did not get SIGTERM")
+	}
+}
+
+// SIGKILL of a semaphore's redisson stops its watchdog: its permits come back within the watchdog
+// timeout, and another redisson takes them.
+func TestKilledCLIsPermitsComeBackWithinTheWatchdogTimeout(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	killGroupAtEnd(t, pidFile)
+	p := start(t, srv, nil, "--watchdog", "2s", "semaphore", "-n", "2", "--acquire", "2", "leaky", "--", "sh", "-c", `echo $$ > "`+pidFile+`"; exec sleep 60`)
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return pidIn(pidFile) > 0 })
+	if n, err := c.PermitExpirableSemaphore("leaky").AvailablePermits(t.Context()); err != nil || n != 0 {
+		t.Fatalf("available permits while the command runs: %d, %v; want 0", n, err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 5*time.Second)
+	if code, _, stderr := runCLI(t, srv, "semaphore", "-n", "2", "--acquire", "2", "--wait", "10s", "leaky", "--", "true"); code != 0 {
+		t.Fatalf("the killed redisson's permits did not come back: exit %d (%s)", code, stderr)
+	}
+}
+
+// lock --fair serves the redisson commands queued on a lock in the order they queued.
+func TestFairLockServesCommandsInArrivalOrder(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	ctx := t.Context()
+	h, err := c.FairLock("fifo").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "log")
+	var ps []*cliRun
+	for i := range 3 {
+		ps = append(ps, start(t, srv, nil, "lock", "--fair", "fifo", "--", "sh", "-c", `echo `+strconv.Itoa(i)+` >> "`+log+`"`))
+		waitFor(t, 10*time.Second, "redisson to queue", func() bool {
+			in, err := c.Inspect(ctx, "fifo")
+			return err == nil && len(in.Waiters) == i+1
+		})
+	}
+	if err := h.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if code := p.wait(t, 20*time.Second); code != 0 {
+			t.Fatalf("exit %d (%s)", code, p.stderr)
+		}
+	}
+	if got := strings.Fields(readFile(log)); strings.Join(got, " ") != "0 1 2" {
+		t.Fatalf("served in the order %q, want 0 1 2", got)
 	}
 }

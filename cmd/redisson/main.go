@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,6 +53,11 @@ func usageError(format string, args ...any) error { return exitf(exitUsage, form
 
 func main() {
 	redis.SetLogger(quiet{})
+	// A write to a closed stdout or stderr (redisson lock ... 2>&1 | head) must fail with EPIPE, not
+	// kill redisson by SIGPIPE: that would leave the command running unsupervised (not terminated on
+	// a loss) and exit 141 instead of the documented codes. Notify, not Ignore: an ignored signal
+	// would stay ignored in the command, a caught one is reset to the default by exec.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr))
 }
 

@@ -83,14 +83,20 @@ type child struct {
 
 // run starts the command in a process group of its own, passes the forwarded signals on to that
 // group, and on a loss sends it SIGTERM, then SIGKILL after the grace period. It returns once the
-// command exited: its exit status (128+signal if a signal ended it) and whether the loss was
-// signalled while it ran; or the exit error of a command that could not start (127 not found, 126
+// command exited and no process is left in its group (what the command started in the background
+// runs under the lock too: the lock is kept until it exits; if the command was ended by a forwarded
+// signal, or on a loss, what is left gets SIGTERM, then SIGKILL after the grace period): the
+// command's exit status (128+signal if a signal ended it) and whether the loss was signalled while
+// the group ran; or the exit error of a command that could not start (127 not found, 126
 // otherwise).
 func (c *child) run() (status int, lost bool, err error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), c.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The processes the command leaves behind become redisson's children (where the system allows
+	// it), so that they are reaped here and a finished one is not mistaken for a running one.
+	becomeSubreaper()
 	// From now on the signals are the command's: a signal received before it started is passed on
 	// once it has (it may still be worth a clean exit).
 	c.sigs.handOff()
@@ -104,34 +110,70 @@ func (c *child) run() (status int, lost bool, err error) {
 	pid := cmd.Process.Pid
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
+	signalled := false
 	select {
 	case sig := <-c.sigs.got:
+		signalled = true
 		_ = syscall.Kill(-pid, sig.(syscall.Signal))
 	default:
 	}
 	lostCh := c.lost
 	var kill <-chan time.Time
+	// terminate sends SIGTERM to the group, and SIGKILL after the grace period (once).
+	terminate := func() {
+		if kill == nil {
+			_ = syscall.Kill(-pid, syscall.SIGTERM)
+			t := time.NewTimer(c.grace)
+			kill = t.C
+		}
+	}
+	var poll <-chan time.Time // while the command's leftovers run: when to look again
+	exited := false
 	for {
+		if exited {
+			if !groupAlive(pid) {
+				return status, lost, nil
+			}
+			if signalled {
+				terminate()
+			}
+			poll = time.After(20 * time.Millisecond)
+		}
 		select {
 		case <-done:
+			done, exited = nil, true
 			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 			if ws.Signaled() {
-				return 128 + int(ws.Signal()), lost, nil
+				status = 128 + int(ws.Signal())
+			} else {
+				status = ws.ExitStatus()
 			}
-			return ws.ExitStatus(), lost, nil
 		case sig := <-c.sigs.ch:
+			signalled = true
 			_ = syscall.Kill(-pid, sig.(syscall.Signal))
 		case <-lostCh:
 			lost, lostCh = true, nil
 			fmt.Fprintf(c.stderr, "redisson: lost; sending SIGTERM to the command (SIGKILL in %v)\n", c.grace)
-			_ = syscall.Kill(-pid, syscall.SIGTERM)
-			t := time.NewTimer(c.grace)
-			defer t.Stop()
-			kill = t.C
+			terminate()
 		case <-kill:
 			kill = nil
 			fmt.Fprintln(c.stderr, "redisson: the command outlived the grace period; sending SIGKILL")
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			kill = make(chan time.Time) // never again
+		case <-poll:
 		}
 	}
+}
+
+// groupAlive reaps the exited processes of process group pgid that are redisson's children (the
+// command's leftovers, adopted as their subreaper) and reports whether a process is left in it.
+// The command itself must have been reaped already.
+func groupAlive(pgid int) bool {
+	for {
+		var ws syscall.WaitStatus
+		if p, err := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil); p <= 0 || err != nil {
+			break
+		}
+	}
+	return syscall.Kill(-pgid, 0) != syscall.ESRCH
 }

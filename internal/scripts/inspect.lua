@@ -22,7 +22,8 @@
 --          auxiliary key of another type than expected reads as absent (false or {}).
 --
 -- Safe to run twice: it changes nothing but what rw_load deletes in a ReadWriteLock's hash (fields
--- whose time has passed, and its counters), as every ReadWriteLock script does.
+-- whose time has passed, and its counters), as every ReadWriteLock script does; rw_load runs only on
+-- a hash with a holder or waiter field or the three counters, never on a foreign hash.
 local t = redis.call('TIME')
 local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local nowMs = math.floor(nowUs / 1000)
@@ -33,7 +34,23 @@ local str, flat, rw = false, {}, {}
 if typ == 'string' then
   str = redis.call('GET', key)
 elseif typ == 'hash' then
-  local s = rw_load(key, nowMs)
+  -- rw_load writes (it deletes lapsed fields and sets the counters): run it only on what a
+  -- ReadWriteLock script left, a hash with a holder or waiter field, or with its three counters
+  -- (every hash the scripts leave has them), never on foreign data such as {nr = 3}.
+  flat = redis.call('HGETALL', key)
+  local ours, counters = false, 0
+  for i = 1, #flat, 2 do
+    local f = flat[i]
+    if f == 'w' or string.sub(f, 1, 2) == 'r:' or string.sub(f, 1, 3) == 'ww:' or string.sub(f, 1, 3) == 'wr:' then
+      ours = true
+    elseif f == 'nr' or f == 'nww' or f == 'wwd' then
+      counters = counters + 1
+    end
+  end
+  local s = nil
+  if ours or counters == 3 then
+    s = rw_load(key, nowMs)
+  end
   if s then
     local writer, readers, ww, wr = {}, {}, {}, {}
     if s.writer then
@@ -55,9 +72,8 @@ elseif typ == 'hash' then
       wr[#wr + 1] = w.deadline - nowMs
     end
     rw = {writer, readers, ww, wr}
+    flat = {}
     pttl = redis.call('PTTL', key) -- rw_load may have shortened the hash's life
-  else
-    flat = redis.call('HGETALL', key)
   end
 end
 -- aux reads one auxiliary key with cmd, or answers absent if it holds another type.
