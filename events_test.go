@@ -326,3 +326,140 @@ func TestEventHooksRunInOrder(t *testing.T) {
 		t.Fatalf("hooks saw %s; want [a:acquired b:acquired a:released b:released]", got)
 	}
 }
+
+// mark returns a context derived from t's carrying what as its ctxMark value: the events of one
+// acquisition (and of its hold) carry it.
+func markCtx(t *testing.T, what string) context.Context {
+	return context.WithValue(t.Context(), ctxMark{}, what)
+}
+
+// checkPaired fails the test unless the events marked what (see markCtx) are those of one
+// acquisition: one EventNotObtained, or one EventAcquired followed by at most one EventReleased or
+// EventLost (exactly one if ended). It returns them.
+func checkPaired(t *testing.T, events []redisson.Event, what string, ended bool) []redisson.Event {
+	t.Helper()
+	var mine []redisson.Event
+	for _, e := range events {
+		if e.Ctx != nil && e.Ctx.Value(ctxMark{}) == what {
+			mine = append(mine, e)
+		}
+	}
+	kinds := make([]redisson.EventKind, len(mine))
+	for i, e := range mine {
+		kinds[i] = e.Kind
+	}
+	switch {
+	case len(mine) == 1 && mine[0].Kind == redisson.EventNotObtained:
+	case len(mine) == 1 && mine[0].Kind == redisson.EventAcquired && !ended:
+	case len(mine) == 2 && mine[0].Kind == redisson.EventAcquired &&
+		(mine[1].Kind == redisson.EventReleased || mine[1].Kind == redisson.EventLost):
+	default:
+		t.Errorf("%s: events %v; want one not_obtained, or one acquired then one released or lost", what, kinds)
+	}
+	return mine
+}
+
+// A goroutine handed the lock by a local release as the Client closes has one outcome: the lock
+// (EventAcquired, then EventLost to Close) or a failure (EventNotObtained), never both, and no loss
+// of a hold it was never given. The hook holds the hand-over's report while Close runs.
+func TestEventsOfLocalHandOverRacingClose(t *testing.T) {
+	t.Parallel()
+	log := &eventLog{}
+	handed, lost, unblock := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var handedOnce, lostOnce, unblockOnce sync.Once
+	release := func() { unblockOnce.Do(func() { close(unblock) }) }
+	defer release()
+	hook := func(e redisson.Event) {
+		log.hook(e)
+		switch {
+		case e.Kind == redisson.EventAcquired && e.HandedOver:
+			handedOnce.Do(func() {
+				close(handed)
+				<-unblock
+			})
+		case e.Kind == redisson.EventLost:
+			lostOnce.Do(func() { close(lost) })
+		}
+	}
+	c, _, _ := setup(t, redisson.WithEventHook(hook))
+	l := c.Lock("handclose")
+	h := mustLock(t, l, markCtx(t, "first"))
+	got, cancel := lockAsync(markCtx(t, "heir"), l)
+	defer cancel()
+	eventually(t, 5*time.Second, "the heir to wait in the local queue", func() bool { return redisson.LocalWaiting(c, "handclose") })
+	unlocked := make(chan error, 1)
+	go func() { unlocked <- h.Unlock(t.Context()) }()
+	recvWithin(t, handed, 5*time.Second, "the hand-over to be reported")
+	closed := make(chan struct{})
+	go func() {
+		c.Close()
+		close(closed)
+	}()
+	select { // Close has ended the heir's hold, or returned
+	case <-lost:
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close neither ended a hold nor returned")
+	}
+	release()
+	r := recvWithin(t, got, 5*time.Second, "the heir's Lock")
+	recvWithin(t, closed, 10*time.Second, "Close")
+	recvWithin(t, unlocked, 5*time.Second, "the first holder's Unlock")
+	if r.err == nil && r.h.Context().Err() == nil {
+		t.Errorf("the heir's hold outlived Close")
+	}
+	ev := log.take()
+	checkPaired(t, ev, "first", true)
+	heir := checkPaired(t, ev, "heir", true)
+	if (r.err == nil) != (len(heir) > 0 && heir[0].Kind == redisson.EventAcquired) {
+		t.Errorf("the heir's Lock returned %v; its events %v disagree", r.err, heir)
+	}
+}
+
+// A leased permit that ends before its acquisition is reported (a lease too short for the round
+// trip) is reported lost after the acquisition, never before it.
+func TestEventsOfLeasedPermitsFollowTheirAcquisition(t *testing.T) {
+	t.Parallel()
+	log := &eventLog{}
+	c, _, _ := setup(t, redisson.WithEventHook(log.hook))
+	p := c.PermitExpirableSemaphore("evlate")
+	if _, err := p.TrySetPermits(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	held, err := p.AcquireHeld(markCtx(t, "late"), 2, redisson.WithLease(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-held.Context().Done()
+	eventually(t, 5*time.Second, "the acquisition and both losses to be reported", func() bool {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		return len(log.events) >= 3
+	})
+	ev := log.take()
+	kinds := make([]redisson.EventKind, len(ev))
+	for i, e := range ev {
+		kinds[i] = e.Kind
+	}
+	if fmt.Sprint(kinds) != "[acquired lost lost]" {
+		t.Fatalf("events %v; want [acquired lost lost]", kinds)
+	}
+}
+
+// A single attempt (WithWait(0)) of a semaphore's Acquire that finds too few permits is busy, as a
+// Lock's is, not a timeout.
+func TestEventsOfSemaphoreSingleAttemptAreBusy(t *testing.T) {
+	t.Parallel()
+	log := &eventLog{}
+	c, _, _ := setup(t, redisson.WithEventHook(log.hook))
+	s := c.Semaphore("evsingle")
+	if err := s.Acquire(markCtx(t, "sem"), 1, redisson.WithWait(0)); !errors.Is(err, redisson.ErrNotObtained) {
+		t.Fatalf("Acquire(WithWait(0)) of an empty semaphore = %v; want ErrNotObtained", err)
+	}
+	checkEvent(t, "sem", log.one(t, "sem"), redisson.EventNotObtained, redisson.ObjectSemaphore, redisson.CauseBusy)
+	p := c.PermitExpirableSemaphore("evsingle2")
+	if _, err := p.Acquire(markCtx(t, "pes"), 1, redisson.WithWait(0)); !errors.Is(err, redisson.ErrNotObtained) {
+		t.Fatalf("Acquire(WithWait(0)) of an empty semaphore = %v; want ErrNotObtained", err)
+	}
+	checkEvent(t, "pes", log.one(t, "pes"), redisson.EventNotObtained, redisson.ObjectPermitSemaphore, redisson.CauseBusy)
+}
