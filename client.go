@@ -425,6 +425,49 @@ func (c *Client) emit(e Event) {
 	}
 }
 
+// eventGate orders the events of one hold (a lock's owner, an acquisition's leased permits): its ends
+// (EventReleased, EventLost) are reported only after its acquisition (EventAcquired), which is
+// reported by the acquiring goroutine once the hold is live (registered with the scheduler, so
+// already able to end: Close, a lease running out); and never if the acquisition is not reported,
+// as when it fails because the hold ended before the caller got it (then EventNotObtained is its
+// only event). The zero value awaits its acquisition's report.
+type eventGate struct {
+	mu        sync.Mutex
+	announced bool
+	pending   []Event // ends reported before the acquisition
+}
+
+// announce reports the acquisition e, then the ends reported meanwhile.
+func (g *eventGate) announce(c *Client, e Event) {
+	if c.cfg.hook == nil {
+		return
+	}
+	c.emit(e)
+	g.mu.Lock()
+	g.announced = true
+	pending := g.pending
+	g.pending = nil
+	g.mu.Unlock()
+	for _, p := range pending {
+		c.emit(p)
+	}
+}
+
+// end reports e, an end of the hold, once the acquisition has been reported.
+func (g *eventGate) end(c *Client, e Event) {
+	if c.cfg.hook == nil {
+		return
+	}
+	g.mu.Lock()
+	if !g.announced {
+		g.pending = append(g.pending, e)
+		g.mu.Unlock()
+		return
+	}
+	g.mu.Unlock()
+	c.emit(e)
+}
+
 func (c *Client) group(key string) int {
 	if c.cluster {
 		return slot.Of(key)

@@ -365,7 +365,7 @@ func (e Event) Cause() string {
 		return CauseExpired
 	case EventNotObtained:
 		switch {
-		case e.Err == nil || errors.Is(e.Err, errBusy) || errors.Is(e.Err, errHeldOrAwaited):
+		case e.Err == nil || errors.Is(e.Err, errBusy) || errors.Is(e.Err, errHeldOrAwaited) || errors.Is(e.Err, errNotNow):
 			return CauseBusy
 		case errors.Is(e.Err, ErrClosed):
 			return CauseClosed
