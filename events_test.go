@@ -463,3 +463,189 @@ func TestEventsOfSemaphoreSingleAttemptAreBusy(t *testing.T) {
 	}
 	checkEvent(t, "pes", log.one(t, "pes"), redisson.EventNotObtained, redisson.ObjectPermitSemaphore, redisson.CauseBusy)
 }
+
+// A waiter of another Client handed the lock through Redis by a release (a hand-over message) is
+// reported as handed over, its attempts counted (the queued one), and the release as a release.
+func TestEventsReportHandOverThroughRedis(t *testing.T) {
+	t.Parallel()
+	for kind, qkind := range map[string]string{redisson.ObjectLock: "Lock", redisson.ObjectFairLock: "FairLock", redisson.ObjectFencedLock: "FencedLock"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			admin := srv.Client(t)
+			log := &eventLog{}
+			a := newClient(t, srv.Client(t), redisson.WithEventHook(log.hook))
+			b := newClient(t, srv.Client(t), redisson.WithEventHook(log.hook))
+			of := func(c *redisson.Client) redisson.Locker {
+				switch kind {
+				case redisson.ObjectFairLock:
+					return c.FairLock("xho")
+				case redisson.ObjectFencedLock:
+					return c.FencedLock("xho")
+				}
+				return c.Lock("xho")
+			}
+			h := mustLock(t, of(a), markCtx(t, "holder"))
+			got, cancel := lockAsync(markCtx(t, "waiter"), of(b))
+			defer cancel()
+			q, _ := redisson.QueueKeys(qkind, "xho")
+			awaitQueuedAsleep(t, admin, b, "xho", q, 1)
+			mustUnlock(t, h)
+			r := recvWithin(t, got, 5*time.Second, "the waiter")
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			mustUnlock(t, r.h)
+			ev := log.take()
+			checkPaired(t, ev, "holder", true)
+			w := checkPaired(t, ev, "waiter", true)
+			if len(w) > 0 && (!w[0].HandedOver || w[0].Attempts < 1) {
+				t.Errorf("waiter's acquisition %+v; want handed over, attempts ≥ 1", w[0])
+			}
+		})
+	}
+}
+
+// An acquisition or an unlock whose reply is lost (and re-sent, or undone) is still one event: the
+// acquisition's one outcome, the hold's one end.
+func TestEventsOfLostReplies(t *testing.T) {
+	t.Parallel()
+	for _, compat := range []bool{false, true} {
+		kinds := []string{"Lock", "FairLock", "FencedLock", "SpinLock", "ReadWriteLock"}
+		if compat {
+			kinds = []string{"CompatLock", "CompatFairLock", "CompatReadWriteLock"}
+		}
+		for _, kind := range kinds {
+			t.Run(kind, func(t *testing.T) {
+				t.Parallel()
+				srv := redistest.Start(t)
+				p := redistest.NewProxy(t, srv.Addr())
+				rdb, _ := proxiedClient(t, srv, p)
+				log := &eventLog{}
+				opts := []redisson.Option{redisson.WithEventHook(log.hook)}
+				if compat {
+					opts = append(opts, redisson.WithRedissonCompat())
+				}
+				c := newClient(t, rdb, opts...)
+				l := lockOf(c, kind, "lostreply")
+				mustUnlock(t, mustLock(t, l, t.Context())) // loads the scripts, pools a connection
+				log.take()
+				for i, op := range []string{"try lock", "lock", "unlock"} {
+					what := fmt.Sprintf("%s-%d", op, i)
+					var h *redisson.Hold
+					var err error
+					if op == "unlock" {
+						h = mustLock(t, l, markCtx(t, what))
+						p.DropReplies(1)
+						_ = h.Unlock(t.Context())
+					} else {
+						p.DropReplies(1)
+						if op == "lock" {
+							h, err = l.Lock(markCtx(t, what))
+						} else {
+							h, err = l.TryLock(markCtx(t, what))
+						}
+						if err == nil {
+							mustUnlock(t, h)
+						}
+					}
+					eventually(t, 5*time.Second, "no hold left", func() bool { return c.Stats().Held == 0 })
+					checkPaired(t, log.take(), what, err == nil)
+				}
+			})
+		}
+	}
+}
+
+// A MultiLock whose acquisition fails midway gives back the parts it took: each part's acquisition
+// is paired with its release, the failed part reports its failure (busy), and the group nothing of
+// its own.
+func TestEventsOfMultiLockFailingMidway(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	log := &eventLog{}
+	c := newClient(t, srv.Client(t), redisson.WithEventHook(log.hook))
+	other := newClient(t, srv.Client(t))
+	bh := mustLock(t, other.FairLock("mid-b"), t.Context())
+	ml := redisson.NewMultiLock(c.Lock("mid-a"), c.FairLock("mid-b"))
+	if _, err := ml.TryLock(markCtx(t, "group")); !errors.Is(err, redisson.ErrNotObtained) {
+		t.Fatalf("TryLock of a MultiLock with a part held = %v; want ErrNotObtained", err)
+	}
+	if _, err := ml.Lock(markCtx(t, "bounded"), redisson.WithWait(100*time.Millisecond)); !errors.Is(err, redisson.ErrNotObtained) {
+		t.Fatalf("Lock(WithWait) of a MultiLock with a part held = %v; want ErrNotObtained", err)
+	}
+	mustUnlock(t, bh)
+	ev := log.take()
+	var acquired, released, notObtained int
+	for _, e := range ev {
+		switch e.Kind {
+		case redisson.EventAcquired:
+			acquired++
+			if e.Object != redisson.ObjectLock {
+				t.Errorf("acquired %q; want only part a (a lock)", e.Object)
+			}
+		case redisson.EventReleased:
+			released++
+		case redisson.EventNotObtained:
+			if e.Object == redisson.ObjectFairLock && e.Cause() == redisson.CauseBusy {
+				notObtained++ // else part a, whose wait ended with the group's
+			}
+		default:
+			t.Errorf("unexpected event %v", e.Kind)
+		}
+		if e.Ctx == nil || (e.Ctx.Value(ctxMark{}) != "group" && e.Ctx.Value(ctxMark{}) != "bounded") {
+			t.Errorf("event %v without the caller's context values", e.Kind)
+		}
+	}
+	// (Part b's call in the last round may come after the group's wait ended: refused before any
+	// attempt, it reports nothing.)
+	if acquired == 0 || acquired != released || notObtained == 0 {
+		t.Errorf("parts: %d acquired, %d released, %d of part b not obtained (busy); want as many released as acquired, and b busy", acquired, released, notObtained)
+	}
+}
+
+// Failed acquisitions are classified by cause: a Redis error (ErrWrongType) is an error, the
+// context's deadline a timeout, a TryLock of a lock another goroutine of the same Client holds busy
+// (with no attempt in Redis).
+func TestEventsClassifyFailures(t *testing.T) {
+	t.Parallel()
+	log := &eventLog{}
+	c, admin, _ := setup(t, redisson.WithEventHook(log.hook))
+	mustDo(t, "SET", admin.HSet(t.Context(), "wrongtype", "f", "v").Err())
+	if _, err := c.Lock("wrongtype").TryLock(markCtx(t, "error")); !errors.Is(err, redisson.ErrWrongType) {
+		t.Fatalf("TryLock of a hash = %v; want ErrWrongType", err)
+	}
+	checkEvent(t, "error", log.one(t, "error"), redisson.EventNotObtained, redisson.ObjectLock, redisson.CauseError)
+	if err := c.Semaphore("wrongtype").Acquire(markCtx(t, "error"), 1); !errors.Is(err, redisson.ErrWrongType) {
+		t.Fatalf("Acquire of a hash = %v; want ErrWrongType", err)
+	}
+	checkEvent(t, "error", log.one(t, "error"), redisson.EventNotObtained, redisson.ObjectSemaphore, redisson.CauseError)
+
+	l := c.Lock("classified")
+	h := mustLock(t, l, t.Context())
+	log.take()
+	e := func() redisson.Event {
+		_, err := l.TryLock(markCtx(t, "busy"))
+		if !errors.Is(err, redisson.ErrNotObtained) {
+			t.Fatalf("TryLock of a lock held in this Client = %v; want ErrNotObtained", err)
+		}
+		return log.one(t, "busy")
+	}()
+	checkEvent(t, "busy", e, redisson.EventNotObtained, redisson.ObjectLock, redisson.CauseBusy)
+	if e.Attempts != 0 {
+		t.Errorf("TryLock of a lock held in this Client: %d attempts; want 0", e.Attempts)
+	}
+	dctx, cancel := context.WithTimeout(markCtx(t, "deadline"), 100*time.Millisecond)
+	defer cancel()
+	if _, err := l.Lock(dctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock of a held lock until a deadline = %v; want DeadlineExceeded", err)
+	}
+	checkEvent(t, "deadline", log.one(t, "deadline"), redisson.EventNotObtained, redisson.ObjectLock, redisson.CauseTimeout)
+	sctx, scancel := context.WithTimeout(markCtx(t, "deadline"), 100*time.Millisecond)
+	defer scancel()
+	if err := c.Semaphore("classified-sem").Acquire(sctx, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire of an empty semaphore until a deadline = %v; want DeadlineExceeded", err)
+	}
+	checkEvent(t, "deadline", log.one(t, "deadline"), redisson.EventNotObtained, redisson.ObjectSemaphore, redisson.CauseTimeout)
+	mustUnlock(t, h)
+}
