@@ -296,11 +296,14 @@ func TestStatsCountRenewalFailures(t *testing.T) {
 		t.Errorf("Stats().RenewFailures = 0 after a hold lost to failed renewals (%+v)", s)
 	}
 	var lost []redisson.Event
-	for _, e := range log.take() {
-		if e.Kind == redisson.EventLost {
-			lost = append(lost, e)
+	eventually(t, 5*time.Second, "the loss to be reported", func() bool { // after the signal, off the scheduler
+		for _, e := range log.take() {
+			if e.Kind == redisson.EventLost {
+				lost = append(lost, e)
+			}
 		}
-	}
+		return len(lost) > 0
+	})
 	if len(lost) != 1 || lost[0].Cause() != redisson.CauseRenewalFailed {
 		t.Fatalf("losses reported %v; want one, renewal_failed", lost)
 	}
@@ -648,4 +651,25 @@ func TestEventsClassifyFailures(t *testing.T) {
 	}
 	checkEvent(t, "deadline", log.one(t, "deadline"), redisson.EventNotObtained, redisson.ObjectSemaphore, redisson.CauseTimeout)
 	mustUnlock(t, h)
+}
+
+// A hook that blocks on a loss delays no other hold's loss signal: the renewal scheduler, which
+// signals every hold's loss on time, never waits for the hook.
+func TestEventsBlockingHookDelaysNoLossSignal(t *testing.T) {
+	t.Parallel()
+	blocked, unblock := make(chan struct{}), make(chan struct{})
+	var blockedOnce, unblockOnce sync.Once
+	release := func() { unblockOnce.Do(func() { close(unblock) }) }
+	defer release()
+	c, _, _ := setup(t, redisson.WithEventHook(func(e redisson.Event) {
+		if e.Kind == redisson.EventLost && e.Name == "first" {
+			blockedOnce.Do(func() { close(blocked) })
+			<-unblock
+		}
+	}))
+	h1 := mustLock(t, c.Lock("first"), t.Context(), redisson.WithLease(200*time.Millisecond))
+	h2 := mustLock(t, c.Lock("second"), t.Context(), redisson.WithLease(time.Second))
+	recvWithin(t, blocked, 5*time.Second, "the first hold's loss to be reported")
+	<-h1.Context().Done()
+	recvWithin(t, h2.Context().Done(), 5*time.Second, "the second hold's loss signal, while the hook blocks on the first's")
 }
