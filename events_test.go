@@ -673,3 +673,62 @@ func TestEventsBlockingHookDelaysNoLossSignal(t *testing.T) {
 	<-h1.Context().Done()
 	recvWithin(t, h2.Context().Done(), 5*time.Second, "the second hold's loss signal, while the hook blocks on the first's")
 }
+
+// Close reports each waiting acquisition as not obtained (closed), each hold and leased permit as
+// lost (closed), and each acquisition once.
+func TestEventsOfCloseWithWaitersAndHolds(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	log := &eventLog{}
+	c := newClient(t, srv.Client(t), redisson.WithEventHook(log.hook))
+	other := newClient(t, srv.Client(t))
+	var waiting []string
+	var results []<-chan error
+	for _, kind := range []string{"Lock", "FairLock", "FencedLock", "SpinLock", "ReadWriteLock"} {
+		mustLock(t, lockOf(other, kind, "cw-"+kind), t.Context())
+		what := "wait-" + kind
+		got, cancel := lockAsync(markCtx(t, what), lockOf(c, kind, "cw-"+kind))
+		defer cancel()
+		ch := make(chan error, 1)
+		go func() { ch <- (<-got).err }()
+		waiting, results = append(waiting, what), append(results, ch)
+	}
+	s := c.Semaphore("cw-sem")
+	sch := make(chan error, 1)
+	go func() { sch <- s.Acquire(markCtx(t, "wait-sem"), 1) }()
+	waiting, results = append(waiting, "wait-sem"), append(results, sch)
+	eventually(t, 5*time.Second, "every acquisition to wait", func() bool { return c.Stats().Waiting == len(waiting) })
+	h := mustLock(t, c.Lock("cw-held"), markCtx(t, "held"))
+	p := c.PermitExpirableSemaphore("cw-pes")
+	if _, err := p.TrySetPermits(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.AcquireHeld(markCtx(t, "permits"), 2); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for i, ch := range results {
+		if err := recvWithin(t, ch, 5*time.Second, waiting[i]); !errors.Is(err, redisson.ErrClosed) {
+			t.Errorf("%s: %v; want ErrClosed", waiting[i], err)
+		}
+	}
+	<-h.Context().Done()
+	ev := log.take()
+	for _, what := range waiting {
+		if e := checkPaired(t, ev, what, true); len(e) == 1 && e[0].Cause() != redisson.CauseClosed {
+			t.Errorf("%s: cause %q; want closed", what, e[0].Cause())
+		}
+	}
+	if e := checkPaired(t, ev, "held", true); len(e) == 2 && e[1].Cause() != redisson.CauseClosed {
+		t.Errorf("held: cause %q; want closed", e[1].Cause())
+	}
+	var kinds []string
+	for _, e := range ev {
+		if e.Ctx.Value(ctxMark{}) == "permits" {
+			kinds = append(kinds, e.Kind.String()+"/"+e.Cause())
+		}
+	}
+	if fmt.Sprint(kinds) != "[acquired/ lost/closed lost/closed]" {
+		t.Errorf("permits: %v; want [acquired/ lost/closed lost/closed]", kinds)
+	}
+}
