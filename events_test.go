@@ -732,3 +732,23 @@ func TestEventsOfCloseWithWaitersAndHolds(t *testing.T) {
 		t.Errorf("permits: %v; want [acquired/ lost/closed lost/closed]", kinds)
 	}
 }
+
+// An acquisition of 0 permits, which succeeds at once without I/O, is still an acquisition: one
+// EventAcquired, with no permit and no attempt.
+func TestEventsOfZeroPermitAcquisitions(t *testing.T) {
+	t.Parallel()
+	log := &eventLog{}
+	c, _, _ := setup(t, redisson.WithEventHook(log.hook))
+	if err := c.Semaphore("zero").Acquire(markCtx(t, "sem"), 0); err != nil {
+		t.Fatal(err)
+	}
+	e := log.one(t, "sem")
+	checkEvent(t, "sem", e, redisson.EventAcquired, redisson.ObjectSemaphore, "")
+	if e.Permits != 0 || e.Attempts != 0 {
+		t.Errorf("sem: %+v; want no permit, no attempt", e)
+	}
+	if _, err := c.PermitExpirableSemaphore("zero2").AcquireHeld(markCtx(t, "pes"), 0); err != nil {
+		t.Fatal(err)
+	}
+	checkEvent(t, "pes", log.one(t, "pes"), redisson.EventAcquired, redisson.ObjectPermitSemaphore, "")
+}

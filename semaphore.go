@@ -174,6 +174,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		if leased {
 			a.set = s.newPermitSet(ctx, 0)
 		}
+		s.report(ctx, leased, 0, start, 0, false, a, nil) // an acquisition all the same
 		return a, nil
 	}
 	bounded := ac.waitSet && ac.wait > 0
