@@ -752,3 +752,35 @@ func TestEventsOfZeroPermitAcquisitions(t *testing.T) {
 	}
 	checkEvent(t, "pes", log.one(t, "pes"), redisson.EventAcquired, redisson.ObjectPermitSemaphore, "")
 }
+
+// Leased permits whose renewals fail until their lease may lapse are each reported lost, with the
+// cause renewal_failed, after their acquisition.
+func TestEventsOfLeasedPermitsLostToFailedRenewals(t *testing.T) {
+	long(t)
+	t.Parallel()
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb, _ := refusableProxyClient(t, srv, p)
+	log := &eventLog{}
+	c := newClient(t, rdb, redisson.WithWatchdogTimeout(time.Second), redisson.WithEventHook(log.hook))
+	s := c.PermitExpirableSemaphore("unrenewed-permits")
+	if _, err := s.TrySetPermits(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	held, err := s.AcquireHeld(markCtx(t, "renewal_failed"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Blackhole(true)
+	<-held.Context().Done()
+	p.Blackhole(false)
+	var got []redisson.Event
+	eventually(t, 5*time.Second, "the acquisition and both losses to be reported", func() bool {
+		got = append(got, log.take()...)
+		return len(got) >= 3
+	})
+	checkEvent(t, "renewal_failed", got[0], redisson.EventAcquired, redisson.ObjectPermitSemaphore, "")
+	for _, e := range got[1:] {
+		checkEvent(t, "renewal_failed", e, redisson.EventLost, redisson.ObjectPermitSemaphore, redisson.CauseRenewalFailed)
+	}
+}
