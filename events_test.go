@@ -784,3 +784,14 @@ func TestEventsOfLeasedPermitsLostToFailedRenewals(t *testing.T) {
 		checkEvent(t, "renewal_failed", e, redisson.EventLost, redisson.ObjectPermitSemaphore, redisson.CauseRenewalFailed)
 	}
 }
+
+// An acquisition refused for too few replicas (ErrNotReplicated) is classified as an error.
+func TestEventsClassifyNotReplicated(t *testing.T) {
+	t.Parallel()
+	log := &eventLog{}
+	c, _, _ := setup(t, redisson.WithEventHook(log.hook), redisson.WithReplicaAcks(1, 100*time.Millisecond))
+	if _, err := c.Lock("unreplicated").TryLock(markCtx(t, "error")); !errors.Is(err, redisson.ErrNotReplicated) {
+		t.Fatalf("TryLock without replicas = %v; want ErrNotReplicated", err)
+	}
+	checkEvent(t, "error", log.one(t, "error"), redisson.EventNotObtained, redisson.ObjectLock, redisson.CauseError)
+}
