@@ -795,3 +795,45 @@ func TestEventsClassifyNotReplicated(t *testing.T) {
 	}
 	checkEvent(t, "error", log.one(t, "error"), redisson.EventNotObtained, redisson.ObjectLock, redisson.CauseError)
 }
+
+// A local waiter cancelled while the release that transfers the lock to it is in flight (the hook
+// holds the release's report) reports one outcome: not obtained (canceled); the transfer is undone.
+func TestEventsOfWaiterCanceledAtHandOver(t *testing.T) {
+	t.Parallel()
+	log := &eventLog{}
+	released, unblock := make(chan struct{}), make(chan struct{})
+	var releasedOnce, unblockOnce sync.Once
+	release := func() { unblockOnce.Do(func() { close(unblock) }) }
+	defer release()
+	c, admin, _ := setup(t, redisson.WithEventHook(func(e redisson.Event) {
+		log.hook(e)
+		if e.Kind == redisson.EventReleased && e.Ctx.Value(ctxMark{}) == "first" {
+			releasedOnce.Do(func() { close(released) })
+			<-unblock
+		}
+	}))
+	l := c.Lock("cancelho")
+	h := mustLock(t, l, markCtx(t, "first"))
+	got, cancel := lockAsync(markCtx(t, "heir"), l)
+	eventually(t, 5*time.Second, "the heir to wait in the local queue", func() bool { return redisson.LocalWaiting(c, "cancelho") })
+	unlocked := make(chan error, 1)
+	go func() { unlocked <- h.Unlock(t.Context()) }()
+	recvWithin(t, released, 5*time.Second, "the release to be reported")
+	cancel()
+	r := recvWithin(t, got, 5*time.Second, "the cancelled heir")
+	release()
+	if err := recvWithin(t, unlocked, 5*time.Second, "Unlock"); err != nil {
+		t.Fatal(err)
+	}
+	if r.err == nil {
+		t.Fatalf("the heir cancelled before the hand-over got the lock")
+	}
+	ev := log.take()
+	checkPaired(t, ev, "first", true)
+	if e := checkPaired(t, ev, "heir", true); len(e) == 1 && e[0].Cause() != redisson.CauseCanceled {
+		t.Errorf("heir: cause %q; want canceled", e[0].Cause())
+	}
+	eventually(t, 5*time.Second, "the transfer to be undone", func() bool {
+		return admin.Exists(t.Context(), redisson.LockKeyOf(c, "cancelho")).Val() == 0
+	})
+}
