@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -46,6 +47,10 @@ type Client struct {
 	seq       atomic.Uint64 // suffix of every owner and request id
 	lostHolds atomic.Uint64 // holds ended by a loss, a fixed lease or Close (Stats.Lost)
 	unqueued  atomic.Int64  // acquisitions waiting in no Redis queue: SpinLock, RedLock (in Stats.Waiting)
+	// Events reported on a goroutine of their own (see emitLater): queued, and whether it runs.
+	eventsMu      sync.Mutex
+	eventsQueued  []Event
+	eventsRunning bool
 	// unreachable: the latest command that failed could not reach Redis (see unreachableNow).
 	unreachable atomic.Bool
 	// slotsReloaded is when (UnixNano) a renewal's connection error last reloaded the Cluster slot map.
@@ -423,6 +428,91 @@ func (c *Client) emit(e Event) {
 	if c.cfg.hook != nil {
 		c.cfg.hook(e)
 	}
+}
+
+// emitLater reports e on a goroutine of its own, after the events queued before it: for losses,
+// which the renewal scheduler signals, and whose goroutine must never wait for a hook (it signals
+// every hold's loss on time, and a hook that blocks would hold back the others'). The goroutine
+// ends when the queue is empty.
+func (c *Client) emitLater(e Event) {
+	if c.cfg.hook == nil {
+		return
+	}
+	c.eventsMu.Lock()
+	c.eventsQueued = append(c.eventsQueued, e)
+	start := !c.eventsRunning
+	c.eventsRunning = true
+	c.eventsMu.Unlock()
+	if start {
+		go c.emitQueued()
+	}
+}
+
+// emitQueued reports the events emitLater queued, in order, until none is left.
+func (c *Client) emitQueued() {
+	for {
+		c.eventsMu.Lock()
+		queued := c.eventsQueued
+		c.eventsQueued = nil
+		if len(queued) == 0 {
+			c.eventsRunning = false
+			c.eventsMu.Unlock()
+			return
+		}
+		c.eventsMu.Unlock()
+		for _, e := range queued {
+			c.emit(e)
+		}
+	}
+}
+
+// eventGate orders the events of one hold (a lock's owner, an acquisition's leased permits): its ends
+// (EventReleased, EventLost) are reported only after its acquisition (EventAcquired), which is
+// reported by the acquiring goroutine once the hold is live (registered with the scheduler, so
+// already able to end: Close, a lease running out); and never if the acquisition is not reported,
+// as when it fails because the hold ended before the caller got it (then EventNotObtained is its
+// only event). The zero value awaits its acquisition's report.
+type eventGate struct {
+	mu        sync.Mutex
+	announced bool
+	pending   []Event // ends reported before the acquisition
+}
+
+// announce reports the acquisition e, then the ends reported meanwhile.
+func (g *eventGate) announce(c *Client, e Event) {
+	if c.cfg.hook == nil {
+		return
+	}
+	c.emit(e)
+	g.mu.Lock()
+	g.announced = true
+	pending := g.pending
+	g.pending = nil
+	g.mu.Unlock()
+	for _, p := range pending {
+		c.emit(p)
+	}
+}
+
+// end reports e, an end of the hold, once the acquisition has been reported: a loss the renewal
+// scheduler signals (the key found gone, renewals failing, a fixed lease over) later, on a goroutine
+// of its own (see emitLater); the others at once, on the caller's goroutine (an Unlock's, Close's).
+func (g *eventGate) end(c *Client, e Event) {
+	if c.cfg.hook == nil {
+		return
+	}
+	g.mu.Lock()
+	if !g.announced {
+		g.pending = append(g.pending, e)
+		g.mu.Unlock()
+		return
+	}
+	g.mu.Unlock()
+	if e.Kind == EventLost && (errors.Is(e.Err, renew.ErrGone) || errors.Is(e.Err, renew.ErrLapsing) || errors.Is(e.Err, renew.ErrLeaseEnded)) {
+		c.emitLater(e)
+		return
+	}
+	c.emit(e)
 }
 
 func (c *Client) group(key string) int {

@@ -430,9 +430,13 @@
 // release (EventReleased) and loss (EventLost) of a Client's locks and semaphores, with the kind of
 // object (Event.Object), the caller's context (for a tracing parent), the wait, the time held, the
 // attempts made in Redis and whether a releasing holder handed the lock over; Event.Cause classifies
-// failures and losses into a few values fit for metric labels. Re-entries and partial unlocks are not
-// events; nor are calls refused before any attempt (bad input, a context already ended, a closed
-// Client). MultiLock and RedLock report through their parts. Client.Stats gives the gauges and
+// failures and losses into a few values fit for metric labels. Each acquisition is one event
+// (EventAcquired or EventNotObtained), and each lock hold's end one more (EventReleased or
+// EventLost), reported after its acquisition; losses the renewal scheduler signals are reported on a
+// goroutine of their own, just after the holder's context ends (see WithEventHook). Re-entries and
+// partial unlocks are not events; nor are calls refused before any attempt (bad input, a context
+// already ended, a closed Client), nor the release of a leased permit (its loss is). MultiLock and
+// RedLock report through their parts. Client.Stats gives the gauges and
 // counters that are not events (holds and waiters now, renewals and their failures, pub/sub
 // reconnects, replica-acknowledgement failures). The modules contrib/redissonprom (Prometheus) and
 // contrib/redissonotel (OpenTelemetry spans and metrics) build on both, and keep their dependencies

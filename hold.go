@@ -44,6 +44,7 @@ type owner struct {
 	ready   chan struct{} // for an owner handed over to a waiting goroutine: closed once registered
 	since   time.Time     // when the owner was made: the hold's start, for Event.Held
 	handed  bool          // the lock was handed over to the owner by its releasing holder
+	ev      eventGate     // orders its events: the acquisition first
 	// resent: an acquisition of this owner was answered by a re-send, so a copy of it may land after
 	// the final release and take the lock again: the release is followed by repeated undos.
 	resent bool
@@ -527,13 +528,13 @@ func (o *owner) endLocked(reason error) func() {
 		}
 		if reason == nil {
 			o.cancel(context.Canceled)
-			l.c.emit(Event{Kind: EventReleased, Object: l.kind.object, Name: l.name, Ctx: o.ctx, Held: time.Since(o.since)})
+			o.ev.end(l.c, Event{Kind: EventReleased, Object: l.kind.object, Name: l.name, Ctx: o.ctx, Held: time.Since(o.since)})
 			return
 		}
 		l.c.lostHolds.Add(1) // before the cancellation: whoever sees the context end sees it counted
 		o.cancel(reason)
 		l.c.cfg.logger.Warn("redisson: lock lost", "lock", l.name, "err", reason)
-		l.c.emit(Event{Kind: EventLost, Object: l.kind.object, Name: l.name, Ctx: o.ctx, Held: time.Since(o.since), Err: reason})
+		o.ev.end(l.c, Event{Kind: EventLost, Object: l.kind.object, Name: l.name, Ctx: o.ctx, Held: time.Since(o.since), Err: reason})
 	}
 }
 

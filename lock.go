@@ -372,7 +372,8 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 }
 
 // obtain is acquire's fresh acquisition (no re-entry) from start, counting the acquire scripts it runs
-// in tries. It reports a success (EventAcquired), and leaves a failure to acquire.
+// in tries. It reports a success (EventAcquired, through the owner's eventGate, which holds back its
+// end until then), and leaves a failure to acquire.
 func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bool, start time.Time, tries *int) (*Hold, error) {
 	if m.kind.fenced {
 		// Tokens from a counter that may be evicted are worth nothing (see servers.go).
@@ -401,7 +402,7 @@ func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bo
 	}
 	if m.kind.local {
 		if wait {
-			want := &heir{ctx: ctx, owner: id, lease: ac.lease, start: start}
+			want := &heir{ctx: ctx, owner: id, lease: ac.lease}
 			o, handed, err := m.c.gates.Enter(waitCtx, m.gateName, want)
 			if err != nil {
 				return nil, opErr(op, m.name, ErrNotObtained, m.waitEnded(ctx, err))
@@ -409,8 +410,10 @@ func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bo
 			if handed {
 				<-o.ready                            // registered (or ended) by handOver
 				if err := o.endedErr(); err != nil { // handed over as the Client closed
-					return nil, opErr(op, m.name, ErrNotObtained, err)
+					return nil, opErr(op, m.name, ErrNotObtained, err) // its end is not reported
 				}
+				o.ev.announce(m.c, Event{Kind: EventAcquired, Object: m.kind.object, Name: m.name, Ctx: ctx, Wait: time.Since(start),
+					HandedOver: true})
 				return &Hold{o: o, level: "1"}, nil
 			}
 		} else if !m.c.gates.TryEnter(m.gateName) {
@@ -422,7 +425,7 @@ func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bo
 		m.leaveTurn()
 		return nil, opErr(op, m.name, ErrNotObtained, err)
 	}
-	m.c.emit(Event{Kind: EventAcquired, Object: m.kind.object, Name: m.name, Ctx: ctx, Wait: time.Since(start),
+	o.ev.announce(m.c, Event{Kind: EventAcquired, Object: m.kind.object, Name: m.name, Ctx: ctx, Wait: time.Since(start),
 		Attempts: *tries, HandedOver: o.handed})
 	return &Hold{o: o, level: "1"}, nil
 }
@@ -1107,7 +1110,6 @@ type heir struct {
 	ctx   context.Context // gives the hold's context its values
 	owner string
 	lease time.Duration // 0: watchdog
-	start time.Time
 }
 
 // leaveTurn gives up this process's turn for the lock, if the kind has local turns.
@@ -1158,10 +1160,8 @@ func (m *mutex) handOver(w *gate.Waiter[*heir, *owner], want *heir, sent time.Ti
 		// Closed (or too late) since: the waiter finds its owner ended (see acquire).
 		o.lost(err)
 		m.undo(want.ctx, want.owner, false)
-		return
 	}
-	m.c.emit(Event{Kind: EventAcquired, Object: m.kind.object, Name: m.name, Ctx: want.ctx, Wait: time.Since(want.start),
-		HandedOver: true})
+	// The waiter reports the acquisition, once it has the owner (see acquire).
 }
 
 func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {

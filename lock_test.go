@@ -316,6 +316,7 @@ func TestFixedLeaseExpiresWithoutRenewal(t *testing.T) {
 	if c.Stats().RenewCalls != 0 {
 		t.Fatalf("fixed lease was renewed: %+v", c.Stats())
 	}
+	eventually(t, 5*time.Second, "the loss to be reported (after its signal)", func() bool { return lost.Load() > 0 })
 	if lost.Load() != 1 {
 		t.Fatalf("EventLost fired %d times; want 1", lost.Load())
 	}

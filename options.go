@@ -242,10 +242,21 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithEventHook registers fn to be called on every acquisition (and failed acquisition), release and
-// loss of the Client's locks and semaphores (see Event). fn runs synchronously on the goroutine where
-// the event happens, which for losses is the renewal scheduler: it must return quickly and must not
-// call back into the Client. Metrics and tracing adapters build on it (see the modules in contrib/).
-// Each WithEventHook adds a hook: several run in the order given.
+// loss of the Client's locks and semaphores (see Event). Each acquisition is reported once, as
+// EventAcquired or EventNotObtained, by the acquiring goroutine. A lock's hold then ends with one
+// EventReleased or EventLost, and a leased permit lost with one EventLost (a permit released is not
+// an event), reported after the acquisition's EventAcquired, and never for an acquisition reported
+// as not obtained. A release is reported by the unlocking goroutine, a loss found by an Unlock by it,
+// a loss at Close by Close; a loss the renewal scheduler signals (the key found gone, renewals
+// failing, a fixed lease over) is reported just after the holder's context ends, on a goroutine of
+// its own that reports such losses in order, so that a slow hook never delays the scheduler's
+// signals to other holders. fn must return quickly: it delays the goroutine that reports (an
+// Unlock's return, and the local waiter handed the lock by that release, wait for it). It may call
+// the Client, but must neither wait for one of its locks nor close it: while an EventReleased is
+// reported the releasing holder still has its Client's turn for that lock (a TryLock of it fails
+// there, a Lock waits for ever, and Close waits for the Unlock), and while an EventAcquired is
+// reported the caller has not yet got its Hold. Metrics and tracing adapters build on it (see the
+// modules in contrib/). Each WithEventHook adds a hook: several run in the order given.
 //
 // default: none
 func WithEventHook(fn func(Event)) Option {
@@ -365,7 +376,7 @@ func (e Event) Cause() string {
 		return CauseExpired
 	case EventNotObtained:
 		switch {
-		case e.Err == nil || errors.Is(e.Err, errBusy) || errors.Is(e.Err, errHeldOrAwaited):
+		case e.Err == nil || errors.Is(e.Err, errBusy) || errors.Is(e.Err, errHeldOrAwaited) || errors.Is(e.Err, errNotNow):
 			return CauseBusy
 		case errors.Is(e.Err, ErrClosed):
 			return CauseClosed

@@ -231,6 +231,7 @@ type permitSet struct {
 	cancel context.CancelCauseFunc
 	mu     sync.Mutex // guards held and every leasedPermit's state below
 	held   int        // permits not yet ended
+	ev     eventGate  // orders its events: the acquisition first
 }
 
 // leasedPermit is one leased permit of this Client, in Client.permits from its acquisition until it
@@ -388,7 +389,7 @@ func (lp *leasedPermit) endLocked(reason error) func() {
 		}
 		c.lostHolds.Add(1) // before the cancellation: whoever sees the context end sees it counted
 		set.cancel(reason)
-		c.emit(Event{Kind: EventLost, Object: ObjectPermitSemaphore, Name: set.s.name, Ctx: set.ctx, Permits: 1, Err: reason})
+		set.ev.end(c, Event{Kind: EventLost, Object: ObjectPermitSemaphore, Name: set.s.name, Ctx: set.ctx, Permits: 1, Err: reason})
 		level := slog.LevelWarn
 		if errors.Is(reason, renew.ErrLeaseEnded) {
 			level = slog.LevelInfo // a fixed lease running out is what it is for

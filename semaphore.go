@@ -174,6 +174,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		if leased {
 			a.set = s.newPermitSet(ctx, 0)
 		}
+		s.report(ctx, leased, 0, start, 0, false, a, nil) // an acquisition all the same
 		return a, nil
 	}
 	bounded := ac.waitSet && ac.wait > 0
@@ -299,7 +300,11 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		err = opErr(op, s.name, ErrNotObtained, err)
 	}
 	if err == nil && op == "acquire" {
-		err = opErr(op, s.name, ErrNotObtained, errWaitBound)
+		why := errWaitBound
+		if !bounded {
+			why = errNotNow // WithWait(0): a single attempt, as a TryLock's (Event.Cause: busy)
+		}
+		err = opErr(op, s.name, ErrNotObtained, why)
 	}
 	return nil, err
 }
@@ -311,11 +316,15 @@ func (s *Semaphore) report(ctx context.Context, leased bool, n int64, start time
 	if leased {
 		e.Object = ObjectPermitSemaphore
 	}
-	if a == nil {
+	switch {
+	case a == nil:
 		e.Kind, e.Err = EventNotObtained, err
 		if err == nil && bounded {
 			e.Err = opErr("try acquire", s.name, ErrNotObtained, errWaitBound)
 		}
+	case a.set != nil:
+		a.set.ev.announce(s.c, e) // then its permits' losses reported meanwhile
+		return
 	}
 	s.c.emit(e)
 }
