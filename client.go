@@ -51,6 +51,7 @@ type Client struct {
 	eventsMu      sync.Mutex
 	eventsQueued  []Event
 	eventsRunning bool
+	eventsWG      sync.WaitGroup // the goroutine of emitQueued, which Close waits for
 	// unreachable: the latest command that failed could not reach Redis (see unreachableNow).
 	unreachable atomic.Bool
 	// slotsReloaded is when (UnixNano) a renewal's connection error last reloaded the Cluster slot map.
@@ -307,7 +308,8 @@ func timeoutsOff(rdb redis.UniversalClient) bool {
 	return false
 }
 
-// Close stops the renewal scheduler and the pub/sub hub and waits for their goroutines. It does not
+// Close stops the renewal scheduler and the pub/sub hub and waits for their goroutines, and for the
+// event hook (WithEventHook) to have been told of the losses signalled before. It does not
 // release locks: a held lock stays in Redis until its lease runs out (at most the watchdog timeout
 // after its last renewal), as if the process had exited. The ownership context of every hold (and
 // of every leased permit: HeldPermits.Context) is cancelled with a cause matching ErrLockLost and
@@ -329,6 +331,8 @@ func (c *Client) Close() error {
 		}
 		c.hub.Close()
 		c.bg.Wait()
+		// The losses the scheduler signalled before it stopped (it signals no more) are reported.
+		c.eventsWG.Wait()
 	})
 	return nil
 }
@@ -442,6 +446,9 @@ func (c *Client) emitLater(e Event) {
 	c.eventsQueued = append(c.eventsQueued, e)
 	start := !c.eventsRunning
 	c.eventsRunning = true
+	if start {
+		c.eventsWG.Add(1)
+	}
 	c.eventsMu.Unlock()
 	if start {
 		go c.emitQueued()
@@ -450,6 +457,7 @@ func (c *Client) emitLater(e Event) {
 
 // emitQueued reports the events emitLater queued, in order, until none is left.
 func (c *Client) emitQueued() {
+	defer c.eventsWG.Done()
 	for {
 		c.eventsMu.Lock()
 		queued := c.eventsQueued
