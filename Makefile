@@ -60,7 +60,6 @@ vet:
 # library's go.mod lists only what the library needs); the go command fetches them on first use.
 TOOL        = $(GO) tool -modfile=$(CURDIR)/tools/go.mod
 STATICCHECK = $(TOOL) staticcheck
-GOTESTSUM   = $(TOOL) gotestsum
 
 # Fails on an untidy module (go.mod/go.sum not what `go mod tidy` would write) and on staticcheck
 # findings, in the library and in the bench module.
@@ -80,15 +79,17 @@ TESTPKGS = ./... $(CONTRIB:%=./%/...)
 testwork:
 	@{ printf 'go 1.26.0\n\nuse (\n\t.\n'; for d in $(CONTRIB); do printf '\t./%s\n' $$d; done; printf ')\n'; } > $(TESTWORK)
 
+# (GOWORK is set for gotestsum's go test only: `go tool -modfile` refuses workspace mode.)
 test: deps race-deps vet lint testwork
-	GOWORK=$(TESTWORK) REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GOTESTSUM) --format testname --format-hide-empty-pkg -- \
-		-race -count=1 -parallel 6 -timeout 14m $(TESTPKGS)
+	gotestsum=$$($(TOOL) -n gotestsum) && GOWORK=$(TESTWORK) REDISTEST_REQUIRE=1 CGO_ENABLED=1 $$gotestsum \
+		--format testname --format-hide-empty-pkg -- -race -count=1 -parallel 6 -timeout 14m $(TESTPKGS)
 
 # The fast tier for the edit loop: no Cluster or Sentinel topologies, no multi-process or long
 # randomized runs (-short), still with the race detector.
 check: deps race-deps testwork
 	GOWORK=$(TESTWORK) $(GO) vet $(TESTPKGS)
-	GOWORK=$(TESTWORK) REDISTEST_REQUIRE=1 CGO_ENABLED=1 $(GOTESTSUM) --format pkgname -- -race -short -count=1 -parallel 4 -timeout 5m $(TESTPKGS)
+	gotestsum=$$($(TOOL) -n gotestsum) && GOWORK=$(TESTWORK) REDISTEST_REQUIRE=1 CGO_ENABLED=1 $$gotestsum \
+		--format pkgname -- -race -short -count=1 -parallel 4 -timeout 5m $(TESTPKGS)
 
 # The randomized, model-checked fault test for longer than its bounded run in `make test`.
 # FUZZTIME is the run time; set SEED to replay a printed seed.
