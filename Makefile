@@ -79,10 +79,18 @@ TESTPKGS = ./... $(CONTRIB:%=./%/...)
 testwork:
 	@{ printf 'go 1.26.0\n\nuse (\n\t.\n'; for d in $(CONTRIB); do printf '\t./%s\n' $$d; done; printf ')\n'; } > $(TESTWORK)
 
+# vet and lint run beside the tests (their output, kept in .checks.log, is printed at the end): on a
+# cold cache their builds and staticcheck's analysis take minutes of CPU the tests leave idle.
 # (GOWORK is set for gotestsum's go test only: `go tool -modfile` refuses workspace mode.)
-test: deps race-deps vet lint testwork
+test: deps race-deps testwork
+	@echo "vet and lint: running beside the tests; their output follows the tests' summary"
+	@$(MAKE) --no-print-directory vet lint > .checks.log 2>&1 & checks=$$!; \
 	gotestsum=$$($(TOOL) -n gotestsum) && GOWORK=$(TESTWORK) REDISTEST_REQUIRE=1 CGO_ENABLED=1 $$gotestsum \
-		--format testname --format-hide-empty-pkg -- -race -count=1 -parallel 6 -timeout 14m $(TESTPKGS)
+		--format testname --format-hide-empty-pkg -- -race -count=1 -parallel 6 -timeout 14m $(TESTPKGS); \
+	tests=$$?; wait $$checks; checked=$$?; \
+	echo "== vet and lint"; cat .checks.log; \
+	if [ $$checked -ne 0 ]; then echo "vet or lint failed (exit $$checked)"; fi; \
+	[ $$tests -eq 0 ] && [ $$checked -eq 0 ]
 
 # The fast tier for the edit loop: no Cluster or Sentinel topologies, no multi-process or long
 # randomized runs (-short), still with the race detector.

@@ -27,9 +27,13 @@ func holdCount(t *testing.T, h *redisson.Hold) int {
 	return n
 }
 
+// mustUnlock unlocks h, failing the test on an error. It may run in a Cleanup, where t.Context() has
+// ended: it unlocks with a context of its own.
 func mustUnlock(t *testing.T, h *redisson.Hold) {
 	t.Helper()
-	if err := h.Unlock(t.Context()); err != nil {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 10*time.Second)
+	defer cancel()
+	if err := h.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock(%q) = %v", h.Name(), err)
 	}
 }

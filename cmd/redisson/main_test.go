@@ -84,8 +84,15 @@ type cliRun struct {
 // environment. The process is killed at the end of the test if it still runs.
 func start(t *testing.T, srv *redistest.Server, env []string, args ...string) *cliRun {
 	t.Helper()
+	return startArgs(t, env, append([]string{"--addr", srv.Addr()}, args...)...)
+}
+
+// startArgs runs the command with args (connection flags included), env added to its environment.
+// The process is killed at the end of the test if it still runs.
+func startArgs(t *testing.T, env []string, args ...string) *cliRun {
+	t.Helper()
 	c := &cliRun{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	c.cmd = exec.Command(bin, append([]string{"--addr", srv.Addr()}, args...)...)
+	c.cmd = exec.Command(bin, args...)
 	c.cmd.Stdout, c.cmd.Stderr = c.stdout, c.stderr
 	c.cmd.Env = append(os.Environ(), env...)
 	// A command left running after its redisson was killed holds the output pipes open: stop
