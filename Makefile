@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: all deps race-deps demo test testwork check vet lint bench fuzz
+.PHONY: all deps race-deps demo test testwork check vet tidy staticcheck lint bench fuzz
 
 all: test
 
@@ -53,51 +53,56 @@ CONTRIB = $(patsubst %/go.mod,%,$(wildcard contrib/*/go.mod))
 
 vet:
 	$(GO) vet ./...
-	@if [ -f bench/go.mod ]; then echo "cd bench && $(GO) vet ./..."; cd bench && $(GO) vet ./...; fi
-	@for d in $(CONTRIB); do echo "cd $$d && $(GO) vet ./..."; (cd $$d && $(GO) vet ./...) || exit 1; done
+	@for d in bench $(CONTRIB); do echo "cd $$d && $(GO) vet ./..."; (cd $$d && $(GO) vet ./...) || exit 1; done
 
 # Development tools, pinned with tool directives in tools/go.mod (a module of their own, so that the
 # library's go.mod lists only what the library needs); the go command fetches them on first use.
 TOOL        = $(GO) tool -modfile=$(CURDIR)/tools/go.mod
 STATICCHECK = $(TOOL) staticcheck
 
-# Fails on an untidy module (go.mod/go.sum not what `go mod tidy` would write) and on staticcheck
-# findings, in the library and in the bench module.
-lint:
-	$(GO) mod tidy -diff
-	cd tools && $(GO) mod tidy -diff
-	$(STATICCHECK) ./...
-	@if [ -f bench/go.mod ]; then echo "cd bench && go mod tidy -diff && staticcheck ./..."; cd bench && $(GO) mod tidy -diff && $(STATICCHECK) ./...; fi
-	@for d in $(CONTRIB); do echo "cd $$d && go mod tidy -diff && staticcheck ./..."; (cd $$d && $(GO) mod tidy -diff && $(STATICCHECK) ./...) || exit 1; done
+# tidy fails on an untidy module (go.mod/go.sum not what `go mod tidy` would write).
+tidy:
+	@for d in . tools bench $(CONTRIB); do echo "cd $$d && $(GO) mod tidy -diff"; (cd $$d && $(GO) mod tidy -diff) || exit 1; done
+
+# staticcheck over the library, bench/ and contrib/; LINTFLAGS go to the go command it runs (make
+# test passes -race, so that it reads the builds the tests made).
+staticcheck:
+	@for d in . bench $(CONTRIB); do echo "cd $$d && staticcheck ./..."; (cd $$d && GOFLAGS="$(LINTFLAGS)" $(STATICCHECK) ./...) || exit 1; done
+
+lint: tidy staticcheck
 
 # The whole suite, with the race detector; gotestsum prints each test as it finishes, then a summary.
 # The contrib modules' packages run in the same go test, through a workspace file made for it
-# (.test.work, not committed): their builds then overlap the library's tests instead of following them.
+# (.test.work, not committed), so that their builds overlap the library's tests. go test runs every
+# vet check (-vet=all) on the race builds it makes anyway; staticcheck follows, reading them too
+# (LINTFLAGS=-race). bench/, which no test imports, is vetted and checked beside the tests (its
+# output, kept in .bench-checks.log, is printed at the end). A cold build cache costs minutes of
+# compilation: one build of everything, not three (vet, staticcheck, race).
 TESTWORK = $(CURDIR)/.test.work
 TESTPKGS = ./... $(CONTRIB:%=./%/...)
 
 testwork:
 	@{ printf 'go 1.26.0\n\nuse (\n\t.\n'; for d in $(CONTRIB); do printf '\t./%s\n' $$d; done; printf ')\n'; } > $(TESTWORK)
 
-# vet and lint run beside the tests (their output, kept in .checks.log, is printed at the end): on a
-# cold cache their builds and staticcheck's analysis take minutes of CPU the tests leave idle.
 # (GOWORK is set for gotestsum's go test only: `go tool -modfile` refuses workspace mode.)
-test: deps race-deps testwork
-	@echo "vet and lint: running beside the tests; their output follows the tests' summary"
-	@$(MAKE) --no-print-directory vet lint > .checks.log 2>&1 & checks=$$!; \
+test: deps race-deps testwork tidy
+	@echo "bench/: vet and staticcheck run beside the tests; their output follows the tests' summary"
+	@(cd bench && $(GO) vet ./... && $(STATICCHECK) ./...) > .bench-checks.log 2>&1 & bench=$$!; \
 	gotestsum=$$($(TOOL) -n gotestsum) && GOWORK=$(TESTWORK) REDISTEST_REQUIRE=1 CGO_ENABLED=1 $$gotestsum \
-		--format testname --format-hide-empty-pkg -- -race -count=1 -parallel 6 -timeout 14m $(TESTPKGS); \
-	tests=$$?; wait $$checks; checked=$$?; \
-	echo "== vet and lint"; cat .checks.log; \
-	if [ $$checked -ne 0 ]; then echo "vet or lint failed (exit $$checked)"; fi; \
-	[ $$tests -eq 0 ] && [ $$checked -eq 0 ]
+		--format testname --format-hide-empty-pkg -- -race -vet=all -count=1 -parallel 6 -timeout 14m $(TESTPKGS); \
+	tests=$$?; \
+	checked=0; for d in . $(CONTRIB); do echo "cd $$d && staticcheck ./..."; \
+		(cd $$d && CGO_ENABLED=1 GOFLAGS=-race $(STATICCHECK) ./...) || checked=1; done; \
+	wait $$bench; benched=$$?; \
+	echo "== bench/: vet and staticcheck"; cat .bench-checks.log; \
+	[ $$benched -eq 0 ] || echo "bench/: vet or staticcheck failed"; \
+	[ $$tests -eq 0 ] && [ $$checked -eq 0 ] && [ $$benched -eq 0 ]
 
 # The fast tier for the edit loop: no Cluster or Sentinel topologies, no multi-process or long
 # randomized runs (-short), still with the race detector.
 check: deps race-deps testwork
-	GOWORK=$(TESTWORK) $(GO) vet $(TESTPKGS)
 	gotestsum=$$($(TOOL) -n gotestsum) && GOWORK=$(TESTWORK) REDISTEST_REQUIRE=1 CGO_ENABLED=1 $$gotestsum \
-		--format pkgname -- -race -short -count=1 -parallel 4 -timeout 5m $(TESTPKGS)
+		--format pkgname -- -race -vet=all -short -count=1 -parallel 4 -timeout 5m $(TESTPKGS)
 
 # The randomized, model-checked fault test for longer than its bounded run in `make test`.
 # FUZZTIME is the run time; set SEED to replay a printed seed.
