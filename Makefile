@@ -64,20 +64,18 @@ STATICCHECK = $(TOOL) staticcheck
 tidy:
 	@for d in . tools bench $(CONTRIB); do echo "cd $$d && $(GO) mod tidy -diff"; (cd $$d && $(GO) mod tidy -diff) || exit 1; done
 
-# staticcheck over the library, bench/ and contrib/; LINTFLAGS go to the go command it runs (make
-# test passes -race, so that it reads the builds the tests made).
+# staticcheck over the library, bench/ and contrib/.
 staticcheck:
-	@for d in . bench $(CONTRIB); do echo "cd $$d && staticcheck ./..."; (cd $$d && GOFLAGS="$(LINTFLAGS)" $(STATICCHECK) ./...) || exit 1; done
+	@for d in . bench $(CONTRIB); do echo "cd $$d && staticcheck ./..."; (cd $$d && $(STATICCHECK) ./...) || exit 1; done
 
 lint: tidy staticcheck
 
 # The whole suite, with the race detector; gotestsum prints each test as it finishes, then a summary.
 # The contrib modules' packages run in the same go test, through a workspace file made for it
 # (.test.work, not committed), so that their builds overlap the library's tests. go test runs every
-# vet check (-vet=all) on the race builds it makes anyway; staticcheck follows, reading them too
-# (LINTFLAGS=-race). bench/, which no test imports, is vetted and checked beside the tests (its
-# output, kept in .bench-checks.log, is printed at the end). A cold build cache costs minutes of
-# compilation: one build of everything, not three (vet, staticcheck, race).
+# vet check (-vet=all) on the race builds it makes anyway, and staticcheck then reads those builds
+# too (GOFLAGS=-race): on a cold cache, one build of everything instead of three. bench/, which no
+# test imports, is vetted and checked by `make vet` and `make lint`, not here.
 TESTWORK = $(CURDIR)/.test.work
 TESTPKGS = ./... $(CONTRIB:%=./%/...)
 
@@ -86,17 +84,9 @@ testwork:
 
 # (GOWORK is set for gotestsum's go test only: `go tool -modfile` refuses workspace mode.)
 test: deps race-deps testwork tidy
-	@echo "bench/: vet and staticcheck run beside the tests; their output follows the tests' summary"
-	@(cd bench && $(GO) vet ./... && $(STATICCHECK) ./...) > .bench-checks.log 2>&1 & bench=$$!; \
 	gotestsum=$$($(TOOL) -n gotestsum) && GOWORK=$(TESTWORK) REDISTEST_REQUIRE=1 CGO_ENABLED=1 $$gotestsum \
-		--format testname --format-hide-empty-pkg -- -race -vet=all -count=1 -parallel 6 -timeout 14m $(TESTPKGS); \
-	tests=$$?; \
-	checked=0; for d in . $(CONTRIB); do echo "cd $$d && staticcheck ./..."; \
-		(cd $$d && CGO_ENABLED=1 GOFLAGS=-race $(STATICCHECK) ./...) || checked=1; done; \
-	wait $$bench; benched=$$?; \
-	echo "== bench/: vet and staticcheck"; cat .bench-checks.log; \
-	[ $$benched -eq 0 ] || echo "bench/: vet or staticcheck failed"; \
-	[ $$tests -eq 0 ] && [ $$checked -eq 0 ] && [ $$benched -eq 0 ]
+		--format testname --format-hide-empty-pkg -- -race -vet=all -count=1 -parallel 6 -timeout 14m $(TESTPKGS)
+	@for d in . $(CONTRIB); do echo "cd $$d && staticcheck ./..."; (cd $$d && CGO_ENABLED=1 GOFLAGS=-race $(STATICCHECK) ./...) || exit 1; done
 
 # The fast tier for the edit loop: no Cluster or Sentinel topologies, no multi-process or long
 # randomized runs (-short), still with the race detector.
