@@ -9,6 +9,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/redistest"
 )
 
 // The exit code is the command's: its status, or 128+signal when a signal ended it; the lock is
@@ -100,80 +104,64 @@ func trapScript(log, ready string, exitOnTerm bool) string {
 	return `trap '` + onTerm + `' TERM; trap 'echo INT >> "` + log + `"; exit 5' INT; touch "` + ready + `"; while :; do sleep 0.05; done`
 }
 
-// A lock deleted while the command runs is lost: the command gets SIGTERM, and redisson exits 70.
-func TestLockLossByDeletionTerminatesTheCommand(t *testing.T) {
-	t.Parallel()
-	srv, rdb, _ := server(t)
+// startTrapped runs redisson with args (before "--") over a command that logs the signals it gets
+// (trapScript; exitOnTerm: it exits on SIGTERM, else it ignores it) and waits until it runs. It returns
+// the run and the command's log.
+func startTrapped(t *testing.T, srv *redistest.Server, exitOnTerm bool, args ...string) (*cliRun, string) {
+	t.Helper()
 	dir := t.TempDir()
 	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
-	p := start(t, srv, nil, "--watchdog", "1500ms", "lock", "doomed", "--", "sh", "-c", trapScript(log, ready, true))
+	p := start(t, srv, nil, append(args, "--", "sh", "-c", trapScript(log, ready, exitOnTerm))...)
 	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
-	if err := rdb.Del(t.Context(), "doomed").Err(); err != nil {
-		t.Fatal(err)
-	}
-	// The watchdog's next renewal (a third of 1.5s) finds the key gone.
-	if code := p.wait(t, 10*time.Second); code != exitLost {
-		t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
-	}
-	if !fileHas(log, "TERM") {
-		t.Fatal("the command did not get SIGTERM")
-	}
+	return p, log
 }
 
-// A command that ignores SIGTERM after a loss is killed after --grace.
-func TestLockLossKillsACommandIgnoringTERMAfterGrace(t *testing.T) {
+// A hold lost while the command runs (a lock deleted, a fixed lease ending, Redis stopped so that
+// renewals fail until the lease may lapse, a semaphore's leases deleted): the command gets SIGTERM
+// (and SIGKILL after --grace if it ignores it), and redisson exits 70.
+func TestLossTerminatesTheCommand(t *testing.T) {
 	t.Parallel()
-	srv, rdb, _ := server(t)
-	dir := t.TempDir()
-	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
-	p := start(t, srv, nil, "--watchdog", "1500ms", "lock", "--grace", "300ms", "stubborn", "--", "sh", "-c", trapScript(log, ready, false))
-	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
-	if err := rdb.Del(t.Context(), "stubborn").Err(); err != nil {
-		t.Fatal(err)
+	del := func(key string) func(*testing.T, *redistest.Server, *redis.Client) {
+		return func(t *testing.T, _ *redistest.Server, rdb *redis.Client) {
+			if err := rdb.Del(t.Context(), key).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	if code := p.wait(t, 10*time.Second); code != exitLost {
-		t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
+	for name, tc := range map[string]struct {
+		args   []string
+		ignore bool                                               // the command ignores SIGTERM
+		lose   func(*testing.T, *redistest.Server, *redis.Client) // nil: the loss comes by itself
+	}{
+		// The watchdog's next renewal (a third of 1.5s) finds the key gone.
+		"lock deleted":            {args: []string{"--watchdog", "1500ms", "lock", "doomed"}, lose: del("doomed")},
+		"TERM ignored, killed":    {args: []string{"--watchdog", "1500ms", "lock", "--grace", "300ms", "stubborn"}, ignore: true, lose: del("stubborn")},
+		"fixed lease ended":       {args: []string{"lock", "--lease", "1s", "leased"}},
+		"semaphore's leases gone": {args: []string{"--watchdog", "1500ms", "semaphore", "-n", "1", "sem"}, lose: del("{sem}:~sl")},
+		"Redis stopped": {args: []string{"--watchdog", "2s", "lock", "stopped"}, lose: func(t *testing.T, srv *redistest.Server, _ *redis.Client) {
+			if err := srv.Stop(); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, rdb, _ := server(t)
+			p, log := startTrapped(t, srv, !tc.ignore, tc.args...)
+			if tc.lose != nil {
+				tc.lose(t, srv, rdb)
+			}
+			if code := p.wait(t, 10*time.Second); code != exitLost {
+				t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
+			}
+			if !fileHas(log, "TERM") {
+				t.Fatalf("the command did not get SIGTERM (log %q, stderr %s)", readFile(log), p.stderr)
+			}
+			if tc.ignore && !strings.Contains(p.stderr.String(), "SIGKILL") {
+				t.Fatalf("a command ignoring SIGTERM was not killed after --grace (stderr %s)", p.stderr)
+			}
+		})
 	}
-	if !fileHas(log, "TERM") || !strings.Contains(p.stderr.String(), "SIGKILL") {
-		t.Fatalf("want SIGTERM seen by the command, then SIGKILL; log %q, stderr %s", readFile(log), p.stderr)
-	}
-}
-
-// A fixed lease (--lease) that ends while the command runs is a loss too.
-func TestLockLeaseEndingIsALoss(t *testing.T) {
-	t.Parallel()
-	srv, _, _ := server(t)
-	dir := t.TempDir()
-	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
-	p := start(t, srv, nil, "lock", "--lease", "1s", "leased", "--", "sh", "-c", trapScript(log, ready, true))
-	if code := p.wait(t, 10*time.Second); code != exitLost {
-		t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
-	}
-	if !fileHas(log, "TERM") {
-		t.Fatal("the command did not get SIGTERM")
-	}
-}
-
-// Redis stopped while the command runs: renewals fail until the lease may lapse, and the command is
-// terminated before it can.
-func TestLockLossByRedisStoppedTerminatesTheCommand(t *testing.T) {
-	t.Parallel()
-	srv, _, _ := server(t)
-	dir := t.TempDir()
-	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
-	p := start(t, srv, nil, "--watchdog", "2s", "lock", "stopped", "--", "sh", "-c", trapScript(log, ready, true))
-	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
-	stopped := time.Now()
-	if err := srv.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(t, 10*time.Second); code != exitLost {
-		t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
-	}
-	if !fileHas(log, "TERM") {
-		t.Fatal("the command did not get SIGTERM")
-	}
-	t.Logf("terminated %v after Redis stopped (watchdog 2s)", time.Since(stopped))
 }
 
 // SIGKILL of redisson stops its watchdog: the lock is free within the watchdog timeout.
@@ -264,25 +252,6 @@ func TestSemaphoreRunsAtMostNCommands(t *testing.T) {
 	t.Parallel()
 	if most := overlap(t, 5, "semaphore", "-n", "2", "pool"); most > 2 {
 		t.Fatalf("%d commands ran at once with 2 permits", most)
-	}
-}
-
-// A lost permit (its lease removed) terminates the command as a lost lock does.
-func TestSemaphoreLossTerminatesTheCommand(t *testing.T) {
-	t.Parallel()
-	srv, rdb, _ := server(t)
-	dir := t.TempDir()
-	log, ready := filepath.Join(dir, "log"), filepath.Join(dir, "ready")
-	p := start(t, srv, nil, "--watchdog", "1500ms", "semaphore", "-n", "1", "sem", "--", "sh", "-c", trapScript(log, ready, true))
-	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
-	if err := rdb.Del(t.Context(), "{sem}:~sl").Err(); err != nil { // the leases
-		t.Fatal(err)
-	}
-	if code := p.wait(t, 10*time.Second); code != exitLost {
-		t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
-	}
-	if !fileHas(log, "TERM") {
-		t.Fatal("the command did not get SIGTERM")
 	}
 }
 
