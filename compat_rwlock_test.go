@@ -229,7 +229,8 @@ func TestCompatRWLockAcrossLanguages(t *testing.T) {
 			t.Fatalf("Java writer while Go writes: %v, %v", ok, err)
 		}
 		jr := javaAsync(jrw.ReadLock(), 5)
-		awaitSubscribers(t, rdb(), channel, 1)
+		// The write release wakes the Java readers waiting then (Redisson's READ_UNLOCK_MESSAGE).
+		eventually(t, 10*time.Second, "the Java reader to wait", func() bool { return j.Waiting(channel) == 1 })
 		mustUnlock(t, res.h)
 		if err := recvWithin(t, jr, 10*time.Second, "the Java reader after the Go write release"); err != nil {
 			t.Fatal(err)
@@ -334,7 +335,8 @@ func TestCompatRWLockForceUnlockAcrossSides(t *testing.T) {
 		}
 		jdone := make(chan error, 1)
 		go func() { jdone <- j2.ReadWriteLock(name).ReadLock().Lock(ctx, 1, 0) }()
-		awaitSubscribers(t, rdb(), channel, 1)
+		// The force-unlock wakes the Java readers waiting then (Redisson's READ_UNLOCK_MESSAGE).
+		eventually(t, 10*time.Second, "the Java reader to wait", func() bool { return j2.Waiting(channel) == 1 })
 		if ok, err := waiter.ReadWriteLock(name).ForceUnlock(ctx); err != nil || !ok {
 			t.Fatalf("Go ForceUnlock of a Java write hold = %v, %v", ok, err)
 		}

@@ -257,3 +257,19 @@ func (e *entry) await(ctx context.Context, d time.Duration, cond func() bool) er
 	}
 	return nil
 }
+
+// Waiting returns how many of the Client's acquisitions wait on channel for a wake-up now (in
+// Redisson, the latch's queue length). Tests wait for it before a release whose message wakes only
+// the waiters already waiting (Redisson's READ_UNLOCK_MESSAGE releases getQueueLength() permits: a
+// Java waiter between its attempt and its wait misses it, and sleeps until the holder's TTL).
+func (c *Client) Waiting(channel string) int {
+	c.mu.Lock()
+	e := c.subs[channel]
+	c.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.waiting
+}
