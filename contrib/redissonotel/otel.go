@@ -230,8 +230,9 @@ func New(opts ...Option) (*Adapter, error) {
 //     status Error when the cause is redisson.CauseError or CauseClosed (a busy lock, a wait bound
 //     or a cancelled context are outcomes the caller asked for).
 //   - "redisson.hold <object>" for a lock's hold, from its acquisition to its release or loss;
-//     status Error for a loss. A leased permit's loss has no hold span (its start is not reported),
-//     only the metrics.
+//     status Error for a loss, except a fixed lease (WithLease) that ran out, which is what the lease
+//     was for (its cause attribute says lease_ended). A leased permit's loss has no hold span (its
+//     start is not reported), only the metrics.
 //
 // The hook records in memory (the exporters send in the background): it never blocks on I/O. One
 // Adapter's hook may serve several Clients.
@@ -280,7 +281,7 @@ func (a *Adapter) observe(e redisson.Event) {
 		if cause != "" {
 			attrs = append(attrs, AttrCause.String(cause))
 		}
-		a.span(ctx, "redisson.hold "+e.Object, now.Add(-e.Held), now, attrs, e.Kind == redisson.EventLost, cause, e.Err)
+		a.span(ctx, "redisson.hold "+e.Object, now.Add(-e.Held), now, attrs, e.Kind == redisson.EventLost && cause != redisson.CauseLeaseEnded, cause, e.Err)
 	}
 }
 

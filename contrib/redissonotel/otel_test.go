@@ -75,8 +75,8 @@ func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
 
 // Every acquisition and hold becomes a span, child of the span in the acquiring caller's context,
 // with the object, name, outcome, cause, attempts, hand-over and permits as attributes, its start in
-// the past (the wait, the time held), and status Error for a lost hold and an acquisition failed
-// by Close, but not for a busy lock.
+// the past (the wait, the time held), and status Error for a lost hold (not for a fixed lease that
+// ran out) and an acquisition failed by Close, but not for a busy lock.
 func TestSpansOfAcquisitionsAndHolds(t *testing.T) {
 	srv := redistest.Start(t)
 	rec := tracetest.NewSpanRecorder()
@@ -118,6 +118,13 @@ func TestSpansOfAcquisitionsAndHolds(t *testing.T) {
 	}
 	<-lost.Context().Done()
 	eventually(t, 5*time.Second, "the hold span of the lost lock", func() bool { return len(rec.Ended()) == 5 })
+	// A fixed lease that runs out is a loss, but what the lease was for: no status Error.
+	leased, err := c.Lock("leased").Lock(ctx, redisson.WithLease(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-leased.Context().Done()
+	eventually(t, 5*time.Second, "the hold span of the leased lock", func() bool { return len(rec.Ended()) == 7 })
 	sem := c.Semaphore("slots")
 	if _, err := sem.TrySetPermits(ctx, 3); err != nil {
 		t.Fatal(err)
@@ -154,6 +161,8 @@ func TestSpansOfAcquisitionsAndHolds(t *testing.T) {
 		{"redisson.acquire lock", "not_obtained", redisson.CauseBusy, "orders", false},
 		{"redisson.acquire lock", "acquired", "", "lost", false},
 		{"redisson.hold lock", "lost", redisson.CauseExpired, "lost", true},
+		{"redisson.acquire lock", "acquired", "", "leased", false},
+		{"redisson.hold lock", "lost", redisson.CauseLeaseEnded, "leased", false},
 		{"redisson.acquire semaphore", "acquired", "", "slots", false},
 		{"redisson.acquire lock", "not_obtained", redisson.CauseClosed, "orders", true},
 		{"request", "", "", "", false},
@@ -196,8 +205,8 @@ func TestSpansOfAcquisitionsAndHolds(t *testing.T) {
 	if d := spans[1].EndTime().Sub(spans[1].StartTime()); d < 2*time.Millisecond {
 		t.Errorf("hold span lasts %v; want at least the 2ms the lock was held", d)
 	}
-	if at := attrs(spans[5]); at[redissonotel.AttrPermits].AsInt64() != 2 || at[redissonotel.AttrObject].AsString() != "semaphore" {
-		t.Errorf("semaphore span attributes %v; want permits 2, object semaphore", spans[5].Attributes())
+	if at := attrs(spans[7]); at[redissonotel.AttrPermits].AsInt64() != 2 || at[redissonotel.AttrObject].AsString() != "semaphore" {
+		t.Errorf("semaphore span attributes %v; want permits 2, object semaphore", spans[7].Attributes())
 	}
 }
 
