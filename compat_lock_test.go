@@ -486,7 +486,14 @@ func oneIdle(o *redis.Options) { o.MaxIdleConns = 1 }
 func warmUpCompat(t *testing.T, c *redisson.Client, admin *redis.Client) {
 	t.Helper()
 	warmUpScripts(t, c)
-	eventually(t, 5*time.Second, "the warm-up's unlock latches deleted", func() bool {
+	awaitUnlockLatchesGone(t, admin)
+}
+
+// awaitUnlockLatchesGone waits until the unlock latches of the releases made so far, deleted in the
+// background once answered, are gone.
+func awaitUnlockLatchesGone(t *testing.T, admin *redis.Client) {
+	t.Helper()
+	eventually(t, 5*time.Second, "the unlock latches deleted", func() bool {
 		return len(admin.Keys(t.Context(), "redisson_unlock_latch:*").Val()) == 0
 	})
 }

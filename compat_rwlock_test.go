@@ -374,9 +374,7 @@ func TestCompatRWLockUpgradeAndWrongType(t *testing.T) {
 	}
 	mustUnlock(t, r)
 	// Its unlock latch is deleted in the background: not while the keyspace is compared below.
-	eventually(t, 5*time.Second, "the unlock latch deleted", func() bool {
-		return len(admin.Keys(ctx, "redisson_unlock_latch:*").Val()) == 0
-	})
+	awaitUnlockLatchesGone(t, admin)
 
 	mustDo(t, "SET", admin.Set(ctx, "str", "x", 0).Err())
 	mustDo(t, "HSET", admin.HSet(ctx, "nomode", "a:1", "1").Err())
