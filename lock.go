@@ -648,8 +648,9 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 	return nil, err
 }
 
-// spin acquires a SpinLock for owner id by polling: attempts that never queue, with growing pauses in
-// between (see SpinLock), until one succeeds or the wait ends.
+// spin acquires a SpinLock by polling, first for owner id: attempts that never queue, with growing
+// pauses in between (see SpinLock), until one succeeds or the wait ends. An attempt whose grant is
+// answered too late gives the lock back, and the attempts after it are made for a fresh owner id.
 func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duration, tries *int) (*owner, error) {
 	c := m.c
 	leaseMs := m.leaseMs(lease)
@@ -690,7 +691,10 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 				return nil, err
 			}
 			// Answered too late to vouch for the lease: try again after the pause, as after a
-			// failed attempt (a lease shorter than a round trip must not make it spin).
+			// failed attempt (a lease shorter than a round trip must not make it spin), as a new
+			// owner. The given-back owner is finished: its undo may be repeated later (a copy of
+			// its acquisition may still land, see undo), and would free a lock taken under its id.
+			id, resent = c.newID(), false
 		}
 		t := time.NewTimer(pause + rand.N(pause/2+1))
 		select {
@@ -943,7 +947,8 @@ type acquireRes struct {
 // even if ctx has ended, without making the caller overstay it (see Client.cleanup). If a request of
 // the owner may still be travelling (inFlight: its outcome is unknown, or a re-send of it may still
 // land), what the undo finds proves nothing about what lands later: the undo is repeated in the
-// background (see undoLater).
+// background (see undoLater): owner id is then finished, and no acquisition may use it again (a
+// repeat would free what it took).
 func (m *mutex) undo(ctx context.Context, id string, inFlight bool) {
 	m.c.cleanup(ctx, func(ctx context.Context) {
 		if _, err := m.runUndo(ctx, id); err != nil {

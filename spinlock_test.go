@@ -3,10 +3,15 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
 )
 
 // A SpinLock against the other lock kinds, and its waits: a SpinLock on the name of a held Lock,
@@ -69,5 +74,62 @@ func TestSpinLockKindsWaitBoundsAndReentry(t *testing.T) {
 	mustUnlock(t, held)
 	if other.Stats().Waiting != 0 {
 		t.Errorf("Stats.Waiting = %d after the waits ended", other.Stats().Waiting)
+	}
+}
+
+// A SpinLock whose grant is answered too late gives the lock back and polls on as a new owner: the
+// undos scheduled for the given-back owner (a copy of its acquisition may still land) must never
+// free a lock that a later attempt of the same wait took. Forcing: the reply of A's first SET NX is
+// dropped (it ran: A's owner has the lock), and its re-send is held back 1.1s, past the point where
+// a 2s lease with a 0.5 loss margin may lapse: A gives the lock back, and its next attempt takes
+// it. While A's hold is live, B must not get the lock, during and after the given-back owner's
+// repeated undos (250ms, 1s and 4s after the give-back).
+func TestSpinLockGiveBackNeverFreesLaterHold(t *testing.T) {
+	long(t)
+	t.Parallel()
+	const name = "spin-give-back"
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdbA := srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() })
+	hook := newScriptHook()
+	rdbA.AddHook(hook)
+	a := newClient(t, rdbA, redisson.WithLossMargin(0.5), redisson.WithSpinBackoff(time.Millisecond, 10*time.Millisecond))
+	b := newClient(t, srv.Client(t))
+	ctx := t.Context()
+	mustUnlock(t, mustLock(t, a.SpinLock(name), ctx)) // first use: the server check, connections
+	key := redisson.LockKeyOf(a, name)
+
+	var sets atomic.Int32
+	hook.setAround(func(args []string, next func()) {
+		if len(args) > 1 && strings.EqualFold(args[0], "set") && args[1] == key {
+			switch sets.Add(1) {
+			case 1:
+				p.DropReplies(1) // the first copy runs; its reply is lost
+			case 2:
+				time.Sleep(1100 * time.Millisecond) // the re-send answers after the lease may lapse
+			}
+		}
+		next()
+	})
+	h, err := a.SpinLock(name).Lock(ctx, redisson.WithLease(2*time.Second))
+	hook.setAround(nil)
+	if err != nil {
+		t.Fatalf("A's Lock: %v", err)
+	}
+	if sets.Load() < 2 {
+		t.Fatalf("precondition: %d SET NX sent; want the first and its re-send", sets.Load())
+	}
+	defer func() { _ = h.Unlock(context.WithoutCancel(ctx)) }()
+	// Past the given-back owner's first two undos, within A's lease (and its margin).
+	deadline := time.Now().Add(700 * time.Millisecond)
+	for time.Now().Before(deadline) && h.Context().Err() == nil {
+		if hb, err := b.SpinLock(name).TryLock(ctx); err == nil {
+			mustUnlock(t, hb)
+			t.Fatalf("B took the lock while A's hold is live (the given-back owner's undo freed it)")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := h.Context().Err(); err != nil {
+		t.Fatalf("A's hold ended within its lease: %v", context.Cause(h.Context()))
 	}
 }
