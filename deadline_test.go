@@ -3,9 +3,13 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
@@ -152,6 +156,136 @@ func TestEveryBlockingCallKeepsItsDeadline(t *testing.T) {
 						}
 					})
 				}
+			}
+			wg.Wait()
+		})
+	}
+}
+
+// boundedWait is a wait with a WithWait bound on an object that something else holds (or that has
+// no permits), so that the call waits: setup, run while Redis is up, makes it so and returns the
+// call. compat: the Clients are made WithRedissonCompat.
+type boundedWait struct {
+	name   string
+	compat bool
+	setup  func(t *testing.T, holder, c *redisson.Client) func(ctx context.Context, bound time.Duration) error
+}
+
+// heldLockWait is a boundedWait on a lock (kind: see lockOf) that holder holds.
+func heldLockWait(kind string) boundedWait {
+	return boundedWait{kind, strings.HasPrefix(kind, "Compat"), func(t *testing.T, holder, c *redisson.Client) func(context.Context, time.Duration) error {
+		name := "bound-" + kind
+		mustLock(t, lockOf(holder, kind, name), t.Context())
+		return func(ctx context.Context, bound time.Duration) error {
+			_, err := lockOf(c, kind, name).TryLock(ctx, redisson.WithWait(bound))
+			return err
+		}
+	}}
+}
+
+// heldReadWait is a boundedWait of a reader on a ReadWriteLock whose write side holder holds.
+func heldReadWait(compat bool) boundedWait {
+	return boundedWait{"ReadWriteLock.TryRLock", compat, func(t *testing.T, holder, c *redisson.Client) func(context.Context, time.Duration) error {
+		name := fmt.Sprintf("bound-read-%t", compat)
+		mustLock(t, holder.ReadWriteLock(name), t.Context()) // the writer keeps readers out
+		return func(ctx context.Context, bound time.Duration) error {
+			_, err := c.ReadWriteLock(name).TryRLock(ctx, redisson.WithWait(bound))
+			return err
+		}
+	}}
+}
+
+// emptySemaphoreWait is a boundedWait for a permit of a semaphore that has none.
+func emptySemaphoreWait(leased, compat bool) boundedWait {
+	name := "Semaphore.TryAcquire"
+	if leased {
+		name = "PermitExpirableSemaphore.TryAcquire"
+	}
+	return boundedWait{name, compat, func(t *testing.T, _, c *redisson.Client) func(context.Context, time.Duration) error {
+		return func(ctx context.Context, bound time.Duration) error {
+			if leased {
+				ids, err := c.PermitExpirableSemaphore(fmt.Sprintf("bound-psem-%t", compat)).TryAcquire(ctx, 1, redisson.WithWait(bound))
+				if ids != nil {
+					return errors.New("acquired a permit that was never set")
+				}
+				return err
+			}
+			ok, err := c.Semaphore(fmt.Sprintf("bound-sem-%t", compat)).TryAcquire(ctx, 1, redisson.WithWait(bound))
+			if ok {
+				return errors.New("acquired a permit that was never set")
+			}
+			return err
+		}
+	}}
+}
+
+var boundedWaits = []boundedWait{
+	heldLockWait("Lock"), heldLockWait("FairLock"), heldLockWait("FencedLock"), heldLockWait("SpinLock"),
+	heldLockWait("ReadWriteLock"), heldReadWait(false), heldLockWait("MultiLock"),
+	emptySemaphoreWait(false, false), emptySemaphoreWait(true, false),
+	heldLockWait("CompatLock"), heldLockWait("CompatFairLock"), heldLockWait("CompatReadWriteLock"), heldReadWait(true),
+	emptySemaphoreWait(false, true), emptySemaphoreWait(true, true),
+}
+
+// Every wait returns within its WithWait bound, on a context with no deadline, whatever Redis does
+// meanwhile: paused (SIGSTOP), killed, or black-holed (a silent network) part-way into the wait. What
+// must follow the wait (leaving the queue, giving back what may have been granted) goes on in the
+// background.
+func TestEveryWaitKeepsItsBound(t *testing.T) {
+	const (
+		bound   = 600 * time.Millisecond
+		faultAt = 200 * time.Millisecond
+	)
+	for _, fault := range []string{"paused", "killed", "black-holed"} {
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			p := redistest.NewProxy(t, srv.Addr())
+			var holders, clients [2]*redisson.Client // ours, and made WithRedissonCompat
+			for i, opts := range [][]redisson.Option{nil, {redisson.WithRedissonCompat()}} {
+				holders[i] = newClient(t, srv.Client(t), opts...)
+				clients[i] = newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }), opts...)
+				warmUpScripts(t, clients[i])
+			}
+			calls := make([]func(context.Context, time.Duration) error, len(boundedWaits))
+			for i, bw := range boundedWaits {
+				mode := 0
+				if bw.compat {
+					mode = 1
+				}
+				calls[i] = bw.setup(t, holders[mode], clients[mode])
+			}
+			var wg sync.WaitGroup
+			start := time.Now()
+			for i, bw := range boundedWaits {
+				spawn(&wg, func() {
+					// context.Background: only the bound ends the wait (the test's own context would
+					// end it at the test's deadline).
+					began := time.Now()
+					err := calls[i](context.Background(), bound)
+					took := time.Since(began)
+					if !errors.Is(err, redisson.ErrNotObtained) && err != nil {
+						t.Errorf("%s with Redis %s: %v; want ErrNotObtained or nothing", bw.name, fault, err)
+					}
+					if took > bound+deadlineSlack {
+						t.Errorf("%s with Redis %s part-way into a %v wait returned after %v: %v", bw.name, fault, bound, took, err)
+					}
+				})
+			}
+			time.Sleep(time.Until(start.Add(faultAt))) // the fault comes part-way into the waits
+			switch fault {
+			case "paused":
+				if err := srv.Pause(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = srv.Resume() })
+			case "killed":
+				if err := srv.Kill(); err != nil {
+					t.Fatal(err)
+				}
+			case "black-holed":
+				p.Blackhole(true)
+				t.Cleanup(func() { p.Blackhole(false) })
 			}
 			wg.Wait()
 		})

@@ -375,13 +375,6 @@ func (m *mutex) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 // in tries. It reports a success (EventAcquired, through the owner's eventGate, which holds back its
 // end until then), and leaves a failure to acquire.
 func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bool, start time.Time, tries *int) (*Hold, error) {
-	if m.kind.fenced {
-		// Tokens from a counter that may be evicted are worth nothing (see servers.go).
-		if policy, all := m.c.evictsAll(ctx, m.key); all {
-			return nil, opErr(op, m.name, ErrNotObtained, fmt.Errorf("%w: maxmemory-policy %s", ErrEvicting, policy))
-		}
-	}
-
 	waitCtx := ctx
 	if ac.waitSet {
 		if ac.wait == 0 {
@@ -391,6 +384,15 @@ func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bo
 			waitCtx, cancel = context.WithTimeout(ctx, ac.wait)
 			defer cancel()
 			wait = true
+		}
+	}
+	if m.kind.fenced {
+		// Tokens from a counter that may be evicted are worth nothing (see servers.go).
+		fctx, cancel := firstAttempt(ctx, waitCtx)
+		policy, all := m.c.evictsAll(fctx, m.key)
+		cancel()
+		if all {
+			return nil, opErr(op, m.name, ErrNotObtained, fmt.Errorf("%w: maxmemory-policy %s", ErrEvicting, policy))
 		}
 	}
 
@@ -485,8 +487,10 @@ func (m *mutex) watchdogLease() time.Duration {
 // and its next attempt confirms. If the wait ends otherwise, the owner leaves the queue and releases
 // what it may have been handed meanwhile.
 //
-// The first attempt runs on ctx whatever the WithWait bound (waitCtx), so that even a bound shorter
-// than a round trip makes one attempt; later waiting ends with waitCtx.
+// The first attempt is made whatever the WithWait bound (waitCtx), so that even a bound shorter
+// than a round trip makes one attempt (see firstAttempt); later waiting ends with waitCtx. What
+// follows a wait that ended (the undo) goes on in the background after waitCtx (see Client.cleanup):
+// the call returns within the bound, whatever Redis does.
 //
 // A waiting attempt whose grant is answered too late to vouch for its lease gives the lock back
 // (see giveBack): the owner keeps its place at the head of the queue, so it is handed the lock again,
@@ -626,7 +630,10 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 	first := true
 	err := c.engine.Wait(waitCtx, w, func(actx context.Context, woken wait.Woken) (wait.Outcome, error) {
 		if first { // made whatever the WithWait bound
-			first, actx = false, ctx
+			first = false
+			fctx, cancel := firstAttempt(ctx, waitCtx)
+			defer cancel()
+			actx = fctx
 		}
 		return attempt(actx, woken)
 	})
@@ -637,7 +644,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 		// Leave the queue and release what may have been handed over meanwhile; again later, for a
 		// copy of a queued (or re-sent) attempt still travelling would queue the owner, or take the
 		// lock for it, again.
-		m.undo(ctx, id, true)
+		m.undo(waitCtx, id, true)
 	}
 	if errors.Is(err, wait.ErrClosed) {
 		return nil, ErrClosed
@@ -661,23 +668,24 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 	for attempt := 0; ; attempt++ {
 		sent := time.Now()
 		// The first attempt takes a free lock with one SET NX; later ones find it held: the script.
-		// It is made whatever the WithWait bound (on ctx); the wait ends with waitCtx.
-		actx := waitCtx
+		// It is made whatever the WithWait bound (see firstAttempt); the wait ends with waitCtx.
+		actx, cancel := waitCtx, context.CancelFunc(func() {})
 		if attempt == 0 {
-			actx = ctx
+			actx, cancel = firstAttempt(ctx, waitCtx)
 		}
 		*tries++
 		res, err := m.runAcquire(actx, acquireReq{owner: id, level: "1", mode: modeTry, leaseMs: leaseMs, fast: attempt == 0, sent: sent})
+		cancel()
 		n, token, ackErr := res.n, res.token, res.ackErr
 		resent = resent || res.resent
 		switch {
 		case err != nil:
 			if !noEffect(err) {
-				m.undo(ctx, id, true) // the outcome is unknown
+				m.undo(waitCtx, id, true) // the outcome is unknown
 			}
 			return nil, m.waitEnded(ctx, redisErr(err))
 		case ackErr != nil:
-			m.undo(ctx, id, true)
+			m.undo(waitCtx, id, true)
 			return nil, ackErr
 		case n >= 1:
 			o := m.makeOwner(ctx, id, lease, token)
@@ -686,7 +694,7 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 			if err == nil {
 				return o, nil
 			}
-			m.undo(ctx, id, resent)
+			m.undo(waitCtx, id, resent)
 			if errors.Is(err, ErrClosed) {
 				return nil, err
 			}
@@ -701,13 +709,13 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 		case <-waitCtx.Done():
 			t.Stop()
 			if resent {
-				m.undo(ctx, id, true)
+				m.undo(waitCtx, id, true)
 			}
 			return nil, m.waitEnded(ctx, waitCtx.Err())
 		case <-c.done:
 			t.Stop()
 			if resent {
-				m.undo(ctx, id, true)
+				m.undo(waitCtx, id, true)
 			}
 			return nil, ErrClosed
 		case <-t.C:
@@ -795,6 +803,18 @@ func (m *mutex) waitEnded(ctx context.Context, err error) error {
 		return fmt.Errorf("%w while held by another owner", errWaitBound)
 	}
 	return err
+}
+
+// firstAttempt returns the context of a wait's first attempt, and its cancel: ctx, ended
+// cleanupGrace after the WithWait bound of waitCtx (if waitCtx has one of its own), so that even a
+// bound shorter than a round trip makes an attempt, and a server that does not answer keeps the call
+// no more than a few milliseconds past the bound.
+func firstAttempt(ctx, waitCtx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := waitCtx.Deadline()
+	if waitCtx == ctx || !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, dl.Add(cleanupGrace))
 }
 
 // leaseMs is the script argument for an acquisition with lease (0: the watchdog's).

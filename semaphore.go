@@ -214,11 +214,13 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	var at time.Time // when the attempt that took the permits was sent
 	var left int64   // leased permits: ms left of their lease when the attempt's answer was made
 	unknown := false // the latest attempt's outcome is unknown (no reply, or ErrOutcomeUnknown)
-	callCtx := ctx
-	attempt := func(ctx context.Context, _ wait.Woken) (wait.Outcome, error) {
-		if !sent {
-			ctx = callCtx // the first attempt is made whatever the WithWait bound
+	attempt := func(actx context.Context, _ wait.Woken) (wait.Outcome, error) {
+		if !sent { // the first attempt is made whatever the WithWait bound (see firstAttempt)
+			fctx, cancel := firstAttempt(ctx, waitCtx)
+			defer cancel()
+			actx = fctx
 		}
+		ctx := actx
 		sent = true
 		tries++
 		at = time.Now()
@@ -285,7 +287,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		if unknown {
 			late = at.Add(c.cfg.waiterTimeout) // the record of what the attempt took is gone then
 		}
-		s.undo(ctx, id, n, pids, late)
+		s.undo(waitCtx, id, n, pids, late) // in the background once the bound has passed
 	}
 	switch {
 	case errors.Is(err, errNotNow):
