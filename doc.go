@@ -64,7 +64,8 @@
 // and stopped by the final unlock; its script checks the owner, so it never extends a lock that has
 // changed hands. If Redis says the lock is gone, or renewals keep failing until the lease may be
 // about to lapse, the hold's context is cancelled with a cause matching ErrLockLost. A fixed-lease
-// hold ends the same way shortly before its lease runs out.
+// hold ends the same way shortly before its lease runs out; its Unlock after that still releases the
+// lock (owner-checked) and wakes the waiters, rather than leave it to its TTL, and reports the loss.
 //
 // "About to lapse" leaves a safety margin (WithLossMargin, default a tenth of the lease), counted
 // from when the acquiring or renewing request was sent: a holder that stops when its context is

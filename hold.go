@@ -72,7 +72,10 @@ type owner struct {
 //
 // It returns nil if the level was released. It returns an error matching ErrNotHeld, changing
 // nothing, if this Hold was already unlocked, or if the owner no longer holds the lock (then it also
-// matches ErrLockLost). A final release whose reply was lost is sent again; if that copy finds the
+// matches ErrLockLost). One exception changes something: a hold whose fixed lease (WithLease) passed
+// its loss margin has ended (ErrLockLost), but Redis keeps the lock for the rest of the lease; Unlock
+// then still releases it (only if this owner still holds it), waking or handing the lock to the
+// waiters, and returns ErrNotHeld and ErrLockLost all the same. A final release whose reply was lost is sent again; if that copy finds the
 // lock no longer the owner's, Unlock returns nil when the lease was in force as the first copy
 // left and no loss was known: Redis keeps no record of releases, so a loss the Client could not
 // see (another process's ForceUnlock, a failover that lost the key) is then reported as a release.
@@ -339,7 +342,15 @@ func (o *owner) release(ctx context.Context, level string) error {
 	o.mu.Lock()
 	if o.ended {
 		err := o.notHeldLocked()
+		// A fixed lease past its loss margin ended the owner, but Redis holds the lock for the rest
+		// of the lease: free it for the waiters (owner-checked: it touches only this owner's hold).
+		leftover := errors.Is(o.endErr, renew.ErrLeaseEnded)
 		o.mu.Unlock()
+		if leftover {
+			if _, rerr := o.m.runUndo(ctx, o.id); rerr != nil {
+				o.m.c.cleanupFailed("could not release a lock whose fixed lease passed its margin; it expires with its lease", o.m.name, rerr)
+			}
+		}
 		return opErr("unlock", o.m.name, err)
 	}
 	o.levels--

@@ -6,6 +6,8 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -284,6 +286,61 @@ func TestLockOperationAfterLossDoesNotReArm(t *testing.T) {
 			if owner == redisson.OwnerOf(h) && ttl > left+100*time.Millisecond {
 				t.Errorf("after the loss, the %s re-armed the lock of the ended owner (%d levels): TTL %v, "+
 					"while the lease in force at the loss had %v left; nobody renews or releases it", op, n, ttl, left)
+			}
+		})
+	}
+}
+
+// A hold whose fixed lease passed its loss margin has ended (its context cancelled with ErrLockLost),
+// but Redis still holds the lock for the rest of the lease: an Unlock then still releases it (the
+// release is owner-checked) and wakes or hands the lock to the waiters, and still reports the loss.
+// With a 3s lease and a 0.5 margin the hold ends 1.5s in; a waiter on another Client must get the
+// lock soon after the Unlock, long before the lease would run out.
+func TestLockUnlockAfterFixedLeaseMarginReleases(t *testing.T) {
+	long(t)
+	t.Parallel()
+	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "ReadWriteLock", "CompatLock", "CompatFairLock", "CompatReadWriteLock") {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			var opts []redisson.Option
+			if strings.HasPrefix(kind, "Compat") {
+				opts = append(opts, redisson.WithRedissonCompat())
+			}
+			srv := redistest.Start(t)
+			a := newClient(t, srv.Client(t), append(opts, redisson.WithLossMargin(0.5))...)
+			b := newClient(t, srv.Client(t), append(opts, redisson.WithSpinBackoff(time.Millisecond, 10*time.Millisecond))...)
+			ctx := t.Context()
+			const name, lease = "unlock-past-margin", 3 * time.Second
+			h, err := lockOf(a, kind, name).Lock(ctx, redisson.WithLease(lease))
+			if err != nil {
+				t.Fatal(err)
+			}
+			acquired := time.Now()
+			got := make(chan error, 1)
+			go func() {
+				hb, err := lockOf(b, kind, name).TryLock(ctx, redisson.WithWait(10*time.Second))
+				if err == nil {
+					err = hb.Unlock(ctx)
+				}
+				got <- err
+			}()
+			<-h.Context().Done()
+			if err := context.Cause(h.Context()); !errors.Is(err, redisson.ErrLockLost) {
+				t.Fatalf("the hold ended with %v; want ErrLockLost (its lease's margin)", err)
+			}
+			if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
+				t.Errorf("Unlock past the margin = %v; want ErrNotHeld and ErrLockLost", err)
+			}
+			select {
+			case err := <-got:
+				if err != nil {
+					t.Fatalf("the waiter: %v", err)
+				}
+				if left := lease - time.Since(acquired); left < 500*time.Millisecond {
+					t.Errorf("the waiter got the lock only %v before the lease's end: the Unlock did not release it", left)
+				}
+			case <-time.After(time.Until(acquired.Add(lease - 500*time.Millisecond))):
+				t.Fatalf("the waiter did not get the lock after the Unlock, within the lease: the lock stayed until its TTL")
 			}
 		})
 	}
