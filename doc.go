@@ -53,7 +53,22 @@
 //	TryLock(ctx, WithWait(w), WithLease(d)) try for up to w; optional fixed lease
 //
 // Every failure matches ErrNotObtained and leaves nothing held. Errors are *Error values naming the
-// operation and the lock: redisson: lock "goods:1000": not obtained: context deadline exceeded.
+// operation and the lock: redisson: lock "goods:1000": not obtained: context deadline exceeded: busy.
+// What the failure means, for every acquisition of the package (locks, semaphores):
+//
+//	ErrBusy             contention: the lock was another owner's, or too few permits were free, until
+//	                    the single attempt answered or the wait ended; retry later
+//	ctx.Err()           the caller's context ended the wait (with ErrBusy if it was busy then)
+//	ErrClosed           the Client was closed
+//	ErrWrongType        the name holds another kind of object or value
+//	ErrInvalidArgument  bad input; nothing was sent
+//	ErrNotReplicated    too few replicas acknowledged the grant, which was given back
+//	anything else       Redis or the network failed (wrapped); a wait whose bound passed while an
+//	                    attempt was unanswered says "no answer from Redis in time", not ErrBusy
+//
+// A wait returns within the earlier of its context's deadline and its WithWait bound, plus a few
+// milliseconds, whatever Redis does (paused, killed, unreachable): the clean-up of an ended wait
+// (leaving the queue, giving back a grant that may have landed) goes on in the background.
 //
 // # Watchdog
 //

@@ -10,9 +10,19 @@ import (
 // Errors returned by this package. Match them with errors.Is: they arrive inside an *Error that names
 // the operation and the object, often together with the underlying cause.
 var (
-	// ErrNotObtained: an acquisition failed and nothing is held. Every acquisition error matches it;
-	// when the caller's context ended the wait, the error also matches ctx.Err().
+	// ErrNotObtained: an acquisition failed and nothing is held. Every acquisition error matches it,
+	// whatever the cause: contention (then also ErrBusy), the caller's context (ctx.Err()), Close
+	// (ErrClosed), bad input (ErrInvalidArgument), another kind of value under the name
+	// (ErrWrongType), too few replicas (ErrNotReplicated), or a Redis or network error (wrapped).
 	ErrNotObtained = errors.New("redisson: not obtained")
+
+	// ErrBusy: an acquisition failed, or its wait ended, because what it wanted was taken: the lock
+	// held by another owner (or, for a single attempt, held or awaited by another goroutine of the
+	// same Client), or too few permits available. It comes with ErrNotObtained, and with ctx.Err()
+	// when the caller's context ended the wait. It never means that Redis failed: an acquisition
+	// whose latest attempt got no answer (Redis paused, unreachable, black-holed) does not match it.
+	// Retry on ErrBusy; alert on the others.
+	ErrBusy = errors.New("redisson: busy")
 
 	// ErrNotHeld: the caller does not hold what it tried to release or re-enter (already unlocked, or
 	// lost: then the error also matches ErrLockLost). Nothing was changed.
@@ -127,6 +137,15 @@ func describe(err error) string {
 	return strings.TrimPrefix(err.Error(), "redisson: ")
 }
 
+// busyErr returns a reason of contention (see ErrBusy): its message says what was taken, and it
+// matches ErrBusy. Each call makes a distinct, comparable error value.
+func busyErr(msg string) error { return &busy{msg} }
+
+type busy struct{ msg string }
+
+func (e *busy) Error() string { return e.msg }
+func (e *busy) Unwrap() error { return ErrBusy }
+
 func opErr(op, name string, errs ...error) error {
 	return &Error{Op: op, Name: name, Err: because(errs...)}
 }
@@ -146,7 +165,14 @@ func invalidf(format string, args ...any) error {
 // once: its message says so once).
 func redisErr(err error) error {
 	if err != nil && !errors.Is(err, ErrWrongType) && strings.Contains(err.Error(), "WRONGTYPE") {
-		return because(ErrWrongType, err)
+		return wrongType{err}
 	}
 	return err
 }
+
+// wrongType is a WRONGTYPE error from Redis, told in the library's words (ErrWrongType's): the
+// reply, which names the failing script and its line, is wrapped, not shown.
+type wrongType struct{ reply error }
+
+func (e wrongType) Error() string   { return ErrWrongType.Error() }
+func (e wrongType) Unwrap() []error { return []error{ErrWrongType, e.reply} }

@@ -280,9 +280,12 @@ func (l *Lock) Name() string {
 // then ignored.
 //
 // On success it returns the Hold of the new owner (see Hold). On failure nothing is held and the
-// error matches ErrNotObtained; it also matches ctx.Err() if ctx ended the wait, ErrClosed if the
-// Client was closed, ErrWrongType if the name holds another type of value (or another kind of lock),
-// ErrInvalidArgument for bad input.
+// error matches ErrNotObtained; it also matches ErrBusy if another owner held the lock until the
+// wait ended (and only then: Redis failing is not contention), ctx.Err() if ctx ended the wait,
+// ErrClosed if the Client was closed, ErrWrongType if the name holds another type of value (or
+// another kind of lock), ErrInvalidArgument for bad input; any other error is Redis's or the
+// network's, wrapped. It returns within the earlier of ctx's deadline and the WithWait bound, plus
+// a few milliseconds, whatever Redis does.
 func (l *Lock) Lock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
 	if l == nil {
 		return nil, opErr("lock", "", ErrNotObtained, errNilHandle)
@@ -292,7 +295,7 @@ func (l *Lock) Lock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
 
 // TryLock makes one attempt to acquire the lock, or keeps trying for up to the WithWait duration, and
 // otherwise behaves as Lock. It does not wait for goroutines of this process that are queued for the
-// same lock when no wait is given: the lock is then reported as not obtained.
+// same lock when no wait is given: the lock is then reported as not obtained (ErrBusy).
 func (l *Lock) TryLock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
 	if l == nil {
 		return nil, opErr("try lock", "", ErrNotObtained, errNilHandle)
@@ -407,7 +410,7 @@ func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bo
 			want := &heir{ctx: ctx, owner: id, lease: ac.lease}
 			o, handed, err := m.c.gates.Enter(waitCtx, m.gateName, want)
 			if err != nil {
-				return nil, opErr(op, m.name, ErrNotObtained, m.waitEnded(ctx, err))
+				return nil, opErr(op, m.name, ErrNotObtained, m.waitEnded(ctx, waitCtx, err, errHeldOrAwaited))
 			}
 			if handed {
 				<-o.ready                            // registered (or ended) by handOver
@@ -432,11 +435,12 @@ func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bo
 	return &Hold{o: o, level: "1"}, nil
 }
 
-// errBusy is why a single attempt failed: the lock is another owner's; errHeldOrAwaited, why a
-// single attempt did not even try: a goroutine of this Client holds or awaits the lock.
+// errBusy is why a single attempt failed, or a wait ended: the lock is another owner's;
+// errHeldOrAwaited, why a single attempt did not even try: a goroutine of this Client holds or
+// awaits the lock. Both match ErrBusy.
 var (
-	errBusy          = errors.New("held by another owner")
-	errHeldOrAwaited = errors.New("held or awaited by another owner in this process")
+	errBusy          = busyErr("held by another owner")
+	errHeldOrAwaited = busyErr("held or awaited by another owner in this process")
 )
 
 // errWaitBound is why a wait ended at its WithWait bound.
@@ -628,6 +632,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 		defer c.unqueued.Add(-1)
 	}
 	first := true
+	var failed error // the latest attempt's error: it ended the wait
 	err := c.engine.Wait(waitCtx, w, func(actx context.Context, woken wait.Woken) (wait.Outcome, error) {
 		if first { // made whatever the WithWait bound
 			first = false
@@ -635,7 +640,9 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 			defer cancel()
 			actx = fctx
 		}
-		return attempt(actx, woken)
+		out, err := attempt(actx, woken)
+		failed = err
+		return out, err
 	})
 	if err == nil {
 		return o, nil
@@ -649,10 +656,10 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 	if errors.Is(err, wait.ErrClosed) {
 		return nil, ErrClosed
 	}
-	if waitCtx.Err() != nil {
-		return nil, m.waitEnded(ctx, err)
+	if failed != nil {
+		return nil, m.waitEnded(ctx, waitCtx, failed, nil)
 	}
-	return nil, err
+	return nil, m.waitEnded(ctx, waitCtx, err, errBusy)
 }
 
 // spin acquires a SpinLock by polling, first for owner id: attempts that never queue, with growing
@@ -683,7 +690,7 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 			if !noEffect(err) {
 				m.undo(waitCtx, id, true) // the outcome is unknown
 			}
-			return nil, m.waitEnded(ctx, redisErr(err))
+			return nil, m.waitEnded(ctx, waitCtx, redisErr(err), nil)
 		case ackErr != nil:
 			m.undo(waitCtx, id, true)
 			return nil, ackErr
@@ -711,7 +718,7 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 			if resent {
 				m.undo(waitCtx, id, true)
 			}
-			return nil, m.waitEnded(ctx, waitCtx.Err())
+			return nil, m.waitEnded(ctx, waitCtx, waitCtx.Err(), errBusy)
 		case <-c.done:
 			t.Stop()
 			if resent {
@@ -791,18 +798,33 @@ func parseHandOver(s string) (h handOverMsg, ok bool) {
 	return h, true
 }
 
-// waitEnded explains why a wait ended: the caller's context, the WithWait bound, or Close.
-func (m *mutex) waitEnded(ctx context.Context, err error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if m.c.closed() {
+// waitEnded explains why a wait on waitCtx (the WithWait bound on ctx, the caller's) ended with err:
+// Close, the caller's context, the bound, or a failed attempt. busy is the latest attempt's finding
+// that the lock is another's (errBusy, errHeldOrAwaited), or nil if an attempt failed (err): cut
+// short by the end of the wait, its outcome is unknown, and the error says so rather than blame
+// another owner.
+func (m *mutex) waitEnded(ctx, waitCtx context.Context, err, busy error) error {
+	return endedWait(m.c, ctx, waitCtx, err, busy)
+}
+
+// endedWait is waitEnded for any kind of wait on c (see mutex.waitEnded; Semaphore.acquire).
+func endedWait(c *Client, ctx, waitCtx context.Context, err, busy error) error {
+	cerr := ctx.Err()
+	switch {
+	case c.closed():
 		return ErrClosed
+	case cerr != nil && busy != nil:
+		return because(cerr, busy)
+	case cerr != nil && !errors.Is(err, cerr):
+		return because(cerr, err)
+	case cerr != nil:
+		return err
+	case waitCtx.Err() == nil:
+		return err // an attempt failed on its own: a Redis error, say
+	case busy != nil:
+		return because(errWaitBound, busy)
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%w while held by another owner", errWaitBound)
-	}
-	return err
+	return because(errWaitBound, renew.NoAnswer(err)) // an attempt was then in flight, unanswered
 }
 
 // firstAttempt returns the context of a wait's first attempt, and its cancel: ctx, ended

@@ -345,3 +345,37 @@ func TestLockUnlockAfterFixedLeaseMarginReleases(t *testing.T) {
 		})
 	}
 }
+
+// A hold lost because its renewals got no answer says so in the library's words: its cause matches
+// ErrLockLost and not context.DeadlineExceeded (the renewals' deadline is the scheduler's, not the
+// holder's, who would take it for its own), and the message says that Redis did not answer in time,
+// and what the network said, rather than "context deadline exceeded".
+func TestLockLossCauseSaysRedisDidNotAnswer(t *testing.T) {
+	for _, fault := range []string{"stopped", "paused"} {
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			c := newClient(t, srv.Client(t), redisson.WithWatchdogTimeout(time.Second))
+			h := mustLock(t, c.Lock("loss-cause"), t.Context())
+			switch fault {
+			case "stopped":
+				mustDo(t, "stop", srv.Stop())
+			case "paused":
+				mustDo(t, "pause", srv.Pause())
+				t.Cleanup(func() { _ = srv.Resume() })
+			}
+			select {
+			case <-h.Context().Done():
+			case <-time.After(5 * time.Second):
+				t.Fatal("the hold did not end within 5s of Redis going away (watchdog 1s)")
+			}
+			cause := context.Cause(h.Context())
+			if !errors.Is(cause, redisson.ErrLockLost) || errors.Is(cause, context.DeadlineExceeded) {
+				t.Errorf("cause = %v; want ErrLockLost and not context.DeadlineExceeded", cause)
+			}
+			if msg := cause.Error(); strings.Contains(msg, "context deadline exceeded") || !strings.Contains(msg, "no answer from Redis in time") {
+				t.Errorf("cause = %q; want it to say that Redis did not answer in time, not that a context's deadline passed", msg)
+			}
+		})
+	}
+}

@@ -229,7 +229,8 @@ func (l *MultiLock) Name() string {
 
 // Lock acquires every part, waiting until it succeeds, ctx ends, the optional WithWait bound passes,
 // or a part's Client is closed (see MultiLock). It blocks. On failure nothing is held and the error
-// matches ErrNotObtained (and ctx.Err() when ctx ended the wait).
+// matches ErrNotObtained, and what the failing part's error matches (ErrBusy for contention; see
+// Lock.Lock), and ctx.Err() when ctx ended the wait.
 func (l *MultiLock) Lock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
 	return l.groupOf().lock(ctx, opts...)
 }
@@ -274,7 +275,7 @@ func (l *RedLock) Name() string {
 // Lock acquires a majority of the parts, trying again after random pauses until it succeeds, ctx
 // ends, the optional WithWait bound passes, or a part's Client is closed (see RedLock). It blocks. On
 // failure nothing is held and the error matches ErrNotObtained (and ctx.Err() when ctx ended the
-// wait).
+// wait; ErrBusy when the parts were held by other owners).
 func (l *RedLock) Lock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
 	return l.groupOf().lock(ctx, opts...)
 }

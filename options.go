@@ -376,14 +376,14 @@ func (e Event) Cause() string {
 		return CauseExpired
 	case EventNotObtained:
 		switch {
-		case e.Err == nil || errors.Is(e.Err, errBusy) || errors.Is(e.Err, errHeldOrAwaited) || errors.Is(e.Err, errNotNow):
-			return CauseBusy
 		case errors.Is(e.Err, ErrClosed):
 			return CauseClosed
 		case errors.Is(e.Err, errWaitBound) || errors.Is(e.Err, context.DeadlineExceeded):
 			return CauseTimeout
 		case errors.Is(e.Err, context.Canceled):
 			return CauseCanceled
+		case e.Err == nil || errors.Is(e.Err, ErrBusy):
+			return CauseBusy
 		}
 		return CauseError
 	}

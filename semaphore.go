@@ -116,9 +116,11 @@ func (s *Semaphore) check(ctx context.Context) error {
 }
 
 // Acquire takes n permits (n ≥ 0), waiting until they are available, ctx ends, the optional
-// WithWait bound passes, or the Client is closed. It blocks. On failure nothing was taken, and the
-// error matches ErrNotObtained, with ctx's error, ErrClosed, ErrInvalidArgument (n < 0, WithLease:
-// permits have no lease), ErrWrongType, ErrNotReplicated or the Redis error. Acquiring 0 permits
+// WithWait bound passes, or the Client is closed. It blocks, at most until the earlier of ctx's
+// deadline and the bound (plus a few milliseconds) whatever Redis does. On failure nothing was
+// taken, and the error matches ErrNotObtained, with ErrBusy (too few permits until the wait ended),
+// ctx's error, ErrClosed, ErrInvalidArgument (n < 0, WithLease: permits have no lease),
+// ErrWrongType, ErrNotReplicated or the Redis error. Acquiring 0 permits
 // succeeds at once, sending nothing to Redis (as Redisson's acquire(0); unlike x/sync's, it does not
 // wait behind the waiters): it fails only for bad input, a closed Client or a ctx already done.
 func (s *Semaphore) Acquire(ctx context.Context, n int64, opts ...AcquireOption) error {
@@ -128,7 +130,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64, opts ...AcquireOption)
 
 // TryAcquire takes n permits (n ≥ 0) if they are available now, or, with WithWait, within that
 // bound; it reports whether it took them. It blocks for one round trip, or up to the bound. Errors
-// are those of Acquire; not getting the permits in time is (false, nil). TryAcquire of 0 permits
+// are those of Acquire; not getting the permits in time because they were taken is (false, nil),
+// but a bound that passed while an attempt was unanswered (Redis paused or unreachable) is an error
+// ("no answer from Redis in time"): false, nil always means contention. TryAcquire of 0 permits
 // reports true at once, sending nothing to Redis (see Acquire).
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, opts ...AcquireOption) (bool, error) {
 	a, err := s.acquire(ctx, "try acquire", n, opts, false, false)
@@ -142,8 +146,8 @@ const maxPermits = 1<<53 - 1
 // passes each to one command (Lua's unpack holds a few thousand values).
 const maxLeased = 1000
 
-// errNotNow ends a single attempt that found too few permits.
-var errNotNow = errors.New("too few permits")
+// errNotNow ends a single attempt that found too few permits (it matches ErrBusy).
+var errNotNow = busyErr("too few permits")
 
 // acquire takes n permits: one attempt, or, if waiting (or WithWait), attempts through the waiting
 // engine. It returns what it took, or nil when it took nothing: with nil when a single attempt or the
@@ -254,13 +258,24 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		}
 		return wait.Outcome{}, errNotNow
 	}
+	var busy error // the latest attempt found too few permits (errNotNow); nil: it failed
 	if !waiting {
 		_, err = attempt(waitCtx, wait.Woken{})
+		if errors.Is(err, errNotNow) {
+			busy = errNotNow
+		}
 	} else {
+		busy = errNotNow
 		err = c.engine.Wait(waitCtx, &wait.Waiter{Channel: s.wakeChannel, ID: id, Every: s.redisson != "", Beat: renew.Entry{
 			Kind: kindSemWaiter, Key: s.key, Keys: []string{s.key, s.waiters, s.leases}, Owner: id,
 			Group: c.group(s.key), Lease: c.cfg.waiterTimeout,
-		}}, attempt)
+		}}, func(actx context.Context, woken wait.Woken) (wait.Outcome, error) {
+			out, err := attempt(actx, woken)
+			if busy = errNotNow; err != nil {
+				busy = nil
+			}
+			return out, err
+		})
 	}
 	if err == nil {
 		a := &acquired{id: id, n: n, pids: pids, perm: s.perm}
@@ -289,26 +304,14 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		}
 		s.undo(waitCtx, id, n, pids, late) // in the background once the bound has passed
 	}
-	switch {
-	case errors.Is(err, errNotNow):
-		err = nil
-	case errors.Is(err, wait.ErrClosed):
-		err = opErr(op, s.name, ErrNotObtained, ErrClosed)
-	case ctx.Err() != nil:
-		err = opErr(op, s.name, ErrNotObtained, ctx.Err())
-	case bounded && waitCtx.Err() != nil:
-		err = nil // the WithWait bound passed
-	default:
-		err = opErr(op, s.name, ErrNotObtained, err)
+	if errors.Is(err, wait.ErrClosed) {
+		return nil, opErr(op, s.name, ErrNotObtained, ErrClosed)
 	}
-	if err == nil && op == "acquire" {
-		why := errWaitBound
-		if !bounded {
-			why = errNotNow // WithWait(0): a single attempt, as a TryLock's (Event.Cause: busy)
-		}
-		err = opErr(op, s.name, ErrNotObtained, why)
+	why := endedWait(c, ctx, waitCtx, err, busy)
+	if op == "try acquire" && busy != nil && ctx.Err() == nil && !c.closed() {
+		return nil, nil // too few permits in time: (false, nil), as x/sync's TryAcquire
 	}
-	return nil, err
+	return nil, opErr(op, s.name, ErrNotObtained, why)
 }
 
 // report emits the outcome of an acquisition of n permits from start, made of tries attempts: a, or
@@ -322,7 +325,7 @@ func (s *Semaphore) report(ctx context.Context, leased bool, n int64, start time
 	case a == nil:
 		e.Kind, e.Err = EventNotObtained, err
 		if err == nil && bounded {
-			e.Err = opErr("try acquire", s.name, ErrNotObtained, errWaitBound)
+			e.Err = opErr("try acquire", s.name, ErrNotObtained, errWaitBound, errNotNow)
 		}
 	case a.set != nil:
 		a.set.ev.announce(s.c, e) // then its permits' losses reported meanwhile

@@ -51,6 +51,58 @@ var ErrLeaseEnded = errors.New("fixed lease ended")
 // succeed before the lease may be about to lapse.
 var ErrLapsing = errors.New("could not renew before the lease may lapse")
 
+// ErrNoAnswer is why a call of the library's own (a renewal round, a wait's bound) failed when it
+// ran out of time: Redis did not answer in time (see NoAnswer).
+var ErrNoAnswer = errors.New("no answer from Redis in time")
+
+// NoAnswer explains err, the failure of a call cut short by a deadline of the library's own: an
+// error that matches ErrNoAnswer and says what the network said (a refused connection, an i/o
+// timeout), but no longer matches context.DeadlineExceeded or context.Canceled, which a caller
+// would take for the end of its own context. Other errors are returned as they are.
+func NoAnswer(err error) error {
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return noAnswer{besidesContext(err)}
+}
+
+type noAnswer struct{ net error } // what the network said, or nil
+
+func (e noAnswer) Error() string {
+	if e.net == nil {
+		return ErrNoAnswer.Error()
+	}
+	return ErrNoAnswer.Error() + ": " + e.net.Error()
+}
+
+func (e noAnswer) Unwrap() []error {
+	if e.net == nil {
+		return []error{ErrNoAnswer}
+	}
+	return []error{ErrNoAnswer, e.net}
+}
+
+// besidesContext returns the first part of err that is not a context's error, or nil.
+func besidesContext(err error) error {
+	if err == nil || err == context.DeadlineExceeded || err == context.Canceled {
+		return nil
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if r := besidesContext(e); r != nil {
+				return r
+			}
+		}
+		return nil
+	case interface{ Unwrap() error }:
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return besidesContext(u.Unwrap())
+		}
+	}
+	return err
+}
+
 // Renewer renews batches: each holds entries of one Kind and one Group, at most BatchSize of them.
 // It sends them as it likes (the Client pipelines them: one round trip per Redis node) and calls
 // report exactly once per batch, concurrently if it likes, as each completes: one bool per entry
@@ -532,9 +584,10 @@ func (s *Scheduler) apply(chunk []*Entry, gens []uint64, sent time.Time, alive [
 			e.failures++
 			s.failed[e.Kind].Add(1)
 			// A round cut short by its own deadline says nothing new: keep the reason of an
-			// earlier failure (ErrNotReplicated, a Redis error) for the loss report.
+			// earlier failure (ErrNotReplicated, a Redis error) for the loss report. The
+			// deadline is the scheduler's, not the holder's: the reason says so (NoAnswer).
 			if e.lastErr == nil || !errors.Is(err, context.DeadlineExceeded) {
-				e.lastErr = err
+				e.lastErr = NoAnswer(err)
 			}
 			// Retry with backoff; the deadline check declares it lost if that comes too late.
 			e.due = now.Add(backoff(e))

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -556,4 +557,30 @@ func TestHungNodeSparesHealthyNodesLocks(t *testing.T) {
 				"want 0: their nodes answer at once", l, n-n/3, hungLost.Load(), n/3)
 		}
 	})
+}
+
+// NoAnswer tells a call cut short by the library's own deadline in its own words: it no longer
+// matches the context's error, keeps what the network said, and leaves other errors alone.
+func TestNoAnswer(t *testing.T) {
+	netErr := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	for _, tc := range []struct {
+		in       error
+		want     string
+		matchNet bool
+	}{
+		{context.DeadlineExceeded, "no answer from Redis in time", false},
+		{fmt.Errorf("%w: %w", context.DeadlineExceeded, netErr), "no answer from Redis in time: dial tcp: connection refused", true},
+		{fmt.Errorf("%w: %w", context.Canceled, netErr), "no answer from Redis in time: dial tcp: connection refused", true},
+	} {
+		got := NoAnswer(tc.in)
+		if !errors.Is(got, ErrNoAnswer) || errors.Is(got, context.DeadlineExceeded) || errors.Is(got, context.Canceled) {
+			t.Errorf("NoAnswer(%v) = %v; want ErrNoAnswer, and no context error", tc.in, got)
+		}
+		if got.Error() != tc.want || errors.Is(got, netErr) != tc.matchNet {
+			t.Errorf("NoAnswer(%v) = %q (matches the network's error: %t); want %q (%t)", tc.in, got, errors.Is(got, netErr), tc.want, tc.matchNet)
+		}
+	}
+	if other := errors.New("READONLY"); NoAnswer(other) != other || NoAnswer(nil) != nil {
+		t.Error("NoAnswer changed an error that is not a context's")
+	}
 }
