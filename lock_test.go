@@ -378,10 +378,10 @@ func TestWaitEndedByContext(t *testing.T) {
 	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	_, err := l.Lock(wctx) // queued behind the holder in this process
-	if !errors.Is(err, redisson.ErrNotObtained) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Lock() with an ending context = %v; want ErrNotObtained and DeadlineExceeded", err)
+	if !errors.Is(err, redisson.ErrNotObtained) || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, redisson.ErrBusy) {
+		t.Fatalf("Lock() with an ending context = %v; want ErrNotObtained, DeadlineExceeded and ErrBusy", err)
 	}
-	if want := `redisson: lock "busy": not obtained: context deadline exceeded`; err.Error() != want {
+	if want := `redisson: lock "busy": not obtained: context deadline exceeded: held or awaited by another owner in this process`; err.Error() != want {
 		t.Fatalf("error text = %q; want %q", err.Error(), want)
 	}
 	if n := holdCount(t, h); n != 1 {

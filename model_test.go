@@ -979,8 +979,7 @@ func modelBetween(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 // randomSpec draws a session of Client c.
 func (r *modelRun) randomSpec(c *modelClient, rng *rand.Rand) modelSpec {
 	// Skewed: most sessions contend for the first name, so that releases often find both a waiter
-	// of another Client that claimed the lock and one of the same Client to hand it to. (The
-	// SpinLock only in the final phase and by force unlocks.)
+	// of another Client that claimed the lock and one of the same Client to hand it to.
 	s := modelSpec{name: r.names[0]}
 	switch p := rng.IntN(100); {
 	case p >= 95:
@@ -997,6 +996,8 @@ func (r *modelRun) randomSpec(c *modelClient, rng *rand.Rand) modelSpec {
 		}
 	case p >= 66:
 		s.name = r.names[2]
+	case p >= 59:
+		s.name = r.names[3] // SpinLock
 	case p >= 45:
 		s.name = r.names[1]
 	}
@@ -1013,6 +1014,13 @@ func (r *modelRun) randomSpec(c *modelClient, rng *rand.Rand) modelSpec {
 		s.lease = modelBetween(rng, 150*time.Millisecond, 400*time.Millisecond) // runs out during the session
 	case p < 20:
 		s.lease = modelBetween(rng, 2*time.Second, modelMaxLease)
+	}
+	if s.name == r.names[3] && rng.IntN(100) < 40 {
+		// A short fixed lease: a grant delayed (or re-sent after a lost reply) past its margin is
+		// given back, and the spin goes on as a new owner, while the given-back owner's undos are
+		// repeated in the background (see spin in lock.go).
+		s.lease = modelBetween(rng, 150*time.Millisecond, 400*time.Millisecond)
+		s.wait = max(s.wait, modelBetween(rng, time.Second, 3*time.Second)) // outlives a late grant's give-back
 	}
 	s.leaderWork = modelBetween(rng, 0, 5*time.Millisecond)
 	if s.name == r.names[4] {
@@ -2067,6 +2075,11 @@ func (r *modelRun) runFaults() {
 		case p < 85:
 			r.stat("fault: delay", 1)
 			d := modelBetween(rng, time.Millisecond, 30*time.Millisecond)
+			if rng.IntN(4) == 0 {
+				// Long enough that a grant with a short fixed lease is answered past its margin
+				// (a SpinLock then gives it back and spins on as a new owner).
+				d = modelBetween(rng, 150*time.Millisecond, 450*time.Millisecond)
+			}
 			until := now.Add(modelBetween(rng, 100*time.Millisecond, 300*time.Millisecond))
 			if i, name, ok := taint(c, "delay", until); ok {
 				c.proxy.Delay(d)
