@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
 )
 
@@ -71,6 +72,7 @@ func TestUsageErrorsExit64(t *testing.T) {
 		{"lock", "a{b", "--", "true"},
 		{"lock", "--wait", "-1s", "name", "--", "true"},
 		{"semaphore", "name", "--", "true"},
+		{"latch", "wait", "--wait", "-1s", "name"},
 		{"unlock", "name"},
 		{"no-such-command"},
 		{},
@@ -183,6 +185,57 @@ func TestKilledCLIFreesTheLockWithinTheWatchdogTimeout(t *testing.T) {
 	killed := time.Now()
 	waitFor(t, 2*time.Second+3*time.Second, "the lock to expire", func() bool { return !keyExists(t, rdb, "orphan") })
 	t.Logf("free %v after redisson was killed (watchdog 2s)", time.Since(killed))
+}
+
+// A loss that no renewal reported while the command ran (the default 30s watchdog renews every
+// 10s; the command ends long before) is found by the release: redisson exits 70, with a message,
+// even though the command exited 0. Without the loss the exit is the command's status.
+func TestLossFoundByTheReleaseExits70(t *testing.T) {
+	t.Parallel()
+	forceUnlock := func(t *testing.T, c *redisson.Client, _ *redis.Client, name string) {
+		if ok, err := c.Lock(name).ForceUnlock(t.Context()); err != nil || !ok {
+			t.Fatalf("force unlock: %v, %v", ok, err)
+		}
+	}
+	delLeases := func(t *testing.T, _ *redisson.Client, rdb *redis.Client, name string) {
+		if n, err := rdb.Del(t.Context(), "{"+name+"}:~sl").Result(); err != nil || n != 1 {
+			t.Fatalf("del the leases: %d, %v", n, err)
+		}
+	}
+	for name, tc := range map[string]struct {
+		args   []string // before NAME
+		lose   func(t *testing.T, c *redisson.Client, rdb *redis.Client, name string)
+		status string // the command's
+		want   int
+	}{
+		"lock force-unlocked":     {args: []string{"lock"}, lose: forceUnlock, status: "0", want: exitLost},
+		"lock kept":               {args: []string{"lock"}, status: "3", want: 3},
+		"semaphore's leases gone": {args: []string{"semaphore", "-n", "1"}, lose: delLeases, status: "0", want: exitLost},
+		"semaphore kept":          {args: []string{"semaphore", "-n", "1"}, status: "3", want: 3},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, rdb, c := server(t)
+			dir := t.TempDir()
+			ready, gate := filepath.Join(dir, "ready"), filepath.Join(dir, "go")
+			script := `touch "` + ready + `"; while [ ! -e "` + gate + `" ]; do sleep 0.02; done; exit ` + tc.status
+			p := start(t, srv, nil, append(tc.args, "held", "--", "sh", "-c", script)...)
+			waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+			if tc.lose != nil {
+				tc.lose(t, c, rdb, "held")
+			}
+			if err := os.WriteFile(gate, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code := p.wait(t, 10*time.Second)
+			if code != tc.want {
+				t.Fatalf("exit %d, want %d (stderr %s)", code, tc.want, p.stderr)
+			}
+			if lost := strings.Contains(p.stderr.String(), "lost while the command ran"); lost != (tc.lose != nil) {
+				t.Fatalf("stderr %q: want a loss message: %v", p.stderr, tc.lose != nil)
+			}
+		})
+	}
 }
 
 // SIGINT to redisson is passed on to the command; redisson unlocks and exits with its status.
