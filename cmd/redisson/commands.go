@@ -83,6 +83,11 @@ COMMAND's group gets SIGTERM, then SIGKILL after --grace, and redisson exits 70.
 reported before COMMAND exited (a force-unlock: the watchdog renews every third of its timeout) is
 found by the unlock: redisson exits 70 too, whatever COMMAND's status.
 
+If redisson itself is killed (SIGKILL), its watchdog stops and the lock is free within the watchdog
+timeout; on Linux COMMAND's group is SIGKILLed at once (a guard process, redisson's child, gets a
+parent-death signal), so that nothing runs on without the lock. Elsewhere COMMAND can outlive a
+killed redisson.
+
 COMMAND's environment has REDISSON_LOCK_NAME, and with --fenced REDISSON_FENCING_TOKEN, the
 acquisition's fencing token (strictly increasing), for the resource to check.
 

@@ -43,7 +43,12 @@
 // force-unlock: the watchdog renews every third of its timeout) is found by the release: redisson
 // exits 70 too, whatever CMD's status (a release whose outcome is unknown, Redis being unreachable,
 // is reported on stderr and leaves CMD's status). If redisson itself is killed (SIGKILL), the
-// watchdog stops and the lock is free within the watchdog timeout (--watchdog, default 30s).
+// watchdog stops and the lock is free within the watchdog timeout (--watchdog, default 30s); on Linux
+// CMD's whole group is SIGKILLed at once, so that nothing runs on without the lock: redisson runs CMD
+// through a guard process, its child, which gets a parent-death signal (prctl PR_SET_PDEATHSIG) and
+// then SIGKILLs the group (the guard is redisson itself in a hidden mode, outside CMD's group, and
+// reaps what CMD leaves behind). Elsewhere there is no parent-death signal: CMD and its group can
+// outlive a killed redisson, and run on without the lock.
 //
 // The semaphore command takes leased permits (a PermitExpirableSemaphore, the same semaphore as
 // Client.Semaphore(NAME)): watchdog-renewed, or with --lease a fixed lease, so that the permits of a
