@@ -20,8 +20,9 @@ const exitCodesHelp = `EXIT STATUS:
    1   unlock --force: nothing was locked; latch set: the count was set already
    64  usage error (flags, arguments, a bad name)
    69  Redis unreachable, or a Redis error before the command ran
-   70  the lock (or permits) was lost while the command ran; it was terminated
-   75  not obtained within --wait
+   70  the lock (or permits) was not held throughout the command: lost while it ran
+       (it was terminated), or found lost by the release once it had exited
+   75  not obtained within --wait (latch wait: not zero within --wait)
    126, 127  the command could not be run, or was not found
    128+N  the CLI was interrupted by signal N while waiting`
 
@@ -78,7 +79,14 @@ and what it starts in the background runs under the lock too: redisson unlocks o
 left in the group. SIGINT, SIGTERM and SIGHUP received by redisson are passed on to the group (and
 what is left of it after COMMAND exited gets SIGTERM, then SIGKILL after --grace). If the lock is
 lost (deleted, expired, Redis unreachable until the lease may lapse, a --lease that ends),
-COMMAND's group gets SIGTERM, then SIGKILL after --grace, and redisson exits 70.
+COMMAND's group gets SIGTERM, then SIGKILL after --grace, and redisson exits 70. A loss no renewal
+reported before COMMAND exited (a force-unlock: the watchdog renews every third of its timeout) is
+found by the unlock: redisson exits 70 too, whatever COMMAND's status.
+
+If redisson itself is killed (SIGKILL), its watchdog stops and the lock is free within the watchdog
+timeout; on Linux COMMAND's group is SIGKILLed at once (a guard process, redisson's child, gets a
+parent-death signal), so that nothing runs on without the lock. Elsewhere COMMAND can outlive a
+killed redisson.
 
 COMMAND's environment has REDISSON_LOCK_NAME, and with --fenced REDISSON_FENCING_TOKEN, the
 acquisition's fencing token (strictly increasing), for the resource to check.
@@ -169,7 +177,7 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 				env = append(env, "REDISSON_FENCING_TOKEN="+strconv.FormatInt(h.Token(), 10))
 			}
 			return &held{what: fmt.Sprintf("lock %q", name), ctx: h.Context(), env: env, release: func(ctx context.Context) error {
-				if err := h.Unlock(ctx); err != nil && !errors.Is(err, redisson.ErrLockLost) {
+				if err := h.Unlock(ctx); err != nil {
 					return fmt.Errorf("unlock: %w", err)
 				}
 				return nil
@@ -180,14 +188,18 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 
 // held is what a command runs under: a lock's hold or semaphore permits.
 type held struct {
-	what    string          // for the loss message, e.g. `lock "x"`
-	ctx     context.Context // ends when the hold is lost (or released)
-	env     []string        // added to the command's environment
-	release func(ctx context.Context) error
+	what    string                          // for the loss message, e.g. `lock "x"`
+	ctx     context.Context                 // ends when the hold is lost (or released)
+	env     []string                        // added to the command's environment
+	release func(ctx context.Context) error // fails matching ErrNotHeld or ErrLockLost if not held any more
 }
 
 // runHeld obtains what obtain returns (a signal interrupts the wait: op names it in the message), runs
-// argv under it, terminating argv if it is lost, releases it, and returns the exit (see exitCodesHelp).
+// argv under it, terminating argv if it is lost, releases it, and returns the exit (see exitCodesHelp):
+// exit 70 whenever it was not held throughout the command, whether the loss was signalled while the
+// command ran (it was terminated), after it exited, or found by the release (a force-unlock or a
+// removed lease that no renewal saw before the command ended). A release whose outcome is unknown
+// (Redis unreachable) is reported on stderr and leaves the command's status.
 func runHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, op string, argv []string, obtain func(sctx context.Context) (*held, error)) error {
 	sctx, sigs, stop := catchSignals(ctx)
 	defer stop()
@@ -205,17 +217,32 @@ func runHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, o
 		_ = h.release(uctx)
 		return e
 	}
-	status, lost, runErr := (&child{argv: argv, env: h.env, lost: h.ctx.Done(), grace: cmd.Duration("grace"),
+	status, terminated, runErr := (&child{argv: argv, env: h.env, lost: h.ctx.Done(), grace: cmd.Duration("grace"),
 		sigs: sigs, stderr: cmd.Root().ErrWriter}).run()
-	if err := h.release(uctx); err != nil && !lost {
-		fmt.Fprintln(cmd.Root().ErrWriter, "redisson:", err)
+	// Until the release, the hold's context ends only on a loss: one signalled once the command had
+	// exited (too late to terminate it) is a loss all the same.
+	var lost error
+	if h.ctx.Err() != nil {
+		lost = context.Cause(h.ctx)
+	}
+	if err := h.release(uctx); err != nil {
+		switch {
+		case lost != nil: // the release fails because of the loss reported below
+		case errors.Is(err, redisson.ErrNotHeld), errors.Is(err, redisson.ErrLockLost):
+			lost = err // no renewal saw it before the command ended
+		default:
+			fmt.Fprintln(cmd.Root().ErrWriter, "redisson:", err)
+		}
 	}
 	switch {
 	case runErr != nil:
 		return runErr
-	case lost:
+	case terminated:
 		return exitf(exitLost, "%s lost while the command ran (%v); the command was terminated (status %d)",
-			h.what, context.Cause(h.ctx), status)
+			h.what, lost, status)
+	case lost != nil:
+		return exitf(exitLost, "%s lost while the command ran (%v); the command exited with status %d",
+			h.what, lost, status)
 	}
 	return statusErr(status)
 }
@@ -303,7 +330,7 @@ func unlockCommand() *cli.Command {
 		Description: `Deletes the lock NAME whoever holds it (its kind's ForceUnlock: a Lock, FairLock,
 FencedLock, SpinLock or ReadWriteLock, or Java Redisson's RLock, RFairLock or RReadWriteLock) and
 wakes its waiters. The holder is told at its next renewal (ErrLockLost; a "redisson lock" holder's
-command is terminated). --force is required: the CLI never holds a lock to release otherwise.
+command is terminated), or by its unlock if that comes first (a "redisson lock" holder exits 70). --force is required: the CLI never holds a lock to release otherwise.
 Exits 0 if it unlocked something, 1 if the name was not locked; a semaphore, latch or any other
 value under NAME is left alone (exit 1: a semaphore's permits are released by their holders, or
 come back when their leases pass).
@@ -392,7 +419,7 @@ func latchCommand() *cli.Command {
 		Name:  "latch",
 		Usage: "set, count down or wait for a count-down latch",
 		Description: `A CountDownLatch: "set" arms it with a count if it is zero, "count-down" decrements it,
-"wait" blocks until it reaches zero.
+"wait" blocks until it reaches zero (--wait 0: one check).
 
 Examples:
    redisson latch set -n 3 workers-ready
@@ -438,29 +465,41 @@ Examples:
 			},
 			{
 				Name: "wait", Usage: "wait until the count is zero", ArgsUsage: "NAME",
-				Flags: []cli.Flag{&cli.DurationFlag{Name: "wait", Usage: "give up after `D` (exit 75); default: wait for ever"}},
+				Flags: []cli.Flag{&cli.DurationFlag{Name: "wait", Usage: "give up after `D` (exit 75); 0: one check; default: wait for ever"}},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					name, err := nameArg(cmd, 1)
 					if err != nil {
 						return err
 					}
+					if cmd.Duration("wait") < 0 {
+						return usageError("latch wait: --wait must be ≥ 0")
+					}
 					return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
 						sctx, sigs, stop := catchSignals(ctx)
 						defer stop()
-						wctx := sctx
-						if cmd.IsSet("wait") {
-							var cancel context.CancelFunc
-							wctx, cancel = context.WithTimeout(sctx, cmd.Duration("wait"))
+						latch := c.CountDownLatch(name)
+						var err error
+						switch {
+						case cmd.IsSet("wait") && cmd.Duration("wait") == 0:
+							// One check, as lock --wait 0 is one attempt.
+							var n int64
+							if n, err = latch.Count(sctx); err == nil && n > 0 {
+								return exitf(exitNotObtained, "latch %q: not zero (count %d)", name, n)
+							}
+						case cmd.IsSet("wait"):
+							wctx, cancel := context.WithTimeout(sctx, cmd.Duration("wait"))
 							defer cancel()
+							if err = latch.Wait(wctx); errors.Is(err, context.DeadlineExceeded) && wctx.Err() != nil && sctx.Err() == nil {
+								return exitf(exitNotObtained, "latch %q: not zero within %v", name, cmd.Duration("wait"))
+							}
+						default:
+							err = latch.Wait(sctx)
 						}
-						err := c.CountDownLatch(name).Wait(wctx)
 						switch {
 						case err == nil:
 							return nil
 						case sigs.interrupted("latch wait") != nil:
 							return sigs.interrupted("latch wait")
-						case errors.Is(err, context.DeadlineExceeded) && wctx.Err() != nil:
-							return exitf(exitNotObtained, "latch %q: not zero within %v", name, cmd.Duration("wait"))
 						}
 						return classify(ctx, rdb, err)
 					})

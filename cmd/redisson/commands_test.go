@@ -133,6 +133,28 @@ func TestLatch(t *testing.T) {
 	}
 }
 
+// latch wait --wait 0 is one check: exit 0 if the count is zero (a latch never set, or counted down),
+// 75 if not.
+func TestLatchWaitZeroIsOneCheck(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	if code, _, stderr := runCLI(t, srv, "latch", "wait", "--wait", "0", "open"); code != 0 {
+		t.Fatalf("latch wait --wait 0 on an open latch: exit %d, want 0 (%s)", code, stderr)
+	}
+	if _, err := c.CountDownLatch("shut").TrySetCount(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, srv, "latch", "wait", "--wait", "0", "shut"); code != exitNotObtained {
+		t.Fatalf("latch wait --wait 0 on a count of 1: exit %d, want %d (%s)", code, exitNotObtained, stderr)
+	}
+	if _, err := c.CountDownLatch("shut").CountDown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, srv, "latch", "wait", "--wait", "0", "shut"); code != 0 {
+		t.Fatalf("latch wait --wait 0 once counted down: exit %d, want 0 (%s)", code, stderr)
+	}
+}
+
 // watch prints a line when the holder changes, and stops on SIGINT with exit 0.
 func TestWatch(t *testing.T) {
 	t.Parallel()

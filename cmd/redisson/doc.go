@@ -23,6 +23,7 @@
 //	    force-unlock whatever lock NAME holds; exit 0 if it unlocked something, 1 if not locked
 //	    (a semaphore, latch or other value under NAME is left alone: exit 1)
 //	latch set NAME -n N | latch count-down NAME | latch wait NAME [--wait D]
+//	    wait: until the count is zero (--wait 0: one check)
 //	watch NAME [--interval D]
 //	    a timestamped line each time what NAME holds changes, until Ctrl-C
 //	completion bash|zsh|fish
@@ -38,8 +39,16 @@
 // non-interactive shell starts its background jobs with SIGINT ignored). If the lock is lost while
 // the group runs (deleted by a force-unlock, expired, Redis unreachable until the lease may lapse, a
 // --lease that ends), the group gets SIGTERM, then SIGKILL after --grace (default 10s), and
-// redisson exits 70 once it is empty. If redisson itself is killed (SIGKILL), the
-// watchdog stops and the lock is free within the watchdog timeout (--watchdog, default 30s).
+// redisson exits 70 once it is empty. A loss no renewal reported before the group exited (a
+// force-unlock: the watchdog renews every third of its timeout) is found by the release: redisson
+// exits 70 too, whatever CMD's status (a release whose outcome is unknown, Redis being unreachable,
+// is reported on stderr and leaves CMD's status). If redisson itself is killed (SIGKILL), the
+// watchdog stops and the lock is free within the watchdog timeout (--watchdog, default 30s); on Linux
+// CMD's whole group is SIGKILLed at once, so that nothing runs on without the lock: redisson runs CMD
+// through a guard process, its child, which gets a parent-death signal (prctl PR_SET_PDEATHSIG) and
+// then SIGKILLs the group (the guard is redisson itself in a hidden mode, outside CMD's group, and
+// reaps what CMD leaves behind). Elsewhere there is no parent-death signal: CMD and its group can
+// outlive a killed redisson, and run on without the lock.
 //
 // The semaphore command takes leased permits (a PermitExpirableSemaphore, the same semaphore as
 // Client.Semaphore(NAME)): watchdog-renewed, or with --lease a fixed lease, so that the permits of a
@@ -77,7 +86,8 @@
 //	1              unlock --force: nothing was locked; latch set: the count was set already
 //	64             usage error (flags, arguments, a bad name)
 //	69             Redis unreachable, or a Redis error before CMD ran
-//	70             the lock or permits were lost while CMD ran (CMD was terminated)
+//	70             the lock or permits were not held throughout CMD: lost while it ran (CMD was
+//	               terminated), or found lost by the release once it had exited
 //	75             not obtained within --wait (as flock -w); latch wait: not zero within --wait
 //	126, 127       CMD could not be run, or was not found
 //	128+N          interrupted by signal N before CMD ran

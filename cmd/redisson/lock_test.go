@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/redistest"
 )
 
@@ -71,6 +73,7 @@ func TestUsageErrorsExit64(t *testing.T) {
 		{"lock", "a{b", "--", "true"},
 		{"lock", "--wait", "-1s", "name", "--", "true"},
 		{"semaphore", "name", "--", "true"},
+		{"latch", "wait", "--wait", "-1s", "name"},
 		{"unlock", "name"},
 		{"no-such-command"},
 		{},
@@ -170,7 +173,7 @@ func TestKilledCLIFreesTheLockWithinTheWatchdogTimeout(t *testing.T) {
 	srv, rdb, _ := server(t)
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
-	killGroupAtEnd(t, pidFile) // the command outlives redisson (its own process group)
+	killGroupAtEnd(t, pidFile) // if the command outlives redisson (elsewhere than Linux)
 	p := start(t, srv, nil, "--watchdog", "2s", "lock", "orphan", "--", "sh", "-c", `echo $$ > "`+pidFile+`"; exec sleep 60`)
 	waitFor(t, 10*time.Second, "the command to start", func() bool { return fileHas(pidFile, "\n") })
 	if !keyExists(t, rdb, "orphan") {
@@ -183,6 +186,147 @@ func TestKilledCLIFreesTheLockWithinTheWatchdogTimeout(t *testing.T) {
 	killed := time.Now()
 	waitFor(t, 2*time.Second+3*time.Second, "the lock to expire", func() bool { return !keyExists(t, rdb, "orphan") })
 	t.Logf("free %v after redisson was killed (watchdog 2s)", time.Since(killed))
+}
+
+// A loss that no renewal reported while the command ran (the default 30s watchdog renews every
+// 10s; the command ends long before) is found by the release: redisson exits 70, with a message,
+// even though the command exited 0. Without the loss the exit is the command's status.
+func TestLossFoundByTheReleaseExits70(t *testing.T) {
+	t.Parallel()
+	forceUnlock := func(t *testing.T, c *redisson.Client, _ *redis.Client, name string) {
+		if ok, err := c.Lock(name).ForceUnlock(t.Context()); err != nil || !ok {
+			t.Fatalf("force unlock: %v, %v", ok, err)
+		}
+	}
+	delLeases := func(t *testing.T, _ *redisson.Client, rdb *redis.Client, name string) {
+		if n, err := rdb.Del(t.Context(), "{"+name+"}:~sl").Result(); err != nil || n != 1 {
+			t.Fatalf("del the leases: %d, %v", n, err)
+		}
+	}
+	for name, tc := range map[string]struct {
+		args   []string // before NAME
+		lose   func(t *testing.T, c *redisson.Client, rdb *redis.Client, name string)
+		status string // the command's
+		want   int
+	}{
+		"lock force-unlocked":     {args: []string{"lock"}, lose: forceUnlock, status: "0", want: exitLost},
+		"lock kept":               {args: []string{"lock"}, status: "3", want: 3},
+		"semaphore's leases gone": {args: []string{"semaphore", "-n", "1"}, lose: delLeases, status: "0", want: exitLost},
+		"semaphore kept":          {args: []string{"semaphore", "-n", "1"}, status: "3", want: 3},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, rdb, c := server(t)
+			dir := t.TempDir()
+			ready, gate := filepath.Join(dir, "ready"), filepath.Join(dir, "go")
+			script := `touch "` + ready + `"; while [ ! -e "` + gate + `" ]; do sleep 0.02; done; exit ` + tc.status
+			p := start(t, srv, nil, append(tc.args, "held", "--", "sh", "-c", script)...)
+			waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+			if tc.lose != nil {
+				tc.lose(t, c, rdb, "held")
+			}
+			if err := os.WriteFile(gate, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code := p.wait(t, 10*time.Second)
+			if code != tc.want {
+				t.Fatalf("exit %d, want %d (stderr %s)", code, tc.want, p.stderr)
+			}
+			if lost := strings.Contains(p.stderr.String(), "lost while the command ran"); lost != (tc.lose != nil) {
+				t.Fatalf("stderr %q: want a loss message: %v", p.stderr, tc.lose != nil)
+			}
+		})
+	}
+}
+
+// SIGKILL of redisson (which cannot keep the lock once dead) ends its command and the command's
+// background processes as well: nothing runs on without the lock.
+func TestKilledCLIsCommandDoesNotOutliveIt(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux has a parent-death signal: elsewhere the command can outlive a killed redisson")
+	}
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	dir := t.TempDir()
+	pidFile, bgFile := filepath.Join(dir, "pid"), filepath.Join(dir, "bg")
+	killGroupAtEnd(t, pidFile) // if it does outlive redisson
+	loop := `trap "" INT TERM HUP; while :; do sleep 0.05; done`
+	bg := `echo $$ > "` + bgFile + `"; ` + loop
+	p := start(t, srv, nil, "lock", "killed", "--", "sh", "-c", `sh -c '`+bg+`' & echo $$ > "`+pidFile+`"; `+loop)
+	waitFor(t, 10*time.Second, "the command and its background process to start", func() bool {
+		return pidIn(pidFile) > 0 && pidIn(bgFile) > 0
+	})
+	if !keyExists(t, rdb, "killed") {
+		t.Fatal("the lock is not held while the command runs")
+	}
+	killed := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 5*time.Second)
+	waitFor(t, 5*time.Second, "the command and its background process to end", func() bool {
+		return !alive(pidIn(pidFile)) && !alive(pidIn(bgFile))
+	})
+	t.Logf("the command and its background process ended %v after redisson was killed", time.Since(killed))
+}
+
+// On Linux the command runs under a guard process, redisson's child, that SIGKILLs the command's
+// group when its parent-death signal comes and its parent is gone. The signal also comes when the
+// thread that forked the guard exits while redisson lives (golang/go#27505): the guard, finding
+// redisson still its parent, ignores it, and the command runs on to its own end.
+func TestGuardIgnoresAParentDeathSignalWhileRedissonLives(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the guard process is Linux's")
+	}
+	t.Parallel()
+	srv, _, _ := server(t)
+	dir := t.TempDir()
+	ready, gate := filepath.Join(dir, "ready"), filepath.Join(dir, "go")
+	p := start(t, srv, nil, "lock", "spurious", "--", "sh", "-c",
+		`touch "`+ready+`"; while [ ! -e "`+gate+`" ]; do sleep 0.02; done; exit 3`)
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+	guards := childrenOf(p.cmd.Process.Pid)
+	if len(guards) != 1 {
+		t.Fatalf("redisson's children %v: want one, the guard", guards)
+	}
+	if err := syscall.Kill(guards[0], parentDeathSignal); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the guard to take the signal", func() bool { return !signalPending(guards[0]) })
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != 3 {
+		t.Fatalf("exit %d, want the command's 3 (%s)", code, p.stderr)
+	}
+}
+
+// childrenOf returns the pids of the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	var kids []int
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		n, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		s := readFile("/proc/" + d.Name() + "/stat")
+		i := strings.LastIndexByte(s, ')')
+		if f := strings.Fields(s[i+1:]); i >= 0 && len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			kids = append(kids, n)
+		}
+	}
+	return kids
+}
+
+// signalPending reports whether process pid has a signal pending (not delivered yet).
+func signalPending(pid int) bool {
+	for _, line := range strings.Split(readFile("/proc/"+strconv.Itoa(pid)+"/status"), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && (k == "SigPnd" || k == "ShdPnd") && strings.Trim(strings.TrimSpace(v), "0") != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // SIGINT to redisson is passed on to the command; redisson unlocks and exits with its status.

@@ -58,6 +58,9 @@ func main() {
 	// a loss) and exit 141 instead of the documented codes. Notify, not Ignore: an ignored signal
 	// would stay ignored in the command, a caught one is reset to the default by exec.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	if len(os.Args) > 1 && os.Args[1] == guardArg {
+		os.Exit(guard(os.Args[2:]))
+	}
 	os.Exit(run(context.Background(), os.Args, os.Stdout, os.Stderr))
 }
 

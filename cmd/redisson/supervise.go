@@ -12,6 +12,13 @@ import (
 	"time"
 )
 
+const (
+	// guardArg, as the first argument, runs redisson as the guard of a command (Linux: see guard).
+	guardArg = "__guard"
+	// parentDeathSignal is the guard's parent-death signal: caught, and checked against getppid().
+	parentDeathSignal = syscall.SIGUSR1
+)
+
 // forwarded are the signals the CLI passes on to the command (its process group) while it runs, and
 // which end a wait for the lock before it runs (exit 128+signal).
 var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
@@ -88,28 +95,24 @@ type child struct {
 // signal, or on a loss, what is left gets SIGTERM, then SIGKILL after the grace period): the
 // command's exit status (128+signal if a signal ended it) and whether the loss was signalled while
 // the group ran; or the exit error of a command that could not start (127 not found, 126
-// otherwise).
+// otherwise). Where the system allows it (startSupervised), the group is SIGKILLed if redisson dies
+// first: it never runs on without the lock.
 func (c *child) run() (status int, lost bool, err error) {
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), c.env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// The processes the command leaves behind become redisson's children (where the system allows
 	// it), so that they are reaped here and a finished one is not mistaken for a running one.
 	becomeSubreaper()
 	// From now on the signals are the command's: a signal received before it started is passed on
 	// once it has (it may still be worth a clean exit).
 	c.sigs.handOff()
-	if err := cmd.Start(); err != nil {
-		code := exitNotExec
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			code = exitNotFound
-		}
-		return 0, false, exitf(code, "%v", err)
+	p, err := startSupervised(c.argv, c.env, c.stderr)
+	if err != nil {
+		return 0, false, err
 	}
-	pid := cmd.Process.Pid
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
+	if p.end != nil {
+		defer p.end()
+	}
+	pid := p.pgid
+	done, gone := p.exited, p.gone
 	signalled := false
 	select {
 	case sig := <-c.sigs.got:
@@ -131,7 +134,7 @@ func (c *child) run() (status int, lost bool, err error) {
 	exited := false
 	for {
 		if exited {
-			if !groupAlive(pid) {
+			if !p.alive() {
 				return status, lost, nil
 			}
 			if signalled {
@@ -142,12 +145,7 @@ func (c *child) run() (status int, lost bool, err error) {
 		select {
 		case <-done:
 			done, exited = nil, true
-			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-			if ws.Signaled() {
-				status = 128 + int(ws.Signal())
-			} else {
-				status = ws.ExitStatus()
-			}
+			status = p.status
 		case sig := <-c.sigs.ch:
 			signalled = true
 			_ = syscall.Kill(-pid, sig.(syscall.Signal))
@@ -160,14 +158,64 @@ func (c *child) run() (status int, lost bool, err error) {
 			fmt.Fprintln(c.stderr, "redisson: the command outlived the grace period; sending SIGKILL")
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			kill = make(chan time.Time) // never again
+		case <-gone:
+			gone = nil
 		case <-poll:
 		}
 	}
 }
 
-// groupAlive reaps the exited processes of process group pgid that are redisson's children (the
-// command's leftovers, adopted as their subreaper) and reports whether a process is left in it.
-// The command itself must have been reaped already.
+// proc is a command started as the leader of a process group of its own.
+type proc struct {
+	pgid   int           // the command's pid, and its group's id
+	exited chan struct{} // closed once the command exited; status is set by then
+	status int           // its exit status (128+N if signal N ended it)
+	// alive reaps the group's exited processes that are this process's to reap, and reports
+	// whether a process is left in the group. It is called once exited is closed.
+	alive func() bool
+	gone  <-chan struct{} // if not nil, closed when alive is to be asked again at once
+	end   func()          // if not nil, called once no process is left in the group
+}
+
+// startGroup starts argv, with env added to this process's environment and stdin, stdout and
+// stderr passed through, as the leader of a process group of its own. It returns the exit error
+// of a command that could not start (127 not found, 126 otherwise). Its goroutine ends when the
+// command exits.
+func startGroup(argv, env []string) (*proc, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		code := exitNotExec
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			code = exitNotFound
+		}
+		return nil, exitf(code, "%v", err)
+	}
+	p := &proc{pgid: cmd.Process.Pid, exited: make(chan struct{})}
+	p.alive = func() bool { return groupAlive(p.pgid) }
+	go func() {
+		_ = cmd.Wait()
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		p.status = exitStatus(ws)
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// exitStatus is the exit status of a process that ended with ws: 128+N if signal N ended it, as
+// shells report it.
+func exitStatus(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// groupAlive reaps the exited processes of process group pgid that are this process's children
+// (the command's leftovers, adopted as their subreaper) and reports whether a process is left in
+// it. The command itself must have been reaped already.
 func groupAlive(pgid int) bool {
 	for {
 		var ws syscall.WaitStatus
