@@ -203,7 +203,7 @@ func closeAll(rdb redis.UniversalClient, c *redisson.Client) {
 
 // classify turns the error of a call made before the command ran into an exit error: 64 for bad
 // input, 69 when Redis is unreachable or answered an error, 75 when the lock or permits were not
-// obtained (held by others until --wait passed).
+// obtained (held by others until --wait passed: redisson.ErrBusy).
 func classify(ctx context.Context, rdb redis.UniversalClient, err error) error {
 	var rerr redis.Error
 	switch {
@@ -211,16 +211,15 @@ func classify(ctx context.Context, rdb redis.UniversalClient, err error) error {
 		return exitf(exitUsage, "%v", err)
 	case errors.Is(err, redisson.ErrWrongType), errors.As(err, &rerr):
 		return exitf(exitUnavailable, "%v", err)
+	case errors.Is(err, redisson.ErrBusy):
+		return exitf(exitNotObtained, "%v", err)
 	}
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	if perr := rdb.Ping(pctx).Err(); perr != nil {
 		return exitf(exitUnavailable, "%v (Redis: %v)", err, perr)
 	}
-	if !errors.Is(err, redisson.ErrNotObtained) {
-		return exitf(exitUnavailable, "%v", err)
-	}
-	return exitf(exitNotObtained, "%v", err)
+	return exitf(exitUnavailable, "%v", err)
 }
 
 // ping checks that Redis answers before anything is tried (exit 69 if not).
