@@ -67,7 +67,9 @@ var (
 
 	// ErrOutcomeUnknown: a Semaphore, PermitExpirableSemaphore or CountDownLatch change whose reply
 	// was lost, and whose re-sent copy found no record of the first: the change was applied once or
-	// not at all, never twice (an acquisition is then undone, and reports ErrNotObtained too).
+	// not at all, never twice, and may still be applied by a copy landing later (a release, a count
+	// down). An acquisition is then undone, and reports ErrNotObtained too: a copy of it landing up to
+	// 20 minutes later takes nothing (see Semaphore for what remains).
 	ErrOutcomeUnknown = errors.New("redisson: outcome unknown")
 )
 
