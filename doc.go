@@ -450,6 +450,10 @@
 //
 // # What is guaranteed, and what is not
 //
+// Bad input is an error, never a panic: on a nil or zero Client (not made by New), a nil or zero
+// handle or Hold, every method that can fail returns an error matching ErrInvalidArgument and
+// changes nothing in Redis; the others return zero values (a context: one already done).
+//
 // While Redis keeps its data, at most one owner holds a lock at a time, and the owner is told
 // (ErrLockLost) before its lease can lapse when the watchdog can no longer vouch for it. That is not
 // mutual exclusion of your side effects:

@@ -82,13 +82,21 @@ type Error struct {
 	Err  error
 }
 
-// Error returns "redisson: <op> "<name>": <reasons>".
+// Error returns "redisson: <op> "<name>": <reasons>" ("<nil>" for a nil *Error).
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	return "redisson: " + e.Op + " " + strconv.Quote(e.Name) + ": " + describe(e.Err)
 }
 
-// Unwrap returns the reasons.
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap returns the reasons (nil for a nil *Error).
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // reasons is a list of errors that together explain a failure, most general first: e.g.
 // ErrNotObtained, then context.DeadlineExceeded. It matches each of them.

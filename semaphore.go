@@ -85,8 +85,7 @@ type Semaphore struct {
 // with ErrWrongType.
 func (c *Client) Semaphore(name string) *Semaphore {
 	s := &Semaphore{c: c, name: name}
-	if !c.valid() {
-		s.err = invalidf("nil client or Client not created by New")
+	if s.err = c.checkValid(); s.err != nil {
 		return s
 	}
 	s.key, s.aux, s.err = objectKeys(c.cfg.prefix, name)
