@@ -29,7 +29,10 @@ const cleanupTimeout = 5 * time.Second
 // Client owns what all objects created from it share: the go-redis client, one renewal scheduler
 // goroutine, one pub/sub hub (one connection, or one per master on a Cluster, opened on the first
 // wait) and the local wait queues.
-// Create it with New and stop it with Close. A Client is safe for concurrent use.
+// Create it with New and stop it with Close. A Client is safe for concurrent use. A nil or zero
+// Client (one not made by New) is bad input: every method that returns an error returns one
+// matching ErrInvalidArgument, doing nothing, Stats returns zero counters, and the handles it
+// makes fail every call the same way; no method panics (nor do those of nil and zero handles).
 type Client struct {
 	rdb     redis.UniversalClient
 	cfg     config
@@ -318,8 +321,8 @@ func timeoutsOff(rdb redis.UniversalClient) bool {
 // them, at most 5s each when Redis does not answer. Every later call returns ErrClosed. Close does not close rdb, and is idempotent; it returns nil
 // (ErrInvalidArgument on a nil Client).
 func (c *Client) Close() error {
-	if !c.valid() {
-		return invalidf("nil client or Client not created by New")
+	if err := c.checkValid(); err != nil {
+		return err
 	}
 	c.closeOnce.Do(func() {
 		c.bgMu.Lock()
@@ -400,8 +403,20 @@ func (c *Client) Stats() Stats {
 		Subscriptions: subs, Reconnects: reconnects, Evicting: int(c.servers.evicting.Load()), AckFailures: c.acks.failures.Load(), NoWait: c.acks.noWait.Load()}
 }
 
-// checkCall checks what every call checks once the Client is known valid: its context, then Close.
+// checkValid reports a nil Client, or one not made by New (ErrInvalidArgument): what every method
+// of the Client, and every handle it makes, checks first.
+func (c *Client) checkValid() error {
+	if !c.valid() {
+		return invalidf("nil client or Client not created by New")
+	}
+	return nil
+}
+
+// checkCall checks what every call checks: the Client (checkValid), its context, then Close.
 func (c *Client) checkCall(ctx context.Context) error {
+	if err := c.checkValid(); err != nil {
+		return err
+	}
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}

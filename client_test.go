@@ -113,35 +113,6 @@ func TestNewRefusesTypedNilClient(t *testing.T) {
 	}
 }
 
-// TestZeroClientDoesNotPanic checks that a zero Client (declared, not created by New, e.g. a struct
-// field) does not panic in Lock, TryLock, ForceUnlock, Close and Stats: like a nil *Client
-// ("ErrInvalidArgument on a nil Client"), a zero Lock or a zero Hold, it is bad input, to be
-// answered with an error (ErrInvalidArgument, or ErrClosed).
-func TestZeroClientDoesNotPanic(t *testing.T) {
-	ctx := t.Context()
-	for _, tc := range []struct {
-		name string
-		call func(c *redisson.Client) error
-	}{
-		{"Lock", func(c *redisson.Client) error { _, err := c.Lock("x").Lock(ctx); return err }},
-		{"TryLock", func(c *redisson.Client) error { _, err := c.Lock("x").TryLock(ctx); return err }},
-		{"ForceUnlock", func(c *redisson.Client) error { _, err := c.Lock("x").ForceUnlock(ctx); return err }},
-		{"Close", func(c *redisson.Client) error { return c.Close() }},
-		{"Stats", func(c *redisson.Client) error { _ = c.Stats(); return nil }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			defer func() {
-				if r := recover(); r != nil {
-					t.Errorf("%s on a zero Client panicked: %v; want ErrInvalidArgument (or ErrClosed)", tc.name, r)
-				}
-			}()
-			var c redisson.Client
-			err := tc.call(&c)
-			t.Logf("%s on a zero Client = %v", tc.name, err)
-		})
-	}
-}
-
 // TestStatsHeldCountsNoWaiters checks that Stats.Held ("holds registered with the renewal
 // scheduler (watchdog and fixed lease)") counts holds only: a Client that holds nothing while one
 // of its goroutines is queued (the scheduler also carries queued waiters' heartbeats) reports

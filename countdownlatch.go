@@ -56,8 +56,7 @@ type CountDownLatch struct {
 // ErrWrongType.
 func (c *Client) CountDownLatch(name string) *CountDownLatch {
 	l := &CountDownLatch{c: c, name: name}
-	if !c.valid() {
-		l.err = invalidf("nil client or Client not created by New")
+	if l.err = c.checkValid(); l.err != nil {
 		return l
 	}
 	l.key, l.aux, l.err = objectKeys(c.cfg.prefix, name)

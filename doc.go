@@ -121,6 +121,10 @@
 // re-sent after a lost reply is answered from that record, and one that finds none applies nothing
 // (the call reports an unknown outcome), so no request is applied twice, however late a copy lands.
 // A leased permit's acquisition keeps one too: its permits may be released before a late copy lands.
+// An acquisition whose copies may still be travelling (an unknown outcome, a re-send) keeps its
+// record for 20 minutes instead, longer than TCP retransmits by default, and an undo that cannot
+// reach Redis is retried in the background meanwhile: a copy landing after the call gave up takes
+// nothing, unless it lands later than that or the undo never ran (see Semaphore).
 // Permits and counts are integers within ±(2^53-1). A name is one kind: using it as another fails with ErrWrongType. The Hold of a
 // MultiLock or RedLock stands for its parts (Hold.Parts): its Unlock and Reenter act on every part,
 // and its context ends when too few parts remain held, whereupon the parts still held are released.
@@ -265,7 +269,8 @@
 //	                            Semaphore: its permits; a CountDownLatch: its count (strings)
 //	<aux>:~sw, :~sl             a Semaphore's waiters (hash) and leased permits (sorted set)
 //	<aux>:~sr:<request id>      the outcome of one Semaphore or CountDownLatch request that the
-//	                            state cannot tell, with the waiter timeout as TTL
+//	                            state cannot tell, with the waiter timeout as TTL (20 minutes
+//	                            for an acquisition whose copies may still be travelling)
 //	<aux>:~lw                   a CountDownLatch's wake-up channel, shared by its Clients
 //	<aux>:~lr                   a CountDownLatch's rounds (times it reached zero): never deleted
 //	                            by this package
@@ -279,7 +284,8 @@
 //	                            at "{<prefix><name>}:config" (see BloomFilter)
 //
 // Nothing else is written: once every holder and waiter of an object is gone, only its value, the
-// keys above that are never deleted, and request records (TTL the waiter timeout) remain.
+// keys above that are never deleted, and request records (TTL the waiter timeout, or 20 minutes)
+// remain.
 //
 // Every name containing ":~" belongs to this package: do not store your own data there (WithKeyPrefix
 // puts the package's keys in a namespace of their own), and names may not contain it. Keys and
@@ -459,6 +465,10 @@
 // out of this module.
 //
 // # What is guaranteed, and what is not
+//
+// Bad input is an error, never a panic: on a nil or zero Client (not made by New), a nil or zero
+// handle or Hold, every method that can fail returns an error matching ErrInvalidArgument and
+// changes nothing in Redis; the others return zero values (a context: one already done).
 //
 // While Redis keeps its data, at most one owner holds a lock at a time, and the owner is told
 // (ErrLockLost) before its lease can lapse when the watchdog can no longer vouch for it. That is not

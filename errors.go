@@ -77,7 +77,9 @@ var (
 
 	// ErrOutcomeUnknown: a Semaphore, PermitExpirableSemaphore or CountDownLatch change whose reply
 	// was lost, and whose re-sent copy found no record of the first: the change was applied once or
-	// not at all, never twice (an acquisition is then undone, and reports ErrNotObtained too).
+	// not at all, never twice, and may still be applied by a copy landing later (a release, a count
+	// down). An acquisition is then undone, and reports ErrNotObtained too: a copy of it landing up to
+	// 20 minutes later takes nothing (see Semaphore for what remains).
 	ErrOutcomeUnknown = errors.New("redisson: outcome unknown")
 )
 
@@ -90,13 +92,21 @@ type Error struct {
 	Err  error
 }
 
-// Error returns "redisson: <op> "<name>": <reasons>".
+// Error returns "redisson: <op> "<name>": <reasons>" ("<nil>" for a nil *Error).
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	return "redisson: " + e.Op + " " + strconv.Quote(e.Name) + ": " + describe(e.Err)
 }
 
-// Unwrap returns the reasons.
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap returns the reasons (nil for a nil *Error).
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // reasons is a list of errors that together explain a failure, most general first: e.g.
 // ErrNotObtained, then context.DeadlineExceeded. It matches each of them.

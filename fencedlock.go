@@ -100,7 +100,7 @@ func (l *FencedLock) RemainingTTL(ctx context.Context) (time.Duration, error) {
 func (c *Client) FencedSet(ctx context.Context, key string, value string, token int64) (bool, error) {
 	switch {
 	case !c.valid():
-		return false, opErr("fenced set", key, invalidf("nil client or Client not created by New"))
+		return false, opErr("fenced set", key, c.checkValid())
 	case key == "":
 		return false, opErr("fenced set", key, invalidf("empty key"))
 	case token < 0:
@@ -119,9 +119,6 @@ func (c *Client) FencedSet(ctx context.Context, key string, value string, token 
 // FencedGet reads a value written by FencedSet and the token that wrote it ("" and 0 if there is
 // none). It blocks for one round trip. It returns ErrClosed after Close.
 func (c *Client) FencedGet(ctx context.Context, key string) (value string, token int64, err error) {
-	if !c.valid() {
-		return "", 0, opErr("fenced get", key, invalidf("nil client or Client not created by New"))
-	}
 	if err := c.checkCall(ctx); err != nil {
 		return "", 0, opErr("fenced get", key, err)
 	}

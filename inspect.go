@@ -120,9 +120,6 @@ type Lease struct {
 // ErrClosed after Close, or the Redis error; a value it cannot decode is reported as KindString,
 // KindOther or KindInteger, not as an error.
 func (c *Client) Inspect(ctx context.Context, name string) (Inspection, error) {
-	if !c.valid() {
-		return Inspection{}, opErr("inspect", name, invalidf("nil client or Client not created by New"))
-	}
 	if err := c.checkCall(ctx); err != nil {
 		return Inspection{}, opErr("inspect", name, err)
 	}

@@ -7,7 +7,9 @@ package redisson_test
 // downgrades, a MultiLock over the Lock and the FairLock through two Clients, and a RedLock over
 // three Locks of its own through three Clients), while a fault
 // goroutine per process loses replies, drops connections, delays and black-holes each Client's
-// connection to the lock server A (every Client has its own redistest.Proxy), the parent kills
+// connection to the lock server A (every Client has its own redistest.Proxy), holds a request back
+// to land after the waiter timeout, its connection given up meanwhile (a blackhole or delay below
+// includes these), the parent kills
 // pub/sub connections and once kills a child process. Results are checked against a model kept on
 // a second, never faulted server B:
 //
@@ -119,9 +121,10 @@ var (
 )
 
 // modelAllFaults are the kinds of faults TestModel injects by default: lost replies, closed
-// connections, delays, blackholes (all on the proxies), killed pub/sub connections, a killed child
-// process, force unlocks by the workload, and cuts of A's replication link (parent only).
-const modelAllFaults = "drop,close,delay,blackhole,pubsub,kill,force,replica"
+// connections, delays, blackholes, requests held back to land late (all on the proxies), killed
+// pub/sub connections, a killed child process, force unlocks by the workload, and cuts of A's
+// replication link (parent only).
+const modelAllFaults = "drop,close,delay,blackhole,hold,pubsub,kill,force,replica"
 
 // modelFaultSet parses a -model.faults value.
 func modelFaultSet(list string) (map[string]bool, error) {
@@ -423,10 +426,11 @@ type modelClient struct {
 	acked bool // the replica-acknowledged mode (WithReplicaAcks(1, modelAckTimeout))
 
 	mu     sync.Mutex
-	faults []modelFault // blackholes and delays so far
+	faults []modelFault // blackholes, held-back requests and delays so far
 }
 
-// modelFault is a blackhole or delay of a Client's proxy; end is zero while it is on.
+// modelFault is a blackhole, held-back request or delay of a Client's proxy; end is zero while it is
+// on. A held-back request holds up a call as a blackhole does (blackhole is set for both).
 type modelFault struct {
 	start, end time.Time
 	blackhole  bool
@@ -1961,12 +1965,13 @@ func (r *modelRun) runFaults() {
 		}
 		r.tracef("fault %s on %s off", f.name, f.c.key)
 	}
-	// taint records a blackhole or delay of c until until, in memory and in B, before it starts.
+	// taint records a blackhole, held-back request or delay of c until until, in memory and in B,
+	// before it starts.
 	taint := func(c *modelClient, kind string, until time.Time) (int, string, bool) {
 		now := time.Now()
 		name := fmt.Sprintf("%s#%d@%d", kind, r.faultSq.Add(1), now.UnixMilli())
 		c.mu.Lock()
-		c.faults = append(c.faults, modelFault{start: now, blackhole: kind == "blackhole"})
+		c.faults = append(c.faults, modelFault{start: now, blackhole: kind == "blackhole" || kind == "hold"})
 		i := len(c.faults) - 1
 		c.mu.Unlock()
 		ctx, cancel := r.opCtx()
@@ -2058,6 +2063,8 @@ func (r *modelRun) runFaults() {
 			kind = "close"
 		case p < 85:
 			kind = "delay"
+		case p >= 95:
+			kind = "hold"
 		}
 		if !r.faults[kind] {
 			continue
@@ -2085,6 +2092,19 @@ func (r *modelRun) runFaults() {
 				c.proxy.Delay(d)
 				on = append(on, timed{c: c, until: until, fault: i, name: name, off: func() { c.proxy.Delay(0) }})
 				r.tracef("fault %s on %s: %v until %s", name, c.key, d, until.Format("15:04:05.000"))
+			}
+		case p >= 95:
+			// The next request of c is held back past the waiter timeout (as long as a request
+			// record lives), its connection given up meanwhile: a copy landing after its call ended.
+			r.stat("fault: held-back request", 1)
+			until := now.Add(modelBetween(rng, modelWatchdog+100*time.Millisecond, modelWatchdog+time.Second))
+			if i, name, ok := taint(c, "hold", until); ok {
+				c.proxy.HoldRequests(1)
+				on = append(on, timed{c: c, until: until, fault: i, name: name, off: func() {
+					c.proxy.HoldRequests(0)
+					c.proxy.ReleaseHeld()
+				}})
+				r.tracef("fault %s on %s until %s", name, c.key, until.Format("15:04:05.000"))
 			}
 		default:
 			r.stat("fault: blackhole", 1)

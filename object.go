@@ -33,8 +33,7 @@ type object struct {
 // newObject lays out name for an object of c (see objectKeys).
 func (c *Client) newObject(name string) object {
 	o := object{c: c, name: name}
-	if !c.valid() {
-		o.err = invalidf("nil client or Client not created by New")
+	if o.err = c.checkValid(); o.err != nil {
 		return o
 	}
 	o.key, o.aux, o.err = objectKeys(c.cfg.prefix, name)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -184,7 +185,7 @@ func (h *HeldPermits) IDs() []string {
 	if h == nil {
 		return nil
 	}
-	return append([]string{}, h.ids...)
+	return slices.Clone(h.ids) // nil for a zero HeldPermits
 }
 
 // Context returns the context of the work done with the permits. It does no I/O. It is cancelled with

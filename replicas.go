@@ -56,7 +56,8 @@ func isUnknownCommand(err error) bool {
 // and at least as many connected replicas as the mode requires. It blocks for one round trip per
 // master. It returns nil when the mode is off or every master can serve it; an error matching
 // ErrNoWait when a master has no WAIT; one matching ErrNotReplicated when a master has too few
-// replicas; a wrapped Redis error when a master cannot be asked.
+// replicas; a wrapped Redis error when a master cannot be asked; ErrInvalidArgument for a nil or
+// zero Client, ErrClosed after Close.
 func (c *Client) CheckReplicas(ctx context.Context) error {
 	if err := c.checkCall(ctx); err != nil {
 		return opErr("check replicas", "", err)

@@ -42,9 +42,20 @@ import (
 // from that record, or, finding none (the first copy never ran, is still travelling, or ran longer
 // ago than the record lives), applies nothing, and the call returns an error matching
 // ErrOutcomeUnknown (an acquisition is then undone). Leased permits answer for their acquisition by
-// their ids. An undo of plain permits that cannot reach Redis within the waiter timeout of the
-// acquisition finds no record and gives nothing back (the permits stay taken, as a crashed holder's
-// do).
+// their ids.
+//
+// A copy that lands late takes nothing: an acquisition that failed or was undone leaves a record
+// that makes every copy of it landing later take nothing, and one that succeeded a record that
+// makes such a copy answer for it; kept for the waiter timeout, or, once a copy may still be
+// travelling (an outcome was unknown, or a request was re-sent after a lost reply), for 20 minutes,
+// longer than Linux retransmits a TCP connection's data by default. An undo that cannot reach Redis
+// is retried in the background until Redis answers, the 20 minutes pass, or the Client is closed.
+// What remains: a copy that reaches Redis later than that (held by a proxy, say), or after an undo
+// that never ran (the Client closed, or the process died, before it reached Redis), takes permits
+// for nobody; plain permits have no lease and stay taken, as a crashed holder's do (leased permits
+// come back when their lease ends). An undo of plain permits that reaches Redis more than the waiter
+// timeout after the copy that took them ran (Redis unreachable from this Client all that while, but
+// not from the copy) finds no record of them and gives nothing back; it is logged.
 //
 // In the replica-acknowledged mode (WithReplicaAcks) every change waits for the replicas; an
 // acquisition they did not acknowledge is given back and fails (ErrNotObtained, ErrNotReplicated); a
@@ -74,8 +85,7 @@ type Semaphore struct {
 // with ErrWrongType.
 func (c *Client) Semaphore(name string) *Semaphore {
 	s := &Semaphore{c: c, name: name}
-	if !c.valid() {
-		s.err = invalidf("nil client or Client not created by New")
+	if s.err = c.checkValid(); s.err != nil {
 		return s
 	}
 	s.key, s.aux, s.err = objectKeys(c.cfg.prefix, name)
@@ -228,7 +238,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		sent = true
 		tries++
 		at = time.Now()
-		args := []any{id, n, mode, c.waiterArg, c.waiterArg, leaseMs, c.publish, s.wakePrefix, resentArg{}, s.redisson}
+		args := []any{id, n, mode, c.waiterArg, lateCopyMs, leaseMs, c.publish, s.wakePrefix, resentArg{}, s.redisson}
 		for _, p := range pids {
 			args = append(args, p)
 		}
@@ -335,32 +345,79 @@ func (s *Semaphore) report(ctx context.Context, leased bool, n int64, start time
 }
 
 // undo gives back the permits acquisition id may have taken (leased permits: pids; nil: plain
-// permits) and takes it out of the waiters, as a clean-up (see Client.cleanup). Plain permits come
-// back only while the acquisition's record lives (the waiter timeout from the attempt): an undo of
-// an attempt whose outcome is unknown that gives nothing back after late (zero: none) may have
-// missed the record, and is logged as a failure.
+// permits) and takes it out of the waiters, as a clean-up (see Client.cleanup); late is zero, or,
+// after an attempt whose outcome is unknown, when the record of what it took is gone (the waiter
+// timeout from the attempt). The undo leaves a record, "u", that makes every copy of the
+// acquisition landing later take nothing: for the waiter timeout, or, after an unknown outcome (the
+// first copy may still be travelling) or once a re-sent copy ran (see sem_acquire.lua), for
+// lateCopyBound. An undo that fails (Redis unreachable longer than the clean-up's context) is
+// retried in the background until it reaches Redis, lateCopyBound has passed, or the Client is
+// closed (see undoRetries). Plain permits come back only while the acquisition's record lives: an
+// undo of an unknown outcome that gives nothing back after late may have missed the record, and is
+// logged as a failure.
 func (s *Semaphore) undo(ctx context.Context, id string, n int64, pids []string, late time.Time) {
 	leased := pids != nil
-	s.c.cleanup(ctx, func(ctx context.Context) {
-		back, _, err := s.change(ctx, "u", n, id, leased, pids...)
-		if err == nil && !leased && back == 0 && !late.IsZero() && time.Now().After(late) {
-			err = errors.New("the acquisition's record may have expired before the undo ran")
+	keep := s.c.waiterArg
+	if !late.IsZero() {
+		keep = lateCopyMs
+	}
+	tries := 0
+	run := func(ctx context.Context) bool {
+		back, _, err := s.changeKept(ctx, "u", n, id, leased, keep, pids...)
+		if tries++; err != nil && tries == 1 {
+			s.c.cleanupFailed("could not give back the permits of an ended semaphore wait (retried in the background)", s.name, err)
 		}
-		if err != nil {
-			s.c.cleanupFailed("could not give back the permits of an ended semaphore wait", s.name, err)
+		if err == nil && !leased && back == 0 && !late.IsZero() && time.Now().After(late) {
+			s.c.cleanupFailed("could not give back the permits of an ended semaphore wait", s.name,
+				errors.New("the acquisition's record may have expired before the undo ran"))
+		}
+		return err == nil
+	}
+	s.c.cleanup(ctx, func(ctx context.Context) {
+		if !run(ctx) {
+			s.c.repeat(undoRetries, run)
 		}
 	})
 }
 
+// lateCopyBound is the longest a copy of a request is taken to travel to Redis: longer than Linux
+// lets TCP retransmit a connection's data by default (tcp_retries2 = 15: about 15.5 minutes; the
+// data of a connection the client closed is retransmitted for less, tcp_orphan_retries). A
+// semaphore acquisition whose copies may still be travelling keeps its record for that long, so that
+// a copy landing after the acquisition ended takes nothing (sem_acquire.lua). A copy held longer (by
+// a proxy, say) is not recognised.
+const lateCopyBound = 20 * time.Minute
+
+// lateCopyMs is lateCopyBound in ms, boxed once.
+var lateCopyMs any = lateCopyBound.Milliseconds()
+
+// undoRetries are the pauses before each retry of a semaphore undo that failed (see
+// Semaphore.undo): 250ms doubling to 30s, then every 30s, until lateCopyBound has passed (a copy
+// of the acquisition landing later is not recognised anyway).
+var undoRetries = func() []time.Duration {
+	var pauses []time.Duration
+	for d, sum := 250*time.Millisecond, time.Duration(0); sum < lateCopyBound; sum += d {
+		pauses = append(pauses, d)
+		d = min(2*d, 30*time.Second)
+	}
+	return pauses
+}()
+
 // change runs sem_release.lua: what (see its header) with n, as request id (a new one if ""), the
 // undo's leased flag, and permit ids.
 func (s *Semaphore) change(ctx context.Context, what string, n int64, id string, leased bool, pids ...string) (int64, error, error) {
+	return s.changeKept(ctx, what, n, id, leased, s.c.waiterArg, pids...)
+}
+
+// changeKept is change, keeping the request's record for keep ms (boxed) rather than the waiter
+// timeout.
+func (s *Semaphore) changeKept(ctx context.Context, what string, n int64, id string, leased bool, keep any, pids ...string) (int64, error, error) {
 	req := id
 	if req == "" {
 		req = s.c.newID()
 	}
 	c := s.c
-	args := []any{what, n, c.publish, s.wakePrefix, c.waiterArg, id, "0", resentArg{}, s.redisson}
+	args := []any{what, n, c.publish, s.wakePrefix, keep, id, "0", resentArg{}, s.redisson}
 	if leased {
 		args[6] = "1"
 	}

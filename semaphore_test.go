@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -1252,4 +1254,243 @@ func TestSemaphoreOnLockNameResentIsWrongType(t *testing.T) {
 		t.Errorf("the Lock's name changed: %s", d)
 	}
 	mustUnlock(t, h)
+}
+
+// A TryAcquire whose first copy is held back on the network (redistest.Proxy.HoldRequests) times out,
+// its re-sent copy finds no record of it, and the call reports ErrOutcomeUnknown and undoes the
+// acquisition. The first copy then lands, after the waiter timeout (as long as an ordinary request
+// record lives), on a connection its client closed long ago. It must take nothing: plain permits
+// have no lease, so a permit it took would be held by nobody, for good; leased permits would be held
+// by nobody until their lease ends.
+func TestSemaphoreHeldBackFirstCopyOfUnknownTryAcquireTakesNothing(t *testing.T) {
+	t.Parallel()
+	for _, leased := range []bool{false, true} {
+		t.Run(fmt.Sprintf("leased=%v", leased), func(t *testing.T) {
+			t.Parallel()
+			const wt = 200 * time.Millisecond
+			srv := redistest.Start(t)
+			p := redistest.NewProxy(t, srv.Addr())
+			rdb, _ := proxiedClient(t, srv, p, func(o *redis.Options) { o.ReadTimeout = 300 * time.Millisecond })
+			c := newClient(t, rdb, redisson.WithWaiterTimeout(wt), redisson.WithWatchdogTimeout(time.Hour))
+			admin := srv.Client(t)
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			const name = "heldcopy"
+			ps := c.PermitExpirableSemaphore(name)
+			tryAcquire := func() error {
+				if leased {
+					ids, err := ps.TryAcquire(ctx, 1)
+					if err == nil && ids != nil {
+						return errors.New("acquired")
+					}
+					return err
+				}
+				ok, err := c.Semaphore(name).TryAcquire(ctx, 1)
+				if err == nil && ok {
+					return errors.New("acquired")
+				}
+				return err
+			}
+			// Load the scripts, and leave a connection in the pool: the held chunk is the request.
+			if ok, err := ps.TrySetPermits(ctx, 1); err != nil || !ok {
+				t.Fatalf("TrySetPermits = %v, %v", ok, err)
+			}
+			if ids, err := ps.TryAcquire(ctx, 1); err != nil || len(ids) != 1 {
+				t.Fatalf("warm-up TryAcquire = %v, %v", ids, err)
+			} else if err := ps.Release(ctx, ids...); err != nil {
+				t.Fatal(err)
+			}
+			chk := newClient(t, srv.Client(t)).Semaphore(name)
+
+			p.HoldRequests(1)
+			err := tryAcquire()
+			p.HoldRequests(0)
+			if !errors.Is(err, redisson.ErrOutcomeUnknown) || !errors.Is(err, redisson.ErrNotObtained) {
+				t.Fatalf("precondition: TryAcquire whose first copy is held back = %v; want ErrOutcomeUnknown and ErrNotObtained", err)
+			}
+			if n := p.Held(); n != 1 {
+				t.Fatalf("precondition: %d requests held back; want 1 (the first copy)", n)
+			}
+			if n := semPermits(t, chk); n != 1 {
+				t.Fatalf("after the undone TryAcquire: %d permits; want 1", n)
+			}
+			// The fault itself: the copy lands after the waiter timeout has passed.
+			time.Sleep(3 * wt)
+			before := faultScriptRuns(t, admin)
+			p.ReleaseHeld()
+			eventually(t, 5*time.Second, "the held-back copy to run", func() bool { return faultScriptRuns(t, admin) > before })
+			if n := semPermits(t, chk); n != 1 {
+				t.Fatalf("after the held-back first copy of a TryAcquire that reported ErrOutcomeUnknown landed: %d permits; "+
+					"want 1 (the copy took a permit for nobody)", n)
+			}
+		})
+	}
+}
+
+// A waiting Acquire's attempt whose first copy is lost on the network (a hook fails it as a read
+// timeout would, and keeps its exact arguments) is re-sent, and the re-sent copy is answered: it
+// takes the permits, or (the permits drained just before it) finds too few and the wait goes on
+// until its context ends and the acquisition is undone. The first copy then lands (replayed), after
+// the waiter timeout, as long as an ordinary request record lives. It must take nothing: the
+// semaphore must be back at its permits once the acquired ones are released.
+func TestSemaphoreLateFirstCopyOfResentWaitingAttemptTakesNothing(t *testing.T) {
+	t.Parallel()
+	for _, undone := range []bool{false, true} {
+		t.Run(fmt.Sprintf("undone=%v", undone), func(t *testing.T) {
+			t.Parallel()
+			const wt = 200 * time.Millisecond
+			srv := redistest.Start(t)
+			admin := srv.Client(t)
+			hook := &aroundHook{}
+			wc := hookedClient(t, srv, hook, redisson.WithWaiterTimeout(wt), redisson.WithRepollInterval(time.Hour),
+				redisson.WithWatchdogTimeout(time.Hour))
+			other := newClient(t, srv.Client(t))
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			const name = "resentwait"
+			s := other.Semaphore(name)
+			warm := wc.Semaphore("resentwait-warm") // loads the scripts: no NOSCRIPT copy below
+			if _, err := warm.TrySetPermits(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := warm.Acquire(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var id string
+			var first []any
+			resent := make(chan struct{})
+			hook.setCmd(func(_ context.Context, a []string, cmd redis.Cmder, next func() error) error {
+				if !semAcquireCall("", "w")(a) {
+					return next()
+				}
+				mu.Lock()
+				switch {
+				case id == "":
+					id = a[7] // the registering attempt
+				case a[7] == id && a[15] == "0" && first == nil:
+					first = append([]any(nil), cmd.Args()...)
+					mu.Unlock()
+					err := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+					cmd.SetErr(err)
+					return err
+				case a[7] == id && a[15] == "1" && first != nil:
+					mu.Unlock()
+					if undone {
+						if n, err := s.DrainPermits(ctx); err != nil || n != 2 {
+							t.Errorf("DrainPermits before the re-send = %d, %v; want 2", n, err)
+						}
+					}
+					err := next()
+					close(resent)
+					return err
+				}
+				mu.Unlock()
+				return next()
+			})
+			t.Cleanup(func() { hook.setCmd(nil) })
+			wctx, wcancel := context.WithCancel(ctx)
+			defer wcancel()
+			got := make(chan error, 1)
+			go func() { got <- wc.Semaphore(name).Acquire(wctx, 2) }()
+			semWaiting(t, other, name, 1)
+			if _, err := s.AddPermits(ctx, 2); err != nil { // wakes the waiter: its attempt is the one lost
+				t.Fatal(err)
+			}
+			awaitClosed(ctx, resent, 10*time.Second)
+			if undone {
+				wcancel()
+				if err := recvWithin(t, got, 10*time.Second, "the cancelled Acquire"); !errors.Is(err, context.Canceled) {
+					t.Fatalf("precondition: Acquire(2) whose permits were drained, cancelled = %v; want context.Canceled", err)
+				}
+			} else if err := recvWithin(t, got, 10*time.Second, "the Acquire"); err != nil {
+				t.Fatalf("precondition: Acquire(2) with 2 permits added = %v", err)
+			}
+			if err := s.Release(ctx, 2); err != nil { // the acquired, or the drained, permits
+				t.Fatal(err)
+			}
+			// The undo of a cancelled wait may finish after the call returned (Client.cleanup).
+			eventually(t, 5*time.Second, "the waiter to be gone", func() bool { return semWaiters(t, other, name) == 0 })
+			// The fault itself: the first copy lands after the waiter timeout has passed.
+			time.Sleep(3 * wt)
+			mu.Lock()
+			args := first
+			mu.Unlock()
+			res, err := admin.Do(ctx, args...).Result()
+			t.Logf("late first copy of the re-sent attempt: %v, %v", res, err)
+			if n := semPermits(t, s); n != 2 {
+				t.Fatalf("after the late first copy of a re-sent attempt landed: %d permits; want 2 (it took permits for nobody)", n)
+			}
+		})
+	}
+}
+
+// The undo of a TryAcquire whose outcome is unknown (its first copy held back on the network, its
+// re-send found no record) cannot reach Redis (a black hole, from the undo on, for longer than the
+// undo's own re-sends last). It is retried in the background: once Redis is reachable again it
+// leaves its record, and the held-back first copy, landing after the waiter timeout, takes nothing.
+func TestSemaphoreUndoOfUnknownTryAcquireRetriedUntilRedisAnswers(t *testing.T) {
+	t.Parallel()
+	const wt = 200 * time.Millisecond
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb, _ := proxiedClient(t, srv, p, func(o *redis.Options) { o.ReadTimeout = 300 * time.Millisecond })
+	hook := &aroundHook{}
+	rdb.AddHook(hook)
+	c := newClient(t, rdb, redisson.WithWaiterTimeout(wt))
+	admin := srv.Client(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	const name = "undoretried"
+	s := c.Semaphore(name)
+	if ok, err := s.TrySetPermits(ctx, 1); err != nil || !ok {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	if ok, err := s.TryAcquire(ctx, 1); err != nil || !ok { // loads the script
+		t.Fatalf("warm-up TryAcquire = %v, %v", ok, err)
+	} else if err := s.Release(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	chk := newClient(t, srv.Client(t)).Semaphore(name)
+	var mu sync.Mutex
+	var id string
+	var once sync.Once
+	hook.setCmd(func(_ context.Context, a []string, _ redis.Cmder, next func() error) error {
+		switch {
+		case semAcquireCall("", "f")(a):
+			mu.Lock()
+			id = a[7]
+			mu.Unlock()
+		case semChangeCall("u")(a):
+			once.Do(func() { p.Blackhole(true) }) // Redis unreachable from the undo on
+		}
+		return next()
+	})
+	t.Cleanup(func() { p.Blackhole(false) })
+
+	p.HoldRequests(1)
+	ok, err := s.TryAcquire(ctx, 1)
+	p.HoldRequests(0)
+	if !errors.Is(err, redisson.ErrOutcomeUnknown) || ok {
+		t.Fatalf("precondition: TryAcquire whose first copy is held back = %v, %v; want false, ErrOutcomeUnknown", ok, err)
+	}
+	if n := p.Held(); n != 1 {
+		t.Fatalf("precondition: %d requests held back; want 1 (the first copy)", n)
+	}
+	mu.Lock()
+	record := redisson.AuxOf(name, "sr:"+id)
+	mu.Unlock()
+	if n := admin.Exists(ctx, record).Val(); n != 0 {
+		t.Fatalf("precondition: the undo reached Redis through the black hole (record %s exists)", record)
+	}
+	p.Blackhole(false)
+	eventually(t, 10*time.Second, "the undo, retried, to leave its record", func() bool { return admin.Exists(ctx, record).Val() == 1 })
+	// The fault itself: the first copy lands after the waiter timeout has passed.
+	time.Sleep(3 * wt)
+	before := faultScriptRuns(t, admin)
+	p.ReleaseHeld()
+	eventually(t, 5*time.Second, "the held-back copy to run", func() bool { return faultScriptRuns(t, admin) > before })
+	if n := semPermits(t, chk); n != 1 {
+		t.Fatalf("after the held-back first copy landed (its undo retried once Redis was reachable): %d permits; want 1", n)
+	}
 }

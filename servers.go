@@ -168,9 +168,6 @@ func (c *Client) checkServer(ctx context.Context, key string) {
 // ErrEvicting, naming each master that does and its policy, otherwise; a wrapped Redis error for a
 // master that cannot be asked. See ErrEvicting for what eviction costs the guarantees.
 func (c *Client) CheckEviction(ctx context.Context) error {
-	if !c.valid() {
-		return opErr("check eviction", "", invalidf("nil client or Client not created by New"))
-	}
 	if err := c.checkCall(ctx); err != nil {
 		return opErr("check eviction", "", err)
 	}

@@ -19,7 +19,8 @@
 //
 // Servers can be stopped, killed, paused and restarted on the same port to
 // simulate crashes and hangs, and [Proxy] injects network faults (lost
-// replies, black holes, dropped connections) between a client and a server.
+// replies, requests held back to land late, delays, black holes, dropped
+// connections) between a client and a server.
 //
 // Every server is started with
 //

@@ -15,8 +15,9 @@ const proxyDialTimeout = 5 * time.Second
 
 // Proxy is an in-process TCP proxy on a loopback port that forwards each
 // accepted connection to a target address and can inject faults: lost
-// replies ([Proxy.DropReplies]), a black hole ([Proxy.Blackhole]) and
-// dropped connections ([Proxy.CloseConns]). Point a client at [Proxy.Addr]
+// replies ([Proxy.DropReplies]), requests held back to land late
+// ([Proxy.HoldRequests]), a black hole ([Proxy.Blackhole]) and dropped
+// connections ([Proxy.CloseConns]). Point a client at [Proxy.Addr]
 // instead of the server's address. Its methods are safe for concurrent use.
 //
 // Every goroutine of a Proxy is owned by it and has finished when
@@ -34,9 +35,19 @@ type Proxy struct {
 	blackhole bool
 	drop      int           // server→client chunks still to drop
 	delay     time.Duration // added before forwarding each chunk
+	hold      int           // client→server chunks still to hold back
+	held      *heldBatch    // the chunks held back since the last ReleaseHeld
 
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// heldBatch is the chunks held back since the last [Proxy.ReleaseHeld]:
+// release is closed to forward them, and wg counts those not yet forwarded.
+type heldBatch struct {
+	release chan struct{}
+	wg      sync.WaitGroup
+	n       int // held now (guarded by Proxy.mu)
 }
 
 // proxyConn is one proxied connection: the accepted client side and, once
@@ -83,6 +94,7 @@ func StartProxy(target string) (*Proxy, error) {
 		ctx:    ctx,
 		cancel: cancel,
 		conns:  make(map[*proxyConn]struct{}),
+		held:   &heldBatch{release: make(chan struct{})},
 	}
 	p.wg.Add(1)
 	go p.acceptLoop()
@@ -105,6 +117,42 @@ func (p *Proxy) DropReplies(n int) {
 	p.mu.Lock()
 	p.drop = max(n, 0)
 	p.mu.Unlock()
+}
+
+// HoldRequests arranges that the next n chunks of bytes read from clients,
+// on any connection, are held back instead of forwarded, until
+// [Proxy.ReleaseHeld]: a request delayed on the network (a retransmission, a
+// buffer, a middlebox) for as long as the test decides. A connection whose
+// chunk is held forwards nothing more from its client until then; other
+// connections are untouched. A held chunk is forwarded even if its client has
+// closed the connection meanwhile, as a retransmitted segment would still
+// reach the server. It replaces any previous count; n <= 0 cancels pending
+// holds (chunks already held stay held). It does not block. Chunks discarded
+// by Blackhole do not count.
+func (p *Proxy) HoldRequests(n int) {
+	p.mu.Lock()
+	p.hold = max(n, 0)
+	p.mu.Unlock()
+}
+
+// Held returns how many chunks are held back now (see [Proxy.HoldRequests]).
+func (p *Proxy) Held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held.n
+}
+
+// ReleaseHeld forwards every chunk held back by [Proxy.HoldRequests], each
+// in order on its connection, and blocks until they have been written to the
+// server (or their connection failed, or the proxy was closed). Chunks held
+// later are held until the next call.
+func (p *Proxy) ReleaseHeld() {
+	p.mu.Lock()
+	b := p.held
+	p.held = &heldBatch{release: make(chan struct{})}
+	p.mu.Unlock()
+	close(b.release)
+	b.wg.Wait()
 }
 
 // Blackhole, when on, stops forwarding in both directions for existing and
@@ -235,20 +283,36 @@ const (
 	forward chunkAction = iota
 	discard
 	drop
+	hold
 )
 
-func (p *Proxy) action(fromServer bool) (chunkAction, time.Duration) {
+// action says what to do with a chunk just read, and with hold the batch it
+// is held in (counted in it: the caller must call unhold once it is done).
+func (p *Proxy) action(fromServer bool) (chunkAction, time.Duration, *heldBatch) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
 	case p.blackhole:
-		return discard, 0
+		return discard, 0, nil
 	case fromServer && p.drop > 0:
 		p.drop--
-		return drop, 0
+		return drop, 0, nil
+	case !fromServer && p.hold > 0:
+		p.hold--
+		p.held.n++
+		p.held.wg.Add(1)
+		return hold, 0, p.held
 	default:
-		return forward, p.delay
+		return forward, p.delay, nil
 	}
+}
+
+// unhold ends the holding of one chunk of batch b.
+func (p *Proxy) unhold(b *heldBatch) {
+	p.mu.Lock()
+	b.n--
+	p.mu.Unlock()
+	b.wg.Done()
 }
 
 // sleep waits for d, or until the proxy is closed; it reports whether d passed.
@@ -274,10 +338,22 @@ func (p *Proxy) pipe(pc *proxyConn, dst, src net.Conn, fromServer bool) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			act, delay := p.action(fromServer)
+			act, delay, b := p.action(fromServer)
 			switch act {
 			case drop:
 				return
+			case hold:
+				select {
+				case <-b.release:
+				case <-p.ctx.Done():
+					p.unhold(b)
+					return
+				}
+				_, werr := dst.Write(buf[:n])
+				p.unhold(b)
+				if werr != nil {
+					return
+				}
 			case forward:
 				if !p.sleep(delay) {
 					return

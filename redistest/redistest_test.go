@@ -376,6 +376,49 @@ func TestProxyDelay(t *testing.T) {
 	mustPing(t, c)
 }
 
+// A request held back by HoldRequests does not run until ReleaseHeld, even after its client gave up
+// on it and closed the connection; then it runs, and later requests go through untouched.
+func TestProxyHoldRequests(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	c := srv.Client(t, func(o *redis.Options) {
+		o.Addr = p.Addr()
+		o.MaxRetries = -1
+		o.ReadTimeout = 200 * time.Millisecond
+	})
+	direct := srv.Client(t)
+	mustPing(t, c)
+
+	p.HoldRequests(1)
+	if err := c.Incr(t.Context(), "held").Err(); err == nil {
+		t.Fatal("INCR held back by the proxy was answered")
+	}
+	if n := p.Held(); n != 1 {
+		t.Fatalf("Held() = %d after one request was held; want 1", n)
+	}
+	if err := direct.Get(t.Context(), "held").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("GET held before the release = %v; want redis.Nil (the INCR must not have run)", err)
+	}
+	p.ReleaseHeld()
+	if n := p.Held(); n != 0 {
+		t.Fatalf("Held() = %d after ReleaseHeld; want 0", n)
+	}
+	ran := false
+	for deadline := time.Now().Add(5 * time.Second); !ran && time.Now().Before(deadline); {
+		v, err := direct.Get(t.Context(), "held").Result()
+		if ran = err == nil && v == "1"; !ran {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if !ran {
+		t.Fatal("the held INCR did not run after ReleaseHeld")
+	}
+	if v, err := c.Incr(t.Context(), "held").Result(); err != nil || v != 2 {
+		t.Fatalf("INCR after the release = %d, %v; want 2", v, err)
+	}
+}
+
 func TestProxyBlackhole(t *testing.T) {
 	t.Parallel()
 	_, p, c := proxied(t)

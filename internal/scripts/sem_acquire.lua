@@ -9,8 +9,10 @@
 -- ARGV[3]  "f" one attempt; "w" a waiting attempt, which registers the waiter when it fails; "c" a
 --          waiting attempt that registers nothing (WithRedissonCompat: Java Redisson's waiters queue
 --          nowhere, and would not honour this package's queue)
--- ARGV[4]  the waiter timeout in ms (a registration lasts that long without a heartbeat)
--- ARGV[5]  ms to keep the request record: the waiter timeout
+-- ARGV[4]  the waiter timeout in ms (a registration lasts that long without a heartbeat, and the
+--          request record that long, unless ARGV[5] applies)
+-- ARGV[5]  the late-copy bound in ms: how long the request record lasts once a copy of the
+--          acquisition may still be travelling (below)
 -- ARGV[6]  lease in ms of each permit taken (PermitExpirableSemaphore: the permits ARGV[11..10+n]
 --          are leased until now + lease), or 0: plain permits
 -- ARGV[7]  publish command, ARGV[8] wake channel prefix: expired leases that came back may let
@@ -39,7 +41,16 @@
 -- record "u", and such a copy finds it and takes nothing. A waiting attempt in mode "c", which
 -- registers nothing, records "c" when it takes nothing: the trace a re-send of it looks for (as a
 -- registration is in mode "w"; a later copy of the acquisition may still take the permits, and
--- records "a" then). Records last the waiter timeout. A
+-- records "a" then). Records last the waiter timeout, except where a copy may still be travelling:
+-- a re-sent copy (ARGV[9]) proves that the first copy of its attempt may land at any time, even
+-- after the acquisition ended, and a record kept only the waiter timeout would be gone by then
+-- (the copy would take permits for nobody: plain permits for good). So a re-sent copy makes the
+-- record it finds, or writes, last the late-copy bound (ARGV[5]); one of a waiting attempt in mode
+-- "w" that takes nothing records "r" for that (the registration stays the trace); and every later
+-- record of the acquisition (an "a", the undo's "u", see sem_release.lua) keeps what the record
+-- has left if that is longer (sem_kept). The undo of an acquisition whose outcome is unknown
+-- writes its "u" for the late-copy bound too. A copy that lands after the bound, or before any
+-- record and after the acquisition's process died, is not recognised. A
 -- re-send (ARGV[9]) that finds no trace of the first copy (no record, no leased permit, no
 -- registration) takes nothing and answers UNKNOWN: the first copy may never have run, may still
 -- be travelling, or may have run longer ago than its record lives; the client then undoes the
@@ -47,13 +58,19 @@
 -- of plain permits reaching Redis after the "a" record expired finds nothing to give back (see
 -- sem_release.lua). A repeated registration keeps its ticket.
 local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local id, n, mode, waiterMs, keepMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local id, n, mode, waiterMs, lateMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local leaseMs, publish, wakePrefix = tonumber(ARGV[6]), ARGV[7], ARGV[8]
+local resent = ARGV[9] == '1'
 local done = redis.call('GET', record)
+-- A re-sent copy: the first copy of its attempt may still be travelling (see above).
+local keepMs = sem_kept(record, resent and lateMs or waiterMs)
+if resent and done then
+  redis.call('PEXPIRE', record, keepMs)
+end
 -- A repeat answering for the copy that leased the permits tells how long their lease has left: that
 -- copy may have run well before this one was sent (a late copy of an earlier attempt of a waiting
 -- acquisition), and the holder must not count the lease from this one.
-if done and done ~= 'a' and done ~= 'c' then
+if done == 'u' then -- the other records of an acquisition: "a", "c", "r"
   return {-1, 0, 0}
 end
 local taken = leaseMs > 0 and redis.call('ZSCORE', leases, ARGV[11])
@@ -68,7 +85,7 @@ if not st then
 end
 local permits, back, list, byID, seq = st.permits, st.back, st.list, st.byID, st.seq
 local mine = byID[id]
-if ARGV[9] == '1' and not mine and done ~= 'c' then
+if resent and not mine and done ~= 'c' then
   return redis.error_reply('UNKNOWN the first copy of this acquisition left no trace')
 end
 if permits - sem_ahead(list, mine and mine.ticket) >= n then
@@ -131,4 +148,8 @@ end
 mine.deadline = now + waiterMs
 redis.call('HSET', waiters, id, string.format('%d|%d|%d', mine.ticket, n, mine.deadline))
 sem_keep(waiters, list, now)
+if resent then
+  -- The first copy of this attempt may land after the wait ended: its undo's "u" must outlive it.
+  redis.call('SET', record, 'r', 'PX', keepMs)
+end
 return {0, mine.ticket, retry}

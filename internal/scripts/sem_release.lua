@@ -13,7 +13,8 @@
 -- ARGV[2]  n
 -- ARGV[3]  publish command: PUBLISH or SPUBLISH
 -- ARGV[4]  wake channel prefix: a waiter is woken on "<prefix><its client id>"
--- ARGV[5]  ms to keep the request record: the waiter timeout
+-- ARGV[5]  ms to keep the request record: the waiter timeout; "u" after an acquisition whose
+--          outcome is unknown (its first copy may still be travelling), the late-copy bound
 -- ARGV[6]  "u": the acquisition's id (its waiter id)
 -- ARGV[7]  "u": "1" if the acquisition leased its permits (then only those still leased come back)
 -- ARGV[8]  "1" if this copy is a re-send after an unknown outcome (see send.go), else "0"
@@ -40,10 +41,13 @@
 -- "a", "d", "s"), because the answer cannot be read back from the state ("x": all or none, and the
 -- permits after it), or, for the undo ("u"), so that a late copy of the acquisition takes nothing
 -- (an undo of leased permits gives back the acquisition's ids still in the lease set; one of plain
--- permits, n if the acquisition's record says it took them). Records last the waiter timeout. The
--- undo of plain permits reads the acquisition's record ("a": it took them),
--- written at most a waiter timeout before: an undo that reaches Redis later (Redis unreachable for
--- that long after an acquisition's unknown outcome) finds none and gives nothing back.
+-- permits, n if the acquisition's record says it took them). Records last the waiter timeout; the
+-- undo's "u" lasts ARGV[5], or what the acquisition's record has left if that is longer (a re-sent
+-- copy made it outlive the late copies: see sem_acquire.lua), so that a copy of the acquisition
+-- landing within the late-copy bound takes nothing. The undo of plain permits reads the
+-- acquisition's record ("a": it took them), written at most a waiter timeout before (unless made to
+-- last longer): an undo that reaches Redis later (Redis unreachable for that long after the copy
+-- that took them ran) finds none and gives nothing back.
 local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local what, n, publish, wakePrefix, keepMs, id = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
 local done = redis.call('GET', record)
@@ -142,7 +146,7 @@ else -- 'u'
     permits = redis.call('INCRBY', key, out)
   end
   sem_remove(waiters, list, byID, id)
-  redis.call('SET', record, 'u', 'PX', keepMs)
+  redis.call('SET', record, 'u', 'PX', sem_kept(record, keepMs))
   sem_keep(waiters, list, now)
   sem_wake(list, permits, publish, wakePrefix)
   if out > 0 then

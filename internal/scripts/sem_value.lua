@@ -18,9 +18,13 @@
 --                     DrainPermits, TrySetPermits, a release of leased permits), kept for the waiter
 --                     timeout: "a" an acquisition took its permits, "u" it was undone or failed
 --                     (a copy landing later takes nothing), "c" a waiting attempt of the
---                     Redisson-compatible mode took nothing (the wait goes on), or the answer of a release-like request,
---                     so that a re-sent request is answered, not applied, again; a re-sent copy
---                     that finds no record applies nothing (see sem_release.lua).
+--                     Redisson-compatible mode took nothing (the wait goes on), "r" a re-sent copy
+--                     of a waiting attempt took nothing (the wait goes on), or the answer of a
+--                     release-like request, so that a re-sent request is answered, not applied,
+--                     again; a re-sent copy that finds no record applies nothing (see
+--                     sem_release.lua). An acquisition's record is kept for the late-copy bound
+--                     instead once a copy of one of its requests may still be travelling (a re-sent
+--                     copy, or an undo after an unknown outcome: see sem_kept).
 -- Waiters are served first come, first served, with reservations: an acquisition of n permits
 -- succeeds when the permits left after those that every waiter ahead of it wants are at least n (a
 -- newcomer is behind every waiter). So a large request is never passed by smaller ones, and waiters
@@ -179,6 +183,13 @@ local function sem_announce(publish, channel, permits)
   if channel ~= '' and permits > 0 then
     redis.call(publish, channel, string.format('%d', permits))
   end
+end
+
+-- sem_kept returns how long a record written now at key record must last: ms, or what the record
+-- there has left if that is longer (a record made to outlive the late copies of an acquisition, see
+-- sem_acquire.lua, keeps doing so whatever the acquisition writes next).
+local function sem_kept(record, ms)
+  return math.max(ms, redis.call('PTTL', record))
 end
 
 -- sem_remove takes waiter id out of list and the hash, if it is there.
