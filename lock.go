@@ -198,8 +198,8 @@ type markKey struct {
 
 // newMutex lays out a lock of kind called name (see keys.go).
 func (c *Client) newMutex(name string, kind *lockKind) mutex {
-	if !c.valid() {
-		return mutex{name: name, kind: kind, err: invalidf("nil client or Client not created by New")}
+	if err := c.checkValid(); err != nil {
+		return mutex{name: name, kind: kind, err: err}
 	}
 	if c.cfg.compat {
 		if kind.compat == nil {
