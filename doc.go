@@ -305,10 +305,12 @@
 //	                                        timeout (10s at least) and deleted once answered
 //
 // (":<name>" instead of ":{<name>}" when the name has a {hash tag}, as Redisson writes them.) A Java
-// owner is "<client UUID>:<thread id>", a Go owner "<client id>:<sequence>" (one per acquisition, as
-// always in this package); neither side reads the other's ids, they only compare them, so each side
-// keeps its own model: a Java thread re-enters by locking again, a Go owner through Hold.Reenter or
-// ContextWithHold. What is shared:
+// owner is "<client UUID>:<thread id>"; a Go owner has the same form, "<client UUID>:<sequence>" (the
+// Client's random version 4 UUID and a decimal number, one per acquisition, as always in this
+// package), so Java code and tools that parse owners (the UUID before the last colon, a long after
+// it) read Go holders alike. Neither library reads the other's ids, they only compare them, so each
+// side keeps its own model: a Java thread re-enters by locking again, a Go owner through
+// Hold.Reenter or ContextWithHold. What is shared:
 //
 //   - mutual exclusion: a Go acquisition takes the lock only if it is free (Redisson's test: the key
 //     is absent), and a Java one only if it is free or its own; each acquisition and re-entry sets

@@ -396,10 +396,7 @@ func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bo
 
 	// Take this process's turn for the lock: only the head of the local queue contends in Redis. A
 	// releasing holder may transfer the lock to the head waiter directly (see releaseFinal).
-	id := m.c.newID()
-	for m.kind.format == formatRedissonRW && strings.HasSuffix(id, redissonWriteSuffix) {
-		id = m.c.newID() // a reader's field "<id>" must not read as a writer's "<owner>:write"
-	}
+	id := m.c.newID() // in compat mode "<UUID>:<decimal>": never a writer's "<owner>:write"
 	if m.kind.local {
 		if wait {
 			want := &heir{ctx: ctx, owner: id, lease: ac.lease}
@@ -1374,7 +1371,7 @@ func decodeLockValue(s string) (v lockValue, ok bool) {
 
 // redissonLock is the state of a lock in Java Redisson's RLock format (see decodeRedissonLock).
 type redissonLock struct {
-	owner string        // the holder ("" free): "<uuid>:<thread id>" for Java, an owner id for Go
+	owner string        // the holder ("" free): "<uuid>:<thread id>", Java's or Go's (see newClientID)
 	count int           // the holder's hold count
 	ttl   time.Duration // the lock's remaining TTL (0 free, -1 no expiry)
 }
