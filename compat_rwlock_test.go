@@ -361,6 +361,112 @@ func TestCompatRWLockForceUnlockAcrossSides(t *testing.T) {
 	})
 }
 
+// The per-side queries and forced unlocks act on their own mode across languages, as Redisson's
+// readLock() and writeLock() do: a Go ForceWriteUnlock leaves Java readers alone and a Go
+// ForceReadUnlock frees them (the waiting Java writer gets in), and the reverse for a Java writer;
+// Java's readLock().forceUnlock() leaves a Go writer (and its own read hold) alone and
+// writeLock().forceUnlock() frees it, while readLock().forceUnlock() frees a Go reader: the Go
+// holders are told (ErrLockLost). Each side's isLocked agrees with the other language's.
+func TestCompatRWLockSidesAcrossLanguages(t *testing.T) {
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		holder := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
+		c := compatClient(t, rdb(), redisson.WithRepollInterval(time.Hour))
+		j1, j2 := newJava(t, rdb()), newJava(t, rdb())
+		rw, grw := c.ReadWriteLock(name), holder.ReadWriteLock(name)
+		jr, jw := j1.ReadWriteLock(name).ReadLock(), j1.ReadWriteLock(name).WriteLock()
+		_, channel := rwNames(name)
+		goSides := func(what string, read, write bool) {
+			t.Helper()
+			r, err := rw.IsReadLocked(ctx)
+			w, err2 := rw.IsWriteLocked(ctx)
+			if err != nil || err2 != nil || r != read || w != write {
+				t.Fatalf("%s: Go IsReadLocked %v, IsWriteLocked %v (%v, %v); want %v, %v", what, r, w, err, err2, read, write)
+			}
+			jrl, err := jr.IsLocked(ctx)
+			jwl, err2 := jw.IsLocked(ctx)
+			if err != nil || err2 != nil || jrl != read || jwl != write {
+				t.Fatalf("%s: Java readLock().isLocked %v, writeLock().isLocked %v (%v, %v); want %v, %v", what, jrl, jwl, err, err2, read, write)
+			}
+		}
+		force := func(what string, f func(context.Context) (bool, error), want bool) {
+			t.Helper()
+			mustForce(t, ctx, what, f, want)
+		}
+
+		// Go's per-side calls on Java holds.
+		if err := jr.Lock(ctx, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		goSides("a Java reader", true, false)
+		force("Go ForceWriteUnlock of a Java read hold", rw.ForceWriteUnlock, false)
+		if held, err := jr.IsHeldByThread(ctx, 1); err != nil || !held {
+			t.Fatalf("after a Go ForceWriteUnlock the Java reader holds: %v, %v; want true", held, err)
+		}
+		jdone := make(chan error, 1)
+		go func() { jdone <- j2.ReadWriteLock(name).WriteLock().Lock(ctx, 2, 0) }()
+		eventually(t, 10*time.Second, "the Java writer to wait", func() bool { return j2.Waiting(channel) == 1 })
+		force("Go ForceReadUnlock of a Java read hold", rw.ForceReadUnlock, true)
+		if err := recvWithin(t, jdone, 10*time.Second, "the Java writer after the Go ForceReadUnlock"); err != nil {
+			t.Fatal(err)
+		}
+		goSides("a Java writer", false, true)
+		force("Go ForceReadUnlock of a Java write hold", rw.ForceReadUnlock, false)
+		if held, err := j2.ReadWriteLock(name).WriteLock().IsHeldByThread(ctx, 2); err != nil || !held {
+			t.Fatalf("after a Go ForceReadUnlock the Java writer holds: %v, %v; want true", held, err)
+		}
+		got, rcancel := rLockAsync(ctx, rw)
+		defer rcancel()
+		eventually(t, 10*time.Second, "the Go reader to wait", func() bool { return c.Stats().Waiting == 1 })
+		force("Go ForceWriteUnlock of a Java write hold", rw.ForceWriteUnlock, true)
+		r := recvWithin(t, got, 10*time.Second, "the Go reader after the Go ForceWriteUnlock")
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		mustUnlock(t, r.h)
+
+		// Java's per-side calls on Go holds.
+		gr := mustRLock(t, grw, ctx)
+		goSides("a Go reader", true, false)
+		force("Java writeLock().forceUnlock() of a Go read hold", jw.ForceUnlock, false)
+		if gr.Context().Err() != nil {
+			t.Fatalf("the Go reader lost its hold: %v", context.Cause(gr.Context()))
+		}
+		got, wcancel := lockAsync(ctx, rw)
+		defer wcancel()
+		eventually(t, 10*time.Second, "the Go writer to wait", func() bool { return c.Stats().Waiting == 1 })
+		force("Java readLock().forceUnlock() of a Go read hold", jr.ForceUnlock, true)
+		awaitLost(t, "Java readLock().forceUnlock()", gr)
+		r = recvWithin(t, got, 10*time.Second, "the Go writer after the Java read forceUnlock")
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		mustUnlock(t, r.h)
+
+		gw := mustLock(t, grw, ctx)
+		dr := mustRLock(t, grw, redisson.ContextWithHold(ctx, gw)) // the writer reads too
+		goSides("a Go writer with its read hold", true, true)
+		force("Java readLock().forceUnlock() of a Go write hold", jr.ForceUnlock, false)
+		for _, h := range []*redisson.Hold{gw, dr} {
+			if h.Context().Err() != nil {
+				t.Fatalf("a Go hold ended: %v", context.Cause(h.Context()))
+			}
+		}
+		got, r2cancel := rLockAsync(ctx, rw)
+		defer r2cancel()
+		eventually(t, 10*time.Second, "the Go reader to wait", func() bool { return c.Stats().Waiting == 1 })
+		force("Java writeLock().forceUnlock() of a Go write hold", jw.ForceUnlock, true)
+		awaitLost(t, "Java writeLock().forceUnlock()", gw, dr)
+		r = recvWithin(t, got, 10*time.Second, "the Go reader after the Java write forceUnlock")
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		mustUnlock(t, r.h)
+	})
+}
+
 // No read-to-write upgrade (a context marked with a read hold fails at once); an RLock's hash,
 // another type, or a malformed read/write hash is refused with ErrWrongType and left unchanged.
 func TestCompatRWLockUpgradeAndWrongType(t *testing.T) {

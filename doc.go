@@ -83,7 +83,8 @@
 //	FairLock    reentrant mutex served first come, first served (RFairLock)
 //	FencedLock  Lock whose every acquisition carries a fencing token (RFencedLock); see FencedSet
 //	SpinLock    Lock whose waiters poll with backoff instead of pub/sub (RSpinLock)
-//	ReadWriteLock  many readers or one writer, phase-fair (RReadWriteLock); its write side is a Locker
+//	ReadWriteLock  many readers or one writer, phase-fair (RReadWriteLock); its write side is a Locker;
+//	            per-side IsReadLocked, IsWriteLocked, ForceReadUnlock, ForceWriteUnlock
 //	MultiLock   all of several locks, from one or more Clients, or none (RedissonMultiLock)
 //	RedLock     a majority of N independent masters, the Redlock algorithm (RedissonRedLock)
 //
@@ -382,7 +383,9 @@
 // script checks the vouching writer's "<writer>:write" field, which is all Redisson's test amounts
 // to, and ids are never reused, which a repeated acquisition is recognised by); Java reads no
 // relation between the two. No upgrade. ForceUnlock deletes the hash whatever its mode, with the
-// readers' keys, and publishes "1".
+// readers' keys, and publishes "1"; ForceReadUnlock and ForceWriteUnlock do so only in their own
+// mode ("read", "write"), and IsReadLocked and IsWriteLocked report it, as Redisson's readLock()
+// and writeLock() forceUnlock and isLocked do (a writer's read holds make it read-locked too).
 //
 // Lost replies (every kind): a count cannot tell a re-sent command from a new one. A fresh acquisition is
 // recognised by its owner (never reused); an Unlock carries a request id whose answer its first run

@@ -1161,9 +1161,17 @@ func (m *mutex) handOver(w *gate.Waiter[*heir, *owner], want *heir, sent time.Ti
 	// The waiter reports the acquisition, once it has the owner (see acquire).
 }
 
-func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
+func (m *mutex) forceUnlock(ctx context.Context) (bool, error) { return m.forceUnlockSide(ctx, false) }
+
+// forceUnlockSide deletes the lock whoever holds it, or, with bySide, a ReadWriteLock's holds only
+// while m's side holds it (see ReadWriteLock.ForceReadUnlock).
+func (m *mutex) forceUnlockSide(ctx context.Context, bySide bool) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, opErr("force unlock", m.name, err)
+	}
+	side := "" // the scripts' side argument: "" the whole lock
+	if bySide {
+		side = m.kind.side
 	}
 	// Not safe to run twice, and nothing in Redis records it: sent once after an unknown outcome (no
 	// re-send after a lost reply), whose error is the caller's (see the scripts' headers).
@@ -1171,13 +1179,13 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 	var cmd *redis.Cmd
 	switch m.kind.format {
 	case formatRW:
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.RWForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.c.waiterArg)
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.RWForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.c.waiterArg, side)
 	case formatRedisson:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatLockForceUnlock, m.keys, m.c.publish, m.wakeChannel)
 	case formatRedissonFair:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatFairForceUnlock, m.keys, m.c.publish, m.wakePrefix, time.Now().UnixMilli())
 	case formatRedissonRW:
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatRWForceUnlock, m.keys, m.c.publish, m.wakeChannel)
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatRWForceUnlock, m.keys, m.c.publish, m.wakeChannel, side)
 	default:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.LockForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.kind.marker)
 	}
