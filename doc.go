@@ -347,15 +347,17 @@
 // remaining deadline one threadWaitTime earlier, a waiter queued behind another gets the other's
 // deadline plus its own threadWaitTime. Deadlines are counted on the clock of the client that writes
 // them, Java or Go, so the clocks of the machines must agree (as they must among Java services). A
-// Go waiter's threadWaitTime is Redisson's default fairLockWaitTimeout, 5 minutes (not the waiter
-// timeout: Java waiters purge a waiter past its deadline, and deadlines of a few seconds would purge
-// live Go waiters behind a lock held longer), or its WithWait bound, as Redisson's tryLock(waitTime).
+// Go waiter's threadWaitTime is its WithWait bound, as Redisson's tryLock(waitTime); without one, the
+// waiter timeout if the Client was given WithWaiterTimeout (as Java's fairLockWaitTimeout, and not
+// lowered to the watchdog timeout), else Redisson's default fairLockWaitTimeout, 5 minutes, not the
+// default waiter timeout of 5s (Java waiters purge a waiter past its deadline, and deadlines of a few
+// seconds would purge live Go waiters behind a lock held longer than that).
 // A Go waiter tries again when woken on its channel, when the holder's lease would end, or at the
 // re-poll interval; when the lock is free but another waiter heads the queue, after a pause doubling
 // from 1ms to 128ms. A Go wait that ends takes its owner out of the queue, as Redisson's acquireFailed
 // (the waiters behind it move up by its slot, read from the deadlines). What is Redisson's and not
-// this package's: a waiter whose process died blocks the queue until its deadline (up to 5 minutes),
-// and a live waiter still queued past its deadline (the lock held that long) is purged and queues
+// this package's: a waiter whose process died blocks the queue until its deadline (its
+// threadWaitTime after the deadline of the one ahead, or the lock's TTL), and a live waiter still queued past its deadline (the lock held that long) is purged and queues
 // again at the back. TryLock without WithWait never queues.
 //
 // A ReadWriteLock is Redisson's RReadWriteLock:

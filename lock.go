@@ -184,9 +184,10 @@ var (
 	kindCompatWrite = &lockKind{object: ObjectWriteLock, marker: "JW", side: "x", other: "JR", local: true, hold: kindCompatRWWrite, format: formatRedissonRW}
 )
 
-// redissonFairWait is the threadWaitTime of a compat FairLock's waiter that gives no WithWait bound:
-// Java Redisson's default fairLockWaitTimeout (5 minutes), by which Java waiters purge ours as stale
-// (and ours theirs); with WithWait(d), d, as Redisson's tryLock(waitTime) does.
+// redissonFairWait is the threadWaitTime of a compat FairLock's waiter that gives no WithWait bound,
+// on a Client given no WithWaiterTimeout: Java Redisson's default fairLockWaitTimeout (5 minutes), by
+// which Java waiters purge ours as stale (and ours theirs); with WithWait(d), d, as Redisson's
+// tryLock(waitTime) does (see fairThreadWait).
 const redissonFairWait = 5 * time.Minute
 
 // markKey is the context key of ContextWithHold: one per Client, kind and lock key.
@@ -492,7 +493,7 @@ func (m *mutex) watchdogLease() time.Duration {
 // pause that doubles with every give-back, from 1ms up to giveBackPauseMax.
 //
 // In Java Redisson's fair queue (formatRedissonFair) a waiting attempt queues the owner with the
-// threadWaitTime bound (the WithWait bound, else redissonFairWait); an attempt that finds the lock
+// threadWaitTime bound (the WithWait bound, else fairThreadWait); an attempt that finds the lock
 // free but another waiter's turn tries again after a pause that doubles from 1ms up to
 // giveBackPauseMax (Redisson's Java waiters retry at once).
 func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound time.Duration, waiting bool, tries *int) (*owner, error) {
@@ -502,7 +503,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 	if waiting {
 		mode = modeWait
 	}
-	threadWait := redissonFairWait
+	threadWait := c.fairThreadWait()
 	if bound > 0 {
 		threadWait = bound
 	}

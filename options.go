@@ -37,8 +37,11 @@ type config struct {
 	watchdog      time.Duration
 	repoll        time.Duration
 	waiterTimeout time.Duration
-	margin        float64
-	prefix        string
+	// waiterGiven is the waiter timeout given with WithWaiterTimeout, not lowered to the watchdog
+	// timeout (0: none given): a compat FairLock waiter's threadWaitTime (see fairThreadWait).
+	waiterGiven time.Duration
+	margin      float64
+	prefix      string
 	// acks and ackTimeout: the replica-acknowledged mode (WithReplicaAcks); ackTimeout 0 = off.
 	acks       int
 	ackTimeout time.Duration
@@ -101,13 +104,22 @@ func WithRepollInterval(d time.Duration) Option {
 // must be between 100ms and an hour; a timeout longer than the watchdog timeout (WithWatchdogTimeout)
 // is lowered to it, since the lock handed to a waiter is reserved for that long.
 //
+// On a Client made WithRedissonCompat a FairLock's waiters queue in Redisson's queue, which keeps no
+// heartbeats but a deadline per waiter: a timeout given with this option is their threadWaitTime
+// there, as Java's fairLockWaitTimeout (Config.setFairLockWaitTimeout) is for Java waiters, and is
+// not lowered: the slot each waiter adds to the deadline of the one ahead (or to the lock's TTL), so
+// a waiter whose process died holds up the waiters behind it until then, and a live waiter still
+// queued past its deadline (the lock held that long) is dropped and queues again at the back.
+// Without this option they take Redisson's default, 5 minutes, not the 5s below; a WithWait bound
+// replaces either, as Redisson's tryLock(waitTime) does.
+//
 // default: 5s
 func WithWaiterTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d < minWatchdogTimeout || d > maxRepoll {
 			return invalidf("waiter timeout %v is outside [%v, %v]", d, minWatchdogTimeout, maxRepoll)
 		}
-		c.waiterTimeout = d
+		c.waiterTimeout, c.waiterGiven = d, d
 		return nil
 	}
 }
