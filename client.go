@@ -237,6 +237,9 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
+	if cfg.javaWatchdogSet && !cfg.compat {
+		return nil, invalidf("WithRedissonWatchdogTimeout needs WithRedissonCompat: it is the Java clients' lockWatchdogTimeout")
+	}
 	// A waiter handed the lock holds it, until its first renewal, for what is left of its waiter
 	// timeout: never longer than the watchdog timeout, so that a re-entry or partial unlock (which
 	// set the watchdog lease) cannot shorten the lease behind the scheduler, and a holder that dies
@@ -276,7 +279,17 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		c.hub = pubsub.New(rdb, cfg.logger)
 	}
 	// Idle wake-ups at half the renewal period: registering a watchdog lock never wakes the goroutine.
-	c.sched = renew.New(c.renewBatches, min(cfg.watchdog, cfg.waiterTimeout)/6, cfg.margin)
+	shortest := min(cfg.watchdog, cfg.waiterTimeout)
+	if cfg.compat {
+		shortest = min(shortest, cfg.javaWatchdog)
+	}
+	c.sched = renew.New(c.renewBatches, shortest/6, cfg.margin)
+	if cfg.compat {
+		// A Java reader's watchdog (Redisson's ReadLockTask) sets an RReadWriteLock's hash TTL to
+		// its lockWatchdogTimeout, whatever the other readers' leases: a Go reader counts on no
+		// more than that after each renewal, and renews at least every third of it.
+		c.sched.SetHorizon(kindCompatRWRead, cfg.javaWatchdog)
+	}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		c.sched.SplitBy(func(e *renew.Entry) string { return clusterNode(cc, e.Key) })
 	}

@@ -570,3 +570,76 @@ func TestCompatRWLockResentFinalUnlockReportsLossToJava(t *testing.T) {
 			return ok && err == nil
 		})
 }
+
+// A Java reader's watchdog (Redisson's ReadLockTask) sets the hash's TTL to its lockWatchdogTimeout,
+// whatever the other readers' leases. A Go reader on a Client whose watchdog timeout is forty times
+// as long keeps the read lock after that Java client dies (its watchdog stops): told the Java side's
+// timeout (WithRedissonWatchdogTimeout), it renews at least every third of it, so the hash outlives
+// the Java reader's last renewal, and writers of either language stay out.
+func TestCompatRWLockGoReaderOutlivesJavaReaderWatchdog(t *testing.T) {
+	t.Parallel()
+	const javaWatchdog = 1500 * time.Millisecond
+	c, admin, _ := setup(t, redisson.WithRedissonCompat(), redisson.WithWatchdogTimeout(time.Minute),
+		redisson.WithRedissonWatchdogTimeout(javaWatchdog))
+	ctx := t.Context()
+	const name = "rw-java-watchdog"
+	tag, _ := rwNames(name)
+	j := javadouble.New(admin, javadouble.WatchdogTimeout(javaWatchdog))
+	defer j.Close()
+	jr := j.ReadWriteLock(name).ReadLock()
+	if err := jr.Lock(ctx, 1, 0); err != nil { // the watchdog's lease, renewed every 500ms
+		t.Fatal(err)
+	}
+	jkey := tag + ":" + j.Owner(1) + ":rwlock_timeout:1"
+	r := mustRLock(t, c.ReadWriteLock(name), ctx)
+	// Java's watchdog renews its reader after the Go reader came in, cutting the hash's TTL to 1.5s.
+	prev := admin.PTTL(ctx, jkey).Val()
+	eventually(t, 10*time.Second, "a Java renewal after the Go reader came in", func() bool {
+		ttl := admin.PTTL(ctx, jkey).Val()
+		renewed := ttl > prev+50*time.Millisecond // the key's TTL went up: renewed since the last look
+		prev = ttl
+		return renewed
+	})
+	j.Close() // the Java client dies: nothing renews its reader any more
+	eventually(t, 10*time.Second, "the dead Java reader's lease to lapse", func() bool {
+		return admin.Exists(ctx, jkey).Val() == 0
+	})
+	// The hash the Java watchdog cut expired with that key, unless the Go reader renewed it since.
+	if admin.Exists(ctx, name).Val() == 0 {
+		t.Fatalf("the read lock vanished %v after the Java reader's last renewal while the Go reader held it (its context live: %v)",
+			javaWatchdog, r.Context().Err() == nil)
+	}
+	if r.Context().Err() != nil {
+		t.Fatalf("the Go reader's hold ended: %v", context.Cause(r.Context()))
+	}
+	j2 := newJava(t, admin)
+	if ok, err := j2.ReadWriteLock(name).WriteLock().TryLock(ctx, 1, 0, 0); ok || err != nil {
+		t.Fatalf("a Java writer while the Go reader holds: %v, %v; want refused", ok, err)
+	}
+	if h, err := c.ReadWriteLock(name).TryLock(ctx); !errors.Is(err, redisson.ErrNotObtained) {
+		if err == nil {
+			mustUnlock(t, h)
+		}
+		t.Fatalf("a Go writer while the Go reader holds: %v; want ErrNotObtained", err)
+	}
+	mustUnlock(t, r)
+}
+
+// WithRedissonWatchdogTimeout is the Java side's setting: refused without WithRedissonCompat, and
+// out of range.
+func TestCompatRedissonWatchdogTimeoutOption(t *testing.T) {
+	t.Parallel()
+	_, admin, _ := setup(t)
+	for what, opts := range map[string][]redisson.Option{
+		"without WithRedissonCompat": {redisson.WithRedissonWatchdogTimeout(10 * time.Second)},
+		"too short":                  {redisson.WithRedissonCompat(), redisson.WithRedissonWatchdogTimeout(time.Millisecond)},
+		"too long":                   {redisson.WithRedissonCompat(), redisson.WithRedissonWatchdogTimeout(365 * 24 * time.Hour)},
+	} {
+		if c, err := redisson.New(admin, opts...); !errors.Is(err, redisson.ErrInvalidArgument) {
+			if err == nil {
+				_ = c.Close()
+			}
+			t.Errorf("%s: New = %v; want ErrInvalidArgument", what, err)
+		}
+	}
+}

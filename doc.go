@@ -317,7 +317,8 @@
 //     is absent), and a Java one only if it is free or its own; each acquisition and re-entry sets
 //     the lease, each partial unlock resets a watchdog lease, as Redisson does;
 //   - the watchdog: each side renews its own holds (Go: every third of WithWatchdogTimeout, checking
-//     that its owner still holds the hash), so a Go holder keeps Java clients out and the reverse; a
+//     that its owner still holds the hash; a ReadWriteLock's readers at least every third of the Java
+//     side's lockWatchdogTimeout, see below), so a Go holder keeps Java clients out and the reverse; a
 //     Go holder whose lock was deleted (a Java forceUnlock) is told, ErrLockLost, at its next renewal;
 //   - wake-ups: every release that frees the lock, Go or Java, publishes "0", and every waiting
 //     Client of either side tries again; a Go waiter also tries again when the holder's lease would
@@ -375,10 +376,16 @@
 // lease) and watchdogs (a writer's renewal sets the hash's TTL, a reader's renews each of its
 // acquisitions' keys, then the hash) apply to both sides; this package never lets a TTL it sets cut
 // another holder's lease short, but Redisson does: a Java reader's watchdog sets the hash's TTL to
-// its lockWatchdogTimeout whatever the other readers' leases, so if that Java client dies, the lock
-// is free after that timeout even while a Go reader's longer fixed lease (WithLease) is in force (as
-// between Java readers): a Go reader that shares a lock with Java readers should use the watchdog,
-// whose renewals keep the hash. There is no waiting-writer priority (Redisson has none: readers keep
+// its lockWatchdogTimeout whatever the other readers' leases. A Go reader renewed by the watchdog
+// is therefore renewed at least every third of that timeout (30s, or WithRedissonWatchdogTimeout's),
+// whatever WithWatchdogTimeout says, each renewal setting its own lease again, and counts on no
+// more than that timeout after each renewal (its loss is signalled before then, less the loss
+// margin, if renewals fail), so its renewals keep the hash when Java readers die. A Go reader with a
+// fixed lease (WithLease) longer than that timeout is not protected: if a Java reader renewed by its
+// watchdog dies, the lock is free that timeout after the reader's last renewal while the Go
+// reader's lease is still in force, and the Go reader is not told (as between Java readers). Go
+// readers that share a lock with Java readers should use the watchdog, or a lease no longer than
+// that timeout. There is no waiting-writer priority (Redisson has none: readers keep
 // entering while the lock is read-held) and no queue: every release wakes every waiting Client. The
 // downgrade is Redisson's (a writer may read): a Go reader whose context is marked with the write
 // hold (ContextWithHold) is let in beside its writer; its owner id is its own, not the writer's (the
