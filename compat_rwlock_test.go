@@ -420,50 +420,27 @@ func TestCompatRWLockSidesAcrossLanguages(t *testing.T) {
 		got, rcancel := rLockAsync(ctx, rw)
 		defer rcancel()
 		eventually(t, 10*time.Second, "the Go reader to wait", func() bool { return c.Stats().Waiting == 1 })
-		force("Go ForceWriteUnlock of a Java write hold", rw.ForceWriteUnlock, true)
-		r := recvWithin(t, got, 10*time.Second, "the Go reader after the Go ForceWriteUnlock")
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		mustUnlock(t, r.h)
+		forceServes(t, ctx, "Go ForceWriteUnlock of a Java write hold", rw.ForceWriteUnlock, got) // Java holders are not told
 
 		// Java's per-side calls on Go holds.
 		gr := mustRLock(t, grw, ctx)
 		goSides("a Go reader", true, false)
 		force("Java writeLock().forceUnlock() of a Go read hold", jw.ForceUnlock, false)
-		if gr.Context().Err() != nil {
-			t.Fatalf("the Go reader lost its hold: %v", context.Cause(gr.Context()))
-		}
+		mustLive(t, "Java writeLock().forceUnlock() of a Go read hold", gr)
 		got, wcancel := lockAsync(ctx, rw)
 		defer wcancel()
 		eventually(t, 10*time.Second, "the Go writer to wait", func() bool { return c.Stats().Waiting == 1 })
-		force("Java readLock().forceUnlock() of a Go read hold", jr.ForceUnlock, true)
-		awaitLost(t, "Java readLock().forceUnlock()", gr)
-		r = recvWithin(t, got, 10*time.Second, "the Go writer after the Java read forceUnlock")
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		mustUnlock(t, r.h)
+		forceServes(t, ctx, "Java readLock().forceUnlock() of a Go read hold", jr.ForceUnlock, got, gr)
 
 		gw := mustLock(t, grw, ctx)
 		dr := mustRLock(t, grw, redisson.ContextWithHold(ctx, gw)) // the writer reads too
 		goSides("a Go writer with its read hold", true, true)
 		force("Java readLock().forceUnlock() of a Go write hold", jr.ForceUnlock, false)
-		for _, h := range []*redisson.Hold{gw, dr} {
-			if h.Context().Err() != nil {
-				t.Fatalf("a Go hold ended: %v", context.Cause(h.Context()))
-			}
-		}
+		mustLive(t, "Java readLock().forceUnlock() of a Go write hold", gw, dr)
 		got, r2cancel := rLockAsync(ctx, rw)
 		defer r2cancel()
 		eventually(t, 10*time.Second, "the Go reader to wait", func() bool { return c.Stats().Waiting == 1 })
-		force("Java writeLock().forceUnlock() of a Go write hold", jw.ForceUnlock, true)
-		awaitLost(t, "Java writeLock().forceUnlock()", gw, dr)
-		r = recvWithin(t, got, 10*time.Second, "the Go reader after the Java write forceUnlock")
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		mustUnlock(t, r.h)
+		forceServes(t, ctx, "Java writeLock().forceUnlock() of a Go write hold", jw.ForceUnlock, got, gw, dr)
 	})
 }
 

@@ -918,14 +918,6 @@ func rwSides(t *testing.T, newC func(...redisson.Option) *redisson.Client, name 
 		t.Helper()
 		mustForce(t, ctx, what, f, want)
 	}
-	live := func(what string, hs ...*redisson.Hold) {
-		t.Helper()
-		for _, h := range hs {
-			if h.Context().Err() != nil {
-				t.Fatalf("%s: a holder of the other side lost its hold: %v", what, context.Cause(h.Context()))
-			}
-		}
-	}
 
 	sides("free", false, false)
 	force("ForceReadUnlock of a free lock", orw.ForceReadUnlock, false)
@@ -934,34 +926,21 @@ func rwSides(t *testing.T, newC func(...redisson.Option) *redisson.Client, name 
 	r1, r2 := mustRLock(t, rw, ctx), mustRLock(t, rw, ctx)
 	sides("read-held", true, false)
 	force("ForceWriteUnlock while readers hold", orw.ForceWriteUnlock, false)
-	live("ForceWriteUnlock while readers hold", r1, r2)
+	mustLive(t, "ForceWriteUnlock while readers hold", r1, r2)
 	got, cancel := lockAsync(ctx, orw)
 	defer cancel()
 	eventually(t, 10*time.Second, "the writer to wait", func() bool { return other.Stats().Waiting == 1 })
-	force("ForceReadUnlock while readers hold", orw.ForceReadUnlock, true)
-	awaitLost(t, "ForceReadUnlock", r1, r2)
-	w := recvWithin(t, got, 10*time.Second, "the waiting writer after ForceReadUnlock")
-	if w.err != nil {
-		t.Fatal(w.err)
-	}
-	mustUnlock(t, w.h)
+	forceServes(t, ctx, "ForceReadUnlock while readers hold", orw.ForceReadUnlock, got, r1, r2)
 
 	wh := mustLock(t, rw, ctx)
 	dr := mustRLock(t, rw, redisson.ContextWithHold(ctx, wh)) // the writer reads too
 	sides("write-held with the writer's read hold", true, true)
 	force("ForceReadUnlock while a writer holds", orw.ForceReadUnlock, false)
-	live("ForceReadUnlock while a writer holds", wh, dr)
+	mustLive(t, "ForceReadUnlock while a writer holds", wh, dr)
 	rgot, rcancel := rLockAsync(ctx, orw)
 	defer rcancel()
 	eventually(t, 10*time.Second, "the reader to wait", func() bool { return other.Stats().Waiting == 1 })
-	force("ForceWriteUnlock while a writer holds", orw.ForceWriteUnlock, true)
-	awaitLost(t, "ForceWriteUnlock", wh, dr)
-	r := recvWithin(t, rgot, 10*time.Second, "the waiting reader after ForceWriteUnlock")
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	sides("read-held again", true, false)
-	mustUnlock(t, r.h)
+	forceServes(t, ctx, "ForceWriteUnlock while a writer holds", orw.ForceWriteUnlock, rgot, wh, dr)
 	sides("free again", false, false)
 }
 
@@ -989,6 +968,29 @@ func mustForce(t *testing.T, ctx context.Context, what string, f func(context.Co
 	if ok, err := f(ctx); err != nil || ok != want {
 		t.Fatalf("%s = %v, %v; want %v", what, ok, err, want)
 	}
+}
+
+// mustLive fails if a hold of hs has ended (after what).
+func mustLive(t *testing.T, what string, hs ...*redisson.Hold) {
+	t.Helper()
+	for _, h := range hs {
+		if h.Context().Err() != nil {
+			t.Fatalf("%s: a hold ended: %v", what, context.Cause(h.Context()))
+		}
+	}
+}
+
+// forceServes runs the forced unlock f (what), which must free the lock: every hold of lost is told
+// (awaitLost), and the waiter whose result got delivers gets in; it is then released.
+func forceServes(t *testing.T, ctx context.Context, what string, f func(context.Context) (bool, error), got <-chan lockResult, lost ...*redisson.Hold) {
+	t.Helper()
+	mustForce(t, ctx, what, f, true)
+	awaitLost(t, what, lost...)
+	r := recvWithin(t, got, 10*time.Second, "the waiter after "+what)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	mustUnlock(t, r.h)
 }
 
 // awaitLost waits until every hold of hs is told of its loss (after what), with a cause matching
