@@ -47,7 +47,10 @@ import (
 // readers and writers: Redisson's policy (no waiting-writer priority: readers keep entering while
 // readers hold it; no ticket order; every release wakes every waiting Client, which tries again),
 // Redisson's TTL rules and a lease per read acquisition; the downgrade and the refused upgrade are as
-// above. See "Sharing locks with Java services" in the package documentation.
+// above. A Java reader's watchdog sets the hash's TTL to its own lockWatchdogTimeout, so Go readers
+// are renewed at least every third of it (see WithRedissonWatchdogTimeout); a Go reader's fixed
+// lease longer than it is not protected when a Java reader dies. See "Sharing locks with Java
+// services" in the package documentation.
 type ReadWriteLock struct {
 	read, write mutex
 }
