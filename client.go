@@ -46,8 +46,11 @@ type Client struct {
 	// Semaphore or CountDownLatch (see evalRecorded).
 	waiterArg any
 
-	id        string        // random, unguessable: prefix of every owner and request id
-	seq       atomic.Uint64 // suffix of every owner and request id
+	// id is random and unguessable, the prefix of every owner and request id: 24 hex digits, or on a
+	// Client made WithRedissonCompat a random UUID, so that its owners have Java Redisson's form.
+	id        string
+	seq       atomic.Uint64 // suffix of every owner and request id (see newID)
+	idBase    int           // the base of the suffix: 36, or 10 (a Java thread id's) in compat mode
 	lostHolds atomic.Uint64 // holds ended by a loss, a fixed lease or Close (Stats.Lost)
 	unqueued  atomic.Int64  // acquisitions waiting in no Redis queue: SpinLock, RedLock (in Stats.Waiting)
 	// Events reported on a goroutine of their own (see emitLater): queued, and whether it runs.
@@ -237,20 +240,24 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
+	if cfg.javaWatchdogSet && !cfg.compat {
+		return nil, invalidf("WithRedissonWatchdogTimeout needs WithRedissonCompat: it is the Java clients' lockWatchdogTimeout")
+	}
 	// A waiter handed the lock holds it, until its first renewal, for what is left of its waiter
 	// timeout: never longer than the watchdog timeout, so that a re-entry or partial unlock (which
 	// set the watchdog lease) cannot shorten the lease behind the scheduler, and a holder that dies
 	// right after the hand-over leaves the lock no longer than the watchdog timeout.
 	cfg.waiterTimeout = min(cfg.waiterTimeout, cfg.watchdog)
-	var idb [12]byte
-	if _, err := rand.Read(idb[:]); err != nil {
-		return nil, fmt.Errorf("redisson: client id: %w", err)
+	id, idBase, err := newClientID(cfg.compat)
+	if err != nil {
+		return nil, err
 	}
 	c := &Client{
 		rdb:       rdb,
 		cfg:       cfg,
 		publish:   "PUBLISH",
-		id:        hex.EncodeToString(idb[:]),
+		id:        id,
+		idBase:    idBase,
 		waiterArg: cfg.waiterTimeout.Milliseconds(),
 		gates:     gate.New[*heir, *owner](),
 		done:      make(chan struct{}),
@@ -275,7 +282,17 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		c.hub = pubsub.New(rdb, cfg.logger)
 	}
 	// Idle wake-ups at half the renewal period: registering a watchdog lock never wakes the goroutine.
-	c.sched = renew.New(c.renewBatches, min(cfg.watchdog, cfg.waiterTimeout)/6, cfg.margin)
+	shortest := min(cfg.watchdog, cfg.waiterTimeout)
+	if cfg.compat {
+		shortest = min(shortest, cfg.javaWatchdog)
+	}
+	c.sched = renew.New(c.renewBatches, shortest/6, cfg.margin)
+	if cfg.compat {
+		// A Java reader's watchdog (Redisson's ReadLockTask) sets an RReadWriteLock's hash TTL to
+		// its lockWatchdogTimeout, whatever the other readers' leases: a Go reader counts on no
+		// more than that after each renewal, and renews at least every third of it.
+		c.sched.SetHorizon(kindCompatRWRead, cfg.javaWatchdog)
+	}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		c.sched.SplitBy(func(e *renew.Entry) string { return clusterNode(cc, e.Key) })
 	}
@@ -435,12 +452,37 @@ func (c *Client) closed() bool {
 	}
 }
 
-// newID returns a fresh owner or request id: the client's random id and a sequence number.
+// newID returns a fresh owner or request id: the client's random id and a sequence number,
+// "<24 hex digits>:<base 36>", or in compat mode "<UUID>:<decimal>", the form of Java Redisson's
+// "<client UUID>:<thread id>" (see newClientID).
 func (c *Client) newID() string {
-	var buf [48]byte
+	var buf [64]byte
 	b := append(buf[:0], c.id...)
 	b = append(b, ':')
-	return string(strconv.AppendUint(b, c.seq.Add(1), 36))
+	return string(strconv.AppendUint(b, c.seq.Add(1), c.idBase))
+}
+
+// newClientID returns a Client's random id and the base of its ids' sequence numbers: 12 random
+// bytes in hex and base 36; for a Client made WithRedissonCompat (compat), a random version 4 UUID,
+// as java.util.UUID.randomUUID().toString() writes it (36 characters, lowercase), and base 10, so
+// that a Go owner "<UUID>:<sequence>" has the form of a Java owner "<UUID>:<thread id>" and Java
+// code or operators that parse owners (the UUID before the last colon, a long after it) read both.
+func newClientID(compat bool) (string, int, error) {
+	var b [16]byte
+	n := 12
+	if compat {
+		n = 16
+	}
+	if _, err := rand.Read(b[:n]); err != nil {
+		return "", 0, fmt.Errorf("redisson: client id: %w", err)
+	}
+	if !compat {
+		return hex.EncodeToString(b[:n]), 36, nil
+	}
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // variant 10 (RFC 4122)
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], 10, nil
 }
 
 func (c *Client) emit(e Event) {

@@ -6,6 +6,7 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/internal/javadouble"
+	"github.com/goredisson/redisson/redistest"
 )
 
 // fairNames are Redisson's RFairLock keys and waiter-channel prefix for name.
@@ -350,4 +352,115 @@ func TestCompatFairLockResentFinalUnlockReportsLossToJava(t *testing.T) {
 			ok, err := j.FairLock(name).IsHeldByThread(ctx, 1)
 			return ok && err == nil
 		})
+}
+
+// doomedFairClient is a Client made WithRedissonCompat and WithWaiterTimeout(wt), connected to srv
+// through a proxy, and cut, which cuts the proxy for good: from then on nothing of that Client
+// reaches Redis, not even the undo of its waits, as if its process had died.
+func doomedFairClient(t *testing.T, srv *redistest.Server, wt time.Duration) (c *redisson.Client, cut func()) {
+	p := redistest.NewProxy(t, srv.Addr())
+	c = compatClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }),
+		redisson.WithWaiterTimeout(wt), redisson.WithLogger(slog.New(slog.DiscardHandler)))
+	return c, func() { _ = p.Close() }
+}
+
+// deadlineOf is waiter owner's deadline in Redisson's fair queue of name (client-clock ms).
+func deadlineOf(t *testing.T, admin *redis.Client, name, owner string) time.Time {
+	t.Helper()
+	_, timeouts, _ := fairNames(name)
+	ms, err := admin.ZScore(t.Context(), timeouts, owner).Result()
+	if err != nil {
+		t.Fatalf("the deadline of %s: %v", owner, err)
+	}
+	return time.UnixMilli(int64(ms))
+}
+
+// Redisson's testWaitTimeoutDrift and testFirstThreadDeathTimeoutDrift, with a waiter timeout of 1s
+// (as Redisson's tests set fairLockWaitTimeout): a waiter whose process died while queued blocks the
+// queue until its deadline, which is the lock's TTL when it queued plus the waiter timeout (its
+// threadWaitTime, not Redisson's default 5 minutes); after a ForceUnlock, or the holder's Unlock
+// (which wakes the dead head only), the live waiter behind it gets in soon after that deadline.
+func TestCompatFairLockDeadWaiterBlocksOneSlot(t *testing.T) {
+	t.Parallel()
+	for _, end := range []string{"ForceUnlock", "Unlock"} {
+		t.Run(end, func(t *testing.T) {
+			t.Parallel()
+			const (
+				wt    = time.Second
+				lease = 2 * time.Second
+			)
+			c, admin, srv := setup(t, redisson.WithRedissonCompat(), redisson.WithWaiterTimeout(wt))
+			ctx := t.Context()
+			const name = "fair-dead-slot"
+			h := mustLock(t, c.FairLock(name), ctx, redisson.WithLease(lease))
+			doomed, cut := doomedFairClient(t, srv, wt)
+			queuedAt := time.Now()
+			_, cancelDead := lockAsync(ctx, doomed.FairLock(name))
+			defer cancelDead()
+			dead := awaitQueue(t, admin, name, 1)[0]
+			got, cancel := lockAsync(ctx, c.FairLock(name))
+			defer cancel()
+			awaitQueue(t, admin, name, 2)
+			deadline := deadlineOf(t, admin, name, dead)
+			if limit := queuedAt.Add(lease + wt + time.Second); deadline.After(limit) {
+				t.Fatalf("the waiter's deadline is %v after it queued; want the lock's TTL (%v) plus the waiter timeout (%v)",
+					deadline.Sub(queuedAt).Round(time.Millisecond), lease, wt)
+			}
+			cut()
+			if end == "ForceUnlock" {
+				if ok, err := c.FairLock(name).ForceUnlock(ctx); err != nil || !ok {
+					t.Fatalf("ForceUnlock = %v, %v", ok, err)
+				}
+			} else {
+				mustUnlock(t, h)
+			}
+			r := recvWithin(t, got, time.Until(deadline)+5*time.Second, "the live waiter behind the dead one")
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			t.Logf("the live waiter got in %v after the dead waiter's deadline", time.Since(deadline).Round(time.Millisecond))
+			mustUnlock(t, r.h)
+		})
+	}
+}
+
+// Redisson's testAbandonedTimeoutDrift_Descrete, with a waiter timeout of 1s: waiters abandoned in
+// the queue (their process died) are one waiter timeout apart, each one slot behind the one ahead;
+// once the holder's lease ends, the live waiter queued behind two of them gets in soon after the
+// second one's deadline, with no release to wake it.
+func TestCompatFairLockAbandonedWaitersBlockTheirSlots(t *testing.T) {
+	t.Parallel()
+	const (
+		wt    = time.Second
+		lease = time.Second
+	)
+	c, admin, srv := setup(t, redisson.WithRedissonCompat(), redisson.WithWaiterTimeout(wt))
+	ctx := t.Context()
+	const name = "fair-abandoned"
+	mustLock(t, c.FairLock(name), ctx, redisson.WithLease(lease))
+	doomed, cut := doomedFairClient(t, srv, wt)
+	for i := range 2 {
+		_, cancel := lockAsync(ctx, doomed.FairLock(name))
+		defer cancel()
+		awaitQueue(t, admin, name, i+1)
+	}
+	got, cancel := lockAsync(ctx, c.FairLock(name))
+	defer cancel()
+	q := awaitQueue(t, admin, name, 3)
+	cut()
+	d1, d2, live := deadlineOf(t, admin, name, q[0]), deadlineOf(t, admin, name, q[1]), deadlineOf(t, admin, name, q[2])
+	for _, gap := range []struct {
+		what     string
+		got, low time.Duration
+	}{{"the second dead waiter behind the first", d2.Sub(d1), wt}, {"the live waiter behind the first", live.Sub(d1), 2 * wt}} {
+		if gap.got < gap.low-300*time.Millisecond || gap.got > gap.low+300*time.Millisecond {
+			t.Fatalf("the deadline of %s is %v later; want %v (a waiter timeout per slot)", gap.what, gap.got, gap.low)
+		}
+	}
+	r := recvWithin(t, got, time.Until(d2)+5*time.Second, "the live waiter behind the abandoned ones")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	t.Logf("the live waiter got in %v after the second abandoned waiter's deadline", time.Since(d2).Round(time.Millisecond))
+	mustUnlock(t, r.h)
 }

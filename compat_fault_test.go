@@ -24,9 +24,14 @@ import (
 // TestCompatFaults is the randomized fault test of the Redisson-compatible mode: Go Clients made
 // WithRedissonCompat, each behind a proxy that drops replies, delays, blackholes or cuts its
 // connections at random, contend with Java Redisson clients (internal/javadouble, connected
-// directly) for a Lock, a FairLock, both sides of a ReadWriteLock and a Semaphore of two permits
+// directly) for a Lock, a FairLock, both sides of two ReadWriteLocks and a Semaphore of two permits
 // (plain and leased permits: the PermitExpirableSemaphore of the same name), with random leases and
-// waits. A checker in the test sees every critical section:
+// waits. The Go Clients' watchdog timeouts are 1s, 3s and 10s, the Java clients' 1s
+// (WithRedissonWatchdogTimeout tells the Go Clients). Go readers of the second ReadWriteLock, on the
+// Client with the longest watchdog, hold it longer than Java's timeout, with the watchdog's lease,
+// while Java readers come and die holding it (their client closed: Redisson's read-lock watchdog,
+// which set the hash's TTL to 1s, stops) and writers of both languages try to take it; Go readers'
+// fixed leases of the first are at most the Java side's timeout (the documented limit). A checker in the test sees every critical section:
 //
 //   - two owners: a holder entering a lock's section while another is inside whose hold is not over
 //     (a Java hold, or a Go hold whose context is not cancelled: a Go holder is told of a loss before
@@ -53,20 +58,24 @@ func TestCompatFaults(t *testing.T) {
 	t.Logf("seed %d (GOREDISSON_COMPAT_SEED=%d replays it)", seed, seed)
 	const (
 		runFor   = 8 * time.Second
-		watchdog = time.Second
+		watchdog = time.Second // the Java clients' lockWatchdogTimeout, and the shortest Go one
 		permits  = 2
 	)
+	goWatchdogs := []time.Duration{watchdog, 3 * watchdog, 10 * watchdog}
+	longest := goWatchdogs[len(goWatchdogs)-1]
 	srv := redistest.Start(t)
 	admin := srv.Client(t)
-	const lockName, fairName, rwName = "cf:lock", "cf:fair", "cf:rw"
-	locks := []string{lockName, fairName, rwName}
+	// rwLong is a ReadWriteLock that Go readers hold for long reads (with the watchdog's lease), Java
+	// readers die holding, and writers of both languages try to take.
+	const lockName, fairName, rwName, rwLong = "cf:lock", "cf:fair", "cf:rw", "cf:rw-long"
+	locks := []string{lockName, fairName, rwName, rwLong}
 	const sem = "cf:sem"
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
 	var goClients []*redisson.Client
 	var proxies []*redistest.Proxy
-	for range 3 {
+	for _, wd := range goWatchdogs {
 		p, err := redistest.StartProxy(srv.Addr())
 		if err != nil {
 			t.Fatal(err)
@@ -74,9 +83,9 @@ func TestCompatFaults(t *testing.T) {
 		t.Cleanup(func() { _ = p.Close() })
 		rdb := redis.NewClient(modelRedisOptions(p.Addr()))
 		t.Cleanup(func() { _ = rdb.Close() })
-		c := newClient(t, rdb, redisson.WithRedissonCompat(), redisson.WithWatchdogTimeout(watchdog),
-			redisson.WithWaiterTimeout(watchdog), redisson.WithRepollInterval(200*time.Millisecond),
-			redisson.WithLogger(slog.New(slog.DiscardHandler)))
+		c := newClient(t, rdb, redisson.WithRedissonCompat(), redisson.WithWatchdogTimeout(wd),
+			redisson.WithRedissonWatchdogTimeout(watchdog), redisson.WithWaiterTimeout(watchdog),
+			redisson.WithRepollInterval(200*time.Millisecond), redisson.WithLogger(slog.New(slog.DiscardHandler)))
 		goClients, proxies = append(goClients, c), append(proxies, p)
 	}
 	var javas []*javadouble.Client
@@ -155,13 +164,23 @@ func TestCompatFaults(t *testing.T) {
 		}()
 	}
 	pause := func(rng *rand.Rand) { time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond) } // the section's work
+	// A long read: longer than the Java side's watchdog timeout, so that a Java reader's watchdog
+	// cuts the hash's TTL meanwhile.
+	longPause := func(rng *rand.Rand) { time.Sleep(watchdog + time.Duration(500+rng.IntN(3000))*time.Millisecond) }
 	for i, c := range goClients {
 		for g := range 2 {
 			who := fmt.Sprintf("go%d.%d", i, g)
 			worker(who, rand.New(rand.NewPCG(seed, uint64(100+10*i+g))), func(rng *rand.Rand) {
 				opts := []redisson.AcquireOption{redisson.WithWait(time.Duration(200+rng.IntN(800)) * time.Millisecond)}
+				lease := time.Duration(0)
 				if rng.IntN(3) == 0 {
-					opts = append(opts, redisson.WithLease(time.Duration(300+rng.IntN(1500))*time.Millisecond))
+					lease = time.Duration(300+rng.IntN(1500)) * time.Millisecond
+				}
+				withLease := func(max time.Duration) []redisson.AcquireOption {
+					if lease == 0 {
+						return opts
+					}
+					return append(opts, redisson.WithLease(min(lease, max)))
 				}
 				switch rng.IntN(8) {
 				case 0, 1: // a plain permit
@@ -181,7 +200,7 @@ func TestCompatFaults(t *testing.T) {
 					return
 				case 2: // a leased permit (WithLease, or the watchdog's)
 					p := c.PermitExpirableSemaphore(sem)
-					h, err := p.AcquireHeld(ctx, 1, opts...)
+					h, err := p.AcquireHeld(ctx, 1, withLease(lease)...)
 					if err != nil {
 						if !errors.Is(err, redisson.ErrNotObtained) {
 							semUnknown.Add(1)
@@ -199,14 +218,24 @@ func TestCompatFaults(t *testing.T) {
 				var err error
 				switch name {
 				case lockName:
-					h, err = c.Lock(name).TryLock(ctx, opts...)
+					h, err = c.Lock(name).TryLock(ctx, withLease(lease)...)
 				case fairName:
-					h, err = c.FairLock(name).TryLock(ctx, opts...)
+					h, err = c.FairLock(name).TryLock(ctx, withLease(lease)...)
+				case rwLong:
+					// Readers on the Client with the longest watchdog, one op in three: writers get
+					// their chance between the long reads.
+					if read = goWatchdogs[i] == longest && rng.IntN(3) == 0; read {
+						h, err = c.ReadWriteLock(name).TryRLock(ctx, opts...) // the watchdog's lease
+					} else {
+						h, err = c.ReadWriteLock(name).TryLock(ctx, withLease(lease)...)
+					}
 				default:
 					if read = rng.IntN(2) == 0; read {
-						h, err = c.ReadWriteLock(name).TryRLock(ctx, opts...)
+						// A fixed lease longer than the Java side's timeout is not protected (a Java
+						// reader that dies frees the hash that long after its last renewal).
+						h, err = c.ReadWriteLock(name).TryRLock(ctx, withLease(watchdog)...)
 					} else {
-						h, err = c.ReadWriteLock(name).TryLock(ctx, opts...)
+						h, err = c.ReadWriteLock(name).TryLock(ctx, withLease(lease)...)
 					}
 				}
 				if err != nil {
@@ -214,7 +243,11 @@ func TestCompatFaults(t *testing.T) {
 				}
 				me := &holder{who: who, read: read, hold: h.Context()}
 				enterLock(name, me)
-				pause(rng)
+				if read && name == rwLong {
+					longPause(rng)
+				} else {
+					pause(rng)
+				}
 				leaveLock(name, me)
 				_ = h.Unlock(ctx)
 			})
@@ -258,6 +291,8 @@ func TestCompatFaults(t *testing.T) {
 					l = j.Lock(name)
 				case fairName:
 					l = j.FairLock(name)
+				case rwLong: // its Java readers are those that die holding it (below)
+					l = j.ReadWriteLock(name).WriteLock()
 				default:
 					if read = rng.IntN(2) == 0; read {
 						l = j.ReadWriteLock(name).ReadLock()
@@ -281,6 +316,26 @@ func TestCompatFaults(t *testing.T) {
 			})
 		}
 	}
+	// Java readers that die holding rwLong: one Java client after another takes a read hold (the
+	// watchdog's lease) and is closed while it holds it.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewPCG(seed, 300))
+		for i := 0; time.Now().Before(end) && ctx.Err() == nil; i++ {
+			time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond) // the next Java service starts
+			j := javadouble.New(srv.Client(t), javadouble.WatchdogTimeout(watchdog))
+			ok, err := j.ReadWriteLock(rwLong).ReadLock().TryLock(ctx, 1, time.Duration(200+rng.IntN(800))*time.Millisecond, 0)
+			if ok && err == nil {
+				me := &holder{who: fmt.Sprintf("java-dying%d", i), read: true}
+				enterLock(rwLong, me)
+				time.Sleep(time.Duration(200+rng.IntN(1000)) * time.Millisecond)
+				// It dies inside: its hold lasts until its lease passes, which no writer can enter before.
+				leaveLock(rwLong, me)
+			}
+			j.Close()
+		}
+	}()
 	// The faults, on the Go Clients' connections only.
 	frng := rand.New(rand.NewPCG(seed, 1))
 	for time.Now().Before(end) {
@@ -308,9 +363,9 @@ func TestCompatFaults(t *testing.T) {
 	}
 	wg.Wait()
 
-	// Nothing held once everyone is done: within the watchdog lease (a Go Unlock that failed stops
-	// the renewals; the hold lapses), and the Semaphore's permits back.
-	deadline := time.Now().Add(2*watchdog + time.Second)
+	// Nothing held once everyone is done: within the longest watchdog lease (a Go Unlock that failed
+	// stops the renewals; the hold lapses), and the Semaphore's permits back.
+	deadline := time.Now().Add(2*longest + time.Second)
 	for _, name := range locks {
 		for admin.Exists(ctx, name).Val() != 0 && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
@@ -325,7 +380,7 @@ func TestCompatFaults(t *testing.T) {
 	// counted back by the next script that looks (AvailablePermits).
 	var avail int64
 	var err error
-	for deadline := time.Now().Add(3*time.Second + 2*watchdog); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(3*time.Second + 2*longest); ; time.Sleep(100 * time.Millisecond) {
 		avail, err = goClients[0].Semaphore(sem).AvailablePermits(ctx)
 		if err != nil || avail >= permits || time.Now().After(deadline) {
 			break

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -847,5 +848,85 @@ func servedAfterJavaForceUnlock(t *testing.T, got <-chan lockResult, h *redisson
 	}
 	if !errors.Is(context.Cause(h.Context()), redisson.ErrLockLost) {
 		t.Fatalf("cause %v; want ErrLockLost", context.Cause(h.Context()))
+	}
+}
+
+// javaOwnerForm is the form of a Java Redisson owner, "<UUID>:<thread id>": a random (version 4)
+// UUID and a decimal long.
+var javaOwnerForm = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}:[0-9]+$`)
+
+// In Redisson's layouts a Go owner has a Java owner's form, so that Java code and operators that
+// parse owners (the UUID before the last colon, a long after it) read Go holders too: the field of
+// a Lock's, a FairLock's (and its queued waiter's), a ReadWriteLock's reader's and writer's.
+func TestCompatOwnerIDsHaveJavaForm(t *testing.T) {
+	t.Parallel()
+	c, admin, _ := setup(t, redisson.WithRedissonCompat())
+	ctx := t.Context()
+	j := newJava(t, admin)
+	check := func(what, owner string) {
+		t.Helper()
+		if !javaOwnerForm.MatchString(owner) {
+			t.Errorf("%s: owner %q; want Java's form <UUID>:<thread id>", what, owner)
+		}
+	}
+	only := func(name string) string {
+		t.Helper()
+		fields := admin.HGetAll(ctx, name).Val()
+		if len(fields) != 1 {
+			t.Fatalf("%s: fields %v; want the owner's only", name, fields)
+		}
+		for f := range fields {
+			return f
+		}
+		return ""
+	}
+
+	h := mustLock(t, c.Lock("ids:lock"), ctx)
+	check("Go Lock", only("ids:lock"))
+	mustUnlock(t, h)
+	if err := j.Lock("ids:lock").Lock(ctx, 42, 0); err != nil {
+		t.Fatal(err)
+	}
+	check("Java Lock", only("ids:lock"))
+	if err := j.Lock("ids:lock").Unlock(ctx, 42); err != nil {
+		t.Fatal(err)
+	}
+
+	h = mustLock(t, c.FairLock("ids:fair"), ctx)
+	check("Go FairLock", only("ids:fair"))
+	got, cancel := lockAsync(ctx, c.FairLock("ids:fair"))
+	defer cancel()
+	check("Go FairLock waiter", awaitQueue(t, admin, "ids:fair", 1)[0])
+	mustUnlock(t, h)
+	r := recvWithin(t, got, 10*time.Second, "the Go waiter")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	mustUnlock(t, r.h)
+
+	rw := c.ReadWriteLock("ids:rw")
+	h = mustRLock(t, rw, ctx)
+	for f := range readerFields(t, admin, "ids:rw") {
+		check("Go reader", f)
+	}
+	mustUnlock(t, h)
+	h = mustLock(t, rw, ctx)
+	for f := range admin.HGetAll(ctx, "ids:rw").Val() {
+		if w, ok := strings.CutSuffix(f, ":write"); ok {
+			check("Go writer", w)
+		} else if f != "mode" {
+			t.Errorf("writer's hash has field %q", f)
+		}
+	}
+	mustUnlock(t, h)
+	jr := j.ReadWriteLock("ids:rw").ReadLock()
+	if err := jr.Lock(ctx, 7, 0); err != nil {
+		t.Fatal(err)
+	}
+	for f := range readerFields(t, admin, "ids:rw") {
+		check("Java reader", f)
+	}
+	if err := jr.Unlock(ctx, 7); err != nil {
+		t.Fatal(err)
 	}
 }

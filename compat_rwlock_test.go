@@ -361,6 +361,89 @@ func TestCompatRWLockForceUnlockAcrossSides(t *testing.T) {
 	})
 }
 
+// The per-side queries and forced unlocks act on their own mode across languages, as Redisson's
+// readLock() and writeLock() do: a Go ForceWriteUnlock leaves Java readers alone and a Go
+// ForceReadUnlock frees them (the waiting Java writer gets in), and the reverse for a Java writer;
+// Java's readLock().forceUnlock() leaves a Go writer (and its own read hold) alone and
+// writeLock().forceUnlock() frees it, while readLock().forceUnlock() frees a Go reader: the Go
+// holders are told (ErrLockLost). Each side's isLocked agrees with the other language's.
+func TestCompatRWLockSidesAcrossLanguages(t *testing.T) {
+	t.Parallel()
+	compatTopologies(t, func(t *testing.T, rdb func() redis.UniversalClient, name string) {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		holder := compatClient(t, rdb(), redisson.WithWatchdogTimeout(time.Second))
+		c := compatClient(t, rdb(), redisson.WithRepollInterval(time.Hour))
+		j1, j2 := newJava(t, rdb()), newJava(t, rdb())
+		rw, grw := c.ReadWriteLock(name), holder.ReadWriteLock(name)
+		jr, jw := j1.ReadWriteLock(name).ReadLock(), j1.ReadWriteLock(name).WriteLock()
+		_, channel := rwNames(name)
+		goSides := func(what string, read, write bool) {
+			t.Helper()
+			r, err := rw.IsReadLocked(ctx)
+			w, err2 := rw.IsWriteLocked(ctx)
+			if err != nil || err2 != nil || r != read || w != write {
+				t.Fatalf("%s: Go IsReadLocked %v, IsWriteLocked %v (%v, %v); want %v, %v", what, r, w, err, err2, read, write)
+			}
+			jrl, err := jr.IsLocked(ctx)
+			jwl, err2 := jw.IsLocked(ctx)
+			if err != nil || err2 != nil || jrl != read || jwl != write {
+				t.Fatalf("%s: Java readLock().isLocked %v, writeLock().isLocked %v (%v, %v); want %v, %v", what, jrl, jwl, err, err2, read, write)
+			}
+		}
+		force := func(what string, f func(context.Context) (bool, error), want bool) {
+			t.Helper()
+			mustForce(t, ctx, what, f, want)
+		}
+
+		// Go's per-side calls on Java holds.
+		if err := jr.Lock(ctx, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		goSides("a Java reader", true, false)
+		force("Go ForceWriteUnlock of a Java read hold", rw.ForceWriteUnlock, false)
+		if held, err := jr.IsHeldByThread(ctx, 1); err != nil || !held {
+			t.Fatalf("after a Go ForceWriteUnlock the Java reader holds: %v, %v; want true", held, err)
+		}
+		jdone := make(chan error, 1)
+		go func() { jdone <- j2.ReadWriteLock(name).WriteLock().Lock(ctx, 2, 0) }()
+		eventually(t, 10*time.Second, "the Java writer to wait", func() bool { return j2.Waiting(channel) == 1 })
+		force("Go ForceReadUnlock of a Java read hold", rw.ForceReadUnlock, true)
+		if err := recvWithin(t, jdone, 10*time.Second, "the Java writer after the Go ForceReadUnlock"); err != nil {
+			t.Fatal(err)
+		}
+		goSides("a Java writer", false, true)
+		force("Go ForceReadUnlock of a Java write hold", rw.ForceReadUnlock, false)
+		if held, err := j2.ReadWriteLock(name).WriteLock().IsHeldByThread(ctx, 2); err != nil || !held {
+			t.Fatalf("after a Go ForceReadUnlock the Java writer holds: %v, %v; want true", held, err)
+		}
+		got, rcancel := rLockAsync(ctx, rw)
+		defer rcancel()
+		eventually(t, 10*time.Second, "the Go reader to wait", func() bool { return c.Stats().Waiting == 1 })
+		forceServes(t, ctx, "Go ForceWriteUnlock of a Java write hold", rw.ForceWriteUnlock, got) // Java holders are not told
+
+		// Java's per-side calls on Go holds.
+		gr := mustRLock(t, grw, ctx)
+		goSides("a Go reader", true, false)
+		force("Java writeLock().forceUnlock() of a Go read hold", jw.ForceUnlock, false)
+		mustLive(t, "Java writeLock().forceUnlock() of a Go read hold", gr)
+		got, wcancel := lockAsync(ctx, rw)
+		defer wcancel()
+		eventually(t, 10*time.Second, "the Go writer to wait", func() bool { return c.Stats().Waiting == 1 })
+		forceServes(t, ctx, "Java readLock().forceUnlock() of a Go read hold", jr.ForceUnlock, got, gr)
+
+		gw := mustLock(t, grw, ctx)
+		dr := mustRLock(t, grw, redisson.ContextWithHold(ctx, gw)) // the writer reads too
+		goSides("a Go writer with its read hold", true, true)
+		force("Java readLock().forceUnlock() of a Go write hold", jr.ForceUnlock, false)
+		mustLive(t, "Java readLock().forceUnlock() of a Go write hold", gw, dr)
+		got, r2cancel := rLockAsync(ctx, rw)
+		defer r2cancel()
+		eventually(t, 10*time.Second, "the Go reader to wait", func() bool { return c.Stats().Waiting == 1 })
+		forceServes(t, ctx, "Java writeLock().forceUnlock() of a Go write hold", jw.ForceUnlock, got, gw, dr)
+	})
+}
+
 // No read-to-write upgrade (a context marked with a read hold fails at once); an RLock's hash,
 // another type, or a malformed read/write hash is refused with ErrWrongType and left unchanged.
 func TestCompatRWLockUpgradeAndWrongType(t *testing.T) {
@@ -463,4 +546,77 @@ func TestCompatRWLockResentFinalUnlockReportsLossToJava(t *testing.T) {
 			ok, err := j.ReadWriteLock(name).WriteLock().IsHeldByThread(ctx, 1)
 			return ok && err == nil
 		})
+}
+
+// A Java reader's watchdog (Redisson's ReadLockTask) sets the hash's TTL to its lockWatchdogTimeout,
+// whatever the other readers' leases. A Go reader on a Client whose watchdog timeout is forty times
+// as long keeps the read lock after that Java client dies (its watchdog stops): told the Java side's
+// timeout (WithRedissonWatchdogTimeout), it renews at least every third of it, so the hash outlives
+// the Java reader's last renewal, and writers of either language stay out.
+func TestCompatRWLockGoReaderOutlivesJavaReaderWatchdog(t *testing.T) {
+	t.Parallel()
+	const javaWatchdog = 1500 * time.Millisecond
+	c, admin, _ := setup(t, redisson.WithRedissonCompat(), redisson.WithWatchdogTimeout(time.Minute),
+		redisson.WithRedissonWatchdogTimeout(javaWatchdog))
+	ctx := t.Context()
+	const name = "rw-java-watchdog"
+	tag, _ := rwNames(name)
+	j := javadouble.New(admin, javadouble.WatchdogTimeout(javaWatchdog))
+	defer j.Close()
+	jr := j.ReadWriteLock(name).ReadLock()
+	if err := jr.Lock(ctx, 1, 0); err != nil { // the watchdog's lease, renewed every 500ms
+		t.Fatal(err)
+	}
+	jkey := tag + ":" + j.Owner(1) + ":rwlock_timeout:1"
+	r := mustRLock(t, c.ReadWriteLock(name), ctx)
+	// Java's watchdog renews its reader after the Go reader came in, cutting the hash's TTL to 1.5s.
+	prev := admin.PTTL(ctx, jkey).Val()
+	eventually(t, 10*time.Second, "a Java renewal after the Go reader came in", func() bool {
+		ttl := admin.PTTL(ctx, jkey).Val()
+		renewed := ttl > prev+50*time.Millisecond // the key's TTL went up: renewed since the last look
+		prev = ttl
+		return renewed
+	})
+	j.Close() // the Java client dies: nothing renews its reader any more
+	eventually(t, 10*time.Second, "the dead Java reader's lease to lapse", func() bool {
+		return admin.Exists(ctx, jkey).Val() == 0
+	})
+	// The hash the Java watchdog cut expired with that key, unless the Go reader renewed it since.
+	if admin.Exists(ctx, name).Val() == 0 {
+		t.Fatalf("the read lock vanished %v after the Java reader's last renewal while the Go reader held it (its context live: %v)",
+			javaWatchdog, r.Context().Err() == nil)
+	}
+	if r.Context().Err() != nil {
+		t.Fatalf("the Go reader's hold ended: %v", context.Cause(r.Context()))
+	}
+	j2 := newJava(t, admin)
+	if ok, err := j2.ReadWriteLock(name).WriteLock().TryLock(ctx, 1, 0, 0); ok || err != nil {
+		t.Fatalf("a Java writer while the Go reader holds: %v, %v; want refused", ok, err)
+	}
+	if h, err := c.ReadWriteLock(name).TryLock(ctx); !errors.Is(err, redisson.ErrNotObtained) {
+		if err == nil {
+			mustUnlock(t, h)
+		}
+		t.Fatalf("a Go writer while the Go reader holds: %v; want ErrNotObtained", err)
+	}
+	mustUnlock(t, r)
+}
+
+// WithRedissonWatchdogTimeout is the Java side's setting: refused without WithRedissonCompat, and
+// out of range.
+func TestCompatRedissonWatchdogTimeoutOption(t *testing.T) {
+	t.Parallel()
+	_, admin, _ := setup(t)
+	for what, opts := range map[string][]redisson.Option{
+		"without WithRedissonCompat": {redisson.WithRedissonWatchdogTimeout(10 * time.Second)},
+		"too short":                  {redisson.WithRedissonCompat(), redisson.WithRedissonWatchdogTimeout(time.Millisecond)},
+		"too long":                   {redisson.WithRedissonCompat(), redisson.WithRedissonWatchdogTimeout(365 * 24 * time.Hour)},
+	} {
+		if c, err := redisson.New(admin, opts...); !errors.Is(err, redisson.ErrInvalidArgument) {
+			if err == nil {
+				_ = c.Close()
+			}
+			t.Errorf("%s: New = %v; want ErrInvalidArgument", what, err)
+		}
+	}
 }

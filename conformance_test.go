@@ -188,9 +188,10 @@ func TestConformance(t *testing.T) {
 }
 
 // lockConformance is the suite of a lock kind: exclusion across Clients, hand-over to a waiter of
-// another Client, re-entry, a fixed lease that runs out, force unlock, the loss signal, bad input.
+// another Client, re-entry, a fixed lease that runs out, force unlock, the loss signal, bad input;
+// and a ReadWriteLock's per-side queries and forced unlocks (rwSides).
 func lockConformance(kind string) []conformanceCase {
-	return []conformanceCase{
+	cases := []conformanceCase{
 		{"exclusion", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
 			ctx := t.Context()
 			var inside, overlaps, done int32
@@ -358,4 +359,8 @@ func lockConformance(kind string) []conformanceCase {
 			mustUnlock(t, h)
 		}},
 	}
+	if kind == "ReadWriteLock" || kind == "CompatReadWriteLock" {
+		cases = append(cases, conformanceCase{"sides", rwSides})
+	}
+	return cases
 }

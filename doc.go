@@ -99,7 +99,8 @@
 //	FairLock    reentrant mutex served first come, first served (RFairLock)
 //	FencedLock  Lock whose every acquisition carries a fencing token (RFencedLock); see FencedSet
 //	SpinLock    Lock whose waiters poll with backoff instead of pub/sub (RSpinLock)
-//	ReadWriteLock  many readers or one writer, phase-fair (RReadWriteLock); its write side is a Locker
+//	ReadWriteLock  many readers or one writer, phase-fair (RReadWriteLock); its write side is a Locker;
+//	            per-side IsReadLocked, IsWriteLocked, ForceReadUnlock, ForceWriteUnlock
 //	MultiLock   all of several locks, from one or more Clients, or none (RedissonMultiLock)
 //	RedLock     a majority of N independent masters, the Redlock algorithm (RedissonRedLock)
 //
@@ -327,16 +328,19 @@
 //	                                        timeout (10s at least) and deleted once answered
 //
 // (":<name>" instead of ":{<name>}" when the name has a {hash tag}, as Redisson writes them.) A Java
-// owner is "<client UUID>:<thread id>", a Go owner "<client id>:<sequence>" (one per acquisition, as
-// always in this package); neither side reads the other's ids, they only compare them, so each side
-// keeps its own model: a Java thread re-enters by locking again, a Go owner through Hold.Reenter or
-// ContextWithHold. What is shared:
+// owner is "<client UUID>:<thread id>"; a Go owner has the same form, "<client UUID>:<sequence>" (the
+// Client's random version 4 UUID and a decimal number, one per acquisition, as always in this
+// package), so Java code and tools that parse owners (the UUID before the last colon, a long after
+// it) read Go holders alike. Neither library reads the other's ids, they only compare them, so each
+// side keeps its own model: a Java thread re-enters by locking again, a Go owner through
+// Hold.Reenter or ContextWithHold. What is shared:
 //
 //   - mutual exclusion: a Go acquisition takes the lock only if it is free (Redisson's test: the key
 //     is absent), and a Java one only if it is free or its own; each acquisition and re-entry sets
 //     the lease, each partial unlock resets a watchdog lease, as Redisson does;
 //   - the watchdog: each side renews its own holds (Go: every third of WithWatchdogTimeout, checking
-//     that its owner still holds the hash), so a Go holder keeps Java clients out and the reverse; a
+//     that its owner still holds the hash; a ReadWriteLock's readers at least every third of the Java
+//     side's lockWatchdogTimeout, see below), so a Go holder keeps Java clients out and the reverse; a
 //     Go holder whose lock was deleted (a Java forceUnlock) is told, ErrLockLost, at its next renewal;
 //   - wake-ups: every release that frees the lock, Go or Java, publishes "0", and every waiting
 //     Client of either side tries again; a Go waiter also tries again when the holder's lease would
@@ -366,15 +370,17 @@
 // remaining deadline one threadWaitTime earlier, a waiter queued behind another gets the other's
 // deadline plus its own threadWaitTime. Deadlines are counted on the clock of the client that writes
 // them, Java or Go, so the clocks of the machines must agree (as they must among Java services). A
-// Go waiter's threadWaitTime is Redisson's default fairLockWaitTimeout, 5 minutes (not the waiter
-// timeout: Java waiters purge a waiter past its deadline, and deadlines of a few seconds would purge
-// live Go waiters behind a lock held longer), or its WithWait bound, as Redisson's tryLock(waitTime).
+// Go waiter's threadWaitTime is its WithWait bound, as Redisson's tryLock(waitTime); without one, the
+// waiter timeout if the Client was given WithWaiterTimeout (as Java's fairLockWaitTimeout, and not
+// lowered to the watchdog timeout), else Redisson's default fairLockWaitTimeout, 5 minutes, not the
+// default waiter timeout of 5s (Java waiters purge a waiter past its deadline, and deadlines of a few
+// seconds would purge live Go waiters behind a lock held longer than that).
 // A Go waiter tries again when woken on its channel, when the holder's lease would end, or at the
 // re-poll interval; when the lock is free but another waiter heads the queue, after a pause doubling
 // from 1ms to 128ms. A Go wait that ends takes its owner out of the queue, as Redisson's acquireFailed
 // (the waiters behind it move up by its slot, read from the deadlines). What is Redisson's and not
-// this package's: a waiter whose process died blocks the queue until its deadline (up to 5 minutes),
-// and a live waiter still queued past its deadline (the lock held that long) is purged and queues
+// this package's: a waiter whose process died blocks the queue until its deadline (its
+// threadWaitTime after the deadline of the one ahead, or the lock's TTL), and a live waiter still queued past its deadline (the lock held that long) is purged and queues
 // again at the back. TryLock without WithWait never queues.
 //
 // A ReadWriteLock is Redisson's RReadWriteLock:
@@ -392,17 +398,25 @@
 // lease) and watchdogs (a writer's renewal sets the hash's TTL, a reader's renews each of its
 // acquisitions' keys, then the hash) apply to both sides; this package never lets a TTL it sets cut
 // another holder's lease short, but Redisson does: a Java reader's watchdog sets the hash's TTL to
-// its lockWatchdogTimeout whatever the other readers' leases, so if that Java client dies, the lock
-// is free after that timeout even while a Go reader's longer fixed lease (WithLease) is in force (as
-// between Java readers): a Go reader that shares a lock with Java readers should use the watchdog,
-// whose renewals keep the hash. There is no waiting-writer priority (Redisson has none: readers keep
+// its lockWatchdogTimeout whatever the other readers' leases. A Go reader renewed by the watchdog
+// is therefore renewed at least every third of that timeout (30s, or WithRedissonWatchdogTimeout's),
+// whatever WithWatchdogTimeout says, each renewal setting its own lease again, and counts on no
+// more than that timeout after each renewal (its loss is signalled before then, less the loss
+// margin, if renewals fail), so its renewals keep the hash when Java readers die. A Go reader with a
+// fixed lease (WithLease) longer than that timeout is not protected: if a Java reader renewed by its
+// watchdog dies, the lock is free that timeout after the reader's last renewal while the Go
+// reader's lease is still in force, and the Go reader is not told (as between Java readers). Go
+// readers that share a lock with Java readers should use the watchdog, or a lease no longer than
+// that timeout. There is no waiting-writer priority (Redisson has none: readers keep
 // entering while the lock is read-held) and no queue: every release wakes every waiting Client. The
 // downgrade is Redisson's (a writer may read): a Go reader whose context is marked with the write
 // hold (ContextWithHold) is let in beside its writer; its owner id is its own, not the writer's (the
 // script checks the vouching writer's "<writer>:write" field, which is all Redisson's test amounts
 // to, and ids are never reused, which a repeated acquisition is recognised by); Java reads no
 // relation between the two. No upgrade. ForceUnlock deletes the hash whatever its mode, with the
-// readers' keys, and publishes "1".
+// readers' keys, and publishes "1"; ForceReadUnlock and ForceWriteUnlock do so only in their own
+// mode ("read", "write"), and IsReadLocked and IsWriteLocked report it, as Redisson's readLock()
+// and writeLock() forceUnlock and isLocked do (a writer's read holds make it read-locked too).
 //
 // Lost replies (every kind): a count cannot tell a re-sent command from a new one. A fresh acquisition is
 // recognised by its owner (never reused); an Unlock carries a request id whose answer its first run

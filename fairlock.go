@@ -28,10 +28,20 @@ import (
 // On a Client made WithRedissonCompat it is Java Redisson's RFairLock instead: its queue is
 // Redisson's (client-clock deadlines, a channel per waiter), shared with Java waiters, which are
 // served in the same order; a release wakes the head, which takes the lock itself (no hand-over);
-// a waiter whose process died blocks the queue until its deadline (5 minutes); and the name is one
+// a waiter whose process died blocks the queue until its deadline (a slot of 5 minutes, or of the
+// waiter timeout given with WithWaiterTimeout, or of its WithWait bound); and the name is one
 // lock with the Client's Lock of that name (Redisson's RFairLock and RLock share the hash). See
 // "Sharing locks with Java services" in the package documentation.
 type FairLock struct{ mutex }
+
+// fairThreadWait is the threadWaitTime of a compat FairLock waiter without a WithWait bound (see
+// WithWaiterTimeout): the waiter timeout given to the Client, else Redisson's default.
+func (c *Client) fairThreadWait() time.Duration {
+	if c.cfg.waiterGiven > 0 {
+		return c.cfg.waiterGiven
+	}
+	return redissonFairWait
+}
 
 // FairLock returns the fair lock called name (Redisson's RFairLock). It does no I/O; the handle is
 // cheap and safe to share. A bad name is reported by the first call on the handle

@@ -83,7 +83,7 @@ type Inspection struct {
 
 // Holder is one holder of a lock.
 type Holder struct {
-	Owner  string // the owner id ("<client id>:<sequence>", or Java's "<uuid>:<thread id>")
+	Owner  string // the owner id: "<client id>:<sequence>"; in Redisson's layouts "<uuid>:<thread id>" (Java's, and Go's of that form)
 	Levels int    // the hold count (re-entry levels)
 	Side   string // a ReadWriteLock's "read" or "write"; "" for a mutex
 	// Remaining is how long the hold lasts unless renewed: its own lease where the format keeps one

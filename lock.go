@@ -184,9 +184,10 @@ var (
 	kindCompatWrite = &lockKind{object: ObjectWriteLock, marker: "JW", side: "x", other: "JR", local: true, hold: kindCompatRWWrite, format: formatRedissonRW}
 )
 
-// redissonFairWait is the threadWaitTime of a compat FairLock's waiter that gives no WithWait bound:
-// Java Redisson's default fairLockWaitTimeout (5 minutes), by which Java waiters purge ours as stale
-// (and ours theirs); with WithWait(d), d, as Redisson's tryLock(waitTime) does.
+// redissonFairWait is the threadWaitTime of a compat FairLock's waiter that gives no WithWait bound,
+// on a Client given no WithWaiterTimeout: Java Redisson's default fairLockWaitTimeout (5 minutes), by
+// which Java waiters purge ours as stale (and ours theirs); with WithWait(d), d, as Redisson's
+// tryLock(waitTime) does (see fairThreadWait).
 const redissonFairWait = 5 * time.Minute
 
 // markKey is the context key of ContextWithHold: one per Client, kind and lock key.
@@ -401,10 +402,7 @@ func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bo
 
 	// Take this process's turn for the lock: only the head of the local queue contends in Redis. A
 	// releasing holder may transfer the lock to the head waiter directly (see releaseFinal).
-	id := m.c.newID()
-	for m.kind.format == formatRedissonRW && strings.HasSuffix(id, redissonWriteSuffix) {
-		id = m.c.newID() // a reader's field "<id>" must not read as a writer's "<owner>:write"
-	}
+	id := m.c.newID() // in compat mode "<UUID>:<decimal>": never a writer's "<owner>:write"
 	if m.kind.local {
 		if wait {
 			want := &heir{ctx: ctx, owner: id, lease: ac.lease}
@@ -503,7 +501,7 @@ func (m *mutex) watchdogLease() time.Duration {
 // pause that doubles with every give-back, from 1ms up to giveBackPauseMax.
 //
 // In Java Redisson's fair queue (formatRedissonFair) a waiting attempt queues the owner with the
-// threadWaitTime bound (the WithWait bound, else redissonFairWait); an attempt that finds the lock
+// threadWaitTime bound (the WithWait bound, else fairThreadWait); an attempt that finds the lock
 // free but another waiter's turn tries again after a pause that doubles from 1ms up to
 // giveBackPauseMax (Redisson's Java waiters retry at once).
 func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound time.Duration, waiting bool, tries *int) (*owner, error) {
@@ -513,7 +511,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 	if waiting {
 		mode = modeWait
 	}
-	threadWait := redissonFairWait
+	threadWait := c.fairThreadWait()
 	if bound > 0 {
 		threadWait = bound
 	}
@@ -1211,9 +1209,17 @@ func (m *mutex) handOver(w *gate.Waiter[*heir, *owner], want *heir, sent time.Ti
 	// The waiter reports the acquisition, once it has the owner (see acquire).
 }
 
-func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
+func (m *mutex) forceUnlock(ctx context.Context) (bool, error) { return m.forceUnlockSide(ctx, false) }
+
+// forceUnlockSide deletes the lock whoever holds it, or, with bySide, a ReadWriteLock's holds only
+// while m's side holds it (see ReadWriteLock.ForceReadUnlock).
+func (m *mutex) forceUnlockSide(ctx context.Context, bySide bool) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, opErr("force unlock", m.name, err)
+	}
+	side := "" // the scripts' side argument: "" the whole lock
+	if bySide {
+		side = m.kind.side
 	}
 	// Not safe to run twice, and nothing in Redis records it: sent once after an unknown outcome (no
 	// re-send after a lost reply), whose error is the caller's (see the scripts' headers).
@@ -1221,13 +1227,13 @@ func (m *mutex) forceUnlock(ctx context.Context) (bool, error) {
 	var cmd *redis.Cmd
 	switch m.kind.format {
 	case formatRW:
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.RWForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.c.waiterArg)
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.RWForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.c.waiterArg, side)
 	case formatRedisson:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatLockForceUnlock, m.keys, m.c.publish, m.wakeChannel)
 	case formatRedissonFair:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatFairForceUnlock, m.keys, m.c.publish, m.wakePrefix, time.Now().UnixMilli())
 	case formatRedissonRW:
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatRWForceUnlock, m.keys, m.c.publish, m.wakeChannel)
+		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatRWForceUnlock, m.keys, m.c.publish, m.wakeChannel, side)
 	default:
 		cmd, _ = m.c.evalOpts(ctx, once, scripts.LockForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.kind.marker)
 	}
@@ -1421,7 +1427,7 @@ func decodeLockValue(s string) (v lockValue, ok bool) {
 
 // redissonLock is the state of a lock in Java Redisson's RLock format (see decodeRedissonLock).
 type redissonLock struct {
-	owner string        // the holder ("" free): "<uuid>:<thread id>" for Java, an owner id for Go
+	owner string        // the holder ("" free): "<uuid>:<thread id>", Java's or Go's (see newClientID)
 	count int           // the holder's hold count
 	ttl   time.Duration // the lock's remaining TTL (0 free, -1 no expiry)
 }

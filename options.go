@@ -37,8 +37,11 @@ type config struct {
 	watchdog      time.Duration
 	repoll        time.Duration
 	waiterTimeout time.Duration
-	margin        float64
-	prefix        string
+	// waiterGiven is the waiter timeout given with WithWaiterTimeout, not lowered to the watchdog
+	// timeout (0: none given): a compat FairLock waiter's threadWaitTime (see fairThreadWait).
+	waiterGiven time.Duration
+	margin      float64
+	prefix      string
 	// acks and ackTimeout: the replica-acknowledged mode (WithReplicaAcks); ackTimeout 0 = off.
 	acks       int
 	ackTimeout time.Duration
@@ -48,6 +51,10 @@ type config struct {
 	hook             func(Event)
 	// compat: Java Redisson's data layout, channels and messages (WithRedissonCompat).
 	compat bool
+	// javaWatchdog is the Java clients' lockWatchdogTimeout (WithRedissonWatchdogTimeout), and
+	// javaWatchdogSet whether it was given (only with compat).
+	javaWatchdog    time.Duration
+	javaWatchdogSet bool
 }
 
 func defaultConfig() config {
@@ -59,12 +66,18 @@ func defaultConfig() config {
 		spinMin:       DefaultSpinBackoff,
 		spinMax:       DefaultSpinBackoffMax,
 		logger:        slog.Default(),
+		javaWatchdog:  DefaultWatchdogTimeout, // Redisson's default lockWatchdogTimeout
 	}
 }
 
 // WithWatchdogTimeout sets the lease of locks acquired without an explicit lease. The watchdog renews
 // such locks every third of it, and a lock whose process dies is freed at most this long after the
 // last renewal. It must be between 100ms and 30 days.
+//
+// On a Client made WithRedissonCompat, a ReadWriteLock's read holds are renewed at least every third
+// of the Java clients' lockWatchdogTimeout too (WithRedissonWatchdogTimeout, 30s unless told
+// otherwise), and count on no longer than that after each renewal: a Java reader's watchdog cuts
+// the shared hash's TTL to it. Their lease stays this timeout.
 //
 // default: 30s
 func WithWatchdogTimeout(d time.Duration) Option {
@@ -101,13 +114,22 @@ func WithRepollInterval(d time.Duration) Option {
 // must be between 100ms and an hour; a timeout longer than the watchdog timeout (WithWatchdogTimeout)
 // is lowered to it, since the lock handed to a waiter is reserved for that long.
 //
+// On a Client made WithRedissonCompat a FairLock's waiters queue in Redisson's queue, which keeps no
+// heartbeats but a deadline per waiter: a timeout given with this option is their threadWaitTime
+// there, as Java's fairLockWaitTimeout (Config.setFairLockWaitTimeout) is for Java waiters, and is
+// not lowered: the slot each waiter adds to the deadline of the one ahead (or to the lock's TTL), so
+// a waiter whose process died holds up the waiters behind it until then, and a live waiter still
+// queued past its deadline (the lock held that long) is dropped and queues again at the back.
+// Without this option they take Redisson's default, 5 minutes, not the 5s below; a WithWait bound
+// replaces either, as Redisson's tryLock(waitTime) does.
+//
 // default: 5s
 func WithWaiterTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d < minWatchdogTimeout || d > maxRepoll {
 			return invalidf("waiter timeout %v is outside [%v, %v]", d, minWatchdogTimeout, maxRepoll)
 		}
-		c.waiterTimeout = d
+		c.waiterTimeout, c.waiterGiven = d, d
 		return nil
 	}
 }
@@ -200,9 +222,13 @@ func WithKeyPrefix(prefix string) Option {
 
 // WithRedissonCompat makes the Client's objects use Java Redisson 3.x's data layout, TTL rules,
 // pub/sub channels and messages, so that Go services share them with Java services running Redisson
-// (default single-server, Sentinel and Cluster configurations, lockWatchdogTimeout 30s) on the same
-// Redis: a Java unlock wakes a Go waiter, a Go watchdog keeps a Java client out, and so on. Give the
-// Client the key prefix that the Java side's NameMapper adds, if any.
+// (default single-server, Sentinel and Cluster configurations, lockWatchdogTimeout 30s unless the
+// Client is told another with WithRedissonWatchdogTimeout) on the same Redis: a Java unlock wakes a
+// Go waiter, a Go watchdog keeps a Java client out, and so on. Give the Client the key prefix that
+// the Java side's NameMapper adds, if any. A ReadWriteLock's read holds are then renewed at least
+// every third of the Java side's lockWatchdogTimeout, whatever WithWatchdogTimeout says (see
+// WithRedissonWatchdogTimeout), and a FairLock's waiters queue with Redisson's threadWaitTime (see
+// WithWaiterTimeout).
 //
 // Client.Lock then returns a lock in Redisson's RLock layout (a hash at the name: owner -> hold
 // count, TTL the lease; unlock messages on "redisson_lock__channel:{name}"), with no wait queue of
@@ -221,6 +247,29 @@ func WithKeyPrefix(prefix string) Option {
 func WithRedissonCompat() Option {
 	return func(c *config) error {
 		c.compat = true
+		return nil
+	}
+}
+
+// WithRedissonWatchdogTimeout tells a Client made WithRedissonCompat the lockWatchdogTimeout of the
+// Java Redisson clients that share its locks (Config.setLockWatchdogTimeout), when it is not
+// Redisson's default, 30s; give the shortest of them. A Java reader's watchdog sets a ReadWriteLock's
+// hash TTL to that timeout, whatever the other readers' leases, so a Go reader beside Java readers
+// is safe for no longer than that after each of its renewals: the Client renews its read holds
+// every third of the shorter of d and the watchdog timeout (WithWatchdogTimeout), and declares one
+// lost (ErrLockLost) when no renewal succeeded before the shorter of the two, less the loss margin
+// (WithLossMargin), may have passed, whether or not Java readers are there at the time; their lease
+// stays the watchdog timeout. Other holds are not affected: a Java client cuts no other TTL than
+// its own locks'. d must be between 100ms and 30 days, and the Client made WithRedissonCompat
+// (otherwise New returns ErrInvalidArgument).
+//
+// default: 30s
+func WithRedissonWatchdogTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d < minWatchdogTimeout || d > maxLease {
+			return invalidf("Redisson watchdog timeout %v is outside [%v, %v]", d, minWatchdogTimeout, maxLease)
+		}
+		c.javaWatchdog, c.javaWatchdogSet = d, true
 		return nil
 	}
 }

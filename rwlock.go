@@ -38,14 +38,19 @@ import (
 // context ends.
 //
 // The writer side is a Locker (Lock, TryLock, ForceUnlock, IsLocked, RemainingTTL): a MultiLock or
-// RedLock over ReadWriteLocks takes their write locks. The name is stored as a hash: using it as a
+// RedLock over ReadWriteLocks takes their write locks. ForceUnlock and IsLocked act on the whole
+// lock; ForceReadUnlock, IsReadLocked, ForceWriteUnlock and IsWriteLocked on one side, as the
+// forceUnlock and isLocked of Redisson's readLock() and writeLock() do. The name is stored as a hash: using it as a
 // Lock, FairLock, FencedLock or SpinLock fails with ErrWrongType, and the reverse.
 //
 // On a Client made WithRedissonCompat it is Java Redisson's RReadWriteLock instead, shared with Java
 // readers and writers: Redisson's policy (no waiting-writer priority: readers keep entering while
 // readers hold it; no ticket order; every release wakes every waiting Client, which tries again),
 // Redisson's TTL rules and a lease per read acquisition; the downgrade and the refused upgrade are as
-// above. See "Sharing locks with Java services" in the package documentation.
+// above. A Java reader's watchdog sets the hash's TTL to its own lockWatchdogTimeout, so Go readers
+// are renewed at least every third of it (see WithRedissonWatchdogTimeout); a Go reader's fixed
+// lease longer than it is not protected when a Java reader dies. See "Sharing locks with Java
+// services" in the package documentation.
 type ReadWriteLock struct {
 	read, write mutex
 }
@@ -126,6 +131,70 @@ func (l *ReadWriteLock) IsLocked(ctx context.Context) (bool, error) {
 		return false, opErr("is locked", "", errNilHandle)
 	}
 	return l.write.isLocked(ctx)
+}
+
+// ForceReadUnlock deletes every read hold, whoever holds them, and wakes the waiters, if readers
+// hold the lock and no writer does; it reports whether it deleted anything. While a writer holds the
+// lock (with or without read holds it took beside it, see Downgrade) it changes nothing and reports
+// false, as Redisson's readLock().forceUnlock() does outside mode "read". The readers learn of it as
+// from ForceUnlock. It blocks for one round trip and, as ForceUnlock, is never re-sent after a lost
+// reply: such an error leaves the outcome unknown, and calling it again is safe.
+func (l *ReadWriteLock) ForceReadUnlock(ctx context.Context) (bool, error) {
+	if l == nil {
+		return false, opErr("force unlock", "", errNilHandle)
+	}
+	return l.read.forceUnlockSide(ctx, true)
+}
+
+// ForceWriteUnlock deletes the writer's hold, whoever holds it, with the read holds the writer took
+// beside it (see Downgrade), and wakes the waiters, if a writer holds the lock; it reports whether it
+// deleted anything. While only readers hold it, or nobody, it changes nothing and reports false, as
+// Redisson's writeLock().forceUnlock() does outside mode "write". Otherwise as ForceReadUnlock.
+func (l *ReadWriteLock) ForceWriteUnlock(ctx context.Context) (bool, error) {
+	if l == nil {
+		return false, opErr("force unlock", "", errNilHandle)
+	}
+	return l.write.forceUnlockSide(ctx, true)
+}
+
+// IsReadLocked reports whether a reader holds the lock: any read hold, including those a writer
+// took beside its write hold (Downgrade), as Redisson's readLock().isLocked(). It blocks for one
+// round trip.
+func (l *ReadWriteLock) IsReadLocked(ctx context.Context) (bool, error) {
+	if l == nil {
+		return false, opErr("is locked", "", errNilHandle)
+	}
+	return l.read.sideLocked(ctx)
+}
+
+// IsWriteLocked reports whether a writer holds the lock, as Redisson's writeLock().isLocked(). It
+// blocks for one round trip.
+func (l *ReadWriteLock) IsWriteLocked(ctx context.Context) (bool, error) {
+	if l == nil {
+		return false, opErr("is locked", "", errNilHandle)
+	}
+	return l.write.sideLocked(ctx)
+}
+
+// sideLocked reports whether m's side of a ReadWriteLock holds it: a reader (side "r"), the writer
+// (side "x").
+func (m *mutex) sideLocked(ctx context.Context) (bool, error) {
+	if err := m.check(ctx); err != nil {
+		return false, opErr("is locked", m.name, err)
+	}
+	read := m.kind.side == "r"
+	if m.kind.format == formatRedissonRW {
+		v, err := m.redissonRWState(ctx, "is locked")
+		if read {
+			return v.mode == "read" || len(v.readers) > 0, err
+		}
+		return v.mode == "write", err
+	}
+	st, err := m.rwState(ctx, "")
+	if read {
+		return st.readers > 0, err
+	}
+	return st.writer, err
 }
 
 // RemainingTTL returns how long the lock stays held unless renewed: until the latest holder's lease

@@ -892,3 +892,119 @@ func rwWaiter(t *testing.T, admin *redis.Client, key, pfx string) string {
 	}
 	return ""
 }
+
+// rwSides checks the per-side queries and forced unlocks of a ReadWriteLock (newC makes Clients of
+// the layout under test): IsReadLocked and IsWriteLocked report their own side (a writer's read
+// holds count as read-held, as Redisson's readLock().isLocked()); ForceWriteUnlock changes nothing
+// while only readers hold the lock, and ForceReadUnlock nothing while a writer does (even beside its
+// own read hold); each frees its own side, whose holders are told (ErrLockLost), and the waiter
+// gets in.
+func rwSides(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+	ctx := t.Context()
+	holder, other := newC(redisson.WithWatchdogTimeout(600*time.Millisecond)), newC()
+	rw, orw := holder.ReadWriteLock(name), other.ReadWriteLock(name)
+	sides := func(what string, read, write bool) {
+		t.Helper()
+		r, err := orw.IsReadLocked(ctx)
+		if err != nil || r != read {
+			t.Fatalf("%s: IsReadLocked = %v, %v; want %v", what, r, err, read)
+		}
+		w, err := orw.IsWriteLocked(ctx)
+		if err != nil || w != write {
+			t.Fatalf("%s: IsWriteLocked = %v, %v; want %v", what, w, err, write)
+		}
+	}
+	force := func(what string, f func(context.Context) (bool, error), want bool) {
+		t.Helper()
+		mustForce(t, ctx, what, f, want)
+	}
+
+	sides("free", false, false)
+	force("ForceReadUnlock of a free lock", orw.ForceReadUnlock, false)
+	force("ForceWriteUnlock of a free lock", orw.ForceWriteUnlock, false)
+
+	r1, r2 := mustRLock(t, rw, ctx), mustRLock(t, rw, ctx)
+	sides("read-held", true, false)
+	force("ForceWriteUnlock while readers hold", orw.ForceWriteUnlock, false)
+	mustLive(t, "ForceWriteUnlock while readers hold", r1, r2)
+	got, cancel := lockAsync(ctx, orw)
+	defer cancel()
+	eventually(t, 10*time.Second, "the writer to wait", func() bool { return other.Stats().Waiting == 1 })
+	forceServes(t, ctx, "ForceReadUnlock while readers hold", orw.ForceReadUnlock, got, r1, r2)
+
+	wh := mustLock(t, rw, ctx)
+	dr := mustRLock(t, rw, redisson.ContextWithHold(ctx, wh)) // the writer reads too
+	sides("write-held with the writer's read hold", true, true)
+	force("ForceReadUnlock while a writer holds", orw.ForceReadUnlock, false)
+	mustLive(t, "ForceReadUnlock while a writer holds", wh, dr)
+	rgot, rcancel := rLockAsync(ctx, orw)
+	defer rcancel()
+	eventually(t, 10*time.Second, "the reader to wait", func() bool { return other.Stats().Waiting == 1 })
+	forceServes(t, ctx, "ForceWriteUnlock while a writer holds", orw.ForceWriteUnlock, rgot, wh, dr)
+	sides("free again", false, false)
+}
+
+// A ReadWriteLock's sides, in this package's layout and in Java Redisson's (WithRedissonCompat):
+// see rwSides. The conformance suite runs it on every topology.
+func TestReadWriteLockSides(t *testing.T) {
+	t.Parallel()
+	for _, layout := range []string{"own", "redisson"} {
+		t.Run(layout, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t)
+			rwSides(t, func(opts ...redisson.Option) *redisson.Client {
+				if layout == "redisson" {
+					opts = append(opts, redisson.WithRedissonCompat())
+				}
+				return newClient(t, srv.Client(t), opts...)
+			}, "rw-sides")
+		})
+	}
+}
+
+// mustForce runs the forced unlock f (what) and fails unless it reports want.
+func mustForce(t *testing.T, ctx context.Context, what string, f func(context.Context) (bool, error), want bool) {
+	t.Helper()
+	if ok, err := f(ctx); err != nil || ok != want {
+		t.Fatalf("%s = %v, %v; want %v", what, ok, err, want)
+	}
+}
+
+// mustLive fails if a hold of hs has ended (after what).
+func mustLive(t *testing.T, what string, hs ...*redisson.Hold) {
+	t.Helper()
+	for _, h := range hs {
+		if h.Context().Err() != nil {
+			t.Fatalf("%s: a hold ended: %v", what, context.Cause(h.Context()))
+		}
+	}
+}
+
+// forceServes runs the forced unlock f (what), which must free the lock: every hold of lost is told
+// (awaitLost), and the waiter whose result got delivers gets in; it is then released.
+func forceServes(t *testing.T, ctx context.Context, what string, f func(context.Context) (bool, error), got <-chan lockResult, lost ...*redisson.Hold) {
+	t.Helper()
+	mustForce(t, ctx, what, f, true)
+	awaitLost(t, what, lost...)
+	r := recvWithin(t, got, 10*time.Second, "the waiter after "+what)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	mustUnlock(t, r.h)
+}
+
+// awaitLost waits until every hold of hs is told of its loss (after what), with a cause matching
+// ErrLockLost.
+func awaitLost(t *testing.T, what string, hs ...*redisson.Hold) {
+	t.Helper()
+	for _, h := range hs {
+		select {
+		case <-h.Context().Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: a force-unlocked holder was not told", what)
+		}
+		if !errors.Is(context.Cause(h.Context()), redisson.ErrLockLost) {
+			t.Fatalf("%s: cause %v; want ErrLockLost", what, context.Cause(h.Context()))
+		}
+	}
+}

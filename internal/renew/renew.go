@@ -141,6 +141,26 @@ func (s *Scheduler) SplitBy(nodeOf func(*Entry) string) {
 	s.nodeOf = nodeOf
 }
 
+// SetHorizon makes watchdog entries of kind count on no more than d of their lease after the request
+// that set it was sent: someone else may cut the key's TTL down to d (a Java Redisson reader's
+// watchdog sets a read/write lock's hash TTL to its own timeout, whatever the other readers' leases).
+// Such an entry is renewed every third of min(Lease, d) and declared lost (ErrLapsing) when
+// min(Lease, d), less the margin, may have passed since its last renewal or acquisition; renewals
+// still set Lease. Fixed-lease entries are not affected. Call it before the first Add of kind.
+func (s *Scheduler) SetHorizon(kind int, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.horizon[kind] = d
+}
+
+// counted is how much of lease e may count on (see SetHorizon). Called with s.mu held.
+func (s *Scheduler) counted(e *Entry, lease time.Duration) time.Duration {
+	if h := s.horizon[e.Kind]; e.Watchdog && h > 0 && h < lease {
+		return h
+	}
+	return lease
+}
+
 // Entry is one hold known to the scheduler. The exported fields are set before Add and not changed after.
 type Entry struct {
 	Kind     int           // what is renewed (a lock, a queued waiter, ...), < Kinds: batches never mix kinds
@@ -158,9 +178,10 @@ type Entry struct {
 	// the Scheduler, except Remove.
 	OnLost func(err error)
 
-	due      time.Time // next action: renewal, retry, or (while renewing) the deadline check
-	deadline time.Time // the lease may be about to lapse from then on
-	sent     time.Time // when the request that set the lease in force was sent
+	span     time.Duration // the part of Lease counted on after a renewal: Lease, or less (see SetHorizon)
+	due      time.Time     // next action: renewal, retry, or (while renewing) the deadline check
+	deadline time.Time     // the lease may be about to lapse from then on
+	sent     time.Time     // when the request that set the lease in force was sent
 	failures int
 	lastErr  error  // last renewal error, for the loss report
 	index    int    // heap position, -1 when not queued
@@ -190,6 +211,7 @@ type Scheduler struct {
 	calls   sync.WaitGroup           // renewal goroutines
 	slots   map[string]chan struct{} // Parallel tokens per node (see SplitBy); guarded by mu
 	nodeOf  func(*Entry) string      // see SplitBy
+	horizon [Kinds]time.Duration     // see SetHorizon; guarded by mu
 
 	nCalls  atomic.Uint64
 	renewed [Kinds]atomic.Uint64
@@ -223,20 +245,17 @@ func New(renew Renewer, idle time.Duration, margin float64) *Scheduler {
 // which errs on the safe side. It does not block on I/O. It returns false, registering nothing, after
 // Close.
 func (s *Scheduler) Add(e *Entry, start time.Time) bool {
-	deadline := s.Lapse(e, start)
-	due := deadline
-	if e.Watchdog {
-		first := e.Lease
-		if e.First > 0 {
-			first = e.First
-		}
-		due = start.Add(first / 3)
-	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return false
 	}
+	deadline := s.lapseFirst(e, start)
+	due := deadline
+	if e.Watchdog {
+		due = start.Add(s.counted(e, first(e)) / 3)
+	}
+	e.span = s.counted(e, e.Lease)
 	// e may be added again after it ended, while a renewal call of its previous registration is
 	// still out: the new generation tells that call's outcome apart.
 	e.gen++
@@ -354,21 +373,34 @@ func (s *Scheduler) Deadline(e *Entry) (time.Time, bool) {
 }
 
 // Lapse is when e, acquired by a request sent at sent, must be considered lost: its first lease
-// (First, else Lease) less the margin. It does not block.
+// (First, else Lease; no more than SetHorizon's) less the margin. It does not block.
 func (s *Scheduler) Lapse(e *Entry, sent time.Time) time.Time {
-	first := e.Lease
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lapseFirst(e, sent)
+}
+
+// lapseFirst is Lapse, called with s.mu held.
+func (s *Scheduler) lapseFirst(e *Entry, sent time.Time) time.Time {
+	d := s.counted(e, first(e))
+	return sent.Add(d - time.Duration(float64(d)*s.margin))
+}
+
+// first is the lease in force when e is added: First, else Lease.
+func first(e *Entry) time.Duration {
 	if e.First > 0 {
-		first = e.First
+		return e.First
 	}
-	return sent.Add(first - time.Duration(float64(first)*s.margin))
+	return e.Lease
 }
 
+// lapse is when e, renewed by a request sent at sent, must be considered lost.
 func (s *Scheduler) lapse(e *Entry, sent time.Time) time.Time {
-	return sent.Add(e.Lease - time.Duration(float64(e.Lease)*s.margin))
+	return sent.Add(e.span - time.Duration(float64(e.span)*s.margin))
 }
 
-// period is the renewal interval of a watchdog entry.
-func period(e *Entry) time.Duration { return e.Lease / 3 }
+// period is the renewal interval of a watchdog entry (once added).
+func period(e *Entry) time.Duration { return e.span / 3 }
 
 // earliest is when e may join a batch that is going out anyway: watchdog entries up to half a period
 // before they are due; an entry being renewed or ended only at its due time.

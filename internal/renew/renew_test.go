@@ -584,3 +584,57 @@ func TestNoAnswer(t *testing.T) {
 		t.Error("NoAnswer changed an error that is not a context's")
 	}
 }
+
+// A kind with a horizon shorter than its lease (SetHorizon: someone else may cut the key's TTL to
+// it) is renewed every third of the horizon and declared lost before the horizon, less the margin,
+// may have passed since its last renewal; a fixed lease of that kind keeps its own lease.
+func TestHorizonBoundsPeriodAndLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var failing atomic.Bool
+		var lastOK time.Time // when the latest successful renewal was sent (under f.mu)
+		down := errors.New("timeout")
+		f := &fakeRedis{gone: map[string]bool{}, failOn: func() error {
+			if failing.Load() {
+				return down
+			}
+			lastOK = time.Now()
+			return nil
+		}}
+		s := New(PerBatch(f.renew), time.Minute, 0.1)
+		defer s.Close()
+		s.SetHorizon(1, 3*time.Second)
+		start := time.Now()
+		var lostAt, fixedAt time.Time
+		var lostErr error
+		capped := watchdog("capped", 30*time.Second, func(err error) { lostErr, lostAt = err, time.Now() })
+		capped.Kind = 1
+		if got := s.Lapse(capped, start).Sub(start); got != 2700*time.Millisecond {
+			t.Fatalf("Lapse = start + %v; want the horizon less the margin, 2.7s", got)
+		}
+		s.Add(capped, start)
+		fixed := &Entry{Kind: 1, Key: "fixed", Owner: "o", Lease: 6 * time.Second, OnLost: func(error) { fixedAt = time.Now() }}
+		s.Add(fixed, start)
+
+		time.Sleep(10*time.Second + 500*time.Millisecond)
+		synctest.Wait()
+		// Due at 1s, 2s, …: renewed 10 times in 10.5s, not once (a third of the 30s lease).
+		if n := f.callCount(); n < 10 || n > 11 {
+			t.Fatalf("renew calls in 10.5s = %d; want 10 or 11 (every third of the 3s horizon)", n)
+		}
+		if d := fixedAt.Sub(start); d != 5400*time.Millisecond {
+			t.Errorf("the fixed lease of the kind ended after %v; want 5.4s (its own 6s lease, 10%% margin)", d)
+		}
+		failing.Store(true)
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		if !errors.Is(lostErr, down) {
+			t.Fatalf("OnLost(%v); want the renewal error", lostErr)
+		}
+		f.mu.Lock()
+		last := lastOK
+		f.mu.Unlock()
+		if d := lostAt.Sub(last); d > 2700*time.Millisecond || d < 2*time.Second {
+			t.Fatalf("lost %v after the last successful renewal; want in the last third of the 2.7s the horizon allows", d)
+		}
+	})
+}

@@ -5,7 +5,8 @@
 -- The lock key (the object's name), absent when free, is a HASH with exactly one field while held:
 --   <owner>  the holder's hold count, a positive integer (HINCRBY)
 -- and a TTL, the holder's lease. A Java holder's owner is "<client UUID>:<thread id>", a Go holder's
--- "<client id>:<sequence>" (see lock_value.lua); both sides only compare owners. Java Redisson's
+-- "<client UUID>:<sequence>" of the same form (a random UUID, a decimal number; see newClientID in
+-- client.go); the scripts only compare owners. Java Redisson's
 -- RLock, RFairLock and RFencedLock all keep this hash at the name (the fair and fenced ones add keys
 -- of their own beside it, which these scripts neither read nor write).
 --

@@ -9,8 +9,9 @@
 -- and a TTL: the longest lease of its holders. Each read acquisition n (1..count) of an owner has a
 -- STRING "{<name>}:<owner>:rwlock_timeout:<n>" ("<name>:..." when the name has a {hash tag}) whose
 -- TTL is that acquisition's lease; a reader whose keys have all expired no longer counts. A Java
--- owner is "<client UUID>:<thread id>", a Go owner "<client id>:<sequence>" (never one ending in
--- ":write"); a writer may also read (mode "write" with reader fields): Redisson's downgrade.
+-- owner is "<client UUID>:<thread id>", a Go owner "<client UUID>:<sequence>" of the same form (a
+-- decimal number after the last colon: never one ending in ":write"); a writer may also read (mode
+-- "write" with reader fields): Redisson's downgrade.
 -- Releases publish on "redisson_rwlock:{<name>}": "0" a read release, "1" a write release.
 
 -- rr_load returns the decoded hash: {mode = nil|'read'|'write', writer = owner or nil, wcount,

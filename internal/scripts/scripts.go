@@ -128,7 +128,7 @@ var (
 	RWRenew = newScript(rwValueSrc + rwRenewSrc)
 	// RWState reads a ReadWriteLock's state. See rw_state.lua.
 	RWState = newScript(rwValueSrc + rwStateSrc)
-	// RWForceUnlock deletes every hold of a ReadWriteLock. See rw_force_unlock.lua.
+	// RWForceUnlock deletes every hold of a ReadWriteLock, or of one side. See rw_force_unlock.lua.
 	RWForceUnlock = newScript(rwValueSrc + rwForceUnlockSrc)
 	// Inspect reads everything stored under a name in one snapshot. See inspect.lua.
 	Inspect = newScript(rwValueSrc + inspectSrc)
@@ -179,7 +179,8 @@ var (
 	// CompatRWRelease releases a level or the hold of a side of a ReadWriteLock in Redisson's layout,
 	// or undoes an acquisition. See compat_rw_release.lua.
 	CompatRWRelease = newScript(compatRWValueSrc + compatRWReleaseSrc)
-	// CompatRWForceUnlock deletes a ReadWriteLock in Redisson's layout. See compat_rw_force_unlock.lua.
+	// CompatRWForceUnlock deletes a ReadWriteLock in Redisson's layout, whatever its mode or in one
+	// mode. See compat_rw_force_unlock.lua.
 	CompatRWForceUnlock = newScript(compatRWValueSrc + compatRWForceUnlockSrc)
 	// CompatRWRenew extends many ReadWriteLock holds in Redisson's layout at once. See
 	// compat_rw_renew.lua.
