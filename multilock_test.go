@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -1211,5 +1212,47 @@ func TestMultiLockWaitKeepsItsBoundWhenRoundReleaseUnanswered(t *testing.T) {
 	}
 	if took > bound+deadlineSlack {
 		t.Errorf("TryLock(WithWait(%v)) whose round release got no answer returned after %v: %v", bound, took.Round(time.Millisecond), err)
+	}
+}
+
+// A RedLock that fails for want of answers from a majority of its servers (two of three black-holed)
+// failed because Redis did not answer, not for contention, and not because the caller's context
+// ended (context.Background here): its error must match neither ErrBusy nor
+// context.DeadlineExceeded, nor say "context deadline exceeded" (the deadline is the round's own, a
+// tenth of the lease). The third
+// part, held by another owner, answers "busy": that alone would not have kept a majority from the
+// RedLock (two free parts of three would be).
+func TestRedLockSilentMajorityIsNotBusyNorDeadline(t *testing.T) {
+	t.Parallel()
+	const name = "grp-red-silent-majority"
+	var clients []*redisson.Client
+	var proxies []*redistest.Proxy
+	for i := range 3 {
+		s := redistest.Start(t)
+		if i < 2 {
+			p := redistest.NewProxy(t, s.Addr())
+			proxies = append(proxies, p)
+			c := newClient(t, s.Client(t, quickToGiveUp, func(o *redis.Options) { o.Addr = p.Addr() }))
+			warmUpScripts(t, c)
+			clients = append(clients, c)
+			continue
+		}
+		mustLock(t, newClient(t, s.Client(t)).Lock(name), t.Context())
+		clients = append(clients, newClient(t, s.Client(t, quickToGiveUp)))
+	}
+	for _, p := range proxies {
+		p.Blackhole(true)
+		defer p.Blackhole(false)
+	}
+	h, err := redLockOf(clients, name).TryLock(context.Background(), redisson.WithLease(2*time.Second))
+	if err == nil {
+		_ = h.Unlock(t.Context())
+		t.Fatal("TryLock got a majority with two of three servers silent")
+	}
+	if errors.Is(err, redisson.ErrBusy) {
+		t.Errorf("TryLock failed for want of answers, yet matches ErrBusy: %q", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "context deadline exceeded") {
+		t.Errorf("TryLock on context.Background says its context's deadline passed: %v", err)
 	}
 }
