@@ -291,3 +291,41 @@ func TestEveryWaitKeepsItsBound(t *testing.T) {
 		})
 	}
 }
+
+// WithWait(0) is a bound too: a single attempt, which the doc of Lock promises returns "within the
+// earlier of ctx's deadline and the WithWait bound, plus a few milliseconds, whatever Redis does".
+// A WithWait(1ms) attempt on a black-holed Redis ends 25ms past its bound (firstAttempt); a
+// WithWait(0) one, on context.Background, waits for go-redis's read timeout and the re-sends
+// instead (seconds). Checked over a Lock and a Semaphore.
+func TestWaitZeroKeepsItsBound(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	c := newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }))
+	warmUpScripts(t, c)
+	p.Blackhole(true)
+	defer p.Blackhole(false)
+	calls := map[string]func(ctx context.Context, bound time.Duration) error{ // each on an object of its own
+		"Lock.TryLock": func(ctx context.Context, bound time.Duration) error {
+			_, err := c.Lock(fmt.Sprint("wait-zero-lock-", bound)).TryLock(ctx, redisson.WithWait(bound))
+			return err
+		},
+		"Semaphore.TryAcquire": func(ctx context.Context, bound time.Duration) error {
+			_, err := c.Semaphore(fmt.Sprint("wait-zero-sem-", bound)).TryAcquire(ctx, 1, redisson.WithWait(bound))
+			return err
+		},
+	}
+	var wg sync.WaitGroup
+	for name, call := range calls {
+		for _, bound := range []time.Duration{time.Millisecond, 0} {
+			spawn(&wg, func() {
+				start := time.Now()
+				err := call(context.Background(), bound)
+				if took := time.Since(start); took > bound+deadlineSlack {
+					t.Errorf("%s(WithWait(%v)) with Redis black-holed returned after %v: %v", name, bound, took.Round(time.Millisecond), err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+}

@@ -379,3 +379,110 @@ func TestLockLossCauseSaysRedisDidNotAnswer(t *testing.T) {
 		})
 	}
 }
+
+// The read side of a ReadWriteLock past its fixed lease's loss margin: the reader's Unlock still
+// releases its read hold (owner-checked), so that a writer waiting on another Client gets the lock
+// soon after, long before the reader's lease would have run out; in both layouts. Also: several
+// levels (Reenter) unlocked after the margin, each reporting the loss, the first freeing the lock.
+func TestReadLockUnlockAfterFixedLeaseMarginReleases(t *testing.T) {
+	long(t)
+	t.Parallel()
+	for _, compat := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ours", true: "compat"}[compat], func(t *testing.T) {
+			t.Parallel()
+			var opts []redisson.Option
+			if compat {
+				opts = append(opts, redisson.WithRedissonCompat())
+			}
+			srv := redistest.Start(t)
+			a := newClient(t, srv.Client(t), append(opts, redisson.WithLossMargin(0.5))...)
+			b := newClient(t, srv.Client(t), opts...)
+			ctx := t.Context()
+			const name, lease = "read-past-margin", 3 * time.Second
+			h, err := a.ReadWriteLock(name).RLock(ctx, redisson.WithLease(lease))
+			if err != nil {
+				t.Fatal(err)
+			}
+			acquired := time.Now()
+			h2, err := h.Reenter(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan error, 1)
+			go func() {
+				hb, err := b.ReadWriteLock(name).TryLock(ctx, redisson.WithWait(10*time.Second))
+				if err == nil {
+					err = hb.Unlock(ctx)
+				}
+				got <- err
+			}()
+			<-h.Context().Done()
+			for i, l := range []*redisson.Hold{h2, h} {
+				if err := l.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
+					t.Errorf("Unlock %d past the margin = %v; want ErrNotHeld and ErrLockLost", i, err)
+				}
+			}
+			select {
+			case err := <-got:
+				if err != nil {
+					t.Fatalf("the writer: %v", err)
+				}
+				if left := lease - time.Since(acquired); left < 500*time.Millisecond {
+					t.Errorf("the writer got the lock only %v before the reader's lease ended: the Unlock did not release it", left)
+				}
+			case <-time.After(time.Until(acquired.Add(lease - 500*time.Millisecond))):
+				t.Fatalf("the writer did not get the lock after the reader's Unlock, within the lease")
+			}
+		})
+	}
+}
+
+// As TestLockUnlockAfterFixedLeaseMarginReleases, with the waiter a goroutine of the same Client
+// (queued in its local queue when the hold ends: the end gives it the turn, and it contends in
+// Redis while the ended owner's lock is still there): the Unlock past the margin frees the lock for
+// it, soon, not at the lease's end.
+func TestLockUnlockAfterFixedLeaseMarginReleasesToLocalWaiter(t *testing.T) {
+	long(t)
+	t.Parallel()
+	for _, kind := range []string{"Lock", "FencedLock", "SpinLock", "ReadWriteLock", "CompatLock", "CompatReadWriteLock"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			opts := []redisson.Option{redisson.WithLossMargin(0.5), redisson.WithSpinBackoff(time.Millisecond, 10*time.Millisecond)}
+			if strings.HasPrefix(kind, "Compat") {
+				opts = append(opts, redisson.WithRedissonCompat())
+			}
+			srv := redistest.Start(t)
+			a := newClient(t, srv.Client(t), opts...)
+			ctx := t.Context()
+			const name, lease = "unlock-past-margin-local", 3 * time.Second
+			h, err := lockOf(a, kind, name).Lock(ctx, redisson.WithLease(lease))
+			if err != nil {
+				t.Fatal(err)
+			}
+			acquired := time.Now()
+			got := make(chan error, 1)
+			go func() {
+				hb, err := lockOf(a, kind, name).TryLock(ctx, redisson.WithWait(10*time.Second))
+				if err == nil {
+					err = hb.Unlock(ctx)
+				}
+				got <- err
+			}()
+			<-h.Context().Done()
+			if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
+				t.Errorf("Unlock past the margin = %v; want ErrNotHeld and ErrLockLost", err)
+			}
+			select {
+			case err := <-got:
+				if err != nil {
+					t.Fatalf("the local waiter: %v", err)
+				}
+				if left := lease - time.Since(acquired); left < 500*time.Millisecond {
+					t.Errorf("the local waiter got the lock only %v before the lease's end", left)
+				}
+			case <-time.After(time.Until(acquired.Add(lease - 500*time.Millisecond))):
+				t.Fatalf("the local waiter did not get the lock after the Unlock, within the lease")
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1341,4 +1342,57 @@ func TestLockBadInputTypedErrors(t *testing.T) {
 		t.Errorf("hash modified")
 	}
 	_ = redis.Nil
+}
+
+// A wait that ends while nobody else held the lock is not contention, for the queueing kinds too:
+// the lock is free, the wait's first attempt is granted but answered too late (its reply held
+// 600ms, past where a 1s lease with a 0.5 loss margin may lapse), and its give-back is slow (held
+// 1.5s), so the 800ms WithWait bound passes while the give-back is under way. The attempt that
+// gave back returns no error, the waiting engine finds the bound passed, and the wait is reported
+// as if another owner had held the lock (ErrBusy, "held by another owner"): no other owner ever
+// held it; Redis was slow.
+func TestWaitEndedDuringGiveBackIsNotBusy(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"Lock", "FairLock", "ReadWriteLock"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			name := "late-give-back-not-busy-" + kind
+			srv := redistest.Start(t)
+			rdb := srv.Client(t)
+			hook := newScriptHook()
+			rdb.AddHook(hook)
+			a := newClient(t, rdb, redisson.WithLossMargin(0.5))
+			ctx := t.Context()
+			mustUnlock(t, mustLock(t, lockOf(a, kind, name), ctx)) // first use: scripts, connections
+			key := redisson.LockKeyOf(a, name)
+			var seen atomic.Int32
+			hook.setAround(func(args []string, next func()) {
+				if !slices.Contains(args, key) || !slices.ContainsFunc([]string{"set", "evalsha", "eval"}, func(c string) bool { return strings.EqualFold(c, args[0]) }) {
+					next()
+					return
+				}
+				switch seen.Add(1) {
+				case 1: // the grant, answered too late
+					next()
+					time.Sleep(600 * time.Millisecond)
+				case 2: // the give-back, slow
+					time.Sleep(1500 * time.Millisecond)
+					next()
+				default:
+					next()
+				}
+			})
+			h, err := lockOf(a, kind, name).TryLock(context.Background(), redisson.WithLease(time.Second), redisson.WithWait(800*time.Millisecond))
+			if err == nil {
+				mustUnlock(t, h)
+				t.Fatal("the wait took the lock: the interleaving did not happen")
+			}
+			if n := seen.Load(); n < 2 {
+				t.Fatalf("precondition: %d commands on the lock; want the grant and the give-back", n)
+			}
+			if errors.Is(err, redisson.ErrBusy) {
+				t.Errorf("a wait through which no other owner held the lock = %v; want it not to match ErrBusy", err)
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -1126,5 +1127,132 @@ func TestRedLockLostRepliesLeaveNothingHeld(t *testing.T) {
 			}
 		}
 		eventually(t, 6*time.Second, fmt.Sprintf("round %d: every part free", round), free)
+	}
+}
+
+// A RedLock wait keeps its WithWait bound while a minority of its servers is silent: TryLock with
+// WithWait(200ms), on a context with no deadline, of a RedLock whose first server is black-holed and
+// whose two other parts are held by another owner. Each round waits for every part's answer up to a
+// tenth of the lease (at most 1s, here 1s: the watchdog lease is 30s), whatever the WithWait bound
+// left, so the call returns a second after it began instead of within the bound ("It returns within
+// the earlier of ctx's deadline and the WithWait bound, plus a few milliseconds, whatever Redis
+// does").
+func TestRedLockWaitKeepsItsBoundWithSilentMinority(t *testing.T) {
+	t.Parallel()
+	const (
+		name  = "grp-red-bound"
+		bound = 200 * time.Millisecond
+	)
+	var clients []*redisson.Client
+	var proxy *redistest.Proxy
+	for i := range 3 {
+		s := redistest.Start(t)
+		var rdb *redis.Client
+		if i == 0 {
+			proxy = redistest.NewProxy(t, s.Addr())
+			rdb = s.Client(t, quickToGiveUp, func(o *redis.Options) { o.Addr = proxy.Addr() })
+		} else {
+			rdb = s.Client(t, quickToGiveUp)
+			// Another owner holds this part: no majority can be had.
+			mustLock(t, newClient(t, s.Client(t)).Lock(name), t.Context())
+		}
+		clients = append(clients, newClient(t, rdb))
+	}
+	warmUpScripts(t, clients[0])
+	proxy.Blackhole(true)
+	defer proxy.Blackhole(false)
+	start := time.Now()
+	h, err := redLockOf(clients, name).TryLock(context.Background(), redisson.WithWait(bound))
+	took := time.Since(start)
+	if err == nil {
+		_ = h.Unlock(t.Context())
+		t.Fatal("TryLock got a majority of parts, two of which another owner holds")
+	}
+	if took > bound+deadlineSlack {
+		t.Errorf("TryLock(WithWait(%v)) with one server silent and two parts held returned after %v: %v", bound, took.Round(time.Millisecond), err)
+	}
+}
+
+// A MultiLock wait keeps its WithWait bound when the release of a round's parts goes unanswered: the
+// first part is taken (through a proxy), the second is held by another owner, and the proxy goes
+// silent as the second part's attempt is made, so that the round's release of the first part gets no
+// answer. The round releases with the caller's context (here context.Background, no deadline), and
+// waits for the release up to its clean-up bound (5s), far past the 300ms WithWait bound.
+func TestMultiLockWaitKeepsItsBoundWhenRoundReleaseUnanswered(t *testing.T) {
+	t.Parallel()
+	const bound = 300 * time.Millisecond
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	a := newClient(t, srv.Client(t, quickToGiveUp, func(o *redis.Options) { o.Addr = p.Addr() }))
+	warmUpScripts(t, a)
+	hook := &aroundHook{}
+	rdb := srv.Client(t)
+	rdb.AddHook(hook)
+	b := newClient(t, rdb)
+	warmUpScripts(t, b)
+	mustLock(t, newClient(t, srv.Client(t)).Lock("grp-bound-round-b"), t.Context()) // the second part is another's
+	var silenced atomic.Bool
+	hook.setCmd(func(ctx context.Context, _ []string, _ redis.Cmder, next func() error) error {
+		if !silenced.Swap(true) {
+			p.Blackhole(true) // the first part is held: its release will get no answer
+		}
+		return next()
+	})
+	defer p.Blackhole(false)
+	ml := redisson.NewMultiLock(a.Lock("grp-bound-round-a"), b.Lock("grp-bound-round-b"))
+	start := time.Now()
+	h, err := ml.TryLock(context.Background(), redisson.WithWait(bound))
+	took := time.Since(start)
+	if err == nil {
+		_ = h.Unlock(t.Context())
+		t.Fatal("TryLock took a part another owner holds")
+	}
+	if !silenced.Load() {
+		t.Fatal("the second part was never tried: the interleaving did not happen")
+	}
+	if took > bound+deadlineSlack {
+		t.Errorf("TryLock(WithWait(%v)) whose round release got no answer returned after %v: %v", bound, took.Round(time.Millisecond), err)
+	}
+}
+
+// A RedLock that fails for want of answers from a majority of its servers (two of three black-holed)
+// failed because Redis did not answer, not for contention, and not because the caller's context
+// ended (context.Background here): its error must match neither ErrBusy nor
+// context.DeadlineExceeded, nor say "context deadline exceeded" (the deadline is the round's own, a
+// tenth of the lease). The third
+// part, held by another owner, answers "busy": that alone would not have kept a majority from the
+// RedLock (two free parts of three would be).
+func TestRedLockSilentMajorityIsNotBusyNorDeadline(t *testing.T) {
+	t.Parallel()
+	const name = "grp-red-silent-majority"
+	var clients []*redisson.Client
+	var proxies []*redistest.Proxy
+	for i := range 3 {
+		s := redistest.Start(t)
+		if i < 2 {
+			p := redistest.NewProxy(t, s.Addr())
+			proxies = append(proxies, p)
+			c := newClient(t, s.Client(t, quickToGiveUp, func(o *redis.Options) { o.Addr = p.Addr() }))
+			warmUpScripts(t, c)
+			clients = append(clients, c)
+			continue
+		}
+		mustLock(t, newClient(t, s.Client(t)).Lock(name), t.Context())
+		clients = append(clients, newClient(t, s.Client(t, quickToGiveUp)))
+	}
+	for _, p := range proxies {
+		p.Blackhole(true)
+		defer p.Blackhole(false)
+	}
+	h, err := redLockOf(clients, name).TryLock(context.Background(), redisson.WithLease(2*time.Second))
+	if err == nil {
+		_ = h.Unlock(t.Context())
+		t.Fatal("TryLock got a majority with two of three servers silent")
+	}
+	if errors.Is(err, redisson.ErrBusy) {
+		t.Errorf("TryLock failed for want of answers, yet matches ErrBusy: %q", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "context deadline exceeded") {
+		t.Errorf("TryLock on context.Background says its context's deadline passed: %v", err)
 	}
 }

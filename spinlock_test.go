@@ -133,3 +133,40 @@ func TestSpinLockGiveBackNeverFreesLaterHold(t *testing.T) {
 		t.Fatalf("A's hold ended within its lease: %v", context.Cause(h.Context()))
 	}
 }
+
+// A SpinLock wait that ends while nobody else ever held the lock is not contention: the lock is
+// free, A's only attempt is granted but answered too late (Redis slow: the SET NX's reply is held
+// 600ms, past where a 1s lease with a 0.5 loss margin may lapse), so A gives the lock back and
+// pauses (a 2s spin pause) before trying again, and its 800ms WithWait bound passes during the
+// pause. The error must not match ErrBusy ("held by another owner"): no other owner held the lock;
+// the wait ended because Redis answered too slowly.
+func TestSpinLockWaitEndedAfterLateGrantIsNotBusy(t *testing.T) {
+	t.Parallel()
+	const name = "spin-late-not-busy"
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	hook := newScriptHook()
+	rdb.AddHook(hook)
+	a := newClient(t, rdb, redisson.WithLossMargin(0.5), redisson.WithSpinBackoff(2*time.Second, 2*time.Second))
+	ctx := t.Context()
+	mustUnlock(t, mustLock(t, a.SpinLock(name), ctx)) // first use: the server check, connections
+	key := redisson.LockKeyOf(a, name)
+	var sets atomic.Int32
+	hook.setAround(func(args []string, next func()) {
+		next()
+		if len(args) > 1 && strings.EqualFold(args[0], "set") && args[1] == key && sets.Add(1) == 1 {
+			time.Sleep(600 * time.Millisecond) // the grant is answered after the lease may lapse
+		}
+	})
+	h, err := a.SpinLock(name).TryLock(context.Background(), redisson.WithLease(time.Second), redisson.WithWait(800*time.Millisecond))
+	if err == nil {
+		mustUnlock(t, h)
+		t.Fatal("A's wait took the lock: the interleaving did not happen")
+	}
+	if sets.Load() != 1 {
+		t.Fatalf("precondition: %d SET NX sent; want only the first", sets.Load())
+	}
+	if errors.Is(err, redisson.ErrBusy) {
+		t.Errorf("a wait that no other owner ever held the lock through = %v; want it not to match ErrBusy", err)
+	}
+}

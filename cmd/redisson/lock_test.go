@@ -662,3 +662,55 @@ func TestFairLockServesCommandsInArrivalOrder(t *testing.T) {
 		t.Fatalf("served in the order %q, want 0 1 2", got)
 	}
 }
+
+// A signal to redisson's whole process group (a terminal's Ctrl-\ sends SIGQUIT to the foreground
+// group) reaches redisson and its guard, which share that group, but not the command, which has a
+// group of its own. SIGQUIT is neither forwarded nor caught: it ends redisson (the lock is left to
+// its watchdog) and must not leave the command running without the lock, as SIGKILL of redisson
+// does not. The guard, not catching SIGQUIT, dies with redisson before it can SIGKILL the command's
+// group, and the command runs on, orphaned.
+func TestGroupSignalToCLIDoesNotOrphanTheCommand(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux has a parent-death signal: elsewhere the command can outlive a killed redisson")
+	}
+	t.Parallel()
+	srv, _, _ := server(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	killGroupAtEnd(t, pidFile) // it does outlive redisson
+	p := startPrepared(t, nil, func(c *exec.Cmd) { c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} },
+		"--addr", srv.Addr(), "lock", "group-quit", "--", "sh", "-c", `echo $$ > "`+pidFile+`"; while :; do sleep 0.05; done`)
+	waitFor(t, 10*time.Second, "the command to start", func() bool { return pidIn(pidFile) > 0 })
+	if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGQUIT); err != nil { // redisson's group
+		t.Fatal(err)
+	}
+	code := p.wait(t, 5*time.Second)
+	t.Logf("redisson exited %d after SIGQUIT to its group", code)
+	waitFor(t, 5*time.Second, "the command to end", func() bool { return !alive(pidIn(pidFile)) })
+}
+
+// The command inherits no file descriptor of redisson's or its guard's (the guard's report pipe,
+// Redis connections): only stdin, stdout and stderr. The command is ls listing its own descriptors
+// (besides 0, 1 and 2, the one it reads the listing with). Descriptors the test process itself
+// inherited from whoever ran it (same number, same file) pass through every exec, and are ignored.
+func TestCommandInheritsOnlyStandardDescriptors(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	outside := func(fd, target string) bool {
+		own, err := os.Readlink("/proc/self/fd/" + fd)
+		return err == nil && own == target
+	}
+	p := start(t, srv, nil, "lock", "fds", "--", "ls", "-l", "/proc/self/fd")
+	if code := p.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("exit %d (%s)", code, p.stderr)
+	}
+	for _, line := range strings.Split(p.stdout.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 11 || f[9] != "->" {
+			continue // "total 0"
+		}
+		if fd, target := f[8], f[10]; fd != "0" && fd != "1" && fd != "2" && !strings.HasSuffix(target, "/fd") && !outside(fd, target) {
+			t.Errorf("the command inherited descriptor %s -> %s", fd, target)
+		}
+	}
+}

@@ -91,10 +91,19 @@ func start(t *testing.T, srv *redistest.Server, env []string, args ...string) *c
 // The process is killed at the end of the test if it still runs.
 func startArgs(t *testing.T, env []string, args ...string) *cliRun {
 	t.Helper()
+	return startPrepared(t, env, nil, args...)
+}
+
+// startPrepared is startArgs, with prep (if not nil) applied to the command before it starts.
+func startPrepared(t *testing.T, env []string, prep func(*exec.Cmd), args ...string) *cliRun {
+	t.Helper()
 	c := &cliRun{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	c.cmd = exec.Command(bin, args...)
 	c.cmd.Stdout, c.cmd.Stderr = c.stdout, c.stderr
 	c.cmd.Env = append(os.Environ(), env...)
+	if prep != nil {
+		prep(c.cmd)
+	}
 	// A command left running after its redisson was killed holds the output pipes open: stop
 	// copying from them a moment after redisson exits.
 	c.cmd.WaitDelay = time.Second
