@@ -168,6 +168,11 @@ func readReport(rd *bufio.Reader) (kind string, n int, msg string) {
 	return f[0], n, msg
 }
 
+// groupFatal are the catchable signals, besides the forwarded ones, whose default action would end
+// the guard when sent to redisson's process group.
+var groupFatal = []os.Signal{syscall.SIGQUIT, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGVTALRM, syscall.SIGPROF,
+	syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGPIPE}
+
 // guard is the guard process (see above): args are redisson's pid, "--" and the command. It returns
 // its exit code: 0 once no process is left in the command's group, 1 if the command was not
 // started (its exit error is reported to redisson), 64 on bad arguments.
@@ -184,9 +189,11 @@ func guard(args []string) int {
 	syscall.CloseOnExec(guardReportFd) // the command must not hold the report pipe open
 	report := os.NewFile(guardReportFd, "report")
 	// The forwarded signals also reach redisson's process group, the guard's: redisson passes them on
-	// to the command's group; the guard only checks whether its parent is gone.
+	// to the command's group; the guard only checks whether its parent is gone. So do the other
+	// signals a terminal or a kill of the group sends (SIGQUIT from Ctrl-\, say): one that ends
+	// redisson must not end the guard with it, which would leave the command running unlocked.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, append([]os.Signal{parentDeathSignal}, forwarded...)...)
+	signal.Notify(sigs, append([]os.Signal{parentDeathSignal}, append(forwarded, groupFatal...)...)...)
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetPdeathsig, uintptr(parentDeathSignal), 0); errno != 0 {
 		fmt.Fprintf(report, "err %d guard: prctl PR_SET_PDEATHSIG: %v\n", exitNotExec, errno)
 		return 1
