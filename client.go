@@ -58,6 +58,8 @@ type Client struct {
 	eventsQueued  []Event
 	eventsRunning bool
 	eventsWG      sync.WaitGroup // the goroutine of emitQueued, which Close waits for
+	// rtt is a moving average of the commands' round trips, in ns (see noteRoundTrip).
+	rtt atomic.Int64
 	// unreachable: the latest command that failed could not reach Redis (see unreachableNow).
 	unreachable atomic.Bool
 	// slotsReloaded is when (UnixNano) a renewal's connection error last reloaded the Cluster slot map.

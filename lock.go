@@ -285,8 +285,8 @@ func (l *Lock) Name() string {
 // wait ended (and only then: Redis failing is not contention), ctx.Err() if ctx ended the wait,
 // ErrClosed if the Client was closed, ErrWrongType if the name holds another type of value (or
 // another kind of lock), ErrInvalidArgument for bad input; any other error is Redis's or the
-// network's, wrapped. It returns within the earlier of ctx's deadline and the WithWait bound, plus
-// a few milliseconds, whatever Redis does.
+// network's, wrapped. It returns within the earlier of ctx's deadline and the WithWait bound (plus
+// its grace: see WithWait), whatever Redis does.
 func (l *Lock) Lock(ctx context.Context, opts ...AcquireOption) (*Hold, error) {
 	if l == nil {
 		return nil, opErr("lock", "", ErrNotObtained, errNilHandle)
@@ -392,7 +392,7 @@ func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bo
 	}
 	if m.kind.fenced {
 		// Tokens from a counter that may be evicted are worth nothing (see servers.go).
-		fctx, cancel := firstAttempt(ctx, waitCtx)
+		fctx, cancel := m.c.boundedAttempt(ctx, waitCtx)
 		policy, all := m.c.evictsAll(fctx, m.key)
 		cancel()
 		if all {
@@ -490,7 +490,7 @@ func (m *mutex) watchdogLease() time.Duration {
 // what it may have been handed meanwhile.
 //
 // The first attempt is made whatever the WithWait bound (waitCtx), so that even a bound shorter
-// than a round trip makes one attempt (see firstAttempt); later waiting ends with waitCtx. What
+// than a round trip makes one attempt (see boundedAttempt); later waiting ends with waitCtx. What
 // follows a wait that ended (the undo) goes on in the background after waitCtx (see Client.cleanup):
 // the call returns within the bound, whatever Redis does.
 //
@@ -523,7 +523,9 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 	kept := false               // the latest give-back kept the owner's place
 	var pause time.Duration     // the latest pause after a give-back
 	resent := false             // an attempt was answered by a re-send: a copy may still land (see acquireRes)
+	found := errBusy // what the latest attempt that failed without an error found (see waitEnded)
 	attempt := func(ctx context.Context, woken wait.Woken) (wait.Outcome, error) {
+		found = errBusy
 		if lease == 0 && woken.Message != "" && !c.acks.on() && m.kind.format.queues() {
 			if cand, err := m.takeHanded(ctx, id, woken, resent); err != nil || cand != nil {
 				o = cand
@@ -600,6 +602,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 				place = 0
 			}
 			pause = min(max(2*pause, time.Millisecond), giveBackPauseMax)
+			found = errTooLate
 			return wait.Outcome{Queued: queued, Retry: pause/2 + rand.N(pause/2+1)}, nil
 		}
 	}
@@ -629,15 +632,10 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 		c.unqueued.Add(1)
 		defer c.unqueued.Add(-1)
 	}
-	first := true
 	var failed error // the latest attempt's error: it ended the wait
-	err := c.engine.Wait(waitCtx, w, func(actx context.Context, woken wait.Woken) (wait.Outcome, error) {
-		if first { // made whatever the WithWait bound
-			first = false
-			fctx, cancel := firstAttempt(ctx, waitCtx)
-			defer cancel()
-			actx = fctx
-		}
+	err := c.engine.Wait(waitCtx, w, func(_ context.Context, woken wait.Woken) (wait.Outcome, error) {
+		actx, cancel := c.boundedAttempt(ctx, waitCtx) // the first is made whatever the bound
+		defer cancel()
 		out, err := attempt(actx, woken)
 		failed = err
 		return out, err
@@ -657,7 +655,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 	if failed != nil {
 		return nil, m.waitEnded(ctx, waitCtx, failed, nil)
 	}
-	return nil, m.waitEnded(ctx, waitCtx, err, errBusy)
+	return nil, m.waitEnded(ctx, waitCtx, err, found)
 }
 
 // spin acquires a SpinLock by polling, first for owner id: attempts that never queue, with growing
@@ -671,13 +669,12 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 	defer c.unqueued.Add(-1)
 	resent := false // an attempt was answered by a re-send: a copy may still land (see acquireRes)
 	for attempt := 0; ; attempt++ {
+		found := errBusy // what the attempt found (see waitEnded)
 		sent := time.Now()
 		// The first attempt takes a free lock with one SET NX; later ones find it held: the script.
-		// It is made whatever the WithWait bound (see firstAttempt); the wait ends with waitCtx.
-		actx, cancel := waitCtx, context.CancelFunc(func() {})
-		if attempt == 0 {
-			actx, cancel = firstAttempt(ctx, waitCtx)
-		}
+		// The first is made whatever the WithWait bound (see boundedAttempt); the wait ends with
+		// waitCtx.
+		actx, cancel := c.boundedAttempt(ctx, waitCtx)
 		*tries++
 		res, err := m.runAcquire(actx, acquireReq{owner: id, level: "1", mode: modeTry, leaseMs: leaseMs, fast: attempt == 0, sent: sent})
 		cancel()
@@ -707,7 +704,7 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 			// failed attempt (a lease shorter than a round trip must not make it spin), as a new
 			// owner. The given-back owner is finished: its undo may be repeated later (a copy of
 			// its acquisition may still land, see undo), and would free a lock taken under its id.
-			id, resent = c.newID(), false
+			id, resent, found = c.newID(), false, errTooLate
 		}
 		t := time.NewTimer(pause + rand.N(pause/2+1))
 		select {
@@ -716,7 +713,7 @@ func (m *mutex) spin(ctx, waitCtx context.Context, id string, lease time.Duratio
 			if resent {
 				m.undo(waitCtx, id, true)
 			}
-			return nil, m.waitEnded(ctx, waitCtx, waitCtx.Err(), errBusy)
+			return nil, m.waitEnded(ctx, waitCtx, waitCtx.Err(), found)
 		case <-c.done:
 			t.Stop()
 			if resent {
@@ -797,44 +794,45 @@ func parseHandOver(s string) (h handOverMsg, ok bool) {
 }
 
 // waitEnded explains why a wait on waitCtx (the WithWait bound on ctx, the caller's) ended with err:
-// Close, the caller's context, the bound, or a failed attempt. busy is the latest attempt's finding
-// that the lock is another's (errBusy, errHeldOrAwaited), or nil if an attempt failed (err): cut
-// short by the end of the wait, its outcome is unknown, and the error says so rather than blame
-// another owner.
-func (m *mutex) waitEnded(ctx, waitCtx context.Context, err, busy error) error {
-	return endedWait(m.c, ctx, waitCtx, err, busy)
+// Close, the caller's context, the bound, or a failed attempt. found is what the latest attempt
+// found: the lock another's (errBusy, errHeldOrAwaited: contention), or granted too late to rely
+// on and given back (errTooLate); or nil if an attempt failed (err): cut short by the end of the
+// wait, its outcome is unknown, and the error says so rather than blame another owner.
+func (m *mutex) waitEnded(ctx, waitCtx context.Context, err, found error) error {
+	return endedWait(m.c, ctx, waitCtx, err, found)
 }
 
 // endedWait is waitEnded for any kind of wait on c (see mutex.waitEnded; Semaphore.acquire).
-func endedWait(c *Client, ctx, waitCtx context.Context, err, busy error) error {
+func endedWait(c *Client, ctx, waitCtx context.Context, err, found error) error {
 	cerr := ctx.Err()
 	switch {
 	case c.closed():
 		return ErrClosed
-	case cerr != nil && busy != nil:
-		return because(cerr, busy)
+	case cerr != nil && found != nil:
+		return because(cerr, found)
 	case cerr != nil && !errors.Is(err, cerr):
 		return because(cerr, err)
 	case cerr != nil:
 		return err
 	case waitCtx.Err() == nil:
 		return err // an attempt failed on its own: a Redis error, say
-	case busy != nil:
-		return because(errWaitBound, busy)
+	case found != nil:
+		return because(errWaitBound, found)
 	}
 	return because(errWaitBound, renew.NoAnswer(err)) // an attempt was then in flight, unanswered
 }
 
-// firstAttempt returns the context of a wait's first attempt, and its cancel: ctx, ended
-// cleanupGrace after the WithWait bound of waitCtx (if waitCtx has one of its own), so that even a
-// bound shorter than a round trip makes an attempt, and a server that does not answer keeps the call
-// no more than a few milliseconds past the bound.
-func firstAttempt(ctx, waitCtx context.Context) (context.Context, context.CancelFunc) {
+// boundedAttempt returns the context of an attempt of a wait on waitCtx, and its cancel: ctx, ended
+// attemptGrace after the WithWait bound of waitCtx (if waitCtx has one of its own), so that even a
+// bound shorter than a round trip makes an attempt, an attempt in flight at the bound can still
+// answer (busy, or granted: see contend), and a server that does not answer keeps the call only a
+// little past the bound.
+func (c *Client) boundedAttempt(ctx, waitCtx context.Context) (context.Context, context.CancelFunc) {
 	dl, ok := waitCtx.Deadline()
 	if waitCtx == ctx || !ok {
 		return ctx, func() {}
 	}
-	return context.WithDeadline(ctx, dl.Add(cleanupGrace))
+	return context.WithDeadline(ctx, dl.Add(c.attemptGrace()))
 }
 
 // leaseMs is the script argument for an acquisition with lease (0: the watchdog's).

@@ -461,10 +461,13 @@ func WithLease(d time.Duration) AcquireOption {
 	}
 }
 
-// WithWait bounds how long an acquisition waits for the lock (on top of the context). 0 means a
-// single attempt. The first attempt is made whatever d, bounded by the context only, so a bound
-// shorter than a round trip still takes a free lock (or free permits); d bounds the waiting after
-// it. d must not be negative.
+// WithWait bounds how long an acquisition waits for the lock (or permits), on top of the context:
+// the call returns within d, plus a short grace (a few milliseconds and two of the Client's recent
+// round trips) in which an attempt sent before d passed may still answer, whatever Redis does. The
+// first attempt is made whatever d, so a bound shorter than a round trip still takes a free lock
+// (though on a new connection, whose dial costs round trips of its own, such a short bound may end
+// the attempt unanswered). 0 means no wait: a single attempt, as TryLock without WithWait, bounded
+// by the context only (give it a deadline to bound the attempt too). d must not be negative.
 func WithWait(d time.Duration) AcquireOption {
 	return func(a *acquireConfig) error {
 		if d < 0 {

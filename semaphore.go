@@ -228,13 +228,10 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 	var at time.Time // when the attempt that took the permits was sent
 	var left int64   // leased permits: ms left of their lease when the attempt's answer was made
 	unknown := false // the latest attempt's outcome is unknown (no reply, or ErrOutcomeUnknown)
-	attempt := func(actx context.Context, _ wait.Woken) (wait.Outcome, error) {
-		if !sent { // the first attempt is made whatever the WithWait bound (see firstAttempt)
-			fctx, cancel := firstAttempt(ctx, waitCtx)
-			defer cancel()
-			actx = fctx
-		}
-		ctx := actx
+	attempt := func(_ context.Context, _ wait.Woken) (wait.Outcome, error) {
+		// The first attempt is made whatever the WithWait bound (see boundedAttempt).
+		ctx, cancel := c.boundedAttempt(ctx, waitCtx)
+		defer cancel()
 		sent = true
 		tries++
 		at = time.Now()

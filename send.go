@@ -101,6 +101,7 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 		}
 		var wait *redis.Cmd
 		need := 0
+		began := time.Now()
 		if acked {
 			if r.node == nil {
 				node, addr, err := c.node(ctx, key)
@@ -149,6 +150,7 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 		}
 		if err == nil {
 			c.reachable()
+			c.noteRoundTrip(time.Since(began))
 			if wait != nil {
 				return cmd, c.ackResult(wait, need)
 			}
@@ -194,6 +196,29 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 			r = route{}
 		}
 	}
+}
+
+// noteRoundTrip folds d, the time a command took from its send to its answer, into the Client's
+// estimate of the round trip (see attemptGrace): a moving average, each sample capped at
+// maxRoundTripSample so that one stalled command does not stretch every wait's bound.
+func (c *Client) noteRoundTrip(d time.Duration) {
+	d = min(d, maxRoundTripSample)
+	old, avg := c.rtt.Load(), int64(d)
+	if old != 0 {
+		avg = old - old/8 + avg/8
+	}
+	c.rtt.CompareAndSwap(old, avg) // a lost race drops one sample
+}
+
+// maxRoundTripSample caps each sample of noteRoundTrip.
+const maxRoundTripSample = 100 * time.Millisecond
+
+// attemptGrace is how long past its WithWait bound an attempt in flight may still be answered (see
+// boundedAttempt): cleanupGrace, plus twice the Client's recent round trip, so that a bound shorter
+// than a round trip to a distant server still makes an attempt, and an attempt sent just before the
+// bound can still tell whether the lock was busy. At most cleanupGrace + 2*maxRoundTripSample.
+func (c *Client) attemptGrace() time.Duration {
+	return cleanupGrace + 2*time.Duration(c.rtt.Load())
 }
 
 // withCtxErr is err, a network error, made to match ctx's error too if ctx has ended: a socket
