@@ -475,14 +475,14 @@ func (g *group) acquire(ctx context.Context, opts []AcquireOption, wait bool) (*
 	for round := 0; ; round++ {
 		var parts []*Hold
 		if g.red {
-			parts, err = g.redRound(ctx, ac.lease, partOpts)
+			parts, err = g.redRound(ctx, waitCtx, ac.lease, partOpts)
 		} else {
 			parts, err = g.multiRound(ctx, waitCtx, wait, partOpts)
 		}
 		if err == nil {
 			// A part lost while the round took the others (its watchdog said so) is no part held.
 			if lost := lostPart(parts); lost != nil {
-				releaseParts(ctx, parts)
+				releaseParts(waitCtx, parts) // in the background once the bound has passed
 				err = fmt.Errorf("part %q lost while the others were taken: %w", lost.Name(), context.Cause(lost.Context()))
 			} else {
 				return g.hold(ctx, parts), nil
@@ -523,7 +523,7 @@ func (g *group) multiRound(ctx, waitCtx context.Context, wait bool, partOpts []A
 		}
 		h, err := l.TryLock(waitCtx, opts...)
 		if err != nil {
-			releaseParts(ctx, parts)
+			releaseParts(waitCtx, parts) // in the background once the bound has passed
 			return nil, fmt.Errorf("part %q: %w", l.Name(), err)
 		}
 		parts = append(parts, h)
@@ -532,8 +532,11 @@ func (g *group) multiRound(ctx, waitCtx context.Context, wait bool, partOpts []A
 }
 
 // redRound makes one attempt on every part at once and keeps it if a majority was acquired with
-// validity left; otherwise it releases what it took.
-func (g *group) redRound(ctx context.Context, lease time.Duration, partOpts []AcquireOption) ([]*Hold, error) {
+// validity left; otherwise it releases what it took (in the background once waitCtx, the wait's
+// bound, has passed). The attempts end by the bound (plus the parts' grace, see WithWait) too. The
+// error matches ErrBusy only if the parts held by others alone denied the majority: parts that
+// failed or did not answer are no contention.
+func (g *group) redRound(ctx, waitCtx context.Context, lease time.Duration, partOpts []AcquireOption) ([]*Hold, error) {
 	if lease == 0 {
 		lease = DefaultWatchdogTimeout
 		for i, l := range g.locks {
@@ -544,6 +547,9 @@ func (g *group) redRound(ctx context.Context, lease time.Duration, partOpts []Ac
 	}
 	start := time.Now()
 	bound := min(max(lease/10, 10*time.Millisecond), time.Second)
+	if dl, ok := waitCtx.Deadline(); ok && waitCtx != ctx {
+		bound = min(bound, max(time.Until(dl), 0)+g.attemptGrace())
+	}
 	actx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	opts := append(slices.Clip(partOpts), WithWait(0))
@@ -559,7 +565,7 @@ func (g *group) redRound(ctx context.Context, lease time.Duration, partOpts []Ac
 	late := time.NewTimer(bound + 20*time.Millisecond)
 	defer late.Stop()
 	parts := make([]*Hold, len(g.locks))
-	held, answered, misused := 0, 0, false
+	held, answered, busy, misused := 0, 0, 0, false
 	var errs []error
 collect:
 	for answered < len(g.locks) {
@@ -569,6 +575,9 @@ collect:
 			if a.err != nil {
 				errs = append(errs, fmt.Errorf("part %q: %w", g.locks[a.i].Name(), a.err))
 				misused = misused || misuse(a.err)
+				if errors.Is(a.err, ErrBusy) {
+					busy++
+				}
 				continue
 			}
 			parts[a.i] = a.h
@@ -580,18 +589,38 @@ collect:
 		}
 	}
 	if misused { // a part used as another kind, or a bad one: no majority makes that right
-		releaseParts(ctx, parts)
+		releaseParts(waitCtx, parts)
 		return nil, errors.Join(errs...)
 	}
 	validity := lease - time.Since(start) - (lease/100 + 2*time.Millisecond)
 	if held >= g.quorum && validity > 0 {
 		return parts, nil
 	}
-	releaseParts(ctx, parts)
+	releaseParts(waitCtx, parts)
 	if held >= g.quorum {
 		return nil, fmt.Errorf("a majority was acquired too late: no validity left of the %v lease", lease)
 	}
+	if len(g.locks)-busy >= g.quorum {
+		// The parts that failed or were silent denied the majority, not contention: say what the
+		// busy parts said without matching ErrBusy.
+		for i, e := range errs {
+			if errors.Is(e, ErrBusy) {
+				errs[i] = errors.New(e.Error())
+			}
+		}
+	}
 	return nil, fmt.Errorf("%d of %d parts acquired, %d needed: %w", held, len(g.locks), g.quorum, errors.Join(errs...))
+}
+
+// attemptGrace is the longest grace of the parts' Clients (see Client.attemptGrace).
+func (g *group) attemptGrace() time.Duration {
+	grace := cleanupGrace
+	for _, l := range g.locks {
+		if p, ok := l.(groupPart); ok && p.client().valid() {
+			grace = max(grace, p.client().attemptGrace())
+		}
+	}
+	return grace
 }
 
 // partAnswer is a part's answer to one RedLock attempt.
