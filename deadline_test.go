@@ -270,6 +270,11 @@ func TestEveryWaitKeepsItsBound(t *testing.T) {
 				calls[i] = bw.setup(t, holders[mode], clients[mode])
 			}
 			var wg sync.WaitGroup
+			var slowest struct {
+				sync.Mutex
+				d time.Duration
+			}
+			defer func() { t.Logf("the slowest of the %v waits returned after %v", bound, slowest.d.Round(time.Millisecond)) }()
 			start := time.Now()
 			for i, bw := range boundedWaits {
 				spawn(&wg, func() {
@@ -284,6 +289,9 @@ func TestEveryWaitKeepsItsBound(t *testing.T) {
 					if took > bound+deadlineSlack {
 						t.Errorf("%s with Redis %s part-way into a %v wait returned after %v: %v", bw.name, fault, bound, took, err)
 					}
+					slowest.Lock()
+					slowest.d = max(slowest.d, took)
+					slowest.Unlock()
 				})
 			}
 			time.Sleep(time.Until(start.Add(faultAt))) // the fault comes part-way into the waits

@@ -1135,7 +1135,7 @@ func TestRedLockLostRepliesLeaveNothingHeld(t *testing.T) {
 // whose two other parts are held by another owner. Each round waits for every part's answer up to a
 // tenth of the lease (at most 1s, here 1s: the watchdog lease is 30s), whatever the WithWait bound
 // left, so the call returns a second after it began instead of within the bound ("It returns within
-// the earlier of ctx's deadline and the WithWait bound, plus a few milliseconds, whatever Redis
+// the earlier of ctx's deadline and the WithWait bound (plus its grace...), whatever Redis
 // does").
 func TestRedLockWaitKeepsItsBoundWithSilentMinority(t *testing.T) {
 	t.Parallel()

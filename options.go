@@ -462,8 +462,9 @@ func WithLease(d time.Duration) AcquireOption {
 }
 
 // WithWait bounds how long an acquisition waits for the lock (or permits), on top of the context:
-// the call returns within d, plus a short grace (a few milliseconds and two of the Client's recent
-// round trips) in which an attempt sent before d passed may still answer, whatever Redis does. The
+// the call returns within d, plus a short grace (at most 50ms and two of the Client's recent round
+// trips: an attempt sent before d passed may still answer, and a clean-up that answers at once is
+// waited for) whatever Redis does; clean-ups that take longer go on in the background. The
 // first attempt is made whatever d, so a bound shorter than a round trip still takes a free lock
 // (though on a new connection, whose dial costs round trips of its own, such a short bound may end
 // the attempt unanswered). 0 means no wait: a single attempt, as TryLock without WithWait, bounded

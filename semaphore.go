@@ -127,7 +127,7 @@ func (s *Semaphore) check(ctx context.Context) error {
 
 // Acquire takes n permits (n ≥ 0), waiting until they are available, ctx ends, the optional
 // WithWait bound passes, or the Client is closed. It blocks, at most until the earlier of ctx's
-// deadline and the bound (plus a few milliseconds) whatever Redis does. On failure nothing was
+// deadline and the bound (plus its grace: see WithWait) whatever Redis does. On failure nothing was
 // taken, and the error matches ErrNotObtained, with ErrBusy (too few permits until the wait ended),
 // ctx's error, ErrClosed, ErrInvalidArgument (n < 0, WithLease: permits have no lease),
 // ErrWrongType, ErrNotReplicated or the Redis error. Acquiring 0 permits
