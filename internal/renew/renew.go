@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -615,10 +616,12 @@ func (s *Scheduler) apply(chunk []*Entry, gens []uint64, sent time.Time, alive [
 		default:
 			e.failures++
 			s.failed[e.Kind].Add(1)
-			// A round cut short by its own deadline says nothing new: keep the reason of an
+			// A round cut short by its own deadline (or its socket's, set from it) says nothing new: keep the reason of an
 			// earlier failure (ErrNotReplicated, a Redis error) for the loss report. The
 			// deadline is the scheduler's, not the holder's: the reason says so (NoAnswer).
-			if e.lastErr == nil || !errors.Is(err, context.DeadlineExceeded) {
+			var ne net.Error
+			timedOut := errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+			if e.lastErr == nil || !timedOut {
 				e.lastErr = NoAnswer(err)
 			}
 			// Retry with backoff; the deadline check declares it lost if that comes too late.
