@@ -30,8 +30,10 @@
 //	    a shell completion script (source <(redisson completion bash))
 //
 // Put "--" before CMD when it has options of its own. CMD runs with stdin, stdout and stderr passed
-// through, in a process group of its own (so it cannot read from the terminal while in the
-// background of it: redirect its input if it needs one). What CMD starts in the background stays in
+// through, in a process group of its own, which is never the terminal's foreground group: CMD
+// cannot read from the terminal (it stops with SIGTTIN: redirect its input if it needs one), and
+// job control does not reach it (Ctrl-Z stops redisson, whose watchdog then renews nothing, but not
+// CMD: do not suspend a redisson lock). What CMD starts in the background stays in
 // its group and runs under the lock too: redisson unlocks and exits once CMD has exited and no process
 // is left in its group (a process meant to outlive the lock must leave the group: setsid). SIGINT,
 // SIGTERM and SIGHUP received by redisson are passed on to CMD's group; once CMD has exited after
