@@ -331,17 +331,7 @@ func TestLockUnlockAfterFixedLeaseMarginReleases(t *testing.T) {
 			if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
 				t.Errorf("Unlock past the margin = %v; want ErrNotHeld and ErrLockLost", err)
 			}
-			select {
-			case err := <-got:
-				if err != nil {
-					t.Fatalf("the waiter: %v", err)
-				}
-				if left := lease - time.Since(acquired); left < 500*time.Millisecond {
-					t.Errorf("the waiter got the lock only %v before the lease's end: the Unlock did not release it", left)
-				}
-			case <-time.After(time.Until(acquired.Add(lease - 500*time.Millisecond))):
-				t.Fatalf("the waiter did not get the lock after the Unlock, within the lease: the lock stayed until its TTL")
-			}
+			servedWithinLease(t, got, acquired, lease, "waiter")
 		})
 	}
 }
@@ -422,17 +412,7 @@ func TestReadLockUnlockAfterFixedLeaseMarginReleases(t *testing.T) {
 					t.Errorf("Unlock %d past the margin = %v; want ErrNotHeld and ErrLockLost", i, err)
 				}
 			}
-			select {
-			case err := <-got:
-				if err != nil {
-					t.Fatalf("the writer: %v", err)
-				}
-				if left := lease - time.Since(acquired); left < 500*time.Millisecond {
-					t.Errorf("the writer got the lock only %v before the reader's lease ended: the Unlock did not release it", left)
-				}
-			case <-time.After(time.Until(acquired.Add(lease - 500*time.Millisecond))):
-				t.Fatalf("the writer did not get the lock after the reader's Unlock, within the lease")
-			}
+			servedWithinLease(t, got, acquired, lease, "writer")
 		})
 	}
 }
@@ -472,17 +452,25 @@ func TestLockUnlockAfterFixedLeaseMarginReleasesToLocalWaiter(t *testing.T) {
 			if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
 				t.Errorf("Unlock past the margin = %v; want ErrNotHeld and ErrLockLost", err)
 			}
-			select {
-			case err := <-got:
-				if err != nil {
-					t.Fatalf("the local waiter: %v", err)
-				}
-				if left := lease - time.Since(acquired); left < 500*time.Millisecond {
-					t.Errorf("the local waiter got the lock only %v before the lease's end", left)
-				}
-			case <-time.After(time.Until(acquired.Add(lease - 500*time.Millisecond))):
-				t.Fatalf("the local waiter did not get the lock after the Unlock, within the lease")
-			}
+			servedWithinLease(t, got, acquired, lease, "local waiter")
 		})
+	}
+}
+
+// servedWithinLease checks that the waiter whose result comes on got (called who) got the lock soon
+// after an Unlock past a fixed lease's margin: more than 500ms before that lease, taken at acquired,
+// would have run out (else the Unlock left the lock to its TTL).
+func servedWithinLease(t *testing.T, got <-chan error, acquired time.Time, lease time.Duration, who string) {
+	t.Helper()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("the %s: %v", who, err)
+		}
+		if left := lease - time.Since(acquired); left < 500*time.Millisecond {
+			t.Errorf("the %s got the lock only %v before the lease's end: the Unlock did not release it", who, left)
+		}
+	case <-time.After(time.Until(acquired.Add(lease - 500*time.Millisecond))):
+		t.Fatalf("the %s did not get the lock after the Unlock, within the lease: the lock stayed until its TTL", who)
 	}
 }
