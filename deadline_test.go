@@ -274,7 +274,9 @@ func TestEveryWaitKeepsItsBound(t *testing.T) {
 				sync.Mutex
 				d time.Duration
 			}
-			defer func() { t.Logf("the slowest of the %v waits returned after %v", bound, slowest.d.Round(time.Millisecond)) }()
+			defer func() {
+				t.Logf("the slowest of the %v waits returned after %v", bound, slowest.d.Round(time.Millisecond))
+			}()
 			start := time.Now()
 			for i, bw := range boundedWaits {
 				spawn(&wg, func() {

@@ -523,7 +523,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 	kept := false               // the latest give-back kept the owner's place
 	var pause time.Duration     // the latest pause after a give-back
 	resent := false             // an attempt was answered by a re-send: a copy may still land (see acquireRes)
-	found := errBusy // what the latest attempt that failed without an error found (see waitEnded)
+	found := errBusy            // what the latest attempt that failed without an error found (see waitEnded)
 	attempt := func(ctx context.Context, woken wait.Woken) (wait.Outcome, error) {
 		found = errBusy
 		if lease == 0 && woken.Message != "" && !c.acks.on() && m.kind.format.queues() {
