@@ -302,38 +302,50 @@ func TestLockUnlockAfterFixedLeaseMarginReleases(t *testing.T) {
 	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "ReadWriteLock", "CompatLock", "CompatFairLock", "CompatReadWriteLock") {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			var opts []redisson.Option
-			if strings.HasPrefix(kind, "Compat") {
-				opts = append(opts, redisson.WithRedissonCompat())
-			}
-			srv := redistest.Start(t)
-			a := newClient(t, srv.Client(t), append(opts, redisson.WithLossMargin(0.5))...)
-			b := newClient(t, srv.Client(t), append(opts, redisson.WithSpinBackoff(time.Millisecond, 10*time.Millisecond))...)
-			ctx := t.Context()
-			const name, lease = "unlock-past-margin", 3 * time.Second
-			h, err := lockOf(a, kind, name).Lock(ctx, redisson.WithLease(lease))
-			if err != nil {
-				t.Fatal(err)
-			}
-			acquired := time.Now()
-			got := make(chan error, 1)
-			go func() {
-				hb, err := lockOf(b, kind, name).TryLock(ctx, redisson.WithWait(10*time.Second))
-				if err == nil {
-					err = hb.Unlock(ctx)
-				}
-				got <- err
-			}()
-			<-h.Context().Done()
-			if err := context.Cause(h.Context()); !errors.Is(err, redisson.ErrLockLost) {
-				t.Fatalf("the hold ended with %v; want ErrLockLost (its lease's margin)", err)
-			}
-			if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
-				t.Errorf("Unlock past the margin = %v; want ErrNotHeld and ErrLockLost", err)
-			}
-			servedWithinLease(t, got, acquired, lease, "waiter")
+			unlockPastMarginServes(t, kind, false)
 		})
 	}
+}
+
+// unlockPastMarginServes takes a 3s fixed lease of lock kind through a Client with a 0.5 loss
+// margin, lets a waiter wait for it (through another Client, or the same if sameClient), and checks
+// that an Unlock after the hold ended at its margin reports the loss and lets the waiter in within
+// the lease (see servedWithinLease).
+func unlockPastMarginServes(t *testing.T, kind string, sameClient bool) {
+	t.Helper()
+	opts := []redisson.Option{redisson.WithLossMargin(0.5), redisson.WithSpinBackoff(time.Millisecond, 10*time.Millisecond)}
+	if strings.HasPrefix(kind, "Compat") {
+		opts = append(opts, redisson.WithRedissonCompat())
+	}
+	srv := redistest.Start(t)
+	a := newClient(t, srv.Client(t), opts...)
+	b, who := a, "local waiter"
+	if !sameClient {
+		b, who = newClient(t, srv.Client(t), opts...), "waiter"
+	}
+	ctx := t.Context()
+	const name, lease = "unlock-past-margin", 3 * time.Second
+	h, err := lockOf(a, kind, name).Lock(ctx, redisson.WithLease(lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acquired := time.Now()
+	got := make(chan error, 1)
+	go func() {
+		hb, err := lockOf(b, kind, name).TryLock(ctx, redisson.WithWait(10*time.Second))
+		if err == nil {
+			err = hb.Unlock(ctx)
+		}
+		got <- err
+	}()
+	<-h.Context().Done()
+	if err := context.Cause(h.Context()); !errors.Is(err, redisson.ErrLockLost) {
+		t.Fatalf("the hold ended with %v; want ErrLockLost (its lease's margin)", err)
+	}
+	if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
+		t.Errorf("Unlock past the margin = %v; want ErrNotHeld and ErrLockLost", err)
+	}
+	servedWithinLease(t, got, acquired, lease, who)
 }
 
 // A hold lost because its renewals got no answer says so in the library's words: its cause matches
@@ -427,32 +439,7 @@ func TestLockUnlockAfterFixedLeaseMarginReleasesToLocalWaiter(t *testing.T) {
 	for _, kind := range []string{"Lock", "FencedLock", "SpinLock", "ReadWriteLock", "CompatLock", "CompatReadWriteLock"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			opts := []redisson.Option{redisson.WithLossMargin(0.5), redisson.WithSpinBackoff(time.Millisecond, 10*time.Millisecond)}
-			if strings.HasPrefix(kind, "Compat") {
-				opts = append(opts, redisson.WithRedissonCompat())
-			}
-			srv := redistest.Start(t)
-			a := newClient(t, srv.Client(t), opts...)
-			ctx := t.Context()
-			const name, lease = "unlock-past-margin-local", 3 * time.Second
-			h, err := lockOf(a, kind, name).Lock(ctx, redisson.WithLease(lease))
-			if err != nil {
-				t.Fatal(err)
-			}
-			acquired := time.Now()
-			got := make(chan error, 1)
-			go func() {
-				hb, err := lockOf(a, kind, name).TryLock(ctx, redisson.WithWait(10*time.Second))
-				if err == nil {
-					err = hb.Unlock(ctx)
-				}
-				got <- err
-			}()
-			<-h.Context().Done()
-			if err := h.Unlock(ctx); !errors.Is(err, redisson.ErrNotHeld) || !errors.Is(err, redisson.ErrLockLost) {
-				t.Errorf("Unlock past the margin = %v; want ErrNotHeld and ErrLockLost", err)
-			}
-			servedWithinLease(t, got, acquired, lease, "local waiter")
+			unlockPastMarginServes(t, kind, true)
 		})
 	}
 }

@@ -147,14 +147,13 @@ func (s *Scheduler) SplitBy(nodeOf func(*Entry) string) {
 // watchdog sets a read/write lock's hash TTL to its own timeout, whatever the other readers' leases).
 // Such an entry is renewed every third of min(Lease, d) and declared lost (ErrLapsing) when
 // min(Lease, d), less the margin, may have passed since its last renewal or acquisition; renewals
-// still set Lease. Fixed-lease entries are not affected. Call it before the first Add of kind.
+// still set Lease. Fixed-lease entries are not affected. Call it before anything else uses the
+// Scheduler (the horizons are read without a lock from then on).
 func (s *Scheduler) SetHorizon(kind int, d time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.horizon[kind] = d
 }
 
-// counted is how much of lease e may count on (see SetHorizon). Called with s.mu held.
+// counted is how much of lease e may count on (see SetHorizon).
 func (s *Scheduler) counted(e *Entry, lease time.Duration) time.Duration {
 	if h := s.horizon[e.Kind]; e.Watchdog && h > 0 && h < lease {
 		return h
@@ -212,7 +211,7 @@ type Scheduler struct {
 	calls   sync.WaitGroup           // renewal goroutines
 	slots   map[string]chan struct{} // Parallel tokens per node (see SplitBy); guarded by mu
 	nodeOf  func(*Entry) string      // see SplitBy
-	horizon [Kinds]time.Duration     // see SetHorizon; guarded by mu
+	horizon [Kinds]time.Duration     // see SetHorizon: set before any use, then read-only
 
 	nCalls  atomic.Uint64
 	renewed [Kinds]atomic.Uint64
@@ -251,7 +250,7 @@ func (s *Scheduler) Add(e *Entry, start time.Time) bool {
 		s.mu.Unlock()
 		return false
 	}
-	deadline := s.lapseFirst(e, start)
+	deadline := s.Lapse(e, start)
 	due := deadline
 	if e.Watchdog {
 		due = start.Add(s.counted(e, first(e)) / 3)
@@ -376,13 +375,6 @@ func (s *Scheduler) Deadline(e *Entry) (time.Time, bool) {
 // Lapse is when e, acquired by a request sent at sent, must be considered lost: its first lease
 // (First, else Lease; no more than SetHorizon's) less the margin. It does not block.
 func (s *Scheduler) Lapse(e *Entry, sent time.Time) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lapseFirst(e, sent)
-}
-
-// lapseFirst is Lapse, called with s.mu held.
-func (s *Scheduler) lapseFirst(e *Entry, sent time.Time) time.Time {
 	d := s.counted(e, first(e))
 	return sent.Add(d - time.Duration(float64(d)*s.margin))
 }
