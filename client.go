@@ -19,6 +19,7 @@ import (
 	"github.com/goredisson/redisson/internal/renew"
 	"github.com/goredisson/redisson/internal/scripts"
 	"github.com/goredisson/redisson/internal/slot"
+	"github.com/goredisson/redisson/internal/track"
 	"github.com/goredisson/redisson/internal/wait"
 )
 
@@ -68,6 +69,7 @@ type Client struct {
 	acks    acks    // the replica-acknowledged mode (replicas.go)
 	servers servers // what INFO said of the masters (servers.go)
 	sched   *renew.Scheduler
+	tracker *track.Tracker // nil: loss tracking off (WithLossTracking, or a client type it cannot serve)
 	hub     *pubsub.Hub
 	gates   *lockGates
 	engine  *wait.Engine
@@ -298,6 +300,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		c.sched.SplitBy(func(e *renew.Entry) string { return clusterNode(cc, e.Key) })
 	}
+	c.tracker = c.newTracker()
 	c.engine = &wait.Engine{Hub: c.hub, Sched: c.sched, Repoll: cfg.repoll, Closed: c.done}
 	return c, nil
 }
@@ -348,6 +351,9 @@ func (c *Client) Close() error {
 		close(c.done)
 		c.cancelAll()
 		c.bgMu.Unlock()
+		if c.tracker != nil {
+			c.tracker.Close() // first: it declares losses through the scheduler
+		}
 		for _, e := range c.sched.Close() {
 			e.OnLost(ErrClosed)
 		}

@@ -55,6 +55,8 @@ type config struct {
 	// javaWatchdogSet whether it was given (only with compat).
 	javaWatchdog    time.Duration
 	javaWatchdogSet bool
+	// tracking: holds are told of a loss at once (WithLossTracking).
+	tracking bool
 }
 
 func defaultConfig() config {
@@ -67,6 +69,7 @@ func defaultConfig() config {
 		spinMax:       DefaultSpinBackoffMax,
 		logger:        slog.Default(),
 		javaWatchdog:  DefaultWatchdogTimeout, // Redisson's default lockWatchdogTimeout
+		tracking:      true,
 	}
 }
 
@@ -286,6 +289,26 @@ func WithLogger(l *slog.Logger) Option {
 			return invalidf("nil logger")
 		}
 		c.logger = l
+		return nil
+	}
+}
+
+// WithLossTracking turns off (false) or on (true, the default) the immediate loss signal: with it,
+// a hold's context (Hold.Context, HeldPermits.Context) is cancelled, with a cause matching
+// ErrLockLost, within milliseconds of its key being deleted (ForceUnlock, DEL, UNLINK, a Java
+// forceUnlock), flushed, evicted or expired, and within a second of its master coming back
+// without it (a restart that lost the data, a failover to a replica that lacked it); without it, at
+// the next renewal (every third of the watchdog timeout). It costs, per Client, one connection per
+// master (RESP3, CLIENT TRACKING on: Redis 6 or later) and one goroutine per master; per hold that
+// lives longer than 20ms, one read when it starts, one after each renewal, and the server's
+// tracking-table entry for its key (see the package documentation, "How fast a loss is told").
+// A signal is verified before the hold is declared lost: a check on the master that the owner
+// is gone. Where CLIENT TRACKING is refused (ACLs, a proxy), the renewals alone tell.
+//
+// default: on (off on clients other than *redis.Client and *redis.ClusterClient)
+func WithLossTracking(on bool) Option {
+	return func(c *config) error {
+		c.tracking = on
 		return nil
 	}
 }

@@ -832,10 +832,15 @@ func (c *Client) reportRenewal(i, entries int, res []int64, err error, report fu
 
 // renewCall is the script call renewing batch (one kind): see renewKinds.
 func (c *Client) renewCall(batch []*renew.Entry) (*redis.Script, []string, []any) {
+	return renewCallWith(batch, batch[0].Lease.Milliseconds())
+}
+
+// renewCallWith is renewCall setting the lease leaseMs (0: the read-only check of the tracker).
+func renewCallWith(batch []*renew.Entry, leaseMs int64) (*redis.Script, []string, []any) {
 	k := renewKinds[batch[0].Kind]
 	keys := make([]string, 0, len(batch)*max(1, len(batch[0].Keys)))
 	args := make([]any, 1, len(batch)+2)
-	args[0] = batch[0].Lease.Milliseconds()
+	args[0] = leaseMs
 	if k.side != "" {
 		args = append(args, k.side)
 	}

@@ -212,6 +212,7 @@ type Scheduler struct {
 	slots   map[string]chan struct{} // Parallel tokens per node (see SplitBy); guarded by mu
 	nodeOf  func(*Entry) string      // see SplitBy
 	horizon [Kinds]time.Duration     // see SetHorizon: set before any use, then read-only
+	onAdd   func(*Entry, uint64)     // see OnAdd: set before any use, then read-only
 
 	nCalls  atomic.Uint64
 	renewed [Kinds]atomic.Uint64
@@ -266,9 +267,13 @@ func (s *Scheduler) Add(e *Entry, start time.Time) bool {
 	s.byKind[e.Kind]++
 	heap.Push(&s.entries, e)
 	early := e.due.Before(s.wakeAt)
+	gen := e.gen
 	s.mu.Unlock()
 	if early { // due before the goroutine's timer fires: move it up
 		s.poke()
+	}
+	if s.onAdd != nil {
+		s.onAdd(e, gen)
 	}
 	return true
 }
@@ -294,6 +299,34 @@ func (s *Scheduler) deactivate(e *Entry) {
 		heap.Remove(&s.entries, e.index)
 	}
 }
+
+// Gen reports whether e is registered (as Active) and, if so, its registration's generation: a
+// verdict on a registration that has ended since is not a verdict on the next (see Lost).
+func (s *Scheduler) Gen(e *Entry) (uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return e.gen, e.active
+}
+
+// Lost declares the registration gen of e lost, with err (to wrap ErrGone), as a renewal that found
+// the owner gone would: it unregisters e and runs OnLost. It does nothing, returning false, if that
+// registration has ended (removed, lost, or added again since). It does not block on I/O.
+func (s *Scheduler) Lost(e *Entry, gen uint64, err error) bool {
+	s.mu.Lock()
+	if !e.active || e.gen != gen {
+		s.mu.Unlock()
+		return false
+	}
+	s.deactivate(e)
+	s.mu.Unlock()
+	s.tell([]*Entry{e}, err)
+	return true
+}
+
+// OnAdd makes every later Add call fn with the entry and its generation, after registering it (on
+// the caller's goroutine; fn must not block or call back into the Scheduler). Call it before the
+// Scheduler is used.
+func (s *Scheduler) OnAdd(fn func(e *Entry, gen uint64)) { s.onAdd = fn }
 
 // Active reports whether e is registered: added, and not yet removed, lost or ended.
 func (s *Scheduler) Active(e *Entry) bool {

@@ -6,7 +6,7 @@
 --
 -- KEYS[1]    lock hash of the first entry, KEYS[2] its tag "{<key>}"; KEYS[2i-1], KEYS[2i] those
 --            of entry i (on Cluster all keys of one call are in one slot)
--- ARGV[1]    lease in milliseconds
+-- ARGV[1]    lease in milliseconds; 0: check only, nothing is written (internal/track)
 -- ARGV[2]    side: "r" read holds, "x" write holds
 -- ARGV[i+2]  owner id of entry i
 --
@@ -22,7 +22,11 @@ for i = 1, #KEYS / 2 do
   -- pcall: a key recreated with another type must not fail the renewal of the whole batch.
   local ok, s = pcall(rr_load, key)
   if ok and s then
-    if side == 'x' and s.writer == owner then
+    if leaseMs == 0 then
+      if (side == 'x' and s.writer == owner) or (side == 'r' and s.readers[owner]) then
+        out[i] = 1
+      end
+    elseif side == 'x' and s.writer == owner then
       rr_expire(key, tag, s, leaseMs)
       out[i] = 1
     elseif side == 'r' and s.readers[owner] then

@@ -1,7 +1,8 @@
 -- lock_renew.lua: extend the TTL of many watchdog locks in one call. Formats: lock_value.lua.
 --
 -- KEYS[1..n] lock keys (on Cluster all keys of one call are in one slot)
--- ARGV[1]     lease in milliseconds
+-- ARGV[1]     lease in milliseconds; 0: check only, nothing is written (the tracker's read: see
+--             internal/track)
 -- ARGV[i+1]   owner id expected to hold KEYS[i]
 --
 -- returns     array of integers, one per key: 1 renewed, 0 the owner no longer holds it (nothing changed)
@@ -13,7 +14,9 @@ for i, key in ipairs(KEYS) do
   -- pcall: a key recreated with another type must not fail the renewal of the whole batch.
   local cur = redis.pcall('GET', key)
   if type(cur) == 'string' and lock_decode(cur) == ARGV[i + 1] then
-    redis.call('PEXPIRE', key, leaseMs)
+    if leaseMs ~= '0' then
+      redis.call('PEXPIRE', key, leaseMs)
+    end
     out[i] = 1
   else
     out[i] = 0

@@ -2,7 +2,8 @@
 -- many waiting writers. Format: rw_value.lua.
 --
 -- KEYS[1..n] lock hashes (on Cluster all keys of one call are in one slot)
--- ARGV[1]     lease (or waiter timeout) in ms
+-- ARGV[1]     lease (or waiter timeout) in ms; 0 with "r" or "x": check only, nothing is written
+--             (the tracker's read: see internal/track)
 -- ARGV[2]     what: "r" reader holds, "x" writer holds, "ww" waiting writers, "wr" waiting readers
 -- ARGV[i+2]   owner id of KEYS[i]
 --
@@ -20,7 +21,11 @@ for i, key in ipairs(KEYS) do
   -- pcall: a key recreated with another type must not fail the renewal of the whole batch.
   local ok, s = pcall(rw_load, key, now)
   if ok and s then
-    if what == 'r' and s.readers[owner] then
+    if leaseMs == 0 then
+      if (what == 'r' and s.readers[owner]) or (what == 'x' and s.writer and s.writer.owner == owner) then
+        out[i] = 2 -- held; 2: nothing to store
+      end
+    elseif what == 'r' and s.readers[owner] then
       local r = s.readers[owner]
       r.expiry = now + leaseMs
       redis.call('HSET', key, 'r:' .. owner, r.levels .. '|' .. r.expiry)
@@ -41,6 +46,8 @@ for i, key in ipairs(KEYS) do
     end
     if out[i] == 1 then
       rw_store(key, now, s)
+    elseif out[i] == 2 then
+      out[i] = 1
     end
   end
 end

@@ -2,7 +2,7 @@
 -- Format: sem_value.lua.
 --
 -- KEYS[1..n]  the leased permits of permit i (on Cluster all keys of one call are in one slot)
--- ARGV[1]     lease in ms
+-- ARGV[1]     lease in ms; 0: check only, nothing is written (the tracker's read: internal/track)
 -- ARGV[i+1]   permit i's id
 --
 -- returns     array of integers, one per permit: 1 renewed (or its lease already ends later); 0 it is
@@ -20,7 +20,9 @@ for i, leases in ipairs(KEYS) do
   if ok and score and tonumber(score) > now then
     -- GT: a renewal never shortens a lease (a longer one set by SetLease stands), so no lease ever
     -- ends sooner than the waiters were told (see sem_nudge).
-    redis.call('ZADD', leases, 'XX', 'GT', now + leaseMs, ARGV[i + 1])
+    if leaseMs > 0 then
+      redis.call('ZADD', leases, 'XX', 'GT', now + leaseMs, ARGV[i + 1])
+    end
     out[i] = 1
   end
 end

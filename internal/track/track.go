@@ -1,0 +1,544 @@
+// Package track tells a Client at once when one of its holds disappears from Redis, instead of at
+// its next renewal: a deletion (a force unlock, DEL, UNLINK), a FLUSHALL, an eviction or an expiry,
+// a restart that lost the data, a failover to a replica without the key.
+//
+// It uses Redis's client tracking (Redis 6 and later): per master, one RESP3 connection of the
+// tracker's own with CLIENT TRACKING on. Reading a key on that connection makes the server
+// remember it; the next change to the key by anyone (or its expiry, eviction, a flush) sends an
+// invalidation push on the connection, once. The read is the hold's check itself: the renewal
+// script in its read-only mode, which says whether the owner still holds what it holds. So every
+// hold is, at all times, either being checked or tracked since its last check:
+//
+//   - a hold that has lived Delay is checked (holds shorter than that cost nothing);
+//   - an invalidation of its key checks it again (a change of our own, such as a renewal, costs one
+//     read);
+//   - when a connection is lost, every hold it tracked is checked again as soon as a connection to
+//     the key's master is open again: a restart or a failover that lost the key is found then.
+//
+// A check that finds the owner gone is the verdict of the master (the connection is to a node that
+// says it is a master), and the hold is declared lost (Config.Gone); nothing else is. A missed
+// invalidation (a push lost with its connection is made up for by the check after reconnecting)
+// costs at most the next renewal, which stays the backstop.
+package track
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/renew"
+)
+
+// Timing of the tracker.
+const (
+	// Delay is how long a hold lives before it is first checked and tracked.
+	Delay = 20 * time.Millisecond
+	// redialEvery is the pause between attempts to open a master's connection.
+	redialEvery = 100 * time.Millisecond
+	// pingEvery is how often an idle connection is pinged; a ping unanswered in pingTimeout breaks
+	// it (a paused or partitioned node sends no FIN).
+	pingEvery   = time.Second
+	pingTimeout = 2 * time.Second
+	// maxCheck is the largest number of holds checked in one pipeline.
+	maxCheck = 1000
+)
+
+// Config is what the tracker needs from its Client.
+type Config struct {
+	// Master returns the options of the master serving key, or an error if it is not known (the
+	// hold is then tried again later). It may block on the network (bounded by ctx).
+	Master func(ctx context.Context, key string) (*redis.Options, error)
+	// Reload asks for the Cluster slot map to be read again; nil elsewhere. It must not block.
+	Reload func()
+	// Check builds the read-only checks of holds, all served by one master: the commands, and for
+	// each command the holds it checks. The reply of command i is decoded by Decode.
+	Check func(items []*renew.Entry) (cmds [][]any, of [][]int)
+	// Decode reads the reply of one check command: one alive flag per hold it checks.
+	Decode func(reply any) ([]bool, error)
+	// Load is the SCRIPT LOAD command of the script a NOSCRIPT reply to cmd asks for.
+	Load func(cmd []any) []any
+	// Active reports whether e is registered, and its registration's generation.
+	Active func(e *renew.Entry) (gen uint64, ok bool)
+	// Gone declares the registration gen of e lost, with cause why.
+	Gone func(e *renew.Entry, gen uint64, why error)
+	Log  *slog.Logger
+}
+
+// Tracker tracks the holds of one Client. Create it with New, stop it with Close.
+type Tracker struct {
+	cfg Config
+
+	mu      sync.Mutex
+	fresh   []item // holds added, not yet checked (oldest first)
+	timer   *time.Timer
+	nodes   map[string]*node // by master address
+	closed  bool
+	checked uint64 // holds checked so far, for tests and stats
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+type item struct {
+	e   *renew.Entry
+	gen uint64
+	at  time.Time
+	why error // what a check that finds the owner gone reports
+}
+
+// New returns a tracker; it starts no goroutine and opens no connection until the first hold is due.
+func New(cfg Config) *Tracker {
+	t := &Tracker{cfg: cfg, nodes: map[string]*node{}, stop: make(chan struct{})}
+	t.timer = time.AfterFunc(time.Hour, t.due)
+	t.timer.Stop()
+	return t
+}
+
+// Add makes the registration gen of e tracked once it has lived Delay. It does not block.
+func (t *Tracker) Add(e *renew.Entry, gen uint64) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	t.fresh = append(t.fresh, item{e, gen, now, ErrChanged})
+	if len(t.fresh) == 1 {
+		t.timer.Reset(Delay)
+	}
+}
+
+// due hands the holds that have lived Delay to their masters' connections.
+func (t *Tracker) due() {
+	now := time.Now()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	n := 0
+	for n < len(t.fresh) && now.Sub(t.fresh[n].at) >= Delay {
+		n++
+	}
+	var ready []item
+	for _, it := range t.fresh[:n] {
+		if gen, ok := t.cfg.Active(it.e); ok && gen == it.gen {
+			ready = append(ready, it)
+		}
+	}
+	rest := copy(t.fresh, t.fresh[n:])
+	clear(t.fresh[rest:])
+	t.fresh = t.fresh[:rest]
+	if rest > 0 {
+		t.timer.Reset(Delay - now.Sub(t.fresh[0].at))
+	}
+	t.mu.Unlock()
+	if len(ready) > 0 {
+		t.place(ready)
+	}
+}
+
+// place hands items to the connections of their masters, resolving each key's master off the
+// tracker's lock (it may block on the network).
+func (t *Tracker) place(items []item) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	by := map[string][]item{}
+	opts := map[string]*redis.Options{}
+	for _, it := range items {
+		opt, err := t.cfg.Master(ctx, it.e.Key)
+		if err != nil {
+			t.cfg.Log.Debug("redisson: tracking: master unknown", "key", it.e.Key, "err", err)
+			opt = nil
+		}
+		addr := ""
+		if opt != nil {
+			addr = opt.Addr
+			opts[addr] = opt
+		}
+		by[addr] = append(by[addr], it)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	for addr, its := range by {
+		if addr == "" { // no master known: try again in a while, through a node of its own
+			t.nodeLocked("", nil).queue(its)
+			continue
+		}
+		t.nodeLocked(addr, opts[addr]).queue(its)
+	}
+}
+
+// nodeLocked returns the node of addr, starting it if new. Called with t.mu held.
+func (t *Tracker) nodeLocked(addr string, opt *redis.Options) *node {
+	n := t.nodes[addr]
+	if n == nil {
+		n = &node{t: t, addr: addr, opt: opt, keys: map[string][]item{}, kick: make(chan struct{}, 1)}
+		t.nodes[addr] = n
+		t.wg.Add(1)
+		go n.run()
+	}
+	return n
+}
+
+// Checked reports how many hold checks were made so far.
+func (t *Tracker) Checked() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.checked
+}
+
+// Conns reports the open tracking connections.
+func (t *Tracker) Conns() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, nd := range t.nodes {
+		nd.mu.Lock()
+		if nd.c != nil {
+			n++
+		}
+		nd.mu.Unlock()
+	}
+	return n
+}
+
+// Close closes the connections and waits for the tracker's goroutines.
+func (t *Tracker) Close() {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		t.wg.Wait()
+		return
+	}
+	t.closed = true
+	t.timer.Stop()
+	t.fresh = nil
+	close(t.stop)
+	t.mu.Unlock()
+	t.wg.Wait()
+}
+
+// node tracks the holds served by one master (addr "": holds whose master was not known).
+type node struct {
+	t    *Tracker
+	addr string
+	opt  *redis.Options
+
+	mu      sync.Mutex
+	c       *conn             // nil while disconnected
+	keys    map[string][]item // holds tracked on c, by key (every key of each hold)
+	todo    []item            // holds to check
+	flushed bool              // an invalidation of every key came
+	kick    chan struct{}
+}
+
+// queue adds items to the holds to check. It does not block.
+func (n *node) queue(items []item) {
+	n.mu.Lock()
+	n.todo = append(n.todo, items...)
+	n.mu.Unlock()
+	n.wake()
+}
+
+func (n *node) wake() {
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+// invalidated is the connection's push handler: the holds of keys (nil: all) are checked again.
+func (n *node) invalidated(keys []string) {
+	n.mu.Lock()
+	if keys == nil {
+		n.flushed = true
+	}
+	for _, k := range keys {
+		if its, ok := n.keys[k]; ok {
+			delete(n.keys, k)
+			for _, it := range its {
+				it.why = ErrChanged
+				n.todo = append(n.todo, it)
+			}
+		}
+	}
+	n.mu.Unlock()
+	n.wake()
+}
+
+// run keeps the connection open and checks the holds queued, until Close.
+func (n *node) run() {
+	defer n.t.wg.Done()
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	for {
+		if n.addr == "" { // master unknown: place the holds again in a while
+			select {
+			case <-n.t.stop:
+				return
+			case <-time.After(redialEvery):
+			}
+			n.rehome()
+			continue
+		}
+		n.mu.Lock()
+		c := n.c
+		n.mu.Unlock()
+		if c == nil {
+			if !n.connect() {
+				select {
+				case <-n.t.stop:
+					return
+				case <-time.After(redialEvery):
+				}
+				continue
+			}
+			continue
+		}
+		select {
+		case <-n.t.stop:
+			c.close()
+			<-c.done
+			return
+		case <-c.done:
+			n.lost(c, c.err)
+		case <-n.kick:
+			n.check(c)
+		case <-ping.C:
+			ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+			if _, err := c.do(ctx, []any{"PING"}); err != nil {
+				n.lost(c, err)
+			}
+			cancel()
+		}
+	}
+}
+
+// connect opens the connection; every hold of the node is then checked (and tracked) anew. A node
+// that cannot be reached for long hands its holds back to be placed again (a Cluster failover
+// moves their slots elsewhere).
+func (n *node) connect() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := dial(ctx, n.opt, n.invalidated)
+	if err != nil {
+		n.t.cfg.Log.Debug("redisson: tracking: cannot connect", "addr", n.addr, "err", err)
+		if n.t.cfg.Reload != nil {
+			n.t.cfg.Reload()
+			n.rehome()
+		}
+		return false
+	}
+	n.mu.Lock()
+	n.c = c
+	n.flushed = false
+	n.mu.Unlock()
+	n.wake()
+	return true
+}
+
+// lost drops a broken connection: every hold it tracked is to be checked on the next one.
+func (n *node) lost(c *conn, err error) {
+	c.close()
+	<-c.done
+	n.t.cfg.Log.Debug("redisson: tracking: connection lost", "addr", n.addr, "err", err)
+	n.mu.Lock()
+	n.c = nil
+	n.requeueAllLocked(ErrReconnected)
+	n.mu.Unlock()
+}
+
+// requeueAllLocked moves every tracked hold to the holds to check, for why. Called with n.mu held.
+func (n *node) requeueAllLocked(why error) {
+	seen := map[*renew.Entry]bool{}
+	for k, its := range n.keys {
+		for _, it := range its {
+			if !seen[it.e] {
+				seen[it.e] = true
+				it.why = why
+				n.todo = append(n.todo, it)
+			}
+		}
+		delete(n.keys, k)
+	}
+}
+
+// rehome takes the node's holds to check and places them again (their master may have changed).
+func (n *node) rehome() {
+	n.mu.Lock()
+	if n.addr != "" {
+		n.requeueAllLocked(ErrReconnected)
+	}
+	its := n.todo
+	n.todo = nil
+	n.mu.Unlock()
+	if len(its) > 0 {
+		n.t.place(n.live(its))
+	}
+}
+
+// live returns the items still registered, each once.
+func (n *node) live(its []item) []item {
+	out := its[:0:0]
+	seen := map[*renew.Entry]bool{}
+	for _, it := range its {
+		if gen, ok := n.t.cfg.Active(it.e); ok && gen == it.gen && !seen[it.e] {
+			seen[it.e] = true
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// check checks the holds queued on c: each is first recorded as tracked under its keys (so that an
+// invalidation arriving while its check is out queues it again), then read.
+func (n *node) check(c *conn) {
+	for {
+		n.mu.Lock()
+		if n.flushed {
+			n.flushed = false
+			n.requeueAllLocked(ErrFlushed)
+		}
+		its := n.todo
+		if len(its) > maxCheck {
+			n.todo = append([]item(nil), its[maxCheck:]...)
+			its = its[:maxCheck]
+		} else {
+			n.todo = nil
+		}
+		n.mu.Unlock()
+		its = n.live(its)
+		if len(its) == 0 {
+			n.mu.Lock()
+			more := len(n.todo) > 0 || n.flushed
+			n.mu.Unlock()
+			if !more {
+				return
+			}
+			continue
+		}
+		n.mu.Lock()
+		for _, it := range its {
+			for _, k := range keysOf(it.e) {
+				n.keys[k] = append(n.keys[k], it)
+			}
+		}
+		n.mu.Unlock()
+		if err := n.send(c, its); err != nil {
+			n.lost(c, err)
+			return
+		}
+	}
+}
+
+func keysOf(e *renew.Entry) []string {
+	if e.Keys != nil {
+		return e.Keys
+	}
+	return []string{e.Key}
+}
+
+// send sends the checks of its on c and acts on the verdicts.
+func (n *node) send(c *conn, its []item) error {
+	entries := make([]*renew.Entry, len(its))
+	for i, it := range its {
+		entries[i] = it.e
+	}
+	cmds, of := n.t.cfg.Check(entries)
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	replies, err := c.do(ctx, cmds...)
+	if err != nil {
+		return err
+	}
+	n.t.mu.Lock()
+	n.t.checked += uint64(len(its))
+	n.t.mu.Unlock()
+	var again []item // a script to load first, or a slot served elsewhere
+	var reload []any
+	for i, r := range replies {
+		alive, err := n.t.cfg.Decode(r)
+		if err != nil || len(alive) != len(of[i]) {
+			var re replyError
+			if errors.As(err, &re) && len(re) >= 8 && re[:8] == "NOSCRIPT" {
+				reload = n.t.cfg.Load(cmds[i])
+				for _, j := range of[i] {
+					again = append(again, its[j])
+				}
+				continue
+			}
+			// MOVED, ASK, an error: not a verdict. Place it again (its slot may have moved).
+			n.t.cfg.Log.Debug("redisson: tracking: check failed", "addr", n.addr, "err", err)
+			n.untrack(its, of[i])
+			moved := make([]item, 0, len(of[i]))
+			for _, j := range of[i] {
+				moved = append(moved, its[j])
+			}
+			go func() { // off the node's goroutine: place may wait for this node's lock
+				time.Sleep(redialEvery)
+				n.t.place(n.live(moved))
+			}()
+			continue
+		}
+		for k, j := range of[i] {
+			if !alive[k] {
+				n.untrack(its, []int{j})
+				n.t.cfg.Gone(its[j].e, its[j].gen, its[j].why)
+			}
+		}
+	}
+	if reload != nil {
+		if _, err := c.do(ctx, reload); err != nil {
+			return err
+		}
+		n.untrack(again, nil)
+		n.queue(again)
+	}
+	return nil
+}
+
+// untrack forgets its[j] for each j of idx (all of its when idx is nil).
+func (n *node) untrack(its []item, idx []int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	drop := func(it item) {
+		for _, k := range keysOf(it.e) {
+			l := n.keys[k]
+			for i := range l {
+				if l[i].e == it.e {
+					l = append(l[:i], l[i+1:]...)
+					break
+				}
+			}
+			if len(l) == 0 {
+				delete(n.keys, k)
+			} else {
+				n.keys[k] = l
+			}
+		}
+	}
+	if idx == nil {
+		for _, it := range its {
+			drop(it)
+		}
+		return
+	}
+	for _, j := range idx {
+		drop(its[j])
+	}
+}
+
+// Causes of the losses the tracker finds: what preceded the check that found the owner gone.
+var (
+	ErrChanged     = errors.New("its key was deleted or changed hands (a force unlock, DEL, UNLINK, expiry or eviction), seen at once by client tracking")
+	ErrFlushed     = errors.New("the database was flushed (FLUSHALL, FLUSHDB), seen at once by client tracking")
+	ErrReconnected = errors.New("its key was gone when its master answered again (a restart or a failover that lost it)")
+)

@@ -1,0 +1,135 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/renew"
+	"github.com/goredisson/redisson/internal/scripts"
+	"github.com/goredisson/redisson/internal/track"
+)
+
+// Loss tracking (DESIGN §7a): a hold is told at once when its key changes or its master comes
+// back without it, through internal/track; the renewals stay the backstop.
+
+// newTracker returns the tracker of c's holds, or nil when tracking is off (WithLossTracking) or
+// rdb is of a type whose masters the library cannot dial on its own.
+func (c *Client) newTracker() *track.Tracker {
+	if !c.cfg.tracking {
+		return nil
+	}
+	cfg := track.Config{
+		Check:  c.trackChecks,
+		Decode: decodeChecks,
+		Load: func(cmd []any) []any {
+			return []any{"SCRIPT", "LOAD", scripts.Source(checkScripts[cmd[1].(string)])}
+		},
+		Active: c.sched.Gen,
+		Gone: func(e *renew.Entry, gen uint64, why error) {
+			c.sched.Lost(e, gen, fmt.Errorf("%w: %w", renew.ErrGone, why))
+		},
+		Log: c.cfg.logger,
+	}
+	switch r := c.rdb.(type) {
+	case *redis.Client:
+		opt := r.Options()
+		cfg.Master = func(context.Context, string) (*redis.Options, error) { return opt, nil }
+	case *redis.ClusterClient:
+		var last atomic.Int64
+		cfg.Master = func(ctx context.Context, key string) (*redis.Options, error) {
+			n, err := r.MasterForKey(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			return n.Options(), nil
+		}
+		// At most four reloads a second: a failover must be found within a second of its end.
+		cfg.Reload = func() {
+			now := time.Now().UnixNano()
+			if l := last.Load(); now-l >= int64(250*time.Millisecond) && last.CompareAndSwap(l, now) {
+				r.ReloadState(context.Background())
+			}
+		}
+	default:
+		return nil
+	}
+	t := track.New(cfg)
+	c.sched.OnAdd(func(e *renew.Entry, gen uint64) {
+		if renewKinds[e.Kind].hold {
+			t.Add(e, gen)
+		}
+	})
+	return t
+}
+
+// checkScripts are the renewal scripts by hash, for the tracker's SCRIPT LOAD after NOSCRIPT.
+var checkScripts = func() map[string]*redis.Script {
+	m := map[string]*redis.Script{}
+	for _, k := range renewKinds {
+		m[k.script.Hash()] = k.script
+	}
+	return m
+}()
+
+// trackChecks builds the read-only checks of entries, all served by one master: the renewal
+// scripts of their kinds with lease 0 (check only), one call per kind and slot, at most
+// renew.BatchSize entries each.
+func (c *Client) trackChecks(entries []*renew.Entry) (cmds [][]any, of [][]int) {
+	type group struct{ kind, slot int }
+	idx := map[group][]int{}
+	var order []group
+	for i, e := range entries {
+		g := group{e.Kind, e.Group}
+		if _, ok := idx[g]; !ok {
+			order = append(order, g)
+		}
+		idx[g] = append(idx[g], i)
+	}
+	for _, g := range order {
+		all := idx[g]
+		for len(all) > 0 {
+			n := min(len(all), renew.BatchSize)
+			part := all[:n]
+			all = all[n:]
+			batch := make([]*renew.Entry, n)
+			for k, i := range part {
+				batch[k] = entries[i]
+			}
+			script, keys, args := renewCallWith(batch, 0)
+			cmd := make([]any, 0, 3+len(keys)+len(args))
+			cmd = append(cmd, "EVALSHA", script.Hash(), len(keys))
+			for _, k := range keys {
+				cmd = append(cmd, k)
+			}
+			cmd = append(cmd, args...)
+			cmds = append(cmds, cmd)
+			of = append(of, part)
+		}
+	}
+	return cmds, of
+}
+
+// decodeChecks reads a check's reply: one 1 (held) or 0 per entry.
+func decodeChecks(reply any) ([]bool, error) {
+	if err, ok := reply.(error); ok {
+		return nil, err
+	}
+	l, ok := reply.([]any)
+	if !ok {
+		return nil, errors.New("redisson: tracking: unexpected check reply")
+	}
+	alive := make([]bool, len(l))
+	for i, v := range l {
+		n, ok := v.(int64)
+		if !ok {
+			return nil, errors.New("redisson: tracking: unexpected check reply")
+		}
+		alive[i] = n == 1
+	}
+	return alive, nil
+}
