@@ -110,3 +110,11 @@ func RedissonBloomEstimate(m int64, k int, x int64) int64 { return redissonEstim
 
 // LocalWaiting reports whether a goroutine of c waits in the local queue of its Lock name.
 func LocalWaiting(c *Client, name string) bool { return c.gates.Head(c.Lock(name).gateName) != nil }
+
+// TrackerChecks reports how many hold checks c's loss tracker has made (0 without one).
+func TrackerChecks(c *Client) uint64 {
+	if c.tracker == nil {
+		return 0
+	}
+	return c.tracker.Checked()
+}

@@ -498,6 +498,12 @@ func (o *owner) lost(reason error) {
 	}
 	o.mu.Lock()
 	if o.finalizing && errors.Is(reason, renew.ErrGone) {
+		if trackerVerdict(reason) {
+			// The final release changes the key itself: what the tracker saw is most likely this
+			// release's own doing, and the release's answer decides.
+			o.mu.Unlock()
+			return
+		}
 		if o.pending == nil {
 			o.pending = reason
 		}

@@ -348,6 +348,10 @@ func (lp *leasedPermit) lost(reason error) {
 	set := lp.set
 	set.mu.Lock()
 	if lp.releasing > 0 && errors.Is(reason, renew.ErrGone) {
+		if trackerVerdict(reason) { // most likely the release's own doing: its answer decides
+			set.mu.Unlock()
+			return
+		}
 		if lp.pending == nil {
 			lp.pending = reason
 		}

@@ -133,3 +133,9 @@ func decodeChecks(reply any) ([]bool, error) {
 	}
 	return alive, nil
 }
+
+// trackerVerdict reports whether err is a loss the tracker found (rather than a renewal): one that
+// an owner's own release in flight may have caused, since the tracker sees every change to the key.
+func trackerVerdict(err error) bool {
+	return errors.Is(err, track.ErrChanged) || errors.Is(err, track.ErrFlushed) || errors.Is(err, track.ErrReconnected)
+}

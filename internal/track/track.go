@@ -24,6 +24,7 @@ package track
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -39,9 +40,12 @@ const (
 	Delay = 20 * time.Millisecond
 	// redialEvery is the pause between attempts to open a master's connection.
 	redialEvery = 100 * time.Millisecond
-	// pingEvery is how often an idle connection is pinged; a ping unanswered in pingTimeout breaks
-	// it (a paused or partitioned node sends no FIN).
-	pingEvery   = time.Second
+	// pingEvery is how often a connection that tracks holds asks its node for its role (idlePings
+	// times less often one that tracks none); a ping unanswered in pingTimeout breaks it (a paused or
+	// partitioned node sends no FIN), as does an answer other than "master" (a failover that
+	// demoted the node without closing its connections).
+	pingEvery   = 250 * time.Millisecond
+	idlePings   = 8
 	pingTimeout = 2 * time.Second
 	// maxCheck is the largest number of holds checked in one pipeline.
 	maxCheck = 1000
@@ -120,6 +124,8 @@ func (t *Tracker) due() {
 		t.mu.Unlock()
 		return
 	}
+	t.wg.Add(1) // Close waits for this call
+	defer t.wg.Done()
 	n := 0
 	for n < len(t.fresh) && now.Sub(t.fresh[n].at) >= Delay {
 		n++
@@ -174,6 +180,25 @@ func (t *Tracker) place(items []item) {
 		}
 		t.nodeLocked(addr, opts[addr]).queue(its)
 	}
+}
+
+// later runs f after redialEvery on a goroutine of its own (off a node's goroutine: f may wait for
+// the node), unless Close comes first; Close waits for it.
+func (t *Tracker) later(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		select {
+		case <-t.stop:
+		case <-time.After(redialEvery):
+			f()
+		}
+	}()
 }
 
 // nodeLocked returns the node of addr, starting it if new. Called with t.mu held.
@@ -279,6 +304,7 @@ func (n *node) run() {
 	defer n.t.wg.Done()
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
+	idle := 0
 	for {
 		if n.addr == "" { // master unknown: place the holds again in a while
 			select {
@@ -313,13 +339,34 @@ func (n *node) run() {
 		case <-n.kick:
 			n.check(c)
 		case <-ping.C:
-			ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
-			if _, err := c.do(ctx, []any{"PING"}); err != nil {
-				n.lost(c, err)
+			n.mu.Lock()
+			busy := len(n.keys) > 0
+			n.mu.Unlock()
+			if idle++; busy || idle >= idlePings {
+				idle = 0
+				if err := n.ping(c); err != nil {
+					n.lost(c, err)
+				}
 			}
-			cancel()
 		}
 	}
+}
+
+// ping asks the node for its role: a connection that does not answer, or whose node is no longer
+// a master (a failover demoted it, keeping its connections), is dropped, and the holds it tracked
+// are checked again where their keys' master now is.
+func (n *node) ping(c *conn) error {
+	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
+	defer cancel()
+	r, err := c.do(ctx, []any{"ROLE"})
+	if err != nil {
+		return err
+	}
+	l, _ := r[0].([]any)
+	if len(l) == 0 || l[0] != "master" {
+		return fmt.Errorf("%w: %s now answers ROLE with %v", errRole, n.addr, r[0])
+	}
+	return nil
 }
 
 // connect opens the connection; every hold of the node is then checked (and tracked) anew. A node
@@ -482,10 +529,7 @@ func (n *node) send(c *conn, its []item) error {
 			for _, j := range of[i] {
 				moved = append(moved, its[j])
 			}
-			go func() { // off the node's goroutine: place may wait for this node's lock
-				time.Sleep(redialEvery)
-				n.t.place(n.live(moved))
-			}()
+			n.t.later(func() { n.t.place(n.live(moved)) })
 			continue
 		}
 		for k, j := range of[i] {

@@ -1,0 +1,201 @@
+package redisson_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// The immediate loss signal (WithLossTracking, on by default): a hold is told within 100ms of its
+// key being deleted, flushed or expired, and within a second of its server coming back empty,
+// with the default watchdog (whose renewals would tell only 10s later).
+
+// signalHolds are the kinds that hold, by how a hold of each is taken.
+var signalHolds = []struct {
+	kind   string
+	compat bool
+	take   func(t *testing.T, c *redisson.Client, name string) context.Context
+}{
+	{"Lock", false, lockHold("Lock")},
+	{"FairLock", false, lockHold("FairLock")},
+	{"FencedLock", false, lockHold("FencedLock")},
+	{"SpinLock", false, lockHold("SpinLock")},
+	{"ReadWriteLock/write", false, lockHold("ReadWriteLock")},
+	{"ReadWriteLock/read", false, readHold},
+	{"MultiLock", false, lockHold("MultiLock")},
+	{"PermitExpirableSemaphore", false, permitHold},
+	{"CompatLock", true, lockHold("CompatLock")},
+	{"CompatFairLock", true, lockHold("CompatFairLock")},
+	{"CompatReadWriteLock/write", true, lockHold("CompatReadWriteLock")},
+	{"CompatReadWriteLock/read", true, readHold},
+}
+
+func lockHold(kind string) func(t *testing.T, c *redisson.Client, name string) context.Context {
+	return func(t *testing.T, c *redisson.Client, name string) context.Context {
+		return mustLock(t, lockOf(c, kind, name), t.Context()).Context()
+	}
+}
+
+func readHold(t *testing.T, c *redisson.Client, name string) context.Context {
+	h, err := c.ReadWriteLock(name).RLock(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.Context()
+}
+
+func permitHold(t *testing.T, c *redisson.Client, name string) context.Context {
+	s := c.PermitExpirableSemaphore(name)
+	if _, err := s.TrySetPermits(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.AcquireHeld(t.Context(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.Context()
+}
+
+// keysOf returns every key of the object name on rdb.
+func keysOf(t *testing.T, rdb redis.UniversalClient, name string) []string {
+	t.Helper()
+	keys, err := rdb.Keys(t.Context(), "*"+name+"*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("keys of %q: %v %v", name, keys, err)
+	}
+	return keys
+}
+
+// toldWithin waits for ctx (a hold's) to end, and fails the test unless it ended within bound of
+// since, with a cause matching ErrLockLost that names want. It returns the latency.
+func toldWithin(t *testing.T, ctx context.Context, since time.Time, bound time.Duration, want string) time.Duration {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(bound + 5*time.Second): // far past the bound: report it, don't hang
+	}
+	took := time.Since(since)
+	cause := context.Cause(ctx)
+	if ctx.Err() == nil {
+		t.Fatalf("not told within %v", bound+5*time.Second)
+	}
+	if took > bound {
+		t.Errorf("told after %v; the bound is %v (cause %v)", took, bound, cause)
+	}
+	if !errors.Is(cause, redisson.ErrLockLost) || !strings.Contains(cause.Error(), want) {
+		t.Errorf("cause %v; want ErrLockLost saying %q", cause, want)
+	}
+	return took
+}
+
+// TestLossSignalledAtOnce covers every kind that holds × every way its key can disappear, on
+// standalone: each row takes a hold with the default watchdog, waits until the tracker has checked
+// it (so the signal comes from an invalidation, not the first check), makes the key disappear,
+// and measures the time from the event's reply to the hold's context ending.
+func TestLossSignalledAtOnce(t *testing.T) {
+	events := []struct {
+		name  string
+		bound time.Duration
+		want  string
+		do    func(t *testing.T, srv *redistest.Server, admin *redis.Client, other *redisson.Client, kind, name string)
+	}{
+		{"ForceUnlock", 100 * time.Millisecond, "client tracking", func(t *testing.T, _ *redistest.Server, _ *redis.Client, other *redisson.Client, kind, name string) {
+			forceUnlock(t, other, kind, name)
+		}},
+		{"DEL", 100 * time.Millisecond, "client tracking", func(t *testing.T, _ *redistest.Server, admin *redis.Client, _ *redisson.Client, _, name string) {
+			mustDo(t, "DEL", admin.Del(t.Context(), keysOf(t, admin, name)...).Err())
+		}},
+		{"UNLINK", 100 * time.Millisecond, "client tracking", func(t *testing.T, _ *redistest.Server, admin *redis.Client, _ *redisson.Client, _, name string) {
+			mustDo(t, "UNLINK", admin.Unlink(t.Context(), keysOf(t, admin, name)...).Err())
+		}},
+		// Redis finds an expired key in its expiry cycle (10 times a second at the default hz), which
+		// is when it tells: 100ms of the bound for Redis, 100ms for the signal.
+		{"expiry", 200 * time.Millisecond, "client tracking", func(t *testing.T, _ *redistest.Server, admin *redis.Client, _ *redisson.Client, _, name string) {
+			for _, k := range keysOf(t, admin, name) {
+				mustDo(t, "PEXPIRE", admin.PExpire(t.Context(), k, time.Millisecond).Err())
+			}
+		}},
+		{"eviction", 100 * time.Millisecond, "client tracking", func(t *testing.T, _ *redistest.Server, admin *redis.Client, _ *redisson.Client, _, name string) {
+			ctx := t.Context()
+			mustDo(t, "CONFIG SET", admin.ConfigSet(ctx, "maxmemory-policy", "allkeys-random").Err())
+			mustDo(t, "CONFIG SET", admin.ConfigSet(ctx, "maxmemory", "1").Err())
+			_ = admin.Set(ctx, "evict-trigger", "x", 0).Err() // refused (OOM) once everything is evicted
+			mustDo(t, "CONFIG SET", admin.ConfigSet(ctx, "maxmemory", "0").Err())
+			if n, _ := admin.Exists(ctx, name).Result(); n != 0 {
+				t.Fatalf("key %q not evicted", name)
+			}
+		}},
+		{"FLUSHDB", 100 * time.Millisecond, "flushed", func(t *testing.T, _ *redistest.Server, admin *redis.Client, _ *redisson.Client, _, _ string) {
+			mustDo(t, "FLUSHDB", admin.FlushDB(t.Context()).Err())
+		}},
+		{"FLUSHALL", 100 * time.Millisecond, "flushed", func(t *testing.T, _ *redistest.Server, admin *redis.Client, _ *redisson.Client, _, _ string) {
+			mustDo(t, "FLUSHALL", admin.FlushAll(t.Context()).Err())
+		}},
+		{"restart", time.Second, "answered again", func(t *testing.T, srv *redistest.Server, _ *redis.Client, _ *redisson.Client, _, _ string) {
+			mustDo(t, "kill", srv.Kill())
+			mustDo(t, "restart", srv.Restart())
+		}},
+	}
+	for _, k := range signalHolds {
+		t.Run(k.kind, func(t *testing.T) {
+			t.Parallel()
+			var opts []redisson.Option
+			if k.compat {
+				opts = append(opts, redisson.WithRedissonCompat())
+			}
+			c, admin, srv := setup(t, opts...)
+			other := newClient(t, srv.Client(t), opts...)
+			for _, ev := range events {
+				if ev.name == "ForceUnlock" && k.kind == "PermitExpirableSemaphore" {
+					continue // a semaphore has no force unlock
+				}
+				name := "sig-" + strings.ReplaceAll(k.kind, "/", "-") + "-" + ev.name
+				before := redisson.TrackerChecks(c)
+				ctx := k.take(t, c, name)
+				eventually(t, 5*time.Second, "the hold checked", func() bool { return redisson.TrackerChecks(c) > before })
+				start := time.Now()
+				ev.do(t, srv, admin, other, k.kind, name)
+				if ev.name == "restart" {
+					start = time.Now() // from when the server accepts connections again
+				}
+				took := toldWithin(t, ctx, start, ev.bound, ev.want)
+				t.Logf("%s: told after %v", ev.name, took.Round(10*time.Microsecond))
+			}
+		})
+	}
+}
+
+// forceUnlock force-unlocks the object name of kind through c.
+func forceUnlock(t *testing.T, c *redisson.Client, kind, name string) {
+	t.Helper()
+	var err error
+	switch {
+	case strings.HasSuffix(kind, "/read") || strings.HasSuffix(kind, "/write"):
+		_, err = c.ReadWriteLock(name).ForceUnlock(t.Context())
+	default:
+		_, err = lockOf(c, kind, name).ForceUnlock(t.Context())
+	}
+	mustDo(t, "ForceUnlock", err)
+}
+
+// TestLossTrackingOffTellsAtRenewal: with WithLossTracking(false) nothing is tracked, and a deleted
+// key is found by the next renewal.
+func TestLossTrackingOffTellsAtRenewal(t *testing.T) {
+	c, admin, _ := setup(t, redisson.WithLossTracking(false), redisson.WithWatchdogTimeout(time.Second))
+	h := mustLock(t, c.Lock("sig-off"), t.Context())
+	mustDo(t, "DEL", admin.Del(t.Context(), "sig-off").Err())
+	<-h.Context().Done()
+	if cause := context.Cause(h.Context()); strings.Contains(cause.Error(), "client tracking") {
+		t.Fatalf("cause %v: tracked though off", cause)
+	}
+	if redisson.TrackerChecks(c) != 0 {
+		t.Fatal("a Client without tracking checked holds")
+	}
+}
