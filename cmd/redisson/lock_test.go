@@ -714,3 +714,41 @@ func TestCommandInheritsOnlyStandardDescriptors(t *testing.T) {
 		}
 	}
 }
+
+// With the default watchdog (renewals every 10s), a force unlock from another redisson process or
+// a deletion of the key terminates the command at once (the loss tracking of the library): SIGTERM
+// within 500ms, and redisson exits 70.
+func TestLossTerminatesTheCommandAtOnce(t *testing.T) {
+	t.Parallel()
+	for name, lose := range map[string]func(*testing.T, *redistest.Server, *redis.Client, string){
+		"unlock --force": func(t *testing.T, srv *redistest.Server, _ *redis.Client, key string) {
+			if code := start(t, srv, nil, "unlock", "--force", key).wait(t, 10*time.Second); code != 0 {
+				t.Fatalf("unlock --force exited %d", code)
+			}
+		},
+		"DEL": func(t *testing.T, _ *redistest.Server, rdb *redis.Client, key string) {
+			if err := rdb.Del(t.Context(), key).Err(); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, rdb, _ := server(t)
+			p, log := startTrapped(t, srv, true, "lock", "at-once")
+			lose(t, srv, rdb, "at-once")
+			lost := time.Now()
+			waitFor(t, 10*time.Second, "SIGTERM to the command", func() bool { return fileHas(log, "TERM") })
+			took := time.Since(lost)
+			if code := p.wait(t, 10*time.Second); code != exitLost {
+				t.Fatalf("exit %d, want %d (%s)", code, exitLost, p.stderr)
+			}
+			// The bound is on what the library promises (100ms) plus the CLI's signal and the
+			// command's trap, which polls every 50ms.
+			if took > 500*time.Millisecond {
+				t.Fatalf("SIGTERM %v after the loss; the bound is 500ms", took)
+			}
+			t.Logf("SIGTERM %v after the loss", took)
+		})
+	}
+}
