@@ -343,7 +343,8 @@
 //   - the watchdog: each side renews its own holds (Go: every third of WithWatchdogTimeout, checking
 //     that its owner still holds the hash; a ReadWriteLock's readers at least every third of the Java
 //     side's lockWatchdogTimeout, see below), so a Go holder keeps Java clients out and the reverse; a
-//     Go holder whose lock was deleted (a Java forceUnlock) is told, ErrLockLost, at its next renewal;
+//     Go holder whose lock was deleted (a Java forceUnlock) is told, ErrLockLost, at once (loss
+//     tracking, see "How fast a loss is told"), or at its next renewal without it;
 //   - wake-ups: every release that frees the lock, Go or Java, publishes "0", and every waiting
 //     Client of either side tries again; a Go waiter also tries again when the holder's lease would
 //     end (the TTL its last attempt saw) or at the re-poll interval, whichever comes first, so a lost
@@ -493,8 +494,9 @@
 //   - A process paused longer than the loss margin (GC, SIGSTOP, swapped out) may resume believing it
 //     holds a lock that expired and was taken by another; the loss signal arrives after the fact.
 //   - Redis replication is asynchronous: after a failover the new master may not have the lock, and a
-//     second owner can acquire it. The first owner's next renewal finds the lock gone and reports
-//     ErrLockLost (tested with a Sentinel set-up whose replication was cut), after the fact. A
+//     second owner can acquire it. The first owner is told (ErrLockLost) once the tracker's
+//     connection reaches the new master (see "How fast a loss is told"), or by its next renewal
+//     (tested with a Sentinel set-up whose replication was cut), after the fact. A
 //     coordinated failover (CLUSTER FAILOVER, SENTINEL FAILOVER) or a slot migration loses nothing.
 //     The replica-acknowledged mode (WithReplicaAcks) closes most of this gap: an acquisition is
 //     reported only once the required replicas acknowledged it (WAIT on the same connection), and a
@@ -507,6 +509,26 @@
 // Protect resources that must never see two writers with a fencing token checked by the resource
 // itself: a FencedLock issues a strictly increasing token with every acquisition, and FencedSet
 // refuses a write whose token is older than the last one accepted (see FencedLock).
+//
+// # How fast a loss is told
+//
+// The renewals find a lost hold at the latest: every third of the lease. Before that, each Client
+// tracks its holds with Redis's client tracking (WithLossTracking, on by default; internal/track):
+// one connection per master of its own (RESP3, CLIENT TRACKING on, Redis 6 or later), on which a
+// hold that has lived 20ms is checked (its renewal script in a read-only mode: is the owner still
+// there?), which makes the server remember the key; the next change to the key by anyone, its
+// expiry or eviction, or a flush sends an invalidation, and the hold is checked again. When the
+// connection breaks, or its node stops saying it is a master (ROLE, every 250ms while it tracks
+// holds), every hold it tracked is checked again as soon as the key's master answers: a restart
+// or failover that lost the key is found then. A hold is declared lost only by a check that finds
+// the owner gone on the master, with a cause matching ErrLockLost that says what preceded it; a
+// change the hold's own release makes is left to the release's answer. What it costs: per Client,
+// one connection and one goroutine per master; per hold that lives longer than 20ms, one read
+// when it starts and one after each renewal (the renewal changes the key too), and the key's entry
+// in the server's tracking table (freed with the next change to the key). Holds shorter than 20ms
+// cost nothing but a slice append. Where CLIENT TRACKING is refused (ACLs, a proxy that does not
+// pass RESP3 pushes), or on go-redis clients other than *redis.Client and *redis.ClusterClient,
+// the renewals alone tell.
 //
 // # Topologies
 //
