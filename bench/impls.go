@@ -64,6 +64,14 @@ func allImpls() []impl {
 			open:       openRedisson,
 		},
 		{
+			// The same Client without its loss tracking (WithLossTracking(false)): the cost of the
+			// immediate loss signal is the difference between this row and "redisson".
+			name:       "redisson-notrack",
+			settings:   "as redisson, with WithLossTracking(false): holds learn of a loss at their next renewal only",
+			scriptCmds: []string{"get", "pttl", "pexpire", "del", "publish"},
+			open:       openRedissonNoTrack,
+		},
+		{
 			name:       "redisson-fair",
 			settings:   "as redisson, with c.FairLock(name): every acquisition queues in Redis, first come first served",
 			scriptCmds: []string{"get", "pttl", "pexpire", "del", "publish", "time", "zadd", "zrem", "zrange", "zrangebyscore", "zscore", "exists"},
@@ -155,6 +163,16 @@ func (r *redissonLocker) close() error {
 }
 
 // openRedissonKind is openRedisson, handing out locks of kind (see redissonLocker).
+func openRedissonNoTrack(addr string, _ *config) (locker, error) {
+	rdb := redis.NewClient(goRedisOptions(addr))
+	c, err := redisson.New(rdb, redisson.WithLossTracking(false))
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	return &redissonLocker{rdb: rdb, c: c}, nil
+}
+
 func openRedissonKind(kind string) func(string, *config) (locker, error) {
 	return func(addr string, cfg *config) (locker, error) {
 		lk, err := openRedisson(addr, cfg)
