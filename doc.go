@@ -528,7 +528,9 @@
 // in the server's tracking table (freed with the next change to the key). Holds shorter than 20ms
 // cost nothing but a slice append. Where CLIENT TRACKING is refused (ACLs, a proxy that does not
 // pass RESP3 pushes), or on go-redis clients other than *redis.Client and *redis.ClusterClient,
-// the renewals alone tell.
+// the renewals alone tell. On a Cluster it is off unless WithLossTracking(true) is given: checks
+// of holds on many slots are one script call per slot, which doubles the masters' script load for
+// long holds (see WithLossTracking).
 //
 // # Topologies
 //

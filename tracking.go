@@ -17,8 +17,8 @@ import (
 // Loss tracking (DESIGN §7a): a hold is told at once when its key changes or its master comes
 // back without it, through internal/track; the renewals stay the backstop.
 
-// newTracker returns the tracker of c's holds, or nil when tracking is off (WithLossTracking) or
-// rdb is of a type whose masters the library cannot dial on its own.
+// newTracker returns the tracker of c's holds, or nil when tracking is off (WithLossTracking, and
+// by default on a Cluster) or rdb is of a type whose masters the library cannot dial on its own.
 func (c *Client) newTracker() *track.Tracker {
 	if !c.cfg.tracking {
 		return nil
@@ -40,6 +40,9 @@ func (c *Client) newTracker() *track.Tracker {
 		opt := r.Options()
 		cfg.Master = func(context.Context, string) (*redis.Options, error) { return opt, nil }
 	case *redis.ClusterClient:
+		if !c.cfg.trackingSet {
+			return nil // off by default on a Cluster: see WithLossTracking
+		}
 		var last atomic.Int64
 		cfg.Master = func(ctx context.Context, key string) (*redis.Options, error) {
 			n, err := r.MasterForKey(ctx, key)
