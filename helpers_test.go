@@ -25,6 +25,9 @@ import (
 // cleanups run last-in first-out).
 func newClient(tb testing.TB, rdb redis.UniversalClient, opts ...redisson.Option) *redisson.Client {
 	tb.Helper()
+	if _, ok := proxied.Load(rdb); ok {
+		opts = append([]redisson.Option{redisson.WithLossTracking(false)}, opts...)
+	}
 	c, err := redisson.New(rdb, opts...)
 	if err != nil {
 		tb.Fatalf("redisson.New: %v", err)
@@ -274,6 +277,12 @@ const (
 	dialFail
 )
 
+// proxied holds the go-redis clients made by proxiedClient: a Client over one of them (newClient)
+// has no loss tracking unless its test turns it on, since the tracker's connection (its checks, a
+// ROLE every 250ms) would go through the same proxy and dialer and take, at random, the faults a
+// test aims at one command. TestModel and the loss-signal tests drive the tracker under faults.
+var proxied sync.Map // *redis.Client → struct{}
+
 // proxiedClient returns a go-redis client for srv whose command connections go through p.
 func proxiedClient(t *testing.T, srv *redistest.Server, p *redistest.Proxy, mod ...func(*redis.Options)) (*redis.Client, *heldDialer) {
 	t.Helper()
@@ -283,6 +292,8 @@ func proxiedClient(t *testing.T, srv *redistest.Server, p *redistest.Proxy, mod 
 		o.Dialer = d.dial
 	}}, mod...)...)
 	t.Cleanup(d.resumeDials) // runs before rdb is closed
+	proxied.Store(rdb, struct{}{})
+	t.Cleanup(func() { proxied.Delete(rdb) })
 	return rdb, d
 }
 
