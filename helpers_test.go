@@ -25,7 +25,7 @@ import (
 // cleanups run last-in first-out).
 func newClient(tb testing.TB, rdb redis.UniversalClient, opts ...redisson.Option) *redisson.Client {
 	tb.Helper()
-	if _, ok := proxied.Load(rdb); ok {
+	if _, ok := proxied.Load(rdb); ok || throughProxy(rdb) {
 		opts = append([]redisson.Option{redisson.WithLossTracking(false)}, opts...)
 	}
 	c, err := redisson.New(rdb, opts...)
@@ -277,8 +277,15 @@ const (
 	dialFail
 )
 
-// proxied holds the go-redis clients made by proxiedClient: a Client over one of them (newClient)
-// has no loss tracking unless its test turns it on, since the tracker's connection (its checks, a
+// throughProxy reports whether rdb's connections go to a redistest Proxy.
+func throughProxy(rdb redis.UniversalClient) bool {
+	r, ok := rdb.(*redis.Client)
+	return ok && redistest.IsProxy(r.Options().Addr)
+}
+
+// proxied holds the go-redis clients made by proxiedClient: a Client over one of them, or over
+// any client connected to a redistest Proxy (newClient), has no loss tracking unless its test
+// turns it on, since the tracker's connection (its checks, a
 // ROLE every 250ms) would go through the same proxy and dialer and take, at random, the faults a
 // test aims at one command. TestModel and the loss-signal tests drive the tracker under faults.
 var proxied sync.Map // *redis.Client → struct{}

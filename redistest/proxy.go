@@ -98,7 +98,19 @@ func StartProxy(target string) (*Proxy, error) {
 	}
 	p.wg.Add(1)
 	go p.acceptLoop()
+	proxies.Store(p.Addr(), p)
 	return p, nil
+}
+
+// proxies holds the open proxies by address (see IsProxy).
+var proxies sync.Map
+
+// IsProxy reports whether addr is the address of a Proxy of this process that is not closed: a
+// test helper can tell a client whose connections go through a proxy (whose faults the test aims
+// at its commands) from one connected to a server directly. It does not block.
+func IsProxy(addr string) bool {
+	_, ok := proxies.Load(addr)
+	return ok
 }
 
 // Addr returns the address clients should connect to, "127.0.0.1:PORT".
@@ -207,6 +219,7 @@ func (p *Proxy) Close() error {
 	first := false
 	p.closeOnce.Do(func() {
 		first = true
+		proxies.Delete(p.Addr())
 		p.mu.Lock()
 		p.closed = true
 		p.mu.Unlock()
