@@ -513,7 +513,7 @@
 // # How fast a loss is told
 //
 // The renewals find a lost hold at the latest: every third of the lease. Before that, each Client
-// tracks its holds with Redis's client tracking (WithLossTracking, on by default; internal/track):
+// tracks its holds with Redis's client tracking (WithLossTracking(true); internal/track):
 // one connection per master of its own (RESP3, CLIENT TRACKING on, Redis 6 or later), on which a
 // hold that has lived 20ms is checked (its renewal script in a read-only mode: is the owner still
 // there?), which makes the server remember the key; the next change to the key by anyone, its
@@ -528,9 +528,8 @@
 // in the server's tracking table (freed with the next change to the key). Holds shorter than 20ms
 // cost nothing but a slice append. Where CLIENT TRACKING is refused (ACLs, a proxy that does not
 // pass RESP3 pushes), or on go-redis clients other than *redis.Client and *redis.ClusterClient,
-// the renewals alone tell. On a Cluster it is off unless WithLossTracking(true) is given: checks
-// of holds on many slots are one script call per slot, which doubles the masters' script load for
-// long holds (see WithLossTracking).
+// the renewals alone tell. It is off unless WithLossTracking(true) is given, in this release: its
+// checks, one read per renewal, are not yet folded into the renewals (see WithLossTracking).
 //
 // # Topologies
 //

@@ -146,7 +146,7 @@ func TestLossSignalledAtOnce(t *testing.T) {
 	for _, k := range signalHolds {
 		t.Run(k.kind, func(t *testing.T) {
 			t.Parallel()
-			var opts []redisson.Option
+			opts := []redisson.Option{redisson.WithLossTracking(true)}
 			if k.compat {
 				opts = append(opts, redisson.WithRedissonCompat())
 			}

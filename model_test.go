@@ -697,7 +697,7 @@ func newModelRun(ctx context.Context, proc int, seed int64, deadline time.Time, 
 		}
 		c := &modelClient{idx: i, key: fmt.Sprintf("p%dc%d", proc, i), proxy: p, acked: i == acked}
 		opts := []redisson.Option{redisson.WithWatchdogTimeout(modelWatchdog), redisson.WithRepollInterval(modelRepoll),
-			redisson.WithWaiterTimeout(modelWatchdog), redisson.WithLogger(slog.New(modelWarnCounter{r}))}
+			redisson.WithWaiterTimeout(modelWatchdog), redisson.WithLogger(slog.New(modelWarnCounter{r})), redisson.WithLossTracking(true)}
 		if c.acked {
 			c.key += "a"
 			opts = append(opts, redisson.WithReplicaAcks(1, modelAckTimeout))

@@ -40,9 +40,6 @@ func (c *Client) newTracker() *track.Tracker {
 		opt := r.Options()
 		cfg.Master = func(context.Context, string) (*redis.Options, error) { return opt, nil }
 	case *redis.ClusterClient:
-		if !c.cfg.trackingSet {
-			return nil // off by default on a Cluster: see WithLossTracking
-		}
 		var last atomic.Int64
 		cfg.Master = func(ctx context.Context, key string) (*redis.Options, error) {
 			n, err := r.MasterForKey(ctx, key)

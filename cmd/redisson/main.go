@@ -126,6 +126,8 @@ func connect(cmd *cli.Command, compat bool) (redis.UniversalClient, *redisson.Cl
 	if cmd.IsSet("watchdog") {
 		opts = append(opts, redisson.WithWatchdogTimeout(cmd.Duration("watchdog")))
 	}
+	// A loss terminates the command at once, not at the next renewal.
+	opts = append(opts, redisson.WithLossTracking(true))
 	c, err := redisson.New(rdb, opts...)
 	if err != nil {
 		_ = rdb.Close()
