@@ -64,12 +64,12 @@ func allImpls() []impl {
 			open:       openRedisson,
 		},
 		{
-			// The same Client without its loss tracking (WithLossTracking(false)): the cost of the
+			// The same Client with its loss tracking on (WithLossTracking(true)): the cost of the
 			// immediate loss signal is the difference between this row and "redisson".
-			name:       "redisson-notrack",
-			settings:   "as redisson, with WithLossTracking(false): holds learn of a loss at their next renewal only",
+			name:       "redisson-track",
+			settings:   "as redisson, with WithLossTracking(true): holds are told of a loss at once (client tracking)",
 			scriptCmds: []string{"get", "pttl", "pexpire", "del", "publish"},
-			open:       openRedissonNoTrack,
+			open:       openRedissonTracked,
 		},
 		{
 			name:       "redisson-fair",
@@ -163,9 +163,9 @@ func (r *redissonLocker) close() error {
 }
 
 // openRedissonKind is openRedisson, handing out locks of kind (see redissonLocker).
-func openRedissonNoTrack(addr string, _ *config) (locker, error) {
+func openRedissonTracked(addr string, _ *config) (locker, error) {
 	rdb := redis.NewClient(goRedisOptions(addr))
-	c, err := redisson.New(rdb, redisson.WithLossTracking(false))
+	c, err := redisson.New(rdb, redisson.WithLossTracking(true))
 	if err != nil {
 		rdb.Close()
 		return nil, err
