@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"strconv"
+	"strings"
 )
 
 // Test-only access to internals, for the external test package (redisson_test).
@@ -110,3 +111,15 @@ func RedissonBloomEstimate(m int64, k int, x int64) int64 { return redissonEstim
 
 // LocalWaiting reports whether a goroutine of c waits in the local queue of its Lock name.
 func LocalWaiting(c *Client, name string) bool { return c.gates.Head(c.Lock(name).gateName) != nil }
+
+// ProcessRecordKey returns the key of c's process record (see WithoutProcessRecord).
+func ProcessRecordKey(c *Client) string { return processRecordKey(c.cfg.prefix, c.id) }
+
+// ProcessRecordUp returns a channel closed once c's process record was first written.
+func ProcessRecordUp(c *Client) <-chan struct{} { return c.recordUp }
+
+// IsProcessRecordKey reports whether k is the key of a process record (of any Client and prefix).
+func IsProcessRecordKey(k string) bool { return strings.Contains(k, processRecordWord) }
+
+// ClientIDOf returns c's client id, the prefix of its owner ids.
+func ClientIDOf(c *Client) string { return c.id }

@@ -55,6 +55,8 @@ type config struct {
 	// javaWatchdogSet whether it was given (only with compat).
 	javaWatchdog    time.Duration
 	javaWatchdogSet bool
+	// noRecord: no process record (WithoutProcessRecord).
+	noRecord bool
 }
 
 func defaultConfig() config {
@@ -270,6 +272,30 @@ func WithRedissonWatchdogTimeout(d time.Duration) Option {
 			return invalidf("Redisson watchdog timeout %v is outside [%v, %v]", d, minWatchdogTimeout, maxLease)
 		}
 		c.javaWatchdog, c.javaWatchdogSet = d, true
+		return nil
+	}
+}
+
+// WithoutProcessRecord keeps the Client from writing its process record, for deployments that must
+// not publish host names or process ids in Redis. Inspect then names none of its holders' processes
+// (Holder.Process is nil); it still tells their client id and when their acquisition began, which
+// owner ids carry whatever this option says.
+//
+// Without this option, the Client's first acquisition, wait or request (of a lock, semaphore or
+// latch) starts a goroutine of the Client that writes, at "<prefix>redisson:~client:<client id>"
+// (SETEX, any Cluster slot), a JSON string of at most a few hundred bytes:
+//
+//	{"host":"<os.Hostname>","pid":<os.Getpid>,"prog":"<base name of os.Args[0]>","started":<Unix ms of New>}
+//
+// (host and prog cut to 255 bytes), with a 30s TTL, rewritten every 10s (sooner after a failure,
+// which is logged, never returned: it costs no call anything), and deleted by Close: the record of
+// a process that died is gone within 30s. Acquisitions and releases send nothing for it. Inspect
+// reads the records of a name's holders with one more round trip.
+//
+// default: a process record is kept
+func WithoutProcessRecord() Option {
+	return func(c *config) error {
+		c.noRecord = true
 		return nil
 	}
 }
