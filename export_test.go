@@ -123,3 +123,12 @@ func IsProcessRecordKey(k string) bool { return strings.Contains(k, processRecor
 
 // ClientIDOf returns c's client id, the prefix of its owner ids.
 func ClientIDOf(c *Client) string { return c.id }
+
+// KeepProcessRecord undoes a WithoutProcessRecord given before it: newClient (helpers_test.go)
+// gives that first, and the tests of the record keep it with this.
+func KeepProcessRecord() Option {
+	return func(c *config) error {
+		c.noRecord = false
+		return nil
+	}
+}

@@ -23,9 +23,15 @@ import (
 
 // newClient returns a redisson Client over rdb, closed when the test ends (before rdb is closed:
 // cleanups run last-in first-out).
+//
+// Its Clients keep no process record (redisson.WithoutProcessRecord) unless opts say
+// redisson.KeepProcessRecord(): the record's writes (a SETEX just after the first acquisition, on a
+// connection of the pool, then every 10s) would add commands, connections and dials to the tests
+// that count them, drop their replies or hold their dials. The record's tests keep it, and so do
+// the Clients made with redisson.New (examples, the model, benchmarks, cmd/redisson).
 func newClient(tb testing.TB, rdb redis.UniversalClient, opts ...redisson.Option) *redisson.Client {
 	tb.Helper()
-	c, err := redisson.New(rdb, opts...)
+	c, err := redisson.New(rdb, append([]redisson.Option{redisson.WithoutProcessRecord()}, opts...)...)
 	if err != nil {
 		tb.Fatalf("redisson.New: %v", err)
 	}

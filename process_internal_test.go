@@ -65,6 +65,17 @@ func TestDecodeRecord(t *testing.T) {
 	}
 }
 
+// appendSeq writes what strconv.FormatUint writes.
+func TestAppendSeq(t *testing.T) {
+	for _, n := range []uint64{0, 1, 35, 36, 37, 1295, 1296, uint64(time.Now().UnixMilli()) << seqShift, 1<<63 - 1, 1<<64 - 1} {
+		for _, base := range []int{10, 36} {
+			if got, want := string(appendSeq([]byte("x:"), n, base)), "x:"+strconv.FormatUint(n, base); got != want {
+				t.Errorf("appendSeq(%d, %d) = %q; want %q", n, base, got, want)
+			}
+		}
+	}
+}
+
 // A Client's sequence numbers strictly increase: the time, or the last one + 1 when that is ahead
 // (a clock set back, or a burst).
 func TestNewIDIncreases(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goredisson/redisson"
 	"github.com/goredisson/redisson/internal/javadouble"
 	"github.com/goredisson/redisson/redistest"
@@ -54,7 +56,7 @@ func TestInspectNamesGoHolders(t *testing.T) {
 	for _, compat := range []bool{false, true} {
 		layout := map[bool]string{false: "native", true: "compat"}[compat]
 		t.Run(layout, func(t *testing.T) {
-			var opts []redisson.Option
+			opts := []redisson.Option{redisson.KeepProcessRecord()}
 			if compat {
 				opts = append(opts, redisson.WithRedissonCompat())
 			}
@@ -99,7 +101,7 @@ func TestInspectNamesGoHolders(t *testing.T) {
 // left held by a closed Client (Close does not release) still tells its Client and when it was
 // taken, not its process.
 func TestProcessRecordGoneAfterClose(t *testing.T) {
-	c, admin, srv := setup(t, redisson.WithKeyPrefix("app:"))
+	c, admin, srv := setup(t, redisson.WithKeyPrefix("app:"), redisson.KeepProcessRecord())
 	ctx := t.Context()
 	mustLock(t, c.Lock("left"), ctx)
 	awaitRecord(t, c)
@@ -135,7 +137,7 @@ func TestProcessRecordGoneAfterClose(t *testing.T) {
 // process, only the Client and when the acquisition began.
 func TestWithoutProcessRecordWritesNothing(t *testing.T) {
 	for _, compat := range []bool{false, true} {
-		opts := []redisson.Option{redisson.WithoutProcessRecord()}
+		opts := []redisson.Option{redisson.KeepProcessRecord(), redisson.WithoutProcessRecord()}
 		if compat {
 			opts = append(opts, redisson.WithRedissonCompat())
 		}
@@ -231,5 +233,55 @@ func TestOwnerIDsCarryTheirTime(t *testing.T) {
 			}
 			last = seq
 		}
+	}
+}
+
+// On a Cluster the process record is on a slot of its own, likely another master's than the
+// lock's: Inspect reads it there, through a client that routes reads to replicas too (in a
+// transaction of its own, on the master).
+func TestInspectNamesGoHolderOnCluster(t *testing.T) {
+	long(t)
+	cl := sharedCluster(t)
+	for name, mod := range map[string]func(*redis.ClusterOptions){
+		"plain":    func(*redis.ClusterOptions) {},
+		"ReadOnly": func(o *redis.ClusterOptions) { o.ReadOnly = true },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			newAt := time.Now()
+			c := newClient(t, cl.Client(t, mod), redisson.KeepProcessRecord())
+			inspector := newClient(t, cl.Client(t, mod))
+			// Several holders' Clients, so that their records spread over the slots.
+			var holders []*redisson.Client
+			for range 4 {
+				holders = append(holders, newClient(t, cl.Client(t, mod), redisson.KeepProcessRecord()))
+			}
+			lock := "who-cluster-" + name
+			before := time.Now()
+			mustLock(t, c.Lock(lock), ctx)
+			after := time.Now()
+			awaitRecord(t, c)
+			in, err := inspector.Inspect(ctx, lock)
+			if err != nil || len(in.Holders) != 1 {
+				t.Fatalf("Inspect = %+v, %v", in, err)
+			}
+			wantThisProcess(t, in.Holders[0], c, newAt, before, after)
+			rw := "{who-cluster-" + name + "}:rw"
+			for _, h := range holders {
+				if _, err := h.ReadWriteLock(rw).RLock(ctx); err != nil {
+					t.Fatal(err)
+				}
+				awaitRecord(t, h)
+			}
+			in, err = inspector.Inspect(ctx, rw)
+			if err != nil || len(in.Holders) != len(holders) {
+				t.Fatalf("Inspect(rw) = %+v, %v", in, err)
+			}
+			for _, h := range in.Holders {
+				if h.Process == nil || h.Process.PID != os.Getpid() {
+					t.Fatalf("reader %+v: want its process", h)
+				}
+			}
+		})
 	}
 }

@@ -109,6 +109,7 @@ func connectionFlags() []cli.Flag {
 		&cli.StringFlag{Name: "key-prefix", Category: cat, Usage: "prefix of every key (redisson.WithKeyPrefix)"},
 		&cli.BoolFlag{Name: "redisson-compat", Category: cat, Usage: "Java Redisson's layouts, shared with Java services (redisson.WithRedissonCompat)"},
 		&cli.DurationFlag{Name: "watchdog", Category: cat, Usage: "watchdog timeout: the lease renewed every third of it; a killed holder's lock is free within it (default 30s)"},
+		&cli.BoolFlag{Name: "no-process-record", Category: cat, Usage: "write no record of this host, pid and program for inspect to show (redisson.WithoutProcessRecord)"},
 	}
 }
 
@@ -125,6 +126,9 @@ func connect(cmd *cli.Command, compat bool) (redis.UniversalClient, *redisson.Cl
 	opts = append(opts, redisson.WithLogger(slog.New(slog.NewTextHandler(cmd.Root().ErrWriter, &slog.HandlerOptions{Level: slog.LevelError}))))
 	if cmd.IsSet("watchdog") {
 		opts = append(opts, redisson.WithWatchdogTimeout(cmd.Duration("watchdog")))
+	}
+	if cmd.Bool("no-process-record") {
+		opts = append(opts, redisson.WithoutProcessRecord())
 	}
 	c, err := redisson.New(rdb, opts...)
 	if err != nil {
