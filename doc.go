@@ -289,7 +289,7 @@
 // And one key per Client, not per object:
 //
 //	<prefix>redisson:~client:<client id>  the Client's process record (a JSON string: host name,
-//	                            pid, program, when New ran; a few hundred bytes at most), written
+//	                            pid, program, when New ran; under 4 KiB, ~100 bytes), written
 //	                            after its first acquisition, wait or request, TTL 30s renewed every
 //	                            10s, deleted by Close; never written WithoutProcessRecord. On a
 //	                            Cluster it is on a slot of its own.

@@ -99,7 +99,8 @@ type Holder struct {
 	Client string
 	// Origin tells which library the owner id is of: OriginGo, OriginJava, or OriginUnknown. A
 	// "<UUID>:<decimal>" owner is Go's when its number is a time this package writes (see Since),
-	// else Java's (a Go Client of a version before this field was added wrote small numbers: it reads as Java).
+	// else Java's (a Go Client of a version before this field was added wrote small numbers: it
+	// reads as Java).
 	Origin Origin
 	// Since is when the hold's acquisition began, by the holder's clock, to the millisecond, as its
 	// owner id tells (a Go holder's id is made as its acquisition begins: the first attempt, or the

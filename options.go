@@ -283,7 +283,7 @@ func WithRedissonWatchdogTimeout(d time.Duration) Option {
 //
 // Without this option, the Client's first acquisition, wait or request (of a lock, semaphore or
 // latch) starts a goroutine of the Client that writes, at "<prefix>redisson:~client:<client id>"
-// (SETEX, any Cluster slot), a JSON string of at most a few hundred bytes:
+// (SETEX, any Cluster slot), a JSON string (typically under 100 bytes, at most 4 KiB):
 //
 //	{"host":"<os.Hostname>","pid":<os.Getpid>,"prog":"<base name of os.Args[0]>","started":<Unix ms of New>}
 //
