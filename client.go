@@ -49,11 +49,16 @@ type Client struct {
 
 	// id is random and unguessable, the prefix of every owner and request id: 24 hex digits, or on a
 	// Client made WithRedissonCompat a random UUID, so that its owners have Java Redisson's form.
-	id        string
-	seq       atomic.Uint64 // suffix of every owner and request id (see newID)
-	idBase    int           // the base of the suffix: 36, or 10 (a Java thread id's) in compat mode
-	lostHolds atomic.Uint64 // holds ended by a loss, a fixed lease or Close (Stats.Lost)
-	unqueued  atomic.Int64  // acquisitions waiting in no Redis queue: SpinLock, RedLock (in Stats.Waiting)
+	id  string
+	seq atomic.Uint64 // suffix of every owner and request id (see newID)
+	// The process record (process.go): started by the first newID unless WithoutProcessRecord;
+	// recordUp is closed once it is first written (tests wait for it), started is when New ran.
+	recordOnce sync.Once
+	recordUp   chan struct{}
+	started    time.Time
+	idBase     int           // the base of the suffix: 36, or 10 (a Java thread id's) in compat mode
+	lostHolds  atomic.Uint64 // holds ended by a loss, a fixed lease or Close (Stats.Lost)
+	unqueued   atomic.Int64  // acquisitions waiting in no Redis queue: SpinLock, RedLock (in Stats.Waiting)
 	// Events reported on a goroutine of their own (see emitLater): queued, and whether it runs.
 	eventsMu      sync.Mutex
 	eventsQueued  []Event
@@ -211,8 +216,10 @@ func (c *Client) knownEpoch(name string, now time.Time) string {
 // New returns a Client over rdb, which may be a plain, failover (Sentinel) or Cluster go-redis client.
 // It starts the renewal scheduler goroutine and does no I/O. With its first command to a master, and
 // then once a minute, the Client asks that master for its maxmemory-policy, warning if it evicts
-// keys (see ErrEvicting, Stats.Evicting). Invalid options or a nil rdb return an error matching
-// ErrInvalidArgument.
+// keys (see ErrEvicting, Stats.Evicting). Its first acquisition, wait or request (of a lock,
+// semaphore or latch) starts a goroutine that keeps the Client's process record in Redis, which
+// names this process to Inspect (see WithoutProcessRecord). Invalid options or a nil rdb return an
+// error matching ErrInvalidArgument.
 //
 // Set ContextTimeoutEnabled: true on rdb: without it go-redis ignores context deadlines on the socket,
 // so a hung server blocks calls for the client's read timeout instead of the context's deadline. New
@@ -266,6 +273,8 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		gates:     gate.New[*heir, *owner](),
 		done:      make(chan struct{}),
 		acks:      acks{need: cfg.acks, timeout: cfg.ackTimeout},
+		recordUp:  make(chan struct{}),
+		started:   time.Now(),
 	}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		c.cluster, c.replicaReads = true, cc.Options().ReadOnly
@@ -340,8 +349,10 @@ func timeoutsOff(rdb redis.UniversalClient) bool {
 // of every leased permit: HeldPermits.Context) is cancelled with a cause matching ErrLockLost and
 // ErrClosed, and waits in progress return ErrClosed. Releases and undos already under way (an
 // Unlock whose context ended before its release answered, say) are carried out: Close waits for
-// them, at most 5s each when Redis does not answer. Every later call returns ErrClosed. Close does not close rdb, and is idempotent; it returns nil
-// (ErrInvalidArgument on a nil Client).
+// them, at most 5s each when Redis does not answer. It deletes the Client's process record (see
+// WithoutProcessRecord), waiting at most 1s for Redis to answer; a record left behind expires
+// within 30s. Every later call returns ErrClosed. Close does not close rdb, and is idempotent; it
+// returns nil (ErrInvalidArgument on a nil Client).
 func (c *Client) Close() error {
 	if err := c.checkValid(); err != nil {
 		return err
@@ -462,12 +473,52 @@ func (c *Client) closed() bool {
 
 // newID returns a fresh owner or request id: the client's random id and a sequence number,
 // "<24 hex digits>:<base 36>", or in compat mode "<UUID>:<decimal>", the form of Java Redisson's
-// "<client UUID>:<thread id>" (see newClientID).
-func (c *Client) newID() string {
-	var buf [64]byte
+// "<client UUID>:<thread id>" (see newClientID). The sequence numbers of a Client strictly increase,
+// which keeps its ids unique; each is the Unix time in ms when it is made shifted left by seqShift,
+// or its predecessor + 1 if that is larger (more than 2^20 ids in a millisecond, or the clock set
+// back), so that Inspect tells from an owner id when its acquisition began (see mintedAt). Nothing
+// else reads the number: scripts and Java compare owner ids whole or take the client id before
+// the last colon. The first id also starts the Client's process record (see keepRecord).
+func (c *Client) newID() string { return c.newIDAt(time.Now()) }
+
+// newIDAt is newID for an acquisition that began at now (a time.Now the caller has already read:
+// it costs ~100ns on some virtual machines).
+func (c *Client) newIDAt(now time.Time) string {
+	c.recordOnce.Do(c.startRecord)
+	at := uint64(now.UnixMilli()) << seqShift
+	var seq uint64
+	for {
+		prev := c.seq.Load()
+		seq = max(prev+1, at)
+		if c.seq.CompareAndSwap(prev, seq) {
+			break
+		}
+	}
+	var buf [80]byte
 	b := append(buf[:0], c.id...)
 	b = append(b, ':')
-	return string(strconv.AppendUint(b, c.seq.Add(1), c.idBase))
+	return string(appendSeq(b, seq, c.idBase))
+}
+
+// appendSeq appends n in base (36 or 10) to b, as strconv.AppendUint does: in base 36 dividing by
+// a constant, which the compiler turns into a multiplication (strconv divides by a variable base,
+// which costs ~10ns a digit, and a time-based sequence has 12 digits).
+func appendSeq(b []byte, n uint64, base int) []byte {
+	if base != 36 {
+		return strconv.AppendUint(b, n, base)
+	}
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+	var buf [13]byte // 36^13 > 2^64
+	i := len(buf)
+	for n >= 36 {
+		q := n / 36
+		i--
+		buf[i] = digits[n-q*36]
+		n = q
+	}
+	i--
+	buf[i] = digits[n]
+	return append(b, buf[i:]...)
 }
 
 // newClientID returns a Client's random id and the base of its ids' sequence numbers: 12 random

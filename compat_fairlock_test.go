@@ -128,7 +128,7 @@ func TestCompatFairLockLayout(t *testing.T) {
 			t.Fatalf("%s: the Go waiter's count %q; want 1 (its owner is the one it queued as)", name, v)
 		}
 		mustUnlock(t, r.h)
-		eventually(t, 5*time.Second, "no key left", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
+		eventually(t, 5*time.Second, "no key left", func() bool { return len(dataKeysOf(t, ctx, admin)) == 0 })
 	}
 }
 
@@ -327,7 +327,7 @@ func TestCompatFairLockLostReplies(t *testing.T) {
 		}
 		return j.FairLock(name).Unlock(ctx, 1)
 	})
-	eventually(t, 5*time.Second, "no key left", func() bool { return len(r.admin.Keys(ctx, "*").Val()) == 0 })
+	eventually(t, 5*time.Second, "no key left", func() bool { return len(dataKeysOf(t, ctx, r.admin)) == 0 })
 }
 
 // A FairLock's final Unlock re-sent after a Java client took the lock reports the loss (see

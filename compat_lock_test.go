@@ -117,7 +117,7 @@ func TestCompatLockStoredFormat(t *testing.T) {
 		if ttl := admin.PTTL(ctx, name).Val(); ttl <= 20*time.Second || ttl > redisson.DefaultWatchdogTimeout {
 			t.Fatalf("%s: TTL %v; want about the watchdog lease %v", name, ttl, redisson.DefaultWatchdogTimeout)
 		}
-		if keys := admin.Keys(ctx, "*").Val(); len(keys) != 1 {
+		if keys := dataKeysOf(t, ctx, admin); len(keys) != 1 {
 			t.Fatalf("%s: keys %v; want the lock's only", name, keys)
 		}
 		inner, err := h.Reenter(ctx)
@@ -140,7 +140,7 @@ func TestCompatLockStoredFormat(t *testing.T) {
 			t.Fatalf("%s: message %v, %v; want \"0\" on %s", name, msg, err, javaChannel(name))
 		}
 		// The unlock latches are deleted once answered (in the background).
-		eventually(t, 5*time.Second, "no key left after the release", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
+		eventually(t, 5*time.Second, "no key left after the release", func() bool { return len(dataKeysOf(t, ctx, admin)) == 0 })
 	}
 }
 

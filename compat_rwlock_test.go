@@ -140,7 +140,7 @@ func TestCompatRWLockLayout(t *testing.T) {
 			t.Fatalf("%s: Java writer while the downgraded reader reads: %v, %v", name, ok, err)
 		}
 		mustUnlock(t, dr)
-		eventually(t, 5*time.Second, "no key left", func() bool { return len(admin.Keys(ctx, "*").Val()) == 0 })
+		eventually(t, 5*time.Second, "no key left", func() bool { return len(dataKeysOf(t, ctx, admin)) == 0 })
 	}
 }
 
@@ -521,7 +521,7 @@ func TestCompatRWLockLostReplies(t *testing.T) {
 		}
 		return l.Unlock(ctx, 1)
 	})
-	eventually(t, 5*time.Second, "no key left", func() bool { return len(r.admin.Keys(ctx, "*").Val()) == 0 })
+	eventually(t, 5*time.Second, "no key left", func() bool { return len(dataKeysOf(t, ctx, r.admin)) == 0 })
 }
 
 // A ReadWriteLock's final write Unlock re-sent after a Java writer took the lock reports the loss (see

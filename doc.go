@@ -286,9 +286,17 @@
 //	                            (hash: size, hashIterations, expectedInsertions, falseProbability)
 //	                            at "{<prefix><name>}:config" (see BloomFilter)
 //
+// And one key per Client, not per object:
+//
+//	<prefix>redisson:~client:<client id>  the Client's process record (a JSON string: host name,
+//	                            pid, program, when New ran; under 4 KiB, ~100 bytes), written
+//	                            after its first acquisition, wait or request, TTL 30s renewed every
+//	                            10s, deleted by Close; never written WithoutProcessRecord. On a
+//	                            Cluster it is on a slot of its own.
+//
 // Nothing else is written: once every holder and waiter of an object is gone, only its value, the
-// keys above that are never deleted, and request records (TTL the waiter timeout, or 20 minutes)
-// remain.
+// keys above that are never deleted, request records (TTL the waiter timeout, or 20 minutes), and
+// the process records of live Clients remain.
 //
 // Every name containing ":~" belongs to this package: do not store your own data there (WithKeyPrefix
 // puts the package's keys in a namespace of their own), and names may not contain it. Keys and
@@ -311,8 +319,15 @@
 // Client.Inspect reads what a name holds, in this package's layouts and Java Redisson's, in one
 // consistent snapshot: its kind (from the stored format, so kinds that share a format are told
 // apart only by what is stored beside them), holders with their hold counts and remaining leases,
-// waiters, the fencing counter, permits and leases, a latch's count. The command cmd/redisson
-// prints it (redisson inspect NAME), and runs shell commands under a lock or semaphore permits.
+// waiters, the fencing counter, permits and leases, a latch's count. It also says who each holder
+// is (see Holder), at no cost to acquisitions: a Go owner id is "<client id>:<sequence>", whose
+// sequence number is the Unix time in ms when the acquisition began shifted left by 20 bits (plus
+// a counter, so that ids stay unique), in either layout: in the Redisson-compatible one it is a
+// decimal below 2^63, so "<UUID>:<long>" keeps the form of Java's "<UUID>:<thread id>"; and each
+// Client's process record (see Keys, and WithoutProcessRecord) names its host, pid and program. A
+// Java holder's owner id tells its Redisson instance's UUID and its thread id, and nothing else.
+// The command cmd/redisson prints it (redisson inspect NAME), and runs shell commands under a lock
+// or semaphore permits.
 //
 // # Sharing locks with Java services
 //

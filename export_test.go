@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"strconv"
+	"strings"
 )
 
 // Test-only access to internals, for the external test package (redisson_test).
@@ -117,4 +118,25 @@ func TrackerChecks(c *Client) uint64 {
 		return 0
 	}
 	return c.tracker.Checked()
+}
+
+// ProcessRecordKey returns the key of c's process record (see WithoutProcessRecord).
+func ProcessRecordKey(c *Client) string { return processRecordKey(c.cfg.prefix, c.id) }
+
+// ProcessRecordUp returns a channel closed once c's process record was first written.
+func ProcessRecordUp(c *Client) <-chan struct{} { return c.recordUp }
+
+// IsProcessRecordKey reports whether k is the key of a process record (of any Client and prefix).
+func IsProcessRecordKey(k string) bool { return strings.Contains(k, processRecordWord) }
+
+// ClientIDOf returns c's client id, the prefix of its owner ids.
+func ClientIDOf(c *Client) string { return c.id }
+
+// KeepProcessRecord undoes a WithoutProcessRecord given before it: newClient (helpers_test.go)
+// gives that first, and the tests of the record keep it with this.
+func KeepProcessRecord() Option {
+	return func(c *config) error {
+		c.noRecord = false
+		return nil
+	}
 }

@@ -23,8 +23,15 @@ import (
 
 // newClient returns a redisson Client over rdb, closed when the test ends (before rdb is closed:
 // cleanups run last-in first-out).
+//
+// Its Clients keep no process record (redisson.WithoutProcessRecord) unless opts say
+// redisson.KeepProcessRecord(): the record's writes (a SETEX just after the first acquisition, on a
+// connection of the pool, then every 10s) would add commands, connections and dials to the tests
+// that count them, drop their replies or hold their dials. The record's tests keep it, and so do
+// the Clients made with redisson.New (examples, the model, benchmarks, cmd/redisson).
 func newClient(tb testing.TB, rdb redis.UniversalClient, opts ...redisson.Option) *redisson.Client {
 	tb.Helper()
+	opts = append([]redisson.Option{redisson.WithoutProcessRecord()}, opts...)
 	if _, ok := proxied.Load(rdb); ok || throughProxy(rdb) {
 		opts = append([]redisson.Option{redisson.WithLossTracking(false)}, opts...)
 	}
@@ -820,11 +827,28 @@ func mustDo(t *testing.T, what string, err error) {
 	}
 }
 
-// serverSnapshot returns every key of the server with its type and DUMP, for "nothing changed" checks.
+// dataKeys returns the server's keys (KEYS *: a test server) but the Clients' process records,
+// which a Client writes in the background after its first acquisition (see
+// redisson.WithoutProcessRecord): the keys of the objects.
+func dataKeys(ctx context.Context, admin *redis.Client) ([]string, error) {
+	keys, err := admin.Keys(ctx, "*").Result()
+	return slices.DeleteFunc(keys, redisson.IsProcessRecordKey), err
+}
+
+// dataKeysOf is dataKeys, failing the test on an error.
+func dataKeysOf(t *testing.T, ctx context.Context, admin *redis.Client) []string {
+	t.Helper()
+	keys, err := dataKeys(ctx, admin)
+	mustDo(t, "KEYS", err)
+	return keys
+}
+
+// serverSnapshot returns every key of the server (but the process records: see dataKeys) with its
+// type and DUMP, for "nothing changed" checks.
 func serverSnapshot(t *testing.T, admin *redis.Client) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	keys, err := admin.Keys(ctx, "*").Result()
+	keys, err := dataKeys(ctx, admin)
 	mustDo(t, "KEYS", err)
 	out := map[string]string{}
 	for _, k := range keys {

@@ -81,7 +81,9 @@ type Inspection struct {
 	Rounds int64
 }
 
-// Holder is one holder of a lock.
+// Holder is one holder of a lock, and what Inspect could tell of who it is: from its owner id
+// (Client, Origin, Since, Age, ThreadID) and from its Client's process record (Process; see
+// WithoutProcessRecord).
 type Holder struct {
 	Owner  string // the owner id: "<client id>:<sequence>"; in Redisson's layouts "<uuid>:<thread id>" (Java's, and Go's of that form)
 	Levels int    // the hold count (re-entry levels)
@@ -90,6 +92,33 @@ type Holder struct {
 	// per holder (this package's ReadWriteLock), else the key's TTL (-1: no expiry).
 	Remaining time.Duration
 	Token     int64 // a FencedLock holder's fencing token
+
+	// Client is the owner id's client part, before its last colon: the id of the holder's Client
+	// (this package's, random at New), or of a Java holder's Redisson instance (its UUID, random at
+	// its start); "" when Origin is OriginUnknown.
+	Client string
+	// Origin tells which library the owner id is of: OriginGo, OriginJava, or OriginUnknown. A
+	// "<UUID>:<decimal>" owner is Go's when its number is a time this package writes (see Since),
+	// else Java's (a Go Client of a version before this field was added wrote small numbers: it
+	// reads as Java).
+	Origin Origin
+	// Since is when the hold's acquisition began, by the holder's clock, to the millisecond, as its
+	// owner id tells (a Go holder's id is made as its acquisition begins: the first attempt, or the
+	// retry that queued it anew): the lock was taken then, or later if the acquisition waited. Zero
+	// for a Java holder, whose owner id carries no time.
+	Since time.Time
+	// Age is how long before the snapshot Since was, on the Redis server's clock (so off by the
+	// clocks' difference): the lock has been held at most that long. 0 when Since is zero.
+	Age time.Duration
+	// ThreadID is a Java holder's thread id (Thread.getId() of the thread that holds, in the Redisson
+	// instance Client names); 0 for the others.
+	ThreadID int64
+	// Process is the holding process, from its Client's process record: host name, pid, program,
+	// start. nil for a Java holder, and for a Go holder whose Client keeps no record
+	// (WithoutProcessRecord), has not written it yet (it is written just after the Client's first
+	// acquisition, wait or request), closed or died (gone within 30s), or whose record could not
+	// be read.
+	Process *Process
 }
 
 // Waiter is one waiter of a lock or semaphore.
@@ -114,11 +143,15 @@ type Lease struct {
 // Inspect reads what the name holds: its kind, holders with their hold counts and remaining
 // leases, waiters, fencing counter, permits and leases, latch count; see Inspection. It reads both
 // this package's layouts and Java Redisson's whatever the Client's mode, in one script run on the
-// master of the name (one round trip, one consistent snapshot). It blocks for that round trip and
+// master of the name (one round trip, one consistent snapshot). It names each holder's process
+// where it can (see Holder): when Go holders are found, it reads their Clients' process records
+// (see WithoutProcessRecord) with one more round trip (one per record, in parallel, when the
+// go-redis client may read from replicas), at most 32 records. It blocks for those round trips and
 // changes nothing, except that holds and waiters of a ReadWriteLock whose time has passed are
 // deleted, as every ReadWriteLock script does. It fails with ErrInvalidArgument for a bad name,
-// ErrClosed after Close, or the Redis error; a value it cannot decode is reported as KindString,
-// KindOther or KindInteger, not as an error.
+// ErrClosed after Close, or the Redis error of the snapshot; a value it cannot decode is reported as
+// KindString, KindOther or KindInteger, not as an error, and a record it cannot read leaves that
+// Holder.Process nil.
 func (c *Client) Inspect(ctx context.Context, name string) (Inspection, error) {
 	if err := c.checkCall(ctx); err != nil {
 		return Inspection{}, opErr("inspect", name, err)
@@ -138,7 +171,13 @@ func (c *Client) Inspect(ctx context.Context, name string) (Inspection, error) {
 	if err != nil {
 		return Inspection{}, opErr("inspect", name, redisErr(err))
 	}
-	return decodeInspection(name, key, r)
+	in, err := decodeInspection(name, key, r)
+	if err != nil {
+		return Inspection{}, err
+	}
+	nowUs, _ := strconv.ParseInt(replyStr(r[0]), 10, 64)
+	c.describeHolders(ctx, &in, nowUs/1000)
+	return in, nil
 }
 
 // decodeInspection builds an Inspection from inspect.lua's reply (see its header), with the Go

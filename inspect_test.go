@@ -386,7 +386,7 @@ func TestInspectWritesNothing(t *testing.T) {
 	})
 	dump := func() map[string]string {
 		m := map[string]string{}
-		for _, k := range admin.Keys(ctx, "*").Val() {
+		for _, k := range dataKeysOf(t, ctx, admin) {
 			if strings.HasSuffix(k, "qt") { // liveness deadlines, moved by the waiter's Client's heartbeats
 				continue
 			}

@@ -50,6 +50,8 @@ var exportedTypes = map[string]reflect.Type{
 	"Holder":        reflect.TypeFor[redisson.Holder](),
 	"Waiter":        reflect.TypeFor[redisson.Waiter](),
 	"Lease":         reflect.TypeFor[redisson.Lease](),
+	"Process":       reflect.TypeFor[redisson.Process](),
+	"Origin":        reflect.TypeFor[redisson.Origin](),
 	"Kind":          reflect.TypeFor[redisson.Kind](),
 	"Option":        reflect.TypeFor[redisson.Option](),
 	"AcquireOption": reflect.TypeFor[redisson.AcquireOption](),
@@ -58,7 +60,7 @@ var exportedTypes = map[string]reflect.Type{
 
 // valueTypes are the listed types whose methods describe a value rather than operate on Redis:
 // their zero values must not panic, and nothing more is asked of their answers.
-var valueTypes = []string{"Error", "Event", "EventKind", "BitField", "BloomConfig", "Stats", "Inspection", "Holder", "Waiter", "Lease", "Kind"}
+var valueTypes = []string{"Error", "Event", "EventKind", "BitField", "BloomConfig", "Stats", "Inspection", "Holder", "Waiter", "Lease", "Process", "Origin", "Kind"}
 
 // TestExportedTypesListed fails when the package declares an exported type that exportedTypes does
 // not list (or lists one it no longer declares), so that every new type gets its methods checked.

@@ -113,3 +113,12 @@ func redissonSuffixed(full, suffix string) string {
 	}
 	return "{" + full + "}:" + suffix
 }
+
+// processRecordWord is the start of a process record's key (see processRecordKey): it contains
+// ":~", so no object's key is one, and no brace, so no auxiliary name is one either.
+const processRecordWord = "redisson:~client:"
+
+// processRecordKey is the key of the process record of the Client whose id is id (see
+// WithoutProcessRecord): "<prefix>redisson:~client:<id>". It has no hash tag: each record is on a
+// slot of its own, read and written with commands of its own.
+func processRecordKey(prefix, id string) string { return prefix + processRecordWord + id }

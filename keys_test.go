@@ -713,7 +713,7 @@ func TestNothingLeftOnceAllAreGone(t *testing.T) {
 			}
 			for _, s := range servers {
 				admin := s.Client(t)
-				keys, err := admin.Keys(ctx, "*").Result() // a test server: KEYS is the keyspace scan
+				keys, err := admin.Keys(ctx, "*").Result() // a test server: KEYS is the keyspace scan (process records included: Close deleted them)
 				if err != nil {
 					t.Fatalf("KEYS: %v", err)
 				}

@@ -402,7 +402,7 @@ func (m *mutex) obtain(ctx context.Context, op string, ac acquireConfig, wait bo
 
 	// Take this process's turn for the lock: only the head of the local queue contends in Redis. A
 	// releasing holder may transfer the lock to the head waiter directly (see releaseFinal).
-	id := m.c.newID() // in compat mode "<UUID>:<decimal>": never a writer's "<owner>:write"
+	id := m.c.newIDAt(start) // in compat mode "<UUID>:<decimal>": never a writer's "<owner>:write"
 	if m.kind.local {
 		if wait {
 			want := &heir{ctx: ctx, owner: id, lease: ac.lease}

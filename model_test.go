@@ -3037,6 +3037,9 @@ func (r *modelRun) checkLeftovers() {
 		}
 		left = left[:0]
 		for _, k := range keys {
+			if redisson.IsProcessRecordKey(k) {
+				continue // Close deletes it, or it expires (30s) if the fault proxy lost the DEL
+			}
 			if ok, _ := r.syncLeftover(k); !r.drv.Leftover(k) && !ok {
 				left = append(left, k)
 			}

@@ -55,8 +55,10 @@ type config struct {
 	// javaWatchdogSet whether it was given (only with compat).
 	javaWatchdog    time.Duration
 	javaWatchdogSet bool
-	// tracking: holds are told of a loss at once (WithLossTracking); trackingSet: it was given.
-	tracking, trackingSet bool
+	// tracking: holds are told of a loss at once (WithLossTracking).
+	tracking bool
+	// noRecord: no process record (WithoutProcessRecord).
+	noRecord bool
 }
 
 func defaultConfig() config {
@@ -276,6 +278,30 @@ func WithRedissonWatchdogTimeout(d time.Duration) Option {
 	}
 }
 
+// WithoutProcessRecord keeps the Client from writing its process record, for deployments that must
+// not publish host names or process ids in Redis. Inspect then names none of its holders' processes
+// (Holder.Process is nil); it still tells their client id and when their acquisition began, which
+// owner ids carry whatever this option says.
+//
+// Without this option, the Client's first acquisition, wait or request (of a lock, semaphore or
+// latch) starts a goroutine of the Client that writes, at "<prefix>redisson:~client:<client id>"
+// (SETEX, any Cluster slot), a JSON string (typically under 100 bytes, at most 4 KiB):
+//
+//	{"host":"<os.Hostname>","pid":<os.Getpid>,"prog":"<base name of os.Args[0]>","started":<Unix ms of New>}
+//
+// (host and prog cut to 255 bytes), with a 30s TTL, rewritten every 10s (sooner after a failure,
+// which is logged, never returned: it costs no call anything), and deleted by Close: the record of
+// a process that died is gone within 30s. Acquisitions and releases send nothing for it. Inspect
+// reads the records of a name's holders with one more round trip.
+//
+// default: a process record is kept
+func WithoutProcessRecord() Option {
+	return func(c *config) error {
+		c.noRecord = true
+		return nil
+	}
+}
+
 // WithLogger sets where the client logs problems it handles on its own (failed renewals, lost
 // locks and subscriptions, an unreachable server) and warnings about the deployment (go-redis
 // without ContextTimeoutEnabled, a master that evicts keys, a master without WAIT in the
@@ -314,7 +340,7 @@ func WithLogger(l *slog.Logger) Option {
 // turns it on. Clients of types other than *redis.Client and *redis.ClusterClient cannot have it.
 func WithLossTracking(on bool) Option {
 	return func(c *config) error {
-		c.tracking, c.trackingSet = on, true
+		c.tracking = on
 		return nil
 	}
 }

@@ -66,6 +66,11 @@ func everyRead(t *testing.T, c *redisson.Client) {
 	if cnt, err := h.HoldCount(ctx); err != nil || cnt != 1 {
 		t.Errorf("HoldCount = %v, %v; want 1", cnt, err)
 	}
+	// Inspect's snapshot, then its read of the holder's process record (on another slot).
+	awaitRecord(t, c)
+	if in, err := c.Inspect(ctx, n+":lock"); err != nil || len(in.Holders) != 1 || in.Holders[0].Process == nil {
+		t.Errorf("Inspect = %+v, %v; want the holder and its process", in, err)
+	}
 	mustUnlock(t, h)
 	if _, err := c.FencedSet(ctx, "{"+n+"}:fenced", "v", 3); err != nil {
 		t.Fatal(err)
@@ -152,7 +157,7 @@ func TestReadsReachTheMasterWhateverTheReadRouting(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			rdb := cl.Client(t, mod)
-			c := newClient(t, rdb)
+			c := newClient(t, rdb, redisson.KeepProcessRecord())
 			// A new Cluster lists its replicas once they have synced: wait until the client knows them.
 			eventually(t, 30*time.Second, "the client to know the replicas", func() bool {
 				rdb.ReloadState(t.Context())

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -9,7 +11,34 @@ import (
 	"time"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/javadouble"
 )
+
+// hostname is os.Hostname, failing the test on an error.
+func hostname(t *testing.T) string {
+	t.Helper()
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// awaitProcessRecord makes c acquire (and release) a lock, then waits until Inspect names c's
+// process: its process record is written.
+func awaitProcessRecord(t *testing.T, c *redisson.Client) {
+	t.Helper()
+	ctx := t.Context()
+	h, err := c.Lock("record-probe").Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unlock(ctx)
+	waitFor(t, 10*time.Second, "the process record", func() bool {
+		in, err := c.Inspect(ctx, "record-probe")
+		return err == nil && len(in.Holders) == 1 && in.Holders[0].Process != nil
+	})
+}
 
 // inspect --json prints a held lock's kind, holder and hold count, and a semaphore's permits and
 // leases.
@@ -62,6 +91,84 @@ func TestInspectJSON(t *testing.T) {
 	if code, stdout, _ = runCLI(t, srv, "inspect", "held"); code != 0 || !strings.Contains(stdout, "kind:     fenced lock") ||
 		!strings.Contains(stdout, "2 level(s)") {
 		t.Fatalf("inspect held: exit %d, %s", code, stdout)
+	}
+}
+
+// inspect names the holding process: a redisson lock's (its host, pid and program, how long ago it
+// took the lock), in both layouts, in text and JSON; with --no-process-record only its client id
+// and time, and no record is written; a Java Redisson holder by its client UUID and thread id.
+func TestInspectNamesTheHolder(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	ctx := t.Context()
+	host := hostname(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"who", nil},
+		{"who-compat", []string{"--redisson-compat"}},
+		{"who-quiet", []string{"--no-process-record"}},
+	} {
+		ready := filepath.Join(t.TempDir(), "ready")
+		before := time.Now()
+		p := start(t, srv, nil, append(tc.args, "lock", tc.name, "--", "sh", "-c", `touch "`+ready+`"; exec sleep 30`)...)
+		waitFor(t, 10*time.Second, "the command to start", func() bool { return exists(ready) })
+		quiet := tc.name == "who-quiet"
+		var got jsonInspection
+		waitFor(t, 10*time.Second, "inspect to name the process", func() bool {
+			code, stdout, _ := runCLI(t, srv, "inspect", "--json", tc.name)
+			got = jsonInspection{}
+			return code == 0 && json.Unmarshal([]byte(stdout), &got) == nil && len(got.Holders) == 1 &&
+				(got.Holders[0].Process != nil || quiet)
+		})
+		h := got.Holders[0]
+		if h.Origin != "go" || h.Client == "" || !strings.HasPrefix(h.Owner, h.Client+":") || h.Since == nil ||
+			h.Since.Before(before.Add(-time.Second)) || h.Since.After(time.Now()) || h.AgeMs < 0 || h.AgeMs > 60000 {
+			t.Fatalf("%s: holder %+v; want a Go holder, taken since the command started", tc.name, h)
+		}
+		pr := h.Process
+		if quiet {
+			if pr != nil {
+				t.Fatalf("%s: process %+v named with --no-process-record", tc.name, pr)
+			}
+		} else if pr.Host != host || pr.PID != p.cmd.Process.Pid || pr.Program != "redisson" || pr.Started.Before(before.Add(-time.Second)) {
+			t.Fatalf("%s: process %+v; want host %s, pid %d, program redisson", tc.name, pr, host, p.cmd.Process.Pid)
+		}
+		code, stdout, _ := runCLI(t, srv, "inspect", tc.name)
+		want := fmt.Sprintf("(host %s pid %d prog redisson, taken ≤", host, p.cmd.Process.Pid)
+		if quiet {
+			want = "(Go client " + h.Client + ", no process record, taken ≤"
+		}
+		if code != 0 || !strings.Contains(stdout, "holder:   "+h.Owner+", 1 level(s), ") || !strings.Contains(stdout, want) {
+			t.Fatalf("inspect %s: exit %d, %s; want %q", tc.name, code, stdout, want)
+		}
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		p.wait(t, 10*time.Second)
+	}
+	// Each redisson lock closed its Client, which deleted its record; the quiet one wrote none.
+	if keys := rdb.Keys(ctx, "*redisson:~client:*").Val(); len(keys) != 0 {
+		t.Fatalf("process records left: %q", keys)
+	}
+
+	j := javadouble.New(rdb)
+	t.Cleanup(j.Close)
+	if err := j.Lock("java").Lock(ctx, 57, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := runCLI(t, srv, "inspect", "--json", "java")
+	var got jsonInspection
+	if code != 0 || json.Unmarshal([]byte(stdout), &got) != nil || len(got.Holders) != 1 {
+		t.Fatalf("inspect --json java: exit %d, %s", code, stdout)
+	}
+	if h := got.Holders[0]; h.Origin != "java" || h.Client != j.ID() || h.ThreadID != 57 || h.Since != nil || h.Process != nil {
+		t.Fatalf("Java holder %+v; want origin java, client %s, thread 57", h, j.ID())
+	}
+	want := "(Java Redisson client " + j.ID() + ", thread 57)"
+	if code, stdout, _ := runCLI(t, srv, "inspect", "java"); code != 0 || !strings.Contains(stdout, want) {
+		t.Fatalf("inspect java: exit %d, %s; want %q", code, stdout, want)
 	}
 }
 
@@ -160,6 +267,9 @@ func TestWatch(t *testing.T) {
 	t.Parallel()
 	srv, _, c := server(t)
 	ctx := t.Context()
+	// The Client's process record is written just after its first acquisition: once it is there,
+	// the holder's line names the process at once (else a second line would follow when it appears).
+	awaitProcessRecord(t, c)
 	w := start(t, srv, nil, "watch", "--interval", "20ms", "watched")
 	waitFor(t, 10*time.Second, "the first line", func() bool { return strings.Contains(w.stdout.String(), "none") })
 	h, err := c.Lock("watched").Lock(ctx)
@@ -167,6 +277,9 @@ func TestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the holder's line", func() bool { return strings.Contains(w.stdout.String(), "lock holder=") })
+	if by := fmt.Sprintf(" by=%s@%s:%d", filepath.Base(os.Args[0]), hostname(t), os.Getpid()); !strings.Contains(w.stdout.String(), by) {
+		t.Fatalf("watch printed %q; want the holder named (%q)", w.stdout.String(), by)
+	}
 	if err := h.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

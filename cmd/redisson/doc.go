@@ -18,7 +18,9 @@
 //	    K more than the semaphore's permits waits until permits are added (give --wait)
 //	inspect NAME [--json]
 //	    what NAME holds: kind, holders and hold counts, remaining TTL, waiters, fencing token,
-//	    permits and leases, latch count (redisson.Client.Inspect)
+//	    permits and leases, latch count (redisson.Client.Inspect); who each holder is: a Go
+//	    holder's host, pid and program and how long ago it took the lock, a Java holder's
+//	    client UUID and thread id
 //	unlock --force NAME
 //	    force-unlock whatever lock NAME holds; exit 0 if it unlocked something, 1 if not locked
 //	    (a semaphore, latch or other value under NAME is left alone: exit 1)
@@ -69,6 +71,8 @@
 //	--key-prefix P        redisson.WithKeyPrefix
 //	--redisson-compat     Java Redisson's layouts (redisson.WithRedissonCompat)
 //	--watchdog D          redisson.WithWatchdogTimeout
+//	--no-process-record   redisson.WithoutProcessRecord: lock and semaphore write no record of
+//	                      this host, pid and program for inspect to show
 //
 // The go-redis client is made with ContextTimeoutEnabled, so that every wait is bounded by its
 // deadline.

@@ -28,7 +28,15 @@ waiters (with how long ago they queued where the format records it), the fencing
 permits and leases, the latch's count. An integer with nothing beside it is reported as
 "integer": a Semaphore's permits, a latch's count and an AtomicLong share that format.
 
---json prints the same as one JSON object; durations are in milliseconds (-1: no expiry).
+Each holder is named as far as its owner id and its Client's process record tell: a Go holder's
+host, pid and program (from the record its Client keeps in Redis, unless made with
+--no-process-record or redisson.WithoutProcessRecord) and how long ago its acquisition began
+("taken ≤3.2s ago": it took the lock then, or later if it waited); a Java Redisson holder's
+client UUID and thread id, e.g.
+   holder:   6d6c1ca0231d5a2a3e138e4c:eb5p6729xvr4, 1 level(s), 29.9s left (host ci-7 pid 4242 prog deploy, taken ≤3.2s ago)
+
+--json prints the same as one JSON object; durations are in milliseconds (-1: no expiry), times
+in RFC 3339 (UTC).
 
 Examples:
    redisson inspect deploy
@@ -80,6 +88,23 @@ type jsonHolder struct {
 	Side        string `json:"side,omitempty"`
 	RemainingMs int64  `json:"remainingMs"`
 	Token       int64  `json:"token,omitempty"`
+	// Who holds (redisson.Holder): the owner id's client part and origin ("go", "java", or absent),
+	// when a Go holder's acquisition began (RFC 3339, its clock) and how long before the snapshot,
+	// a Java holder's thread id, and a Go holder's process from its Client's record.
+	Client   string       `json:"client,omitempty"`
+	Origin   string       `json:"origin,omitempty"`
+	Since    *time.Time   `json:"since,omitempty"`
+	AgeMs    int64        `json:"ageMs,omitempty"`
+	ThreadID int64        `json:"threadId,omitempty"`
+	Process  *jsonProcess `json:"process,omitempty"`
+}
+
+// jsonProcess is a redisson.Process.
+type jsonProcess struct {
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	Program string    `json:"program"`
+	Started time.Time `json:"started"`
 }
 
 type jsonWaiter struct {
@@ -107,7 +132,16 @@ func toJSON(in redisson.Inspection) jsonInspection {
 		FencingToken: in.FencingToken, Value: in.Value, Rounds: in.Rounds,
 		Holders: []jsonHolder{}, Waiters: []jsonWaiter{}, Leases: []jsonLease{}}
 	for _, h := range in.Holders {
-		j.Holders = append(j.Holders, jsonHolder{Owner: h.Owner, Levels: h.Levels, Side: h.Side, RemainingMs: millis(h.Remaining), Token: h.Token})
+		jh := jsonHolder{Owner: h.Owner, Levels: h.Levels, Side: h.Side, RemainingMs: millis(h.Remaining), Token: h.Token,
+			Client: h.Client, Origin: string(h.Origin), AgeMs: millis(h.Age), ThreadID: h.ThreadID}
+		if !h.Since.IsZero() {
+			since := h.Since.UTC()
+			jh.Since = &since
+		}
+		if p := h.Process; p != nil {
+			jh.Process = &jsonProcess{Host: p.Host, PID: p.PID, Program: p.Program, Started: p.Started.UTC()}
+		}
+		j.Holders = append(j.Holders, jh)
 	}
 	for _, w := range in.Waiters {
 		j.Waiters = append(j.Waiters, jsonWaiter{Owner: w.Owner, Side: w.Side, Permits: w.Permits, AgeMs: millis(w.Age), ExpiresMs: millis(w.Expires)})
@@ -170,6 +204,9 @@ func printInspection(w io.Writer, in redisson.Inspection) {
 			if h.Token != 0 {
 				fmt.Fprintf(w, ", token %d", h.Token)
 			}
+			if who := identity(h); who != "" {
+				fmt.Fprintf(w, " (%s)", who)
+			}
 			fmt.Fprintln(w)
 		}
 	}
@@ -205,6 +242,38 @@ func printInspection(w io.Writer, in redisson.Inspection) {
 	}
 }
 
+// identity says who h is, as far as Inspect could tell: "host myhost pid 1234 prog deploy, taken
+// ≤3.2s ago" for a Go holder (its acquisition began that long ago: it took the lock then or after
+// waiting), "Java Redisson client <uuid>, thread 57" for a Java holder.
+func identity(h redisson.Holder) string {
+	var parts []string
+	switch h.Origin {
+	case redisson.OriginJava:
+		return fmt.Sprintf("Java Redisson client %s, thread %d", h.Client, h.ThreadID)
+	case redisson.OriginGo:
+		if p := h.Process; p != nil {
+			parts = append(parts, fmt.Sprintf("host %s pid %d prog %s", p.Host, p.PID, p.Program))
+		} else {
+			parts = append(parts, "Go client "+h.Client+", no process record")
+		}
+		if !h.Since.IsZero() {
+			parts = append(parts, "taken ≤"+h.Age.Round(100*time.Millisecond).String()+" ago")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// who is the short form of identity, without times, for watch: "deploy@myhost:1234", "java:57".
+func who(h redisson.Holder) string {
+	switch {
+	case h.Origin == redisson.OriginJava:
+		return fmt.Sprintf("java:%d", h.ThreadID)
+	case h.Process != nil:
+		return fmt.Sprintf("%s@%s:%d", h.Process.Program, h.Process.Host, h.Process.PID)
+	}
+	return ""
+}
+
 func watchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "watch",
@@ -212,6 +281,8 @@ func watchCommand() *cli.Command {
 		ArgsUsage: "NAME",
 		Description: `Polls Inspect every --interval and prints a timestamped line each time the holders,
 waiters, fencing token, permits, leases or count change (not when only the remaining times do).
+A holder is followed by who it is where known: by=PROGRAM@HOST:PID (a Go holder's process record,
+written just after its first acquisition: a line may follow when it appears), by=java:THREAD.
 Stops on Ctrl-C (SIGINT) or SIGTERM, exit 0.
 
 Example:
@@ -278,6 +349,9 @@ func summary(in redisson.Inspection) string {
 			fmt.Fprintf(&b, "×%d", h.Levels)
 			if h.Token != 0 {
 				fmt.Fprintf(&b, " token=%d", h.Token)
+			}
+			if w := who(h); w != "" {
+				fmt.Fprintf(&b, " by=%s", w)
 			}
 		}
 	}

@@ -109,6 +109,7 @@ func connectionFlags() []cli.Flag {
 		&cli.StringFlag{Name: "key-prefix", Category: cat, Usage: "prefix of every key (redisson.WithKeyPrefix)"},
 		&cli.BoolFlag{Name: "redisson-compat", Category: cat, Usage: "Java Redisson's layouts, shared with Java services (redisson.WithRedissonCompat)"},
 		&cli.DurationFlag{Name: "watchdog", Category: cat, Usage: "watchdog timeout: the lease renewed every third of it; a killed holder's lock is free within it (default 30s)"},
+		&cli.BoolFlag{Name: "no-process-record", Category: cat, Usage: "write no record of this host, pid and program for inspect to show (redisson.WithoutProcessRecord)"},
 	}
 }
 
@@ -128,6 +129,9 @@ func connect(cmd *cli.Command, compat bool) (redis.UniversalClient, *redisson.Cl
 	}
 	// A loss terminates the command at once, not at the next renewal.
 	opts = append(opts, redisson.WithLossTracking(true))
+	if cmd.Bool("no-process-record") {
+		opts = append(opts, redisson.WithoutProcessRecord())
+	}
 	c, err := redisson.New(rdb, opts...)
 	if err != nil {
 		_ = rdb.Close()
