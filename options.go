@@ -69,6 +69,7 @@ func defaultConfig() config {
 		waiterTimeout: DefaultWaiterTimeout,
 		spinMin:       DefaultSpinBackoff,
 		spinMax:       DefaultSpinBackoffMax,
+		tracking:      true,
 		logger:        slog.Default(),
 		javaWatchdog:  DefaultWatchdogTimeout, // Redisson's default lockWatchdogTimeout
 	}

@@ -216,9 +216,15 @@ const maxRoundTripSample = 100 * time.Millisecond
 // attemptGrace is how long past its WithWait bound an attempt in flight may still be answered (see
 // boundedAttempt): cleanupGrace, plus twice the Client's recent round trip, so that a bound shorter
 // than a round trip to a distant server still makes an attempt, and an attempt sent just before the
-// bound can still tell whether the lock was busy. At most cleanupGrace + 2*maxRoundTripSample.
+// bound can still tell whether the lock was busy. Until the Client has seen an answer (its first
+// command also dials, and may load a script), the round trip is taken as maxRoundTripSample: at most
+// cleanupGrace + 2*maxRoundTripSample.
 func (c *Client) attemptGrace() time.Duration {
-	return cleanupGrace + 2*time.Duration(c.rtt.Load())
+	rtt := time.Duration(c.rtt.Load())
+	if rtt == 0 {
+		rtt = maxRoundTripSample
+	}
+	return cleanupGrace + 2*rtt
 }
 
 // withCtxErr is err, a network error, made to match ctx's error too if ctx has ended: a socket

@@ -37,6 +37,8 @@ type config struct {
 	holdWatchdog time.Duration
 	holdPeriods  int
 	holdCluster  bool
+	trackCost    bool
+	trackOnly    bool
 	rw           bool
 	rwReads      float64
 	rwOnly       bool
@@ -69,6 +71,7 @@ type report struct {
 	Sem         *semResult         `json:"semaphore,omitempty"`
 	Obj         *objResult         `json:"objects,omitempty"`
 	Multi       *multiResult       `json:"multilock_order,omitempty"`
+	TrackCost   []trackCostRow     `json:"track_cost,omitempty"`
 	HoldError   string             `json:"hold_error,omitempty"`
 	Ratios      []ratio            `json:"ratios"`
 	Failures    []string           `json:"failures,omitempty"`
@@ -90,6 +93,8 @@ func main() {
 	flag.DurationVar(&cfg.holdWatchdog, "hold-watchdog", 3*time.Second, "watchdog timeout in the hold test (renewal every third)")
 	flag.IntVar(&cfg.holdPeriods, "hold-intervals", 4, "renewal intervals observed in the hold test")
 	flag.BoolVar(&cfg.holdCluster, "hold-cluster", true, "also run the hold test on a redistest Cluster (3 masters + 3 replicas)")
+	flag.BoolVar(&cfg.trackCost, "track-cost", true, "also measure what 1 and -hold-locks held locks cost in Redis and in the client, loss tracking off and on")
+	flag.BoolVar(&cfg.trackOnly, "track-cost-only", false, "run the tracking cost scenario only")
 	flag.BoolVar(&cfg.rw, "rw", true, "also run the read-heavy ReadWriteLock scenario (16 Clients, -rw-reads reads) against the Lock")
 	flag.Float64Var(&cfg.rwReads, "rw-reads", 0.9, "share of reads in the ReadWriteLock scenario")
 	flag.BoolVar(&cfg.rwOnly, "rw-only", false, "run the read-heavy ReadWriteLock scenario only")
@@ -247,6 +252,9 @@ func run(ctx context.Context, cfg *config) (err error) {
 	if cfg.objOnly {
 		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj, cfg.multi = 0, 0, false, false, true, false
 	}
+	if cfg.trackOnly {
+		nrounds, cfg.trackCost, cfg.holdCluster, cfg.rw, cfg.sem, cfg.obj, cfg.multi = 0, true, false, false, false, false, false
+	}
 	if cfg.multiOnly {
 		nrounds, cfg.holdLocks, cfg.rw, cfg.sem, cfg.obj, cfg.multi = 0, 0, false, false, false, true
 	}
@@ -301,7 +309,7 @@ rounds:
 		}
 	}
 
-	if cfg.holdLocks > 0 && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {
+	if cfg.holdLocks > 0 && !cfg.trackOnly && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {
 		logf("redisson: hold test, %d locks, watchdog %v", cfg.holdLocks, cfg.holdWatchdog)
 		h, err := holdTest(ctx, addr, stats, cfg.holdLocks, cfg.holdWatchdog, cfg.holdPeriods, cfg.goroutines)
 		rep.Hold = h
@@ -324,6 +332,17 @@ rounds:
 			}
 			rep.Failures = append(rep.Failures, "redisson cluster hold test: "+err.Error())
 			logf("FAILED cluster hold test: %v", err)
+		}
+	}
+	if cfg.trackCost && cfg.holdLocks > 0 && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {
+		logf("redisson: cost of held locks, loss tracking off and on")
+		r, err := trackCost(ctx, addr, stats, []int{1, cfg.holdLocks}, cfg.holdWatchdog, cfg.goroutines)
+		rep.TrackCost = r
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rep.Failures = append(rep.Failures, "redisson tracking cost: "+err.Error())
 		}
 	}
 	if cfg.rw && slices.ContainsFunc(impls, func(im impl) bool { return im.name == "redisson" }) && ctx.Err() == nil {

@@ -86,8 +86,17 @@ func ratios(rep *report) []ratio {
 		add("uncontended ops/s: redisson / floor", me.OpsPerSec, fl.OpsPerSec,
 			fmt.Sprintf("%.0f / %.0f", me.OpsPerSec, fl.OpsPerSec))
 	}
+	// The loss tracking's cost: the default Client (tracking on) against the same with it off.
+	if on, off := find(rep.Uncontended, "redisson"), find(rep.Uncontended, "redisson-notrack"); on != nil && off != nil {
+		add("uncontended ops/s: redisson / redisson-notrack (loss tracking on / off)", on.OpsPerSec, off.OpsPerSec,
+			fmt.Sprintf("%.0f / %.0f", on.OpsPerSec, off.OpsPerSec))
+	}
 	for _, name := range contendedScenarios(rep.Contended) {
 		rs := ofScenario(rep.Contended, name)
+		if on, off := find(rs, "redisson"), find(rs, "redisson-notrack"); on != nil && off != nil {
+			add(fmt.Sprintf("%s ops/s: redisson / redisson-notrack (loss tracking on / off)", name), on.OpsPerSec, off.OpsPerSec,
+				fmt.Sprintf("%.0f / %.0f", on.OpsPerSec, off.OpsPerSec))
+		}
 		for _, impl := range []string{"redisson", "redisson-fair"} {
 			me := find(rs, impl)
 			if me == nil {
@@ -229,6 +238,9 @@ func printReport(w io.Writer, rep *report) {
 			{"unlock errors", fmt.Sprint(h.UnlockErrors)},
 		})
 	}
+	if len(rep.TrackCost) > 0 {
+		printTrackCost(w, rep.TrackCost)
+	}
 	if rep.Sem != nil {
 		printSem(w, rep.Sem)
 	}
@@ -289,6 +301,10 @@ func printReport(w io.Writer, rep *report) {
 	if h := rep.ClusterHold; h != nil {
 		fmt.Fprintf(w, "RESULT scenario=hold-cluster impl=redisson locks=%d masters=%d renew_calls_per_interval=%.2f renew_calls_per_node_per_interval=%.2f renewed_per_interval=%.0f lost=%d acquire_errors=%d unlock_errors=%d\n",
 			h.Locks, h.Masters, h.RenewCallsPerPeriod, h.PerNodePerPeriod, h.RenewedPerPeriod, h.LostDuringWindow, h.AcquireErrors, h.UnlockErrors)
+	}
+	for _, r := range rep.TrackCost {
+		fmt.Fprintf(w, "RESULT scenario=track-cost impl=redisson tracking=%s locks=%d redis_mem_per_lock=%.0f conns=%d tracking_keys=%d redis_cmds_per_sec=%.0f goroutines_added=%d heap_per_lock=%.0f\n",
+			onOff(r.Tracking), r.Locks, r.RedisMemPerLock, r.ConnsAdded, r.TrackingKeys, r.CmdsPerSec, r.GoroutinesAdded, r.HeapPerLock)
 	}
 	for _, r := range rep.Ratios {
 		fmt.Fprintf(w, "RATIO name=%q value=%.3f\n", r.Name, r.Value)
