@@ -139,7 +139,7 @@ func trackCostOne(ctx context.Context, addr string, stats *redis.Client, n int, 
 	}
 	row.GoroutinesAdded = settleGoroutines() - base
 	row.HeapPerLock = float64(heapAlloc()-heap0) / float64(n)
-	time.Sleep(period)
+	time.Sleep(2 * period)
 	r2, err := redisReading(ctx, stats)
 	if err != nil {
 		return row, err
@@ -149,7 +149,7 @@ func trackCostOne(ctx context.Context, addr string, stats *redis.Client, n int, 
 	row.ConnsAdded = r1["connected_clients"] - pre["connected_clients"] // the pool's and the tracker's
 	row.TrackingKeys = r1["tracking_total_keys"]
 	// INFO itself is counted: the two readings' own commands are negligible against a period.
-	row.CmdsPerSec = float64(r2["total_commands_processed"]-r1["total_commands_processed"]) / period.Seconds()
+	row.CmdsPerSec = float64(r2["total_commands_processed"]-r1["total_commands_processed"]) / (2 * period).Seconds()
 	for _, h := range holds {
 		if h != nil {
 			if err := h.Unlock(ctx); err != nil {
