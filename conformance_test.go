@@ -148,7 +148,7 @@ func TestConformance(t *testing.T) {
 		suites = append(suites, suite{kind, lockConformance(kind)}) // the lock family
 	}
 	suites = append(suites, suite{"Semaphore", semaphoreConformance()}, suite{"CountDownLatch", latchConformance()},
-		suite{"PermitExpirableSemaphore", permitConformance()}, suite{"AtomicLong", atomicConformance()},
+		suite{"PermitExpirableSemaphore", append(permitConformance(), permitSignalCase())}, suite{"AtomicLong", atomicConformance()},
 		suite{"BitSet", bitsetConformance()}, suite{"BloomFilter", bloomConformance()},
 		suite{"HyperLogLog", hllConformance()}, suite{"RedissonCompat", compatSyncConformance()},
 		suite{"RedissonCompatJava", compatSyncWithJavaConformance()}, suite{"RedissonCompatObjects", compatObjectsConformance()},
@@ -362,5 +362,5 @@ func lockConformance(kind string) []conformanceCase {
 	if kind == "ReadWriteLock" || kind == "CompatReadWriteLock" {
 		cases = append(cases, conformanceCase{"sides", rwSides})
 	}
-	return cases
+	return append(cases, lossSignalCases(kind)...)
 }

@@ -3,7 +3,10 @@ package redisson_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,5 +200,126 @@ func TestLossTrackingOffTellsAtRenewal(t *testing.T) {
 	}
 	if redisson.TrackerChecks(c) != 0 {
 		t.Fatal("a Client without tracking checked holds")
+	}
+}
+
+// lossSignalCases are the loss signal's conformance cases for a lock kind (lockConformance), run
+// on every topology with the default watchdog: a hold (each side of a ReadWriteLock) is told
+// within 100ms of a force unlock from another Client and of a DEL of its keys, within 200ms of
+// their expiry; a RedLock's part is told of its own loss, and the group once a majority is gone.
+func lossSignalCases(kind string) []conformanceCase {
+	type side struct {
+		name string
+		take func(t *testing.T, c *redisson.Client, name string) context.Context
+	}
+	sides := []side{{"", lockHold(kind)}}
+	if strings.HasSuffix(kind, "ReadWriteLock") {
+		sides = append(sides, side{"read", readHold})
+	}
+	tracked := func(t *testing.T, c *redisson.Client, take func(*testing.T, *redisson.Client, string) context.Context, name string) context.Context {
+		before := redisson.TrackerChecks(c)
+		ctx := take(t, c, name)
+		eventually(t, 5*time.Second, "the hold checked", func() bool { return redisson.TrackerChecks(c) > before })
+		return ctx
+	}
+	cases := []conformanceCase{{"told at once of a force unlock", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+		a, b := newC(), newC()
+		for _, s := range sides {
+			ctx := tracked(t, a, s.take, name)
+			fk := kind
+			if s.name != "" {
+				fk += "/" + s.name
+			}
+			forceUnlock(t, b, fk, name)
+			t.Logf("%s: told after %v", s.name, toldWithin(t, ctx, time.Now(), 100*time.Millisecond, "client tracking"))
+		}
+	}}}
+	if kind == "RedLock" {
+		return append(cases, conformanceCase{"told at once of a part lost", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			h := mustLock(t, lockOf(newC(), kind, name), t.Context())
+			servers, _ := redLockServers.Load(t)
+			parts := h.Parts()
+			for i, srv := range servers.([2]*redistest.Server) {
+				part := parts[i+1]
+				vanish(t, srv.Client(t), partName(name, strconv.Itoa(i+2)), false)
+				start := time.Now()
+				took := toldWithin(t, part.Context(), start, 100*time.Millisecond, "client tracking")
+				if i == 0 {
+					if h.Context().Err() != nil { // two of three parts are held: the group holds
+						t.Fatalf("one part of three lost ended the group: %v", context.Cause(h.Context()))
+					}
+					continue
+				}
+				took = toldWithin(t, h.Context(), start, 100*time.Millisecond, "client tracking")
+				t.Logf("the group told after %v", took)
+			}
+		}})
+	}
+	return append(cases, conformanceCase{"told at once of a deletion or expiry", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+		c, rdb := newC(), topologyClient(t)
+		for _, s := range sides {
+			for _, expire := range []bool{false, true} {
+				n := fmt.Sprintf("%s:%s:%v", name, s.name, expire)
+				ctx := tracked(t, c, s.take, n)
+				vanish(t, rdb, n, expire)
+				bound := 100 * time.Millisecond
+				if expire {
+					bound = 200 * time.Millisecond // Redis's expiry cycle runs every 100ms
+				}
+				t.Logf("%s expire=%v: told after %v", s.name, expire, toldWithin(t, ctx, time.Now(), bound, "client tracking"))
+			}
+		}
+	}})
+}
+
+// permitSignalCase is the loss signal's conformance case of a leased permit (permitConformance).
+func permitSignalCase() conformanceCase {
+	return conformanceCase{"told at once of a deletion", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+		c := newC()
+		before := redisson.TrackerChecks(c)
+		ctx := permitHold(t, c, name)
+		eventually(t, 5*time.Second, "the hold checked", func() bool { return redisson.TrackerChecks(c) > before })
+		vanish(t, topologyClient(t), name, false)
+		t.Logf("told after %v", toldWithin(t, ctx, time.Now(), 100*time.Millisecond, "client tracking"))
+	}}
+}
+
+// vanish deletes (or expires in 1ms) every key of the object name on rdb, node by node on a
+// Cluster. It fails the test if there is none.
+func vanish(t *testing.T, rdb redis.UniversalClient, name string, expire bool) {
+	t.Helper()
+	var mu sync.Mutex
+	found := 0
+	each := func(ctx context.Context, c *redis.Client) error {
+		keys, err := c.Keys(ctx, "*"+name+"*").Result()
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if expire {
+				err = c.PExpire(ctx, k, time.Millisecond).Err()
+			} else {
+				err = c.Del(ctx, k).Err()
+			}
+			if err != nil {
+				return err
+			}
+		}
+		mu.Lock()
+		found += len(keys)
+		mu.Unlock()
+		return nil
+	}
+	var err error
+	switch r := rdb.(type) {
+	case *redis.ClusterClient:
+		err = r.ForEachMaster(t.Context(), each)
+	case *redis.Client:
+		err = each(t.Context(), r)
+	default:
+		t.Fatalf("vanish: a %T", rdb)
+	}
+	if err != nil || found == 0 {
+		t.Fatalf("vanish %q: %d keys, %v", name, found, err)
 	}
 }
