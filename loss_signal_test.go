@@ -1,6 +1,7 @@
 package redisson_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/internal/javadouble"
 	"github.com/goredisson/redisson/redistest"
 )
 
@@ -231,9 +233,34 @@ func lossSignalCases(kind string) []conformanceCase {
 				fk += "/" + s.name
 			}
 			forceUnlock(t, b, fk, name)
-			t.Logf("%s: told after %v", s.name, toldWithin(t, ctx, time.Now(), 100*time.Millisecond, "client tracking"))
+			t.Logf("%s: told after %v", cmp.Or(s.name, "lock"), toldWithin(t, ctx, time.Now(), 100*time.Millisecond, "client tracking"))
 		}
 	}}}
+	if strings.HasPrefix(kind, "Compat") {
+		cases = append(cases, conformanceCase{"told at once of a Java forceUnlock", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
+			c := newC()
+			j := javadouble.New(topologyClient(t))
+			defer j.Close()
+			for _, s := range sides {
+				ctx := tracked(t, c, s.take, name)
+				var l *javadouble.Lock
+				switch {
+				case kind == "CompatFairLock":
+					l = j.FairLock(name)
+				case s.name == "read":
+					l = j.ReadWriteLock(name).ReadLock()
+				case kind == "CompatReadWriteLock":
+					l = j.ReadWriteLock(name).WriteLock()
+				default:
+					l = j.Lock(name)
+				}
+				if ok, err := l.ForceUnlock(t.Context()); err != nil || !ok {
+					t.Fatalf("Java forceUnlock = %v, %v", ok, err)
+				}
+				t.Logf("%s: told after %v", cmp.Or(s.name, "lock"), toldWithin(t, ctx, time.Now(), 100*time.Millisecond, "client tracking"))
+			}
+		}})
+	}
 	if kind == "RedLock" {
 		return append(cases, conformanceCase{"told at once of a part lost", func(t *testing.T, newC func(...redisson.Option) *redisson.Client, name string) {
 			h := mustLock(t, lockOf(newC(), kind, name), t.Context())
