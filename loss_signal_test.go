@@ -350,3 +350,54 @@ func vanish(t *testing.T, rdb redis.UniversalClient, name string, expire bool) {
 		t.Fatalf("vanish %q: %d keys, %v", name, found, err)
 	}
 }
+
+// TestLossSignalledAfterClusterFailover: a failover to a replica that lacks the keys (the replica
+// was flushed on its own, made writable for it) tells every kind of hold within a second of the
+// cluster agreeing on the new master, with the default watchdog.
+func TestLossSignalledAfterClusterFailover(t *testing.T) {
+	long(t)
+	t.Parallel()
+	ctx := t.Context()
+	cl := redistest.StartCluster(t)
+	admin := cl.Client(t)
+	c := newClient(t, cl.Client(t))
+	before := redisson.TrackerChecks(c)
+	held := map[string]context.Context{}
+	for _, k := range signalHolds {
+		if !k.compat { // names "{lf}…": one slot, so one master and one failover for all
+			held[k.kind] = k.take(t, c, "{lf}"+strings.ReplaceAll(k.kind, "/", "-"))
+		}
+	}
+	eventually(t, 5*time.Second, "the holds checked", func() bool { return redisson.TrackerChecks(c) >= before+uint64(len(held)) })
+	node, err := admin.MasterForKey(ctx, "lf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	master := node.Options().Addr
+	replica := replicaOf(t, cl, master)
+	mustDo(t, "CONFIG SET", replica.ConfigSet(ctx, "replica-read-only", "no").Err())
+	mustDo(t, "FLUSHALL on the replica", replica.FlushAll(ctx).Err())
+	if _, err := cl.Failover(ctx, master); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for kind, hctx := range held {
+		t.Logf("%s: told after %v", kind, toldWithin(t, hctx, start, time.Second, "answered again"))
+	}
+}
+
+// replicaOf returns a client (closed when the test ends) of a replica of the Cluster master at addr.
+func replicaOf(t *testing.T, cl *redistest.Cluster, addr string) *redis.Client {
+	t.Helper()
+	_, port, _ := strings.Cut(addr, ":")
+	for _, n := range cl.Nodes {
+		rdb := redis.NewClient(&redis.Options{Addr: n.Addr()})
+		t.Cleanup(func() { _ = rdb.Close() })
+		info, err := rdb.Info(t.Context(), "replication").Result()
+		if err == nil && strings.Contains(info, "role:slave") && strings.Contains(info, "master_port:"+port+"\r\n") {
+			return rdb
+		}
+	}
+	t.Fatalf("no replica of %s", addr)
+	return nil
+}

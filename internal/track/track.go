@@ -92,6 +92,9 @@ type item struct {
 	gen uint64
 	at  time.Time
 	why error // what a check that finds the owner gone reports
+	// first: not checked yet. A first check on a connection opened after the hold was taken (its
+	// master restarted or failed over since) that finds the owner gone reports ErrReconnected.
+	first bool
 }
 
 // New returns a tracker; it starts no goroutine and opens no connection until the first hold is due.
@@ -110,7 +113,7 @@ func (t *Tracker) Add(e *renew.Entry, gen uint64) {
 	if t.closed {
 		return
 	}
-	t.fresh = append(t.fresh, item{e, gen, now, ErrChanged})
+	t.fresh = append(t.fresh, item{e: e, gen: gen, at: now, why: ErrChanged, first: true})
 	if len(t.fresh) == 1 {
 		t.timer.Reset(Delay)
 	}
@@ -259,6 +262,7 @@ type node struct {
 
 	mu      sync.Mutex
 	c       *conn             // nil while disconnected
+	since   time.Time         // when c was opened
 	keys    map[string][]item // holds tracked on c, by key (every key of each hold)
 	todo    []item            // holds to check
 	flushed bool              // an invalidation of every key came
@@ -386,6 +390,7 @@ func (n *node) connect() bool {
 	}
 	n.mu.Lock()
 	n.c = c
+	n.since = time.Now()
 	n.flushed = false
 	n.mu.Unlock()
 	n.wake()
@@ -473,9 +478,13 @@ func (n *node) check(c *conn) {
 			continue
 		}
 		n.mu.Lock()
-		for _, it := range its {
-			for _, k := range keysOf(it.e) {
-				n.keys[k] = append(n.keys[k], it)
+		for i := range its {
+			if its[i].first && its[i].at.Before(n.since) {
+				its[i].why = ErrReconnected
+			}
+			its[i].first = false
+			for _, k := range keysOf(its[i].e) {
+				n.keys[k] = append(n.keys[k], its[i])
 			}
 		}
 		n.mu.Unlock()
