@@ -120,6 +120,14 @@ func TrackerChecks(c *Client) uint64 {
 	return c.tracker.Checked()
 }
 
+// TrackerConns reports the open connections of c's loss tracker (0 without one).
+func TrackerConns(c *Client) int {
+	if c.tracker == nil {
+		return 0
+	}
+	return c.tracker.Conns()
+}
+
 // ProcessRecordKey returns the key of c's process record (see WithoutProcessRecord).
 func ProcessRecordKey(c *Client) string { return processRecordKey(c.cfg.prefix, c.id) }
 

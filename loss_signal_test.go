@@ -401,3 +401,36 @@ func replicaOf(t *testing.T, cl *redistest.Cluster, addr string) *redis.Client {
 	t.Fatalf("no replica of %s", addr)
 	return nil
 }
+
+// TestLossTrackerBlackholed: the tracker's connection goes silent (a black hole: no FIN, no
+// answer) while one hold is deleted and another is not. The silence is no loss; the connection is
+// given up after its ping's timeout, and once the network heals the deleted hold is told within a
+// second and the other is checked and kept.
+func TestLossTrackerBlackholed(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	admin := srv.Client(t)
+	rdb := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: true,
+		DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
+	t.Cleanup(func() { _ = rdb.Close() })
+	c := newClient(t, rdb, redisson.WithLossTracking(true)) // through the proxy on purpose
+	kept := mustLock(t, c.Lock("bh-kept"), t.Context())
+	gone := mustLock(t, c.Lock("bh-gone"), t.Context())
+	eventually(t, 5*time.Second, "both holds checked", func() bool { return redisson.TrackerChecks(c) >= 2 })
+	p.Blackhole(true)
+	mustDo(t, "DEL", admin.Del(t.Context(), "bh-gone").Err()) // its invalidation goes into the hole
+	eventually(t, 10*time.Second, "the silent connection given up", func() bool { return redisson.TrackerConns(c) == 0 })
+	if kept.Context().Err() != nil || gone.Context().Err() != nil {
+		t.Fatalf("told of a loss by silence: %v / %v", context.Cause(kept.Context()), context.Cause(gone.Context()))
+	}
+	checks := redisson.TrackerChecks(c)
+	p.Blackhole(false)
+	start := time.Now()
+	t.Logf("told after the heal: %v", toldWithin(t, gone.Context(), start, time.Second, "answered again"))
+	eventually(t, 5*time.Second, "the kept hold checked again", func() bool { return redisson.TrackerChecks(c) >= checks+2 })
+	if err := kept.Context().Err(); err != nil {
+		t.Fatalf("the kept hold ended: %v", context.Cause(kept.Context()))
+	}
+	mustUnlock(t, kept)
+}

@@ -40,6 +40,11 @@ const (
 	Delay = 20 * time.Millisecond
 	// redialEvery is the pause between attempts to open a master's connection.
 	redialEvery = 100 * time.Millisecond
+	// dialTimeout bounds one attempt: the TCP connect and the handshake (one pipelined round trip).
+	// An attempt whose bytes a healing network lost is given up then and made again, so that the
+	// master is reached within dialTimeout+redialEvery of the network's heal, inside the second a
+	// restart or failover is told in. A master farther than that has no tracking (the renewals tell).
+	dialTimeout = 500 * time.Millisecond
 	// pingEvery is how often a connection that tracks holds asks its node for its role (idlePings
 	// times less often one that tracks none); a ping unanswered in pingTimeout breaks it (a paused or
 	// partitioned node sends no FIN), as does an answer other than "master" (a failover that
@@ -377,7 +382,7 @@ func (n *node) ping(c *conn) error {
 // that cannot be reached for long hands its holds back to be placed again (a Cluster failover
 // moves their slots elsewhere).
 func (n *node) connect() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 	defer cancel()
 	c, err := dial(ctx, n.opt, n.invalidated)
 	if err != nil {
