@@ -319,26 +319,26 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithLossTracking turns on (true) or off (false, the default) the immediate loss signal: with it,
+// WithLossTracking turns on (true, the default) or off (false) the immediate loss signal: with it,
 // a hold's context (Hold.Context, HeldPermits.Context) is cancelled, with a cause matching
 // ErrLockLost, within milliseconds of its key being deleted (ForceUnlock, DEL, UNLINK, a Java
 // forceUnlock), flushed, evicted or expired, and within a second of its master coming back
 // without it (a restart that lost the data, a failover to a replica that lacked it); without it, at
 // the next renewal (every third of the watchdog timeout). It costs, per Client, one connection per
 // master (RESP3, CLIENT TRACKING on: Redis 6 or later) and one goroutine per master; per hold that
-// lives longer than 20ms, one read when it starts, one after each renewal, and the server's
-// tracking-table entry for its key (see the package documentation, "How fast a loss is told").
-// A signal is verified before the hold is declared lost: a check on the master that the owner
-// is gone. Where CLIENT TRACKING is refused (ACLs, a proxy), the renewals alone tell.
+// lives longer than 20ms, one read when it starts, one after each renewal (the renewal's own write
+// invalidates the key), and the server's tracking-table entry for its key (see the package
+// documentation, "How fast a loss is told"). A signal is verified before the hold is declared
+// lost: a check on the master that the owner is gone. Where CLIENT TRACKING is refused (ACLs, a
+// proxy), or a master takes longer than 500ms to answer a connection's handshake, the renewals
+// alone tell.
 //
-// On a Cluster, with locks on many slots, each check is a script call of its own (renewals are
-// pipelined, checks one per slot), which doubles the scripts the masters run for long holds: a
-// test with 3,000 locks on 3 masters under load showed renewals falling behind. Turn it on there
-// only with few long holds.
+// On a Cluster the checks are pipelined per master, one script call per lock kind and slot: with
+// many long holds on many slots, that is one more call per hold and renewal period than the
+// renewals' (which batch up to 256 slots per call). Turn it off where the masters' CPU is short.
 //
-// default: off in this release (on Sentinel and standalone clients it is tested, measured and
-// meant to become the default once its checks ride on the renewals); the redisson command line
-// turns it on. Clients of types other than *redis.Client and *redis.ClusterClient cannot have it.
+// default: on. Clients of types other than *redis.Client (plain or Sentinel's failover client) and
+// *redis.ClusterClient cannot have it.
 func WithLossTracking(on bool) Option {
 	return func(c *config) error {
 		c.tracking = on

@@ -17,8 +17,8 @@ import (
 // Loss tracking (DESIGN §7a): a hold is told at once when its key changes or its master comes
 // back without it, through internal/track; the renewals stay the backstop.
 
-// newTracker returns the tracker of c's holds, or nil when tracking is off (WithLossTracking, and
-// by default on a Cluster) or rdb is of a type whose masters the library cannot dial on its own.
+// newTracker returns the tracker of c's holds, or nil when tracking is off (WithLossTracking) or rdb
+// is of a type whose masters the library cannot dial on its own.
 func (c *Client) newTracker() *track.Tracker {
 	if !c.cfg.tracking {
 		return nil

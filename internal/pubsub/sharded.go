@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goredisson/redisson/internal/resp"
 	"github.com/goredisson/redisson/internal/slot"
 )
 
@@ -181,24 +181,20 @@ func (t *sharded) shardFor(ctx context.Context, opt *redis.Options) (*shard, err
 
 // dialShard opens and authenticates a connection as the go-redis options say.
 func dialShard(ctx context.Context, opt *redis.Options) (*shard, error) {
-	dial := opt.Dialer
-	if dial == nil {
-		d := &net.Dialer{Timeout: opt.DialTimeout}
-		dial = d.DialContext
-	}
 	if opt.DialTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opt.DialTimeout)
 		defer cancel()
 	}
-	nc, err := dial(ctx, opt.Network, opt.Addr)
+	nc, err := resp.Dial(ctx, opt)
 	if err != nil {
 		return nil, fmt.Errorf("dial shard %s: %w", opt.Addr, err)
 	}
 	sh := &shard{addr: opt.Addr, nc: nc, opt: opt, bw: bufio.NewWriter(nc), channels: map[string]bool{}, confirmed: map[string]bool{}}
-	user, pass := opt.Username, opt.Password
-	if opt.CredentialsProvider != nil {
-		user, pass = opt.CredentialsProvider()
+	user, pass, err := resp.Credentials(ctx, opt)
+	if err != nil {
+		_ = nc.Close()
+		return nil, fmt.Errorf("credentials for shard %s: %w", opt.Addr, err)
 	}
 	if pass != "" {
 		args := []string{"AUTH", pass}
@@ -223,11 +219,11 @@ func authenticate(ctx context.Context, sh *shard, args []string) error {
 		deadline = d
 	}
 	_ = sh.nc.SetReadDeadline(deadline)
-	v, err := readReply(bufio.NewReaderSize(sh.nc, 64))
+	v, err := resp.Read(bufio.NewReaderSize(sh.nc, 64))
 	if err != nil {
 		return err
 	}
-	if e, ok := v.(replyError); ok {
+	if e, ok := v.(resp.Error); ok {
 		return e
 	}
 	return nil
@@ -242,10 +238,11 @@ func (sh *shard) write(ctx context.Context, args ...string) error {
 		deadline = d
 	}
 	_ = sh.nc.SetWriteDeadline(deadline)
-	fmt.Fprintf(sh.bw, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(sh.bw, "$%d\r\n%s\r\n", len(a), a)
+	cmd := make([]any, len(args))
+	for i, a := range args {
+		cmd[i] = a
 	}
+	resp.Write(sh.bw, cmd...)
 	return sh.bw.Flush()
 }
 
@@ -282,7 +279,7 @@ func (t *sharded) read(sh *shard) {
 	br := bufio.NewReader(sh.nc)
 	for {
 		_ = sh.nc.SetReadDeadline(time.Now().Add(3 * pingEvery))
-		v, err := readReply(br)
+		v, err := resp.Read(br)
 		if err != nil {
 			t.fail(sh, err)
 			return
@@ -294,7 +291,7 @@ func (t *sharded) read(sh *shard) {
 // got handles one reply of a shard's connection.
 func (t *sharded) got(sh *shard, v any) {
 	switch v := v.(type) {
-	case replyError:
+	case resp.Error:
 		// A refused SSUBSCRIBE: "MOVED <slot> <address>", the slot is no longer served here (the slot
 		// map was stale). Which channel is not said: every channel of that slot not confirmed here is
 		// sent again, to the address named, after a pause. Confirmed channels lost nothing.
@@ -499,58 +496,4 @@ func (t *sharded) conns() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.shards)
-}
-
-// replyError is an error reply.
-type replyError string
-
-func (e replyError) Error() string { return string(e) }
-
-// readReply reads one RESP2 reply: a string (simple or bulk; "" for a null bulk), an int64, a
-// replyError, or a []any of those.
-func readReply(br *bufio.Reader) (any, error) {
-	line, err := br.ReadString('\n')
-	if err != nil {
-		return nil, err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return nil, fmt.Errorf("pubsub: malformed reply %q", line)
-	}
-	body := line[1 : len(line)-2]
-	switch line[0] {
-	case '+':
-		return body, nil
-	case '-':
-		return replyError(body), nil
-	case ':':
-		return strconv.ParseInt(body, 10, 64)
-	case '$':
-		n, err := strconv.Atoi(body)
-		if err != nil || n < -1 || n > 512<<20 {
-			return nil, fmt.Errorf("pubsub: malformed bulk length %q", body)
-		}
-		if n < 0 {
-			return "", nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return nil, err
-		}
-		return string(buf[:n]), nil
-	case '*':
-		n, err := strconv.Atoi(body)
-		if err != nil || n < -1 || n > 1<<20 {
-			return nil, fmt.Errorf("pubsub: malformed array length %q", body)
-		}
-		items := make([]any, 0, max(n, 0))
-		for range n {
-			v, err := readReply(br)
-			if err != nil {
-				return nil, err
-			}
-			items = append(items, v)
-		}
-		return items, nil
-	}
-	return nil, fmt.Errorf("pubsub: unknown reply type %q", line[0])
 }

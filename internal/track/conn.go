@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/resp"
 )
 
 // conn is one RESP3 connection to one Redis master, with client tracking on: the replies to the
@@ -38,31 +38,17 @@ var errRole = errors.New("not a master")
 // reader goroutine it starts calls onPush with the keys of every invalidation (nil: all keys, a
 // FLUSHALL or FLUSHDB) until the connection fails or is closed.
 func dial(ctx context.Context, opt *redis.Options, onPush func(keys []string)) (*conn, error) {
-	dialer := opt.Dialer
-	if dialer == nil {
-		d := &net.Dialer{Timeout: opt.DialTimeout}
-		dialer = d.DialContext
-	}
-	network := opt.Network
-	if network == "" {
-		network = "tcp"
-	}
-	nc, err := dialer(ctx, network, opt.Addr)
+	nc, err := resp.Dial(ctx, opt)
 	if err != nil {
 		return nil, err
 	}
 	c := &conn{nc: nc, bw: bufio.NewWriter(nc), replies: make(chan any, 64), done: make(chan struct{})}
 	go c.read(onPush)
 	hello := []any{"HELLO", "3"}
-	user, pass := opt.Username, opt.Password
-	switch {
-	case opt.CredentialsProviderContext != nil:
-		if user, pass, err = opt.CredentialsProviderContext(ctx); err != nil {
-			c.close()
-			return nil, err
-		}
-	case opt.CredentialsProvider != nil:
-		user, pass = opt.CredentialsProvider()
+	user, pass, err := resp.Credentials(ctx, opt)
+	if err != nil {
+		c.close()
+		return nil, err
 	}
 	if pass != "" {
 		if user == "" {
@@ -115,7 +101,7 @@ func (c *conn) do(ctx context.Context, cmds ...[]any) ([]any, error) {
 	c.wmu.Lock()
 	_ = c.nc.SetWriteDeadline(deadline)
 	for _, cmd := range cmds {
-		writeCommand(c.bw, cmd)
+		resp.Write(c.bw, cmd...)
 	}
 	err := c.bw.Flush()
 	c.wmu.Unlock()
@@ -150,13 +136,13 @@ func (c *conn) read(onPush func([]string)) {
 	defer close(c.done)
 	br := bufio.NewReader(c.nc)
 	for {
-		v, err := readValue(br)
+		v, err := resp.Read(br)
 		if err != nil {
 			c.err = err
 			_ = c.nc.Close()
 			return
 		}
-		if p, ok := v.(push); ok {
+		if p, ok := v.(resp.Push); ok {
 			if len(p) >= 2 && p[0] == "invalidate" {
 				keys, _ := p[1].([]any)
 				var ks []string
@@ -173,110 +159,4 @@ func (c *conn) read(onPush func([]string)) {
 		}
 		c.replies <- v
 	}
-}
-
-func writeCommand(bw *bufio.Writer, args []any) {
-	bw.WriteString("*")
-	bw.WriteString(strconv.Itoa(len(args)))
-	bw.WriteString("\r\n")
-	for _, a := range args {
-		var s string
-		switch a := a.(type) {
-		case string:
-			s = a
-		case int:
-			s = strconv.Itoa(a)
-		case int64:
-			s = strconv.FormatInt(a, 10)
-		default:
-			s = fmt.Sprint(a)
-		}
-		bw.WriteString("$")
-		bw.WriteString(strconv.Itoa(len(s)))
-		bw.WriteString("\r\n")
-		bw.WriteString(s)
-		bw.WriteString("\r\n")
-	}
-}
-
-// push is a RESP3 push frame.
-type push []any
-
-// replyError is a Redis error reply.
-type replyError string
-
-func (e replyError) Error() string { return string(e) }
-
-// readValue reads one RESP3 value: a string (simple, bulk, verbatim, double, big number), int64,
-// bool, nil, replyError, []any (array, set, or a map as key, value, ...), or push.
-func readValue(br *bufio.Reader) (any, error) {
-	line, err := br.ReadString('\n')
-	if err != nil {
-		return nil, err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return nil, fmt.Errorf("track: malformed reply %q", line)
-	}
-	body := line[1 : len(line)-2]
-	switch line[0] {
-	case '+', ',', '(':
-		return body, nil
-	case '-':
-		return replyError(body), nil
-	case ':':
-		return strconv.ParseInt(body, 10, 64)
-	case '#':
-		return body == "t", nil
-	case '_':
-		return nil, nil
-	case '$', '=', '!':
-		n, err := strconv.Atoi(body)
-		if err != nil || n < -1 || n > 512<<20 {
-			return nil, fmt.Errorf("track: malformed length %q", body)
-		}
-		if n < 0 {
-			return nil, nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return nil, err
-		}
-		s := string(buf[:n])
-		switch line[0] {
-		case '=':
-			if len(s) >= 4 {
-				s = s[4:] // "txt:"
-			}
-		case '!':
-			return replyError(s), nil
-		}
-		return s, nil
-	case '*', '~', '>', '%', '|':
-		n, err := strconv.Atoi(body)
-		if err != nil || n < -1 || n > 1<<24 {
-			return nil, fmt.Errorf("track: malformed length %q", body)
-		}
-		if n < 0 {
-			return nil, nil
-		}
-		if line[0] == '%' || line[0] == '|' {
-			n *= 2
-		}
-		items := make([]any, 0, n)
-		for range n {
-			v, err := readValue(br)
-			if err != nil {
-				return nil, err
-			}
-			items = append(items, v)
-		}
-		switch line[0] {
-		case '>':
-			return push(items), nil
-		case '|': // attributes precede the value they describe
-			return readValue(br)
-		}
-		return items, nil
-	}
-	return nil, fmt.Errorf("track: unknown reply type %q", line[0])
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson/internal/renew"
+	"github.com/goredisson/redisson/internal/resp"
 )
 
 // Timing of the tracker.
@@ -528,7 +529,7 @@ func (n *node) send(c *conn, its []item) error {
 	for i, r := range replies {
 		alive, err := n.t.cfg.Decode(r)
 		if err != nil || len(alive) != len(of[i]) {
-			var re replyError
+			var re resp.Error
 			if errors.As(err, &re) && len(re) >= 8 && re[:8] == "NOSCRIPT" {
 				reload = n.t.cfg.Load(cmds[i])
 				for _, j := range of[i] {
