@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,7 +30,8 @@ func (c *Client) newTracker() *track.Tracker {
 		Load: func(cmd []any) []any {
 			return []any{"SCRIPT", "LOAD", scripts.Source(checkScripts[cmd[1].(string)])}
 		},
-		Active: c.sched.Gen,
+		Confirm: c.confirmGone,
+		Active:  c.sched.Gen,
 		Gone: func(e *renew.Entry, gen uint64, why error) {
 			c.sched.Lost(e, gen, fmt.Errorf("%w: %w", renew.ErrGone, why))
 		},
@@ -112,6 +114,41 @@ func (c *Client) trackChecks(entries []*renew.Entry) (cmds [][]any, of [][]int) 
 		}
 	}
 	return cmds, of
+}
+
+// confirmGone runs the checks of entries through the Client's command path (send.go: the master
+// its renewals reach), a few calls at a time: one alive flag per entry.
+func (c *Client) confirmGone(ctx context.Context, entries []*renew.Entry) ([]bool, error) {
+	cmds, of := c.trackChecks(entries)
+	alive := make([]bool, len(entries))
+	errs := make([]error, len(cmds))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, cmd := range cmds {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			n := cmd[2].(int)
+			keys := make([]string, n)
+			for k := range keys {
+				keys[k] = cmd[3+k].(string)
+			}
+			res, err := c.run(ctx, checkScripts[cmd[1].(string)], keys, cmd[3+n:]...).Int64Slice()
+			if err == nil && len(res) != len(of[i]) {
+				err = errors.New("redisson: tracking: unexpected check reply")
+			}
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			for k, j := range of[i] {
+				alive[j] = res[k] == 1
+			}
+		}()
+	}
+	wg.Wait()
+	return alive, errors.Join(errs...)
 }
 
 // decodeChecks reads a check's reply: one 1 (held) or 0 per entry.

@@ -33,6 +33,10 @@ type conn struct {
 // master): what a replica says about a key is not a verdict on a hold.
 var errRole = errors.New("not a master")
 
+// errElsewhere breaks a connection whose node found holds gone that the Client's own commands
+// find held: the node says it is a master, but it is not the one the Client uses.
+var errElsewhere = errors.New("not the master the Client uses")
+
 // dial opens a connection as the go-redis options say (address, dialer, credentials, database),
 // switches it to RESP3 with HELLO, checks that the node is a master, and turns tracking on. The
 // reader goroutine it starts calls onPush with the keys of every invalidation (nil: all keys, a

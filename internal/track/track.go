@@ -71,6 +71,12 @@ type Config struct {
 	Decode func(reply any) ([]bool, error)
 	// Load is the SCRIPT LOAD command of the script a NOSCRIPT reply to cmd asks for.
 	Load func(cmd []any) []any
+	// Confirm checks entries, which a check on the tracker's connection found gone, through the
+	// Client's own command path (the path its renewals take, to the master it uses): one alive flag
+	// per entry. A verdict stands only if it agrees: a connection to a node that still says it is a
+	// master but is no longer the one the Client's commands reach (a Sentinel failover, before the old
+	// master is demoted) is not a verdict. It may block, bounded by ctx.
+	Confirm func(ctx context.Context, entries []*renew.Entry) ([]bool, error)
 	// Active reports whether e is registered, and its registration's generation.
 	Active func(e *renew.Entry) (gen uint64, ok bool)
 	// Gone declares the registration gen of e lost, with cause why.
@@ -98,8 +104,9 @@ type item struct {
 	gen uint64
 	at  time.Time
 	why error // what a check that finds the owner gone reports
-	// first: not checked yet. A first check on a connection opened after the hold was taken (its
-	// master restarted or failed over since) that finds the owner gone reports ErrReconnected.
+	// first: not checked yet. A first check that finds the owner gone reports ErrReconnected if the
+	// node's connection was lost (or could not be opened) after the hold was taken: its master
+	// restarted or failed over since.
 	first bool
 }
 
@@ -214,7 +221,7 @@ func (t *Tracker) later(f func()) {
 func (t *Tracker) nodeLocked(addr string, opt *redis.Options) *node {
 	n := t.nodes[addr]
 	if n == nil {
-		n = &node{t: t, addr: addr, opt: opt, keys: map[string][]item{}, kick: make(chan struct{}, 1)}
+		n = &node{t: t, addr: addr, opt: opt, keys: map[string]map[*renew.Entry]item{}, kick: make(chan struct{}, 1)}
 		t.nodes[addr] = n
 		t.wg.Add(1)
 		go n.run()
@@ -267,11 +274,11 @@ type node struct {
 	opt  *redis.Options
 
 	mu      sync.Mutex
-	c       *conn             // nil while disconnected
-	since   time.Time         // when c was opened
-	keys    map[string][]item // holds tracked on c, by key (every key of each hold)
-	todo    []item            // holds to check
-	flushed bool              // an invalidation of every key came
+	c       *conn                            // nil while disconnected
+	broke   time.Time                        // when a connection was last lost or refused
+	keys    map[string]map[*renew.Entry]item // holds tracked on c, by key (every key of each hold)
+	todo    []item                           // holds to check
+	flushed bool                             // an invalidation of every key came
 	kick    chan struct{}
 }
 
@@ -297,12 +304,10 @@ func (n *node) invalidated(keys []string) {
 		n.flushed = true
 	}
 	for _, k := range keys {
-		if its, ok := n.keys[k]; ok {
-			delete(n.keys, k)
-			for _, it := range its {
-				it.why = ErrChanged
-				n.todo = append(n.todo, it)
-			}
+		for _, it := range n.keys[k] {
+			n.forgetLocked(it.e)
+			it.why = ErrChanged
+			n.todo = append(n.todo, it)
 		}
 	}
 	n.mu.Unlock()
@@ -349,10 +354,13 @@ func (n *node) run() {
 		case <-n.kick:
 			n.check(c)
 		case <-ping.C:
+			if idle++; idle >= idlePings {
+				n.sweep()
+			}
 			n.mu.Lock()
 			busy := len(n.keys) > 0
 			n.mu.Unlock()
-			if idle++; busy || idle >= idlePings {
+			if busy || idle >= idlePings {
 				idle = 0
 				if err := n.ping(c); err != nil {
 					n.lost(c, err)
@@ -388,6 +396,9 @@ func (n *node) connect() bool {
 	c, err := dial(ctx, n.opt, n.invalidated)
 	if err != nil {
 		n.t.cfg.Log.Debug("redisson: tracking: cannot connect", "addr", n.addr, "err", err)
+		n.mu.Lock()
+		n.broke = time.Now()
+		n.mu.Unlock()
 		if n.t.cfg.Reload != nil {
 			n.t.cfg.Reload()
 			n.rehome()
@@ -396,7 +407,6 @@ func (n *node) connect() bool {
 	}
 	n.mu.Lock()
 	n.c = c
-	n.since = time.Now()
 	n.flushed = false
 	n.mu.Unlock()
 	n.wake()
@@ -410,6 +420,7 @@ func (n *node) lost(c *conn, err error) {
 	n.t.cfg.Log.Debug("redisson: tracking: connection lost", "addr", n.addr, "err", err)
 	n.mu.Lock()
 	n.c = nil
+	n.broke = time.Now()
 	n.requeueAllLocked(ErrReconnected)
 	n.mu.Unlock()
 }
@@ -418,9 +429,9 @@ func (n *node) lost(c *conn, err error) {
 func (n *node) requeueAllLocked(why error) {
 	seen := map[*renew.Entry]bool{}
 	for k, its := range n.keys {
-		for _, it := range its {
-			if !seen[it.e] {
-				seen[it.e] = true
+		for e, it := range its {
+			if !seen[e] {
+				seen[e] = true
 				it.why = why
 				n.todo = append(n.todo, it)
 			}
@@ -485,17 +496,26 @@ func (n *node) check(c *conn) {
 		}
 		n.mu.Lock()
 		for i := range its {
-			if its[i].first && its[i].at.Before(n.since) {
+			if its[i].first && its[i].at.Before(n.broke) {
 				its[i].why = ErrReconnected
 			}
 			its[i].first = false
 			for _, k := range keysOf(its[i].e) {
-				n.keys[k] = append(n.keys[k], its[i])
+				m := n.keys[k]
+				if m == nil {
+					m = map[*renew.Entry]item{}
+					n.keys[k] = m
+				}
+				m[its[i].e] = its[i]
 			}
 		}
 		n.mu.Unlock()
 		if err := n.send(c, its); err != nil {
 			n.lost(c, err)
+			if errors.Is(err, errElsewhere) && n.t.cfg.Reload != nil {
+				n.t.cfg.Reload() // a Cluster's slot map: the holds go where it says
+				n.rehome()
+			}
 			return
 		}
 	}
@@ -525,6 +545,7 @@ func (n *node) send(c *conn, its []item) error {
 	n.t.checked += uint64(len(its))
 	n.t.mu.Unlock()
 	var again []item // a script to load first, or a slot served elsewhere
+	var gone []item  // found gone: a verdict once confirmed
 	var reload []any
 	for i, r := range replies {
 		alive, err := n.t.cfg.Decode(r)
@@ -550,16 +571,51 @@ func (n *node) send(c *conn, its []item) error {
 		for k, j := range of[i] {
 			if !alive[k] {
 				n.untrack(its, []int{j})
-				n.t.cfg.Gone(its[j].e, its[j].gen, its[j].why)
+				gone = append(gone, its[j])
 			}
 		}
 	}
 	if reload != nil {
 		if _, err := c.do(ctx, reload); err != nil {
+			n.queue(gone)
 			return err
 		}
 		n.untrack(again, nil)
 		n.queue(again)
+	}
+	return n.verdicts(ctx, gone)
+}
+
+// verdicts declares lost the holds of gone that the Client's own command path also finds gone
+// (Config.Confirm). A hold it finds held means this connection is not to the master the Client
+// uses: the holds are checked again on a new connection (errElsewhere). One it cannot check now is
+// checked again in a while.
+func (n *node) verdicts(ctx context.Context, gone []item) error {
+	if len(gone) == 0 {
+		return nil
+	}
+	live := n.live(gone)
+	entries := make([]*renew.Entry, len(live))
+	for i, it := range live {
+		entries[i] = it.e
+	}
+	alive, err := n.t.cfg.Confirm(ctx, entries)
+	if err != nil || len(alive) != len(live) {
+		n.t.cfg.Log.Debug("redisson: tracking: cannot confirm a loss", "addr", n.addr, "err", err)
+		n.t.later(func() { n.t.place(n.live(live)) })
+		return nil
+	}
+	var kept []item
+	for i, it := range live {
+		if alive[i] {
+			kept = append(kept, it)
+		} else {
+			n.t.cfg.Gone(it.e, it.gen, it.why)
+		}
+	}
+	if len(kept) > 0 {
+		n.queue(kept)
+		return fmt.Errorf("%w: %d holds gone on %s are held where the Client's commands go", errElsewhere, len(kept), n.addr)
 	}
 	return nil
 }
@@ -568,31 +624,53 @@ func (n *node) send(c *conn, its []item) error {
 func (n *node) untrack(its []item, idx []int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	drop := func(it item) {
-		for _, k := range keysOf(it.e) {
-			l := n.keys[k]
-			for i := range l {
-				if l[i].e == it.e {
-					l = append(l[:i], l[i+1:]...)
-					break
-				}
-			}
-			if len(l) == 0 {
-				delete(n.keys, k)
-			} else {
-				n.keys[k] = l
-			}
-		}
-	}
 	if idx == nil {
 		for _, it := range its {
-			drop(it)
+			n.forgetLocked(it.e)
 		}
 		return
 	}
 	for _, j := range idx {
-		drop(its[j])
+		n.forgetLocked(its[j].e)
 	}
+}
+
+// forgetLocked stops tracking e under every key of it. Called with n.mu held.
+func (n *node) forgetLocked(e *renew.Entry) {
+	for _, k := range keysOf(e) {
+		if m := n.keys[k]; m != nil {
+			delete(m, e)
+			if len(m) == 0 {
+				delete(n.keys, k)
+			}
+		}
+	}
+}
+
+// sweep forgets the holds of several keys tracked that are no longer registered. A hold is
+// forgotten at the invalidation its end causes (its release, its expiry change the key), but a
+// hold may also name a key nothing writes (a hash tag of Redisson's read-write layout), which is
+// never invalidated.
+func (n *node) sweep() {
+	n.mu.Lock()
+	var all []item
+	seen := map[*renew.Entry]bool{}
+	for _, m := range n.keys {
+		for e, it := range m {
+			if !seen[e] && len(e.Keys) > 1 {
+				seen[e] = true
+				all = append(all, it)
+			}
+		}
+	}
+	n.mu.Unlock()
+	var dead []item
+	for _, it := range all {
+		if gen, ok := n.t.cfg.Active(it.e); !ok || gen != it.gen {
+			dead = append(dead, it)
+		}
+	}
+	n.untrack(dead, nil)
 }
 
 // Causes of the losses the tracker finds: what preceded the check that found the owner gone.
