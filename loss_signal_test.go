@@ -434,3 +434,102 @@ func TestLossTrackerBlackholed(t *testing.T) {
 	}
 	mustUnlock(t, kept)
 }
+
+// TestLossTrackingIdleAfterHoldsEnd: once every hold of a Client has ended, its tracker has nothing
+// left to watch: its connection asks for the node's role at the idle rate (every 2s), not every
+// 250ms as while it tracks holds. A ReadWriteLock in Java Redisson's layout is tracked under its
+// hash and its tag "{hash}", a key nothing writes: its ended hold must not stay tracked there.
+func TestLossTrackingIdleAfterHoldsEnd(t *testing.T) {
+	for _, k := range []struct {
+		kind   string
+		compat bool
+	}{{"ReadWriteLock/read", false}, {"CompatReadWriteLock/read", true}, {"CompatReadWriteLock/write", true}} {
+		t.Run(k.kind, func(t *testing.T) {
+			t.Parallel()
+			opts := []redisson.Option{redisson.WithLossTracking(true)}
+			if k.compat {
+				opts = append(opts, redisson.WithRedissonCompat())
+			}
+			c, admin, _ := setup(t, opts...)
+			before := redisson.TrackerChecks(c)
+			rw := c.ReadWriteLock("sig-idle")
+			var h *redisson.Hold
+			var err error
+			if strings.HasSuffix(k.kind, "/read") {
+				h, err = rw.RLock(t.Context())
+			} else {
+				h, err = rw.Lock(t.Context())
+			}
+			mustDo(t, "lock", err)
+			eventually(t, 5*time.Second, "the hold checked", func() bool { return redisson.TrackerChecks(c) > before })
+			mustDo(t, "unlock", h.Unlock(t.Context()))
+			time.Sleep(500 * time.Millisecond) // the release's invalidation is handled
+			r0 := roleCalls(t, admin)
+			time.Sleep(4 * time.Second)
+			if n := roleCalls(t, admin) - r0; n > 4 {
+				t.Errorf("%d ROLE pings in 4s with no hold left; at the idle rate (every 2s) 2, and at most 4", n)
+			}
+		})
+	}
+}
+
+// roleCalls returns how many ROLE commands the server has run.
+func roleCalls(t *testing.T, admin *redis.Client) int {
+	t.Helper()
+	s, err := admin.Info(t.Context(), "commandstats").Result()
+	mustDo(t, "INFO commandstats", err)
+	for _, l := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "cmdstat_role:calls="); ok {
+			n, _ := strconv.Atoi(v[:strings.IndexByte(v, ',')])
+			return n
+		}
+	}
+	return 0
+}
+
+// TestLossTrackingNoFalseLossAfterSentinelFailover: after a Sentinel failover the Client works on
+// the new master; the old one may still say it is a master for seconds (Sentinel turns it into a
+// replica only once it sees it again). A hold taken on the new master meanwhile is held there, and
+// must not be declared lost because the tracker's connection, opened before the failover, reads
+// its key on the old master.
+func TestLossTrackingNoFalseLossAfterSentinelFailover(t *testing.T) {
+	long(t)
+	t.Parallel()
+	s := redistest.StartSentinel(t)
+	c := newClient(t, s.Client(t, fastFailover), redisson.WithLossTracking(true))
+	ctx := t.Context()
+	before := redisson.TrackerChecks(c)
+	h0 := mustLock(t, c.Lock("sig-failover-0"), ctx) // the tracker connects to the first master
+	eventually(t, 5*time.Second, "the hold checked", func() bool { return redisson.TrackerChecks(c) > before })
+	old := s.Master(ctx)
+	sn := redis.NewSentinelClient(&redis.Options{Addr: s.SentinelAddrs()[0]})
+	defer sn.Close()
+	mustDo(t, "SENTINEL FAILOVER", sn.Failover(ctx, s.MasterName()).Err())
+	// A new hold, as soon as the Client's commands reach the new master (before the sentinels
+	// have turned the old master into a replica).
+	var h *redisson.Hold
+	var err error
+	var m *redistest.Server
+	eventually(t, 20*time.Second, "a lock taken on the new master", func() bool {
+		if m = s.Master(ctx); m == nil || m == old {
+			return false
+		}
+		if h != nil {
+			_ = h.Unlock(ctx)
+		}
+		h, err = c.Lock("sig-failover-1").TryLock(ctx)
+		return err == nil && m.Client(t).Exists(ctx, "sig-failover-1").Val() == 1
+	})
+	newAdmin := m.Client(t)
+	t.Logf("failover %s -> %s", old.Addr(), m.Addr())
+	oldRole, _ := old.Client(t).Do(ctx, "ROLE").Slice()
+	checks := redisson.TrackerChecks(c)
+	time.Sleep(time.Second)
+	held := newAdmin.Exists(ctx, "sig-failover-1").Val() == 1
+	if h.Context().Err() != nil && held {
+		t.Fatalf("a hold the new master still has was declared lost (old master's role then: %v, checks %d -> %d): %v",
+			oldRole[0], checks, redisson.TrackerChecks(c), context.Cause(h.Context()))
+	}
+	_ = h.Unlock(ctx)
+	_ = h0.Unlock(ctx)
+}

@@ -1,0 +1,110 @@
+package track
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/renew"
+	"github.com/goredisson/redisson/redistest"
+)
+
+// existsConfig is a tracker Config whose check of a hold is EXISTS over every key of its entry
+// (held: the first key exists), with registrations told by active.
+func existsConfig(opt *redis.Options, active *atomic.Bool) Config {
+	return Config{
+		Master: func(context.Context, string) (*redis.Options, error) { return opt, nil },
+		Check: func(items []*renew.Entry) (cmds [][]any, of [][]int) {
+			for i, e := range items {
+				cmd := []any{"EXISTS"}
+				for _, k := range keysOf(e) {
+					cmd = append(cmd, k)
+				}
+				cmds = append(cmds, cmd)
+				of = append(of, []int{i})
+			}
+			return cmds, of
+		},
+		Decode: func(reply any) ([]bool, error) {
+			n, _ := reply.(int64)
+			return []bool{n >= 1}, nil
+		},
+		Load:   func([]any) []any { return nil },
+		Active: func(*renew.Entry) (uint64, bool) { return 1, active.Load() },
+		Gone:   func(*renew.Entry, uint64, error) {},
+		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+// tracked returns how many items the node of addr keeps tracked, over all keys.
+func tracked(tr *Tracker, addr string) (items int, keys map[string]int) {
+	tr.mu.Lock()
+	n := tr.nodes[addr]
+	tr.mu.Unlock()
+	keys = map[string]int{}
+	if n == nil {
+		return 0, keys
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for k, its := range n.keys {
+		keys[k] = len(its)
+		items += len(its)
+	}
+	return items, keys
+}
+
+// A hold of more than one key (a ReadWriteLock in Java Redisson's layout: the hash and its tag
+// "{hash}", hold.go makeOwner) is tracked under each. An invalidation of one of them (a renewal of
+// the hash, which every watchdog period makes) must not leave the hold tracked twice under the
+// others, and once the hold has ended and its key is gone, nothing of it may stay tracked: a key
+// that nothing ever writes (the tag) would keep it, and its Client's whole owner, for the life of
+// the connection, and keep the node pinging as if busy.
+func TestMultiKeyHoldNotKeptAfterItEnds(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := t.Context()
+	var active atomic.Bool
+	active.Store(true)
+	tr := New(existsConfig(rdb.Options(), &active))
+	defer tr.Close()
+	if err := rdb.HSet(ctx, "rw", "f", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	e := &renew.Entry{Key: "rw", Keys: []string{"rw", "{rw}"}, Owner: "o"}
+	tr.Add(e, 1)
+	waitChecks := func(n uint64) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); tr.Checked() < n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d checks, want %d", tr.Checked(), n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitChecks(1)
+	const renewals = 5
+	for i := range renewals { // a watchdog renewal writes the hash each period
+		if err := rdb.HSet(ctx, "rw", "f", i+1).Err(); err != nil {
+			t.Fatal(err)
+		}
+		waitChecks(uint64(i + 2))
+	}
+	if n, keys := tracked(tr, rdb.Options().Addr); n != len(e.Keys) {
+		t.Errorf("one live hold of 2 keys is tracked %d times: %v; want once under each key", n, keys)
+	}
+	// The hold ends (released), and its release deletes the hash.
+	active.Store(false)
+	if err := rdb.Del(ctx, "rw").Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the invalidation of the hash comes and is handled
+	if n, keys := tracked(tr, rdb.Options().Addr); n != 0 {
+		t.Errorf("the ended hold is still tracked %d times: %v", n, keys)
+	}
+}
