@@ -143,7 +143,7 @@ func (c *Client) confirmGone(ctx context.Context, entries []*renew.Entry) ([]boo
 				return
 			}
 			for k, j := range of[i] {
-				alive[j] = res[k] == 1
+				alive[j] = res[k] >= 1
 			}
 		}()
 	}
@@ -151,8 +151,9 @@ func (c *Client) confirmGone(ctx context.Context, entries []*renew.Entry) ([]boo
 	return alive, errors.Join(errs...)
 }
 
-// decodeChecks reads a check's reply: one 1 (held) or 0 per entry.
-func decodeChecks(reply any) ([]bool, error) {
+// decodeChecks reads a check's reply (the renewal scripts' check mode: track_check.lua): per
+// entry 0 (gone), 1 (held, no expiry) or 2 + the ms it has left.
+func decodeChecks(reply any) ([]time.Duration, error) {
 	if err, ok := reply.(error); ok {
 		return nil, err
 	}
@@ -160,15 +161,21 @@ func decodeChecks(reply any) ([]bool, error) {
 	if !ok {
 		return nil, errors.New("redisson: tracking: unexpected check reply")
 	}
-	alive := make([]bool, len(l))
+	left := make([]time.Duration, len(l))
 	for i, v := range l {
 		n, ok := v.(int64)
-		if !ok {
+		switch {
+		case !ok || n < 0:
 			return nil, errors.New("redisson: tracking: unexpected check reply")
+		case n == 0:
+			left[i] = track.Gone
+		case n == 1:
+			left[i] = track.NoExpiry
+		default:
+			left[i] = time.Duration(n-2) * time.Millisecond
 		}
-		alive[i] = n == 1
 	}
-	return alive, nil
+	return left, nil
 }
 
 // trackerVerdict reports whether err is a loss the tracker found (rather than a renewal): one that

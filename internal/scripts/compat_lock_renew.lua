@@ -7,6 +7,7 @@
 -- ARGV[i+1]   owner id expected to hold KEYS[i]
 --
 -- returns     array of integers, one per key: 1 renewed, 0 the owner no longer holds it (nothing changed)
+--             In check mode (lease 0) a held entry answers 1 + its time left (track_check.lua).
 --
 -- Safe to run twice: PEXPIRE to the same lease is idempotent.
 local leaseMs = ARGV[1]
@@ -17,8 +18,10 @@ for i, key in ipairs(KEYS) do
   if ok and holder == ARGV[i + 1] then
     if leaseMs ~= '0' then
       redis.call('PEXPIRE', key, leaseMs)
+      out[i] = 1
+    else
+      out[i] = track_left(redis.call('PTTL', key))
     end
-    out[i] = 1
   else
     out[i] = 0
   end

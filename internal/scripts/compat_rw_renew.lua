@@ -12,6 +12,7 @@
 --
 -- returns    array of integers, one per entry: 1 renewed, 0 the owner no longer holds its side
 --            (nothing changed)
+--             In check mode (lease 0) a held entry answers 1 + its time left (track_check.lua).
 --
 -- Safe to run twice: PEXPIRE to the same lease is idempotent.
 local leaseMs, side = tonumber(ARGV[1]), ARGV[2]
@@ -24,7 +25,7 @@ for i = 1, #KEYS / 2 do
   if ok and s then
     if leaseMs == 0 then
       if (side == 'x' and s.writer == owner) or (side == 'r' and s.readers[owner]) then
-        out[i] = 1
+        out[i] = track_left(redis.call('PTTL', key))
       end
     elseif side == 'x' and s.writer == owner then
       rr_expire(key, tag, s, leaseMs)

@@ -5,7 +5,11 @@
 --             internal/track)
 -- ARGV[i+1]   owner id expected to hold KEYS[i]
 --
--- returns     array of integers, one per key: 1 renewed, 0 the owner no longer holds it (nothing changed)
+-- returns     array of integers, one per key: 1 renewed, 0 the owner no longer holds it (nothing changed).
+--             In check mode (lease 0) a held entry answers 1 + its time left (track_check.lua):
+--             the tracker checks it again then, since Redis announces an expiry only when its
+--             expiry cycle gets round to the key (on a server with many keys that expire, up to
+--             seconds late), while a read past the time expires the key at once.
 --
 -- Safe to run twice: PEXPIRE to the same lease is idempotent.
 local leaseMs = ARGV[1]
@@ -16,8 +20,10 @@ for i, key in ipairs(KEYS) do
   if type(cur) == 'string' and lock_decode(cur) == ARGV[i + 1] then
     if leaseMs ~= '0' then
       redis.call('PEXPIRE', key, leaseMs)
+      out[i] = 1
+    else
+      out[i] = track_left(redis.call('PTTL', key))
     end
-    out[i] = 1
   else
     out[i] = 0
   end

@@ -10,6 +10,7 @@
 -- returns     array of integers, one per key: 1 renewed, 0 the owner no longer holds, or no longer
 --             waits, or waits with nothing in its way any more (its holder's lease lapsed, a waiter
 --             ahead of it died): nothing changed for it, and the waiter is to try again
+--             In check mode (lease 0) a held entry answers 1 + its time left (track_check.lua).
 --
 -- Safe to run twice: setting the same time again changes nothing that matters.
 local leaseMs, what = tonumber(ARGV[1]), ARGV[2]
@@ -22,8 +23,16 @@ for i, key in ipairs(KEYS) do
   local ok, s = pcall(rw_load, key, now)
   if ok and s then
     if leaseMs == 0 then
-      if (what == 'r' and s.readers[owner]) or (what == 'x' and s.writer and s.writer.owner == owner) then
-        out[i] = 2 -- held; 2: nothing to store
+      local h = (what == 'r' and s.readers[owner]) or (what == 'x' and s.writer and s.writer.owner == owner and s.writer)
+      if h then
+        -- The earlier of the key's expiry and the hold's own, which rw_load applies as it reads (no
+        -- key change announces that one).
+        local left = math.max(tonumber(h.expiry) - now, 0)
+        local ttl = redis.call('PTTL', key)
+        if ttl >= 0 then
+          left = math.min(left, ttl)
+        end
+        out[i] = -track_left(left) -- negative: nothing to store
       end
     elseif what == 'r' and s.readers[owner] then
       local r = s.readers[owner]
@@ -46,8 +55,8 @@ for i, key in ipairs(KEYS) do
     end
     if out[i] == 1 then
       rw_store(key, now, s)
-    elseif out[i] == 2 then
-      out[i] = 1
+    elseif out[i] < 0 then
+      out[i] = -out[i]
     end
   end
 end

@@ -33,6 +33,8 @@ var (
 	lockForceUnlockSrc string
 	//go:embed lock_renew.lua
 	lockRenewSrc string
+	//go:embed track_check.lua
+	trackCheckSrc string
 	//go:embed wait_beat.lua
 	waitBeatSrc string
 	//go:embed fenced_set.lua
@@ -114,7 +116,7 @@ var (
 	// LockForceUnlock deletes a lock regardless of owner. See lock_force_unlock.lua.
 	LockForceUnlock = newScript(lockPrelude + lockForceUnlockSrc)
 	// LockRenew extends many watchdog locks at once. See lock_renew.lua.
-	LockRenew = newScript(lockPrelude + lockRenewSrc)
+	LockRenew = newScript(lockPrelude + trackCheckSrc + lockRenewSrc)
 	// WaitBeat keeps many queued waiters alive at once. See wait_beat.lua.
 	WaitBeat = newScript(lockPrelude + waitBeatSrc)
 	// FencedSet writes a value only with a token not older than the last accepted. See fenced_set.lua.
@@ -125,7 +127,7 @@ var (
 	// RWRelease releases a level or the hold of a side of a ReadWriteLock. See rw_release.lua.
 	RWRelease = newScript(rwValueSrc + rwReleaseSrc)
 	// RWRenew extends many ReadWriteLock holds, or waiting writers, at once. See rw_renew.lua.
-	RWRenew = newScript(rwValueSrc + rwRenewSrc)
+	RWRenew = newScript(rwValueSrc + trackCheckSrc + rwRenewSrc)
 	// RWState reads a ReadWriteLock's state. See rw_state.lua.
 	RWState = newScript(rwValueSrc + rwStateSrc)
 	// RWForceUnlock deletes every hold of a ReadWriteLock, or of one side. See rw_force_unlock.lua.
@@ -139,7 +141,7 @@ var (
 	// SemBeat keeps many Semaphore waiters alive at once. See sem_beat.lua.
 	SemBeat = newScript(semValueSrc + semBeatSrc)
 	// SemRenew extends many leased permits at once. See sem_renew.lua.
-	SemRenew = newScript(semValueSrc + semRenewSrc)
+	SemRenew = newScript(semValueSrc + trackCheckSrc + semRenewSrc)
 	// Latch sets or counts down a CountDownLatch. See latch.lua.
 	Latch = newScript(latchSrc)
 	// Atomic runs the AtomicLong operations that read before they write. See atomic.lua.
@@ -162,7 +164,7 @@ var (
 	CompatLockForceUnlock = newScript(compatLockValueSrc + compatLockForceUnlockSrc)
 	// CompatLockRenew extends many watchdog Locks in Redisson's format at once. See
 	// compat_lock_renew.lua.
-	CompatLockRenew = newScript(compatLockValueSrc + compatLockRenewSrc)
+	CompatLockRenew = newScript(compatLockValueSrc + trackCheckSrc + compatLockRenewSrc)
 
 	// CompatFairAcquire acquires, queues for or re-enters a FairLock in Java Redisson's RFairLock
 	// layout. See compat_fair_acquire.lua.
@@ -184,7 +186,7 @@ var (
 	CompatRWForceUnlock = newScript(compatRWValueSrc + compatRWForceUnlockSrc)
 	// CompatRWRenew extends many ReadWriteLock holds in Redisson's layout at once. See
 	// compat_rw_renew.lua.
-	CompatRWRenew = newScript(compatRWValueSrc + compatRWRenewSrc)
+	CompatRWRenew = newScript(compatRWValueSrc + trackCheckSrc + compatRWRenewSrc)
 )
 
 // compatFairPrelude is what every compat_fair_*.lua script starts with: the lock's hash is an RLock's.

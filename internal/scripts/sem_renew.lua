@@ -8,6 +8,7 @@
 -- returns     array of integers, one per permit: 1 renewed (or its lease already ends later); 0 it is
 --             no longer leased (released, or
 --             its lease passed: it is back in the pool, whether or not a script has counted it yet)
+--             In check mode (lease 0) a held entry answers 1 + its time left (track_check.lua).
 --
 -- Safe to run twice: setting the same lease again changes nothing that matters.
 local leaseMs = tonumber(ARGV[1])
@@ -22,8 +23,15 @@ for i, leases in ipairs(KEYS) do
     -- ends sooner than the waiters were told (see sem_nudge).
     if leaseMs > 0 then
       redis.call('ZADD', leases, 'XX', 'GT', now + leaseMs, ARGV[i + 1])
+      out[i] = 1
+    else
+      -- The earlier of the key's expiry and the lease's end, which changes no key.
+      local left, ttl = tonumber(score) - now, redis.call('PTTL', leases)
+      if ttl >= 0 then
+        left = math.min(left, ttl)
+      end
+      out[i] = track_left(left)
     end
-    out[i] = 1
   end
 end
 return out

@@ -57,6 +57,12 @@ const (
 	maxCheck = 1000
 )
 
+// What a check says of a hold besides its time left (Config.Decode).
+const (
+	Gone     time.Duration = -2 // the owner no longer holds it
+	NoExpiry time.Duration = -1 // held, and nothing makes it expire
+)
+
 // Config is what the tracker needs from its Client.
 type Config struct {
 	// Master returns the options of the master serving key, or an error if it is not known (the
@@ -67,15 +73,16 @@ type Config struct {
 	// Check builds the read-only checks of holds, all served by one master: the commands, and for
 	// each command the holds it checks. The reply of command i is decoded by Decode.
 	Check func(items []*renew.Entry) (cmds [][]any, of [][]int)
-	// Decode reads the reply of one check command: one alive flag per hold it checks.
-	Decode func(reply any) ([]bool, error)
+	// Decode reads the reply of one check command: for each hold it checks, its time left (how
+	// long until its key, or its own expiry, ends it), NoExpiry, or Gone.
+	Decode func(reply any) ([]time.Duration, error)
 	// Load is the SCRIPT LOAD command of the script a NOSCRIPT reply to cmd asks for.
 	Load func(cmd []any) []any
 	// Confirm checks entries, which a check on the tracker's connection found gone, through the
 	// Client's own command path (the path its renewals take, to the master it uses): one alive flag
 	// per entry. A verdict stands only if it agrees: a connection to a node that still says it is a
 	// master but is no longer the one the Client's commands reach (a Sentinel failover, before the old
-	// master is demoted) is not a verdict. It may block, bounded by ctx.
+	// master is demoted) is not a verdict. It may block, bounded by ctx. nil: the check is the verdict.
 	Confirm func(ctx context.Context, entries []*renew.Entry) ([]bool, error)
 	// Active reports whether e is registered, and its registration's generation.
 	Active func(e *renew.Entry) (gen uint64, ok bool)
@@ -198,9 +205,12 @@ func (t *Tracker) place(items []item) {
 	}
 }
 
-// later runs f after redialEvery on a goroutine of its own (off a node's goroutine: f may wait for
-// the node), unless Close comes first; Close waits for it.
-func (t *Tracker) later(f func()) {
+// later runs f after redialEvery (see after).
+func (t *Tracker) later(f func()) { t.after(redialEvery, f) }
+
+// after runs f after d on a goroutine of its own (off a node's goroutine: f may wait for the
+// node), unless Close comes first; Close waits for it.
+func (t *Tracker) after(d time.Duration, f func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -211,7 +221,7 @@ func (t *Tracker) later(f func()) {
 		defer t.wg.Done()
 		select {
 		case <-t.stop:
-		case <-time.After(redialEvery):
+		case <-time.After(d):
 			f()
 		}
 	}()
@@ -276,6 +286,7 @@ type node struct {
 	mu      sync.Mutex
 	c       *conn                            // nil while disconnected
 	broke   time.Time                        // when a connection was last lost or refused
+	flushAt time.Time                        // when the last invalidation of every key came
 	keys    map[string]map[*renew.Entry]item // holds tracked on c, by key (every key of each hold)
 	todo    []item                           // holds to check
 	flushed bool                             // an invalidation of every key came
@@ -302,6 +313,7 @@ func (n *node) invalidated(keys []string) {
 	n.mu.Lock()
 	if keys == nil {
 		n.flushed = true
+		n.flushAt = time.Now()
 	}
 	for _, k := range keys {
 		for _, it := range n.keys[k] {
@@ -475,6 +487,9 @@ func (n *node) check(c *conn) {
 		if n.flushed {
 			n.flushed = false
 			n.requeueAllLocked(ErrFlushed)
+			for i := range n.todo { // holds not yet checked when the flush came, too
+				n.todo[i].why = ErrFlushed
+			}
 		}
 		its := n.todo
 		if len(its) > maxCheck {
@@ -496,8 +511,12 @@ func (n *node) check(c *conn) {
 		}
 		n.mu.Lock()
 		for i := range its {
-			if its[i].first && its[i].at.Before(n.broke) {
+			switch {
+			case !its[i].first:
+			case its[i].at.Before(n.broke):
 				its[i].why = ErrReconnected
+			case its[i].at.Before(n.flushAt):
+				its[i].why = ErrFlushed
 			}
 			its[i].first = false
 			for _, k := range keysOf(its[i].e) {
@@ -537,10 +556,16 @@ func (n *node) send(c *conn, its []item) error {
 	cmds, of := n.t.cfg.Check(entries)
 	ctx, cancel := context.WithTimeout(context.Background(), pingTimeout)
 	defer cancel()
+	sent := time.Now()
 	replies, err := c.do(ctx, cmds...)
 	if err != nil {
 		return err
 	}
+	// A flush announced while the checks were out (its push comes before their replies) is what a
+	// check that finds a hold gone most likely saw.
+	n.mu.Lock()
+	flushed := !n.flushAt.Before(sent)
+	n.mu.Unlock()
 	n.t.mu.Lock()
 	n.t.checked += uint64(len(its))
 	n.t.mu.Unlock()
@@ -548,8 +573,8 @@ func (n *node) send(c *conn, its []item) error {
 	var gone []item  // found gone: a verdict once confirmed
 	var reload []any
 	for i, r := range replies {
-		alive, err := n.t.cfg.Decode(r)
-		if err != nil || len(alive) != len(of[i]) {
+		left, err := n.t.cfg.Decode(r)
+		if err != nil || len(left) != len(of[i]) {
 			var re resp.Error
 			if errors.As(err, &re) && len(re) >= 8 && re[:8] == "NOSCRIPT" {
 				reload = n.t.cfg.Load(cmds[i])
@@ -569,9 +594,20 @@ func (n *node) send(c *conn, its []item) error {
 			continue
 		}
 		for k, j := range of[i] {
-			if !alive[k] {
+			switch it := its[j]; {
+			case left[k] == Gone:
 				n.untrack(its, []int{j})
-				gone = append(gone, its[j])
+				if flushed && it.why == ErrChanged {
+					it.why = ErrFlushed
+				}
+				gone = append(gone, it)
+			case left[k] >= 0 && left[k] < it.e.Lease/2:
+				// Ending sooner than its renewals would let it (someone shortened its TTL, its
+				// renewals fail): checked again when it ends. Redis announces an expiry only when its
+				// expiry cycle finds the key, which on a server with many keys that expire can be
+				// seconds late; the read then expires it at once.
+				it.why = ErrChanged
+				n.t.after(left[k]+time.Millisecond, func() { n.queue(n.live([]item{it})) })
 			}
 		}
 	}
@@ -599,7 +635,11 @@ func (n *node) verdicts(ctx context.Context, gone []item) error {
 	for i, it := range live {
 		entries[i] = it.e
 	}
-	alive, err := n.t.cfg.Confirm(ctx, entries)
+	alive := make([]bool, len(entries)) // no Confirm: the check is the verdict
+	var err error
+	if n.t.cfg.Confirm != nil {
+		alive, err = n.t.cfg.Confirm(ctx, entries)
+	}
 	if err != nil || len(alive) != len(live) {
 		n.t.cfg.Log.Debug("redisson: tracking: cannot confirm a loss", "addr", n.addr, "err", err)
 		n.t.later(func() { n.t.place(n.live(live)) })

@@ -30,9 +30,11 @@ func existsConfig(opt *redis.Options, active *atomic.Bool) Config {
 			}
 			return cmds, of
 		},
-		Decode: func(reply any) ([]bool, error) {
-			n, _ := reply.(int64)
-			return []bool{n >= 1}, nil
+		Decode: func(reply any) ([]time.Duration, error) {
+			if n, _ := reply.(int64); n >= 1 {
+				return []time.Duration{NoExpiry}, nil
+			}
+			return []time.Duration{Gone}, nil
 		},
 		Load:   func([]any) []any { return nil },
 		Active: func(*renew.Entry) (uint64, bool) { return 1, active.Load() },
