@@ -12,6 +12,9 @@
 //   - a hold that has lived Delay is checked (holds shorter than that cost nothing);
 //   - an invalidation of its key checks it again (a change of our own, such as a renewal, costs one
 //     read);
+//   - a check answers the hold's time left: a hold ending sooner than its renewals allow is checked
+//     again when its time is up (Redis announces an expiry only when its expiry cycle finds the
+//     key, which among many keys that expire can be seconds late; the read expires it at once);
 //   - when a connection is lost, every hold it tracked is checked again as soon as a connection to
 //     the key's master is open again: a restart or a failover that lost the key is found then.
 //
