@@ -278,15 +278,14 @@ func lossSignalCases(kind string) []conformanceCase {
 				part := parts[i+1]
 				vanish(t, srv.Client(t), partName(name, strconv.Itoa(i+2)), false)
 				start := time.Now()
-				took := toldWithin(t, part.Context(), start, 100*time.Millisecond, "client tracking")
+				t.Logf("part %d told after %v", i+2, toldWithin(t, part.Context(), start, 100*time.Millisecond, "client tracking"))
 				if i == 0 {
 					if h.Context().Err() != nil { // two of three parts are held: the group holds
 						t.Fatalf("one part of three lost ended the group: %v", context.Cause(h.Context()))
 					}
 					continue
 				}
-				took = toldWithin(t, h.Context(), start, 100*time.Millisecond, "client tracking")
-				t.Logf("the group told after %v", took)
+				t.Logf("the group told after %v", toldWithin(t, h.Context(), start, 100*time.Millisecond, "client tracking"))
 			}
 		}})
 	}
