@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -535,4 +536,52 @@ func TestLossTrackingNoFalseLossAfterSentinelFailover(t *testing.T) {
 	}
 	_ = h.Unlock(ctx)
 	_ = h0.Unlock(ctx)
+}
+
+// TestLossTrackerOneRereadPerHold: a hold whose lease someone shortened is read again when its
+// time is up, once, however often it is checked meanwhile: a leased permit whose semaphore another
+// Client keeps acquiring from and releasing to (each changes the leases, and each change checks
+// the permit) costs one pending re-read, not one per check.
+func TestLossTrackerOneRereadPerHold(t *testing.T) {
+	t.Parallel()
+	c, admin, srv := setup(t)
+	other := newClient(t, srv.Client(t))
+	ctx := t.Context()
+	before := redisson.TrackerChecks(c)
+	s := c.PermitExpirableSemaphore("sig-reread")
+	if _, err := s.TrySetPermits(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.AcquireHeld(ctx, 1)
+	mustDo(t, "AcquireHeld", err)
+	eventually(t, 5*time.Second, "the permit checked", func() bool { return redisson.TrackerChecks(c) > before })
+	// Its lease shortened to 10s, below half the 30s it is renewed to: a re-read is due then.
+	now, err := admin.Time(ctx).Result()
+	mustDo(t, "TIME", err)
+	n := 0
+	for _, k := range keysOf(t, admin, "sig-reread") {
+		if admin.Type(ctx, k).Val() == "zset" {
+			n++
+			mustDo(t, "ZADD", admin.ZAddXX(ctx, k, redis.Z{Score: float64(now.Add(10*time.Second).UnixMilli()), Member: h.IDs()[0]}).Err())
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d leases keys", n)
+	}
+	base := runtime.NumGoroutine()
+	o := other.PermitExpirableSemaphore("sig-reread")
+	for range 100 {
+		checks := redisson.TrackerChecks(c)
+		ids, err := o.Acquire(ctx, 1, redisson.WithLease(time.Minute))
+		mustDo(t, "Acquire", err)
+		mustDo(t, "Release", o.Release(ctx, ids...))
+		eventually(t, 5*time.Second, "the permit checked again", func() bool { return redisson.TrackerChecks(c) > checks })
+	}
+	if n := runtime.NumGoroutine() - base; n > 10 {
+		t.Fatalf("%d goroutines more after 100 checks of one permit ending soon; want one pending re-read", n)
+	}
+	if h.Context().Err() != nil {
+		t.Fatalf("the permit ended: %v", context.Cause(h.Context()))
+	}
+	mustDo(t, "Release", s.Release(ctx, h.IDs()...))
 }

@@ -109,6 +109,12 @@ type Tracker struct {
 	wg   sync.WaitGroup
 }
 
+// reg is one registration of an entry.
+type reg struct {
+	e   *renew.Entry
+	gen uint64
+}
+
 type item struct {
 	e   *renew.Entry
 	gen uint64
@@ -234,7 +240,7 @@ func (t *Tracker) after(d time.Duration, f func()) {
 func (t *Tracker) nodeLocked(addr string, opt *redis.Options) *node {
 	n := t.nodes[addr]
 	if n == nil {
-		n = &node{t: t, addr: addr, opt: opt, keys: map[string]map[*renew.Entry]item{}, kick: make(chan struct{}, 1)}
+		n = &node{t: t, addr: addr, opt: opt, keys: map[string]map[*renew.Entry]item{}, rereads: map[reg]time.Time{}, kick: make(chan struct{}, 1)}
 		t.nodes[addr] = n
 		t.wg.Add(1)
 		go n.run()
@@ -290,6 +296,7 @@ type node struct {
 	c       *conn                            // nil while disconnected
 	broke   time.Time                        // when a connection was last lost or refused
 	flushAt time.Time                        // when the last invalidation of every key came
+	rereads map[reg]time.Time                // the re-read due of each hold ending soon (see rereadAt)
 	keys    map[string]map[*renew.Entry]item // holds tracked on c, by key (every key of each hold)
 	todo    []item                           // holds to check
 	flushed bool                             // an invalidation of every key came
@@ -610,7 +617,7 @@ func (n *node) send(c *conn, its []item) error {
 				// expiry cycle finds the key, which on a server with many keys that expire can be
 				// seconds late; the read then expires it at once.
 				it.why = ErrChanged
-				n.t.after(left[k]+time.Millisecond, func() { n.queue(n.live([]item{it})) })
+				n.rereadAt(it, time.Now().Add(left[k]+time.Millisecond))
 			}
 		}
 	}
@@ -661,6 +668,27 @@ func (n *node) verdicts(ctx context.Context, gone []item) error {
 		return fmt.Errorf("%w: %d holds gone on %s are held where the Client's commands go", errElsewhere, len(kept), n.addr)
 	}
 	return nil
+}
+
+// rereadAt checks it again at when, unless a check of it is already due by then: one pending
+// re-read per hold, however often it is checked.
+func (n *node) rereadAt(it item, when time.Time) {
+	r := reg{it.e, it.gen}
+	n.mu.Lock()
+	if d, ok := n.rereads[r]; ok && !d.After(when) {
+		n.mu.Unlock()
+		return
+	}
+	n.rereads[r] = when
+	n.mu.Unlock()
+	n.t.after(time.Until(when), func() {
+		n.mu.Lock()
+		if n.rereads[r].Equal(when) {
+			delete(n.rereads, r)
+		}
+		n.mu.Unlock()
+		n.queue(n.live([]item{it}))
+	})
 }
 
 // untrack forgets its[j] for each j of idx (all of its when idx is nil).
