@@ -562,7 +562,7 @@ func TestLossTrackerOneRereadPerHold(t *testing.T) {
 	for _, k := range keysOf(t, admin, "sig-reread") {
 		if admin.Type(ctx, k).Val() == "zset" {
 			n++
-			mustDo(t, "ZADD", admin.ZAddXX(ctx, k, redis.Z{Score: float64(now.Add(10*time.Second).UnixMilli()), Member: h.IDs()[0]}).Err())
+			mustDo(t, "ZADD", admin.ZAddXX(ctx, k, redis.Z{Score: float64(now.Add(10 * time.Second).UnixMilli()), Member: h.IDs()[0]}).Err())
 		}
 	}
 	if n != 1 {
