@@ -247,7 +247,7 @@ func TestSentinelLockLostInFailoverIsSignalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The loss signal: within a second of the sentinels naming the new master.
-	took := toldWithin(t, h.Context(), time.Now(), time.Second, "answered again")
+	took := toldWithin(t, h.Context(), time.Now(), time.Second, "was open again")
 	t.Logf("holder told after %v: %v", took, context.Cause(h.Context()))
 	bh, err := b.Lock("lost-in-failover").TryLock(ctx, redisson.WithWait(10*time.Second))
 	if err != nil {

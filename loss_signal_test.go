@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
 	"strconv"
 	"strings"
@@ -152,7 +153,7 @@ func TestLossSignalledAtOnce(t *testing.T) {
 		{"FLUSHALL", 100 * time.Millisecond, "flushed", func(t *testing.T, _ *redistest.Server, admin *redis.Client, _ *redisson.Client, _, _ string) {
 			mustDo(t, "FLUSHALL", admin.FlushAll(t.Context()).Err())
 		}},
-		{"restart", time.Second, "answered again", func(t *testing.T, srv *redistest.Server, _ *redis.Client, _ *redisson.Client, _, _ string) {
+		{"restart", time.Second, "was open again", func(t *testing.T, srv *redistest.Server, _ *redis.Client, _ *redisson.Client, _, _ string) {
 			mustDo(t, "kill", srv.Kill())
 			mustDo(t, "restart", srv.Restart())
 		}},
@@ -386,7 +387,7 @@ func TestLossSignalledAfterClusterFailover(t *testing.T) {
 	}
 	start := time.Now()
 	for kind, hctx := range held {
-		t.Logf("%s: told after %v", kind, toldWithin(t, hctx, start, time.Second, "answered again"))
+		t.Logf("%s: told after %v", kind, toldWithin(t, hctx, start, time.Second, "was open again"))
 	}
 }
 
@@ -431,7 +432,7 @@ func TestLossTrackerBlackholed(t *testing.T) {
 	checks := redisson.TrackerChecks(c)
 	p.Blackhole(false)
 	start := time.Now()
-	t.Logf("told after the heal: %v", toldWithin(t, gone.Context(), start, time.Second, "answered again"))
+	t.Logf("told after the heal: %v", toldWithin(t, gone.Context(), start, time.Second, "was open again"))
 	eventually(t, 5*time.Second, "the kept hold checked again", func() bool { return redisson.TrackerChecks(c) >= checks+2 })
 	if err := kept.Context().Err(); err != nil {
 		t.Fatalf("the kept hold ended: %v", context.Cause(kept.Context()))
@@ -584,4 +585,155 @@ func TestLossTrackerOneRereadPerHold(t *testing.T) {
 		t.Fatalf("the permit ended: %v", context.Cause(h.Context()))
 	}
 	mustDo(t, "Release", s.Release(ctx, h.IDs()...))
+}
+
+// pendingReReads counts the goroutines parked in the tracker's Tracker.after (the time-left
+// re-reads, and the retries of placements) across the process.
+func pendingReReads() int {
+	buf := make([]byte, 64<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "internal/track.(*Tracker).after.func1") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLossTrackingReReadsBounded: a hold ending sooner than its renewals allow (here a read hold
+// of a fixed lease, past half of it) is read again when its time is up. One pending re-read per
+// hold is all that takes; but every change of its key (another reader taking and releasing the
+// same ReadWriteLock) checks it again and parks one more goroutine until the hold's end, and so
+// do the holds released meanwhile. With a longer lease and a busier key they go on piling up
+// (about changes/s x half the lease).
+func TestLossTrackingReReadsBounded(t *testing.T) {
+	t.Parallel()
+	c, _, srv := setup(t, redisson.WithLossTracking(true))
+	other := newClient(t, srv.Client(t))
+	ctx := t.Context()
+	h, err := c.ReadWriteLock("sig-reread").RLock(ctx, redisson.WithLease(4*time.Second))
+	mustDo(t, "RLock", err)
+	time.Sleep(2100 * time.Millisecond) // past half its lease: each check now parks a re-read
+	before := pendingReReads()
+	orw := other.ReadWriteLock("sig-reread")
+	churns := 0
+	for start := time.Now(); time.Since(start) < time.Second; churns++ {
+		oh, err := orw.RLock(ctx)
+		mustDo(t, "other RLock", err)
+		mustDo(t, "other Unlock", oh.Unlock(ctx))
+	}
+	time.Sleep(50 * time.Millisecond) // the last changes' checks answered
+	pending := pendingReReads() - before
+	mustDo(t, "Unlock", h.Unlock(ctx))
+	if pending > 10 {
+		t.Errorf("%d goroutines parked for re-reads of 1 hold after %d changes of its key; one pending re-read per hold is enough", pending, churns)
+	}
+}
+
+// TestLossTrackingNoReconnectStorm: when the tracker's connection and the Client's command path
+// disagree for long (here a go-redis OnConnect that selects the database, which the tracker's
+// own connection does not run: its check reads database 0 and finds the hold gone, while the
+// Client's commands find it held), each disagreement breaks the tracker's connection
+// (errElsewhere) and the next is dialled at once: the tracker opens connections, and sends
+// confirmations, as fast as the round trips go, for as long as the hold lives.
+func TestLossTrackingNoReconnectStorm(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true,
+		OnConnect: func(ctx context.Context, cn *redis.Conn) error { return cn.Select(ctx, 2).Err() }})
+	t.Cleanup(func() { _ = rdb.Close() })
+	c := newClient(t, rdb, redisson.WithLossTracking(true))
+	h := mustLock(t, c.Lock("sig-storm"), t.Context())
+	time.Sleep(300 * time.Millisecond) // checked, found gone on the tracker's connection, held by the Client's
+	conns := func() int {
+		s, err := admin.Info(t.Context(), "stats").Result()
+		mustDo(t, "INFO stats", err)
+		for _, l := range strings.Split(s, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "total_connections_received:"); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+		t.Fatal("no total_connections_received")
+		return 0
+	}
+	c0 := conns()
+	time.Sleep(time.Second)
+	n := conns() - c0
+	if err := h.Context().Err(); err != nil {
+		t.Fatalf("the hold, still held, was told lost: %v", context.Cause(h.Context()))
+	}
+	mustUnlock(t, h)
+	// A redial every redialEvery (100ms) would be 10; allow twice that.
+	if n > 20 {
+		t.Errorf("%d connections opened in 1s while one hold was tracked", n)
+	}
+}
+
+// TestLossTrackingFixedLeaseShortenedExpiry: a hold of a fixed lease (4s) whose key someone cuts to
+// expire at 2.5s (not under half the lease, the re-read threshold, but 1.1s before the lease ends)
+// among many keys that expire: the key's expiry is a loss, to be told within 100ms of it.
+func TestLossTrackingFixedLeaseShortenedExpiry(t *testing.T) {
+	t.Parallel()
+	c, admin, _ := setup(t, redisson.WithLossTracking(true))
+	ctx := t.Context()
+	mustDo(t, "populate", admin.Eval(ctx, `for i = 1, 100000 do redis.call('SET', 'pop:' .. i, 'x', 'PX', 3600000) end return 1`, nil).Err())
+	before := redisson.TrackerChecks(c)
+	h := mustLock(t, c.Lock("sig-fixed-cut"), ctx, redisson.WithLease(4*time.Second))
+	eventually(t, 5*time.Second, "the hold checked", func() bool { return redisson.TrackerChecks(c) > before })
+	mustDo(t, "PEXPIRE", admin.PExpire(ctx, "sig-fixed-cut", 2500*time.Millisecond).Err())
+	expires := time.Now().Add(2500 * time.Millisecond)
+	took := toldWithin(t, h.Context(), expires, 100*time.Millisecond, "client tracking")
+	t.Logf("told %v after the key's expiry", took)
+}
+
+// trackerDial reports whether the calling dial opens the loss tracker's own connection.
+func trackerDial() bool {
+	pc := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
+	for {
+		f, more := frames.Next()
+		if strings.Contains(f.Function, "internal/track.dial") {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// TestLossTrackingConfirmDoesNotStallOthers: the confirmation of one loss through the Client's
+// command path is stuck (its request lost on a stale connection of the pool: a NAT that dropped an
+// idle connection), while the tracker's own connection is fine. Another hold, deleted meanwhile,
+// is to be told within 100ms (its confirmation can take another connection of the pool); the
+// node's goroutine waits for the first confirmation, up to its 2s timeout, and handles no
+// invalidation until then.
+func TestLossTrackingConfirmDoesNotStallOthers(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	admin := srv.Client(t)
+	rdb := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: true,
+		Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			if trackerDial() { // the tracker's connection goes straight to the server
+				return d.DialContext(ctx, network, srv.Addr())
+			}
+			return d.DialContext(ctx, network, p.Addr())
+		}})
+	t.Cleanup(func() { _ = rdb.Close() })
+	c := newClient(t, rdb, redisson.WithLossTracking(true))
+	ctx := t.Context()
+	a := mustLock(t, c.Lock("sig-stall-a"), ctx)
+	b := mustLock(t, c.Lock("sig-stall-b"), ctx)
+	eventually(t, 5*time.Second, "both holds checked", func() bool { return redisson.TrackerChecks(c) >= 2 })
+	p.HoldRequests(1) // the next request on the command path: a's confirmation
+	t.Cleanup(p.ReleaseHeld)
+	mustDo(t, "DEL a", admin.Del(ctx, "sig-stall-a").Err())
+	eventually(t, time.Second, "a's confirmation sent", func() bool { return p.Held() == 1 })
+	mustDo(t, "DEL b", admin.Del(ctx, "sig-stall-b").Err())
+	took := toldWithin(t, b.Context(), time.Now(), 100*time.Millisecond, "client tracking")
+	t.Logf("b told after %v; a: %v", took, context.Cause(a.Context()))
 }

@@ -331,7 +331,10 @@ func WithLogger(l *slog.Logger) Option {
 // documentation, "How fast a loss is told"). A signal is verified before the hold is declared
 // lost: a check on the master that the owner is gone. Where CLIENT TRACKING is refused (ACLs, a
 // proxy), or a master takes longer than 500ms to answer a connection's handshake, the renewals
-// alone tell.
+// alone tell. The tracker's connections are dialled as the go-redis options say (Dialer, TLS
+// through the Dialer, credentials, DB) but do not run an OnConnect hook: a client that selects
+// its database there should set DB instead, or its holds are checked in database 0 (never taken
+// for a loss: a verdict is confirmed through the Client's own connections first).
 //
 // On a Cluster the checks are pipelined per master, one script call per lock kind and slot: with
 // many long holds on many slots, that is one more call per hold and renewal period than the

@@ -56,6 +56,10 @@ const (
 	pingEvery   = 250 * time.Millisecond
 	idlePings   = 8
 	pingTimeout = 2 * time.Second
+	// maxBackoff bounds the pause between connections whose verdicts the Client's commands keep
+	// contradicting (a node that says it is a master but is not the Client's, a database selected
+	// in an OnConnect hook the tracker does not run).
+	maxBackoff = 5 * time.Second
 	// maxCheck is the largest number of holds checked in one pipeline.
 	maxCheck = 1000
 )
@@ -105,8 +109,10 @@ type Tracker struct {
 	closed  bool
 	checked uint64 // holds checked so far, for tests and stats
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop   chan struct{}
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // reg is one registration of an entry.
@@ -129,6 +135,7 @@ type item struct {
 // New returns a tracker; it starts no goroutine and opens no connection until the first hold is due.
 func New(cfg Config) *Tracker {
 	t := &Tracker{cfg: cfg, nodes: map[string]*node{}, stop: make(chan struct{})}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.timer = time.AfterFunc(time.Hour, t.due)
 	t.timer.Stop()
 	return t
@@ -282,6 +289,7 @@ func (t *Tracker) Close() {
 	t.timer.Stop()
 	t.fresh = nil
 	close(t.stop)
+	t.cancel()
 	t.mu.Unlock()
 	t.wg.Wait()
 }
@@ -300,6 +308,9 @@ type node struct {
 	keys    map[string]map[*renew.Entry]item // holds tracked on c, by key (every key of each hold)
 	todo    []item                           // holds to check
 	flushed bool                             // an invalidation of every key came
+	// backoff is the pause before the next connection after one whose verdicts the Client's
+	// commands contradicted (errElsewhere), doubling while they go on doing so; 0 otherwise.
+	backoff time.Duration
 	kick    chan struct{}
 }
 
@@ -353,9 +364,19 @@ func (n *node) run() {
 			continue
 		}
 		n.mu.Lock()
-		c := n.c
+		c, wait := n.c, n.backoff
 		n.mu.Unlock()
 		if c == nil {
+			if wait > 0 { // the last connection disagreed with the Client's commands
+				select {
+				case <-n.t.stop:
+					return
+				case <-time.After(wait):
+				}
+				if n.t.cfg.Reload != nil {
+					n.rehome() // a Cluster's slot map, reloaded: the holds go where it says now
+				}
+			}
 			if !n.connect() {
 				select {
 				case <-n.t.stop:
@@ -541,10 +562,6 @@ func (n *node) check(c *conn) {
 		n.mu.Unlock()
 		if err := n.send(c, its); err != nil {
 			n.lost(c, err)
-			if errors.Is(err, errElsewhere) && n.t.cfg.Reload != nil {
-				n.t.cfg.Reload() // a Cluster's slot map: the holds go where it says
-				n.rehome()
-			}
 			return
 		}
 	}
@@ -611,13 +628,19 @@ func (n *node) send(c *conn, its []item) error {
 					it.why = ErrFlushed
 				}
 				gone = append(gone, it)
-			case left[k] >= 0 && left[k] < it.e.Lease/2:
-				// Ending sooner than its renewals would let it (someone shortened its TTL, its
-				// renewals fail): checked again when it ends. Redis announces an expiry only when its
-				// expiry cycle finds the key, which on a server with many keys that expire can be
-				// seconds late; the read then expires it at once.
+			case left[k] >= 0 && (!it.e.Watchdog || left[k] < it.e.Lease/2):
+				// A fixed lease, or a watchdog hold ending sooner than its renewals would let it
+				// (someone shortened its TTL, its renewals fail): checked again when it ends. Redis
+				// announces an expiry only when its expiry cycle finds the key, which on a server
+				// with many keys that expire can be seconds late; the read then expires it at once.
+				// A fixed lease's own end is told by the Client first (its deadline comes before the
+				// key's expiry): the re-read comes a little later, not to race it.
 				it.why = ErrChanged
-				n.rereadAt(it, time.Now().Add(left[k]+time.Millisecond))
+				late := time.Millisecond
+				if !it.e.Watchdog {
+					late = 20 * time.Millisecond
+				}
+				n.rereadAt(it, time.Now().Add(left[k]+late))
 			}
 		}
 	}
@@ -629,22 +652,33 @@ func (n *node) send(c *conn, its []item) error {
 		n.untrack(again, nil)
 		n.queue(again)
 	}
-	return n.verdicts(ctx, gone)
+	if len(gone) == 0 {
+		n.mu.Lock()
+		n.backoff = 0
+		n.mu.Unlock()
+		return nil
+	}
+	n.t.wg.Add(1)
+	go n.verdicts(c, gone) // off the node's goroutine: a slow confirmation must not delay the others
+	return nil
 }
 
 // verdicts declares lost the holds of gone that the Client's own command path also finds gone
-// (Config.Confirm). A hold it finds held means this connection is not to the master the Client
-// uses: the holds are checked again on a new connection (errElsewhere). One it cannot check now is
-// checked again in a while.
-func (n *node) verdicts(ctx context.Context, gone []item) error {
-	if len(gone) == 0 {
-		return nil
-	}
+// (Config.Confirm), on a goroutine of its own. A hold it finds held means the connection c is not
+// to the master the Client uses: c is closed, the next one opened after a pause (backoff), and the
+// holds checked again there. One it cannot check now is checked again in a while.
+func (n *node) verdicts(c *conn, gone []item) {
+	defer n.t.wg.Done()
 	live := n.live(gone)
+	if len(live) == 0 {
+		return
+	}
 	entries := make([]*renew.Entry, len(live))
 	for i, it := range live {
 		entries[i] = it.e
 	}
+	ctx, cancel := context.WithTimeout(n.t.ctx, pingTimeout) // Close cancels it
+	defer cancel()
 	alive := make([]bool, len(entries)) // no Confirm: the check is the verdict
 	var err error
 	if n.t.cfg.Confirm != nil {
@@ -653,7 +687,7 @@ func (n *node) verdicts(ctx context.Context, gone []item) error {
 	if err != nil || len(alive) != len(live) {
 		n.t.cfg.Log.Debug("redisson: tracking: cannot confirm a loss", "addr", n.addr, "err", err)
 		n.t.later(func() { n.t.place(n.live(live)) })
-		return nil
+		return
 	}
 	var kept []item
 	for i, it := range live {
@@ -663,11 +697,19 @@ func (n *node) verdicts(ctx context.Context, gone []item) error {
 			n.t.cfg.Gone(it.e, it.gen, it.why)
 		}
 	}
-	if len(kept) > 0 {
-		n.queue(kept)
-		return fmt.Errorf("%w: %d holds gone on %s are held where the Client's commands go", errElsewhere, len(kept), n.addr)
+	if len(kept) == 0 {
+		return
 	}
-	return nil
+	n.t.cfg.Log.Debug("redisson: tracking: holds gone on the tracker's connection are held where the Client's commands go",
+		"addr", n.addr, "holds", len(kept), "err", errElsewhere)
+	n.mu.Lock()
+	n.backoff = min(max(2*n.backoff, redialEvery), maxBackoff)
+	n.mu.Unlock()
+	n.queue(kept)
+	if n.t.cfg.Reload != nil {
+		n.t.cfg.Reload()
+	}
+	c.close() // the node's goroutine sees it end and reconnects after the backoff
 }
 
 // rereadAt checks it again at when, unless a check of it is already due by then: one pending
@@ -748,5 +790,5 @@ func (n *node) sweep() {
 var (
 	ErrChanged     = errors.New("its key was deleted or changed hands (a force unlock, DEL, UNLINK, expiry or eviction), seen at once by client tracking")
 	ErrFlushed     = errors.New("the database was flushed (FLUSHALL, FLUSHDB), seen at once by client tracking")
-	ErrReconnected = errors.New("its key was gone when its master answered again (a restart or a failover that lost it)")
+	ErrReconnected = errors.New("its key was gone when the tracker's connection to its master was open again (a restart or a failover that lost it, or a change made while the connection was down)")
 )
