@@ -603,10 +603,8 @@ func pendingReReads() int {
 
 // TestLossTrackingReReadsBounded: a hold ending sooner than its renewals allow (here a read hold
 // of a fixed lease, past half of it) is read again when its time is up. One pending re-read per
-// hold is all that takes; but every change of its key (another reader taking and releasing the
-// same ReadWriteLock) checks it again and parks one more goroutine until the hold's end, and so
-// do the holds released meanwhile. With a longer lease and a busier key they go on piling up
-// (about changes/s x half the lease).
+// hold is all it keeps, however often a change of its key (another reader taking and releasing
+// the same ReadWriteLock) checks it again: no goroutine per check, none kept per hold released.
 func TestLossTrackingReReadsBounded(t *testing.T) {
 	t.Parallel()
 	c, _, srv := setup(t, redisson.WithLossTracking(true))
@@ -634,9 +632,9 @@ func TestLossTrackingReReadsBounded(t *testing.T) {
 // TestLossTrackingNoReconnectStorm: when the tracker's connection and the Client's command path
 // disagree for long (here a go-redis OnConnect that selects the database, which the tracker's
 // own connection does not run: its check reads database 0 and finds the hold gone, while the
-// Client's commands find it held), each disagreement breaks the tracker's connection
-// (errElsewhere) and the next is dialled at once: the tracker opens connections, and sends
-// confirmations, as fast as the round trips go, for as long as the hold lives.
+// Client's commands find it held), the hold is never taken for lost, and the tracker's next
+// connection after each disagreement waits a pause that doubles (100ms to 5s): a few connections
+// a second at most, not one per round trip.
 func TestLossTrackingNoReconnectStorm(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -707,9 +705,8 @@ func trackerDial() bool {
 // TestLossTrackingConfirmDoesNotStallOthers: the confirmation of one loss through the Client's
 // command path is stuck (its request lost on a stale connection of the pool: a NAT that dropped an
 // idle connection), while the tracker's own connection is fine. Another hold, deleted meanwhile,
-// is to be told within 100ms (its confirmation can take another connection of the pool); the
-// node's goroutine waits for the first confirmation, up to its 2s timeout, and handles no
-// invalidation until then.
+// is told within 100ms: confirmations run off the node's goroutine, and the second takes another
+// connection of the pool.
 func TestLossTrackingConfirmDoesNotStallOthers(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
