@@ -106,11 +106,11 @@ type lockKind struct {
 	// heirs: a final release may transfer the lock to the Client's next local waiter (not a
 	// FencedLock: the heir would need a token of its own)
 	heirs  bool
-	spins  bool // waits by polling, in no Redis queue
-	fenced bool // holds carry a fencing token: refused on a server that evicts keys
-	hold   int  // the renewal kind (renewKinds) of its holds
-	waiter int  // the renewal kind of its waiters' heartbeats (a format with a queue)
-	format lockFormat
+	spins  bool   // waits by polling, in no Redis queue
+	fenced bool   // holds carry a fencing token: refused on a server that evicts keys
+	hold   int    // the renewal kind (renewKinds) of its holds
+	waiter int    // the renewal kind of its waiters' heartbeats (a format with a queue)
+	format layout // how its lock is stored (layout.go)
 	object string // Event.Object of its events (a compat kind: that of the kind it serves)
 	// compat is the kind that serves this one on a Client made WithRedissonCompat, in Java
 	// Redisson's layout; nil: the kind has no such layout here, and its calls fail with an error
@@ -118,54 +118,12 @@ type lockKind struct {
 	compat *lockKind
 }
 
-// lockFormat is how a kind's lock is stored in Redis. Each format has its own scripts and one
-// decoder (a Lua prelude and one Go function); where the formats differ, the shared path switches on
-// the format, in one place per operation.
-type lockFormat int
-
-const (
-	// formatString: a lock string "<owner>|<levels>|<mark>..." (lock_value.lua, decodeLockValue),
-	// with a wait queue in Redis and hand-overs.
-	formatString lockFormat = iota
-	// formatRW: a ReadWriteLock's hash (rw_value.lua, read through rw_state.lua), with waiters
-	// registered in the hash.
-	formatRW
-	// formatRedisson: Java Redisson's RLock hash, owner -> count (compat_lock_value.lua,
-	// decodeRedissonLock), for a Client made WithRedissonCompat: no queue of this package, waiters
-	// woken by every message on Redisson's lock channel.
-	formatRedisson
-	// formatRedissonFair: Java Redisson's RFairLock, the RLock hash (decoded as formatRedisson's) and
-	// Redisson's queue of waiters with client-clock deadlines (compat_fair_queue.lua), for a Client
-	// made WithRedissonCompat: a waiting attempt queues its owner there, a release wakes the head
-	// only, on the head's own channel; no hand-over.
-	formatRedissonFair
-	// formatRedissonRW: Java Redisson's RReadWriteLock hash and read acquisitions' keys
-	// (compat_rw_value.lua, decodeRedissonRW), for a Client made WithRedissonCompat: no queue,
-	// waiters woken by every message on Redisson's read/write lock channel.
-	formatRedissonRW
-)
-
-// queues reports whether waiters of the format queue in this package's wait queue in Redis and are
-// handed the lock by releases.
-func (f lockFormat) queues() bool { return f == formatString || f == formatRW }
-
-// recordsReleases reports whether the format's releases keep a record of their answer (Redisson's
-// unlock latch, see unlockLatchMs) for their re-sent copies: a re-send that finds neither the record
-// nor the owner then proves that the first copy had not run, and, if it was sent while the owner's
-// lease was in force, that the owner had lost the lock.
-func (f lockFormat) recordsReleases() bool {
-	return f == formatRedisson || f == formatRedissonFair || f == formatRedissonRW
-}
-
-// redisson reports whether the format's lock is Java Redisson's RLock hash (see redissonState).
-func (f lockFormat) redisson() bool { return f == formatRedisson || f == formatRedissonFair }
-
 // The lock kinds.
 var (
-	kindPlain  = &lockKind{object: ObjectLock, marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter, compat: kindCompat}
-	kindFair   = &lockKind{object: ObjectFairLock, marker: "f", hold: kindLock, waiter: kindWaiter, compat: kindCompatFair}
-	kindFenced = &lockKind{object: ObjectFencedLock, marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter}
-	kindSpin   = &lockKind{object: ObjectSpinLock, marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter}
+	kindPlain  = &lockKind{object: ObjectLock, marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter, compat: kindCompat, format: formatString}
+	kindFair   = &lockKind{object: ObjectFairLock, marker: "f", hold: kindLock, waiter: kindWaiter, compat: kindCompatFair, format: formatString}
+	kindFenced = &lockKind{object: ObjectFencedLock, marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter, format: formatString}
+	kindSpin   = &lockKind{object: ObjectSpinLock, marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter, format: formatString}
 	kindRead   = &lockKind{object: ObjectReadLock, marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, format: formatRW, compat: kindCompatRead}
 	kindWrite  = &lockKind{object: ObjectWriteLock, marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, format: formatRW, compat: kindCompatWrite}
 	// kindCompat is a Lock on a Client made WithRedissonCompat: Java Redisson's RLock. Goroutines of
@@ -216,32 +174,7 @@ func (c *Client) newMutex(name string, kind *lockKind) mutex {
 	}
 	m.ctxKey = markKey{c, kind.marker, m.key}
 	m.gateName = kind.marker + "|" + m.key
-	switch kind.format {
-	case formatRW:
-		m.keys = []string{m.key}
-		m.wakePrefix = aux(sfxWake)
-		m.wakeChannel = m.wakePrefix + c.id
-		m.otherKey = markKey{c, kind.other, m.key}
-	case formatRedisson:
-		// Redisson's names: every Client of the lock, Java or Go, listens on one channel.
-		m.keys = []string{m.key}
-		m.wakeChannel = redissonPrefixed(redissonLockChannel, m.key)
-	case formatRedissonFair:
-		// Redisson's names: each waiter, Java or Go, listens on wakePrefix + ":" + its owner.
-		m.keys = []string{m.key, redissonPrefixed(redissonFairQueue, m.key), redissonPrefixed(redissonFairTimeouts, m.key)}
-		m.wakePrefix = redissonPrefixed(redissonLockChannel, m.key)
-	case formatRedissonRW:
-		// Redisson's names: the read acquisitions' keys are "<tag>:<owner>:rwlock_timeout:<n>", and
-		// every Client of the lock, Java or Go, listens on one channel.
-		m.keys = []string{m.key, redissonTagged(m.key)}
-		m.wakeChannel = redissonPrefixed(redissonRWChannel, m.key)
-		m.otherKey = markKey{c, kind.other, m.key}
-	default:
-		q, qt, fence := aux(kind.marker+sfxQueue), aux(kind.marker+sfxDeadlines), aux(sfxFence)
-		m.keys = []string{m.key, q, qt, fence}
-		m.wakePrefix = aux(sfxWake)
-		m.wakeChannel = m.wakePrefix + c.id
-	}
+	kind.format.lay(&m, aux)
 	return m
 }
 
@@ -1068,55 +1001,7 @@ type releaseReq struct {
 // to the heir then must not be relied on.
 func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, err error) {
 	c := m.c
-	f := "0"
-	if q.final {
-		f = "1"
-	}
-	script, keys := scripts.LockRelease, m.keys
-	var args []any
-	record := "" // Java Redisson's format: the request's record (its unlock latch)
-	switch m.kind.format {
-	case formatRW:
-		script, args = scripts.RWRelease, []any{q.owner, q.level, f, m.kind.side, c.publish, m.wakePrefix, c.waiterArg}
-		if q.rejoin != "" {
-			args = append(args, q.rejoin)
-		}
-	case formatRedisson:
-		// A count cannot tell a re-sent release from a new one: the first run records its answer
-		// for the re-sends (waiter timeout). An undo needs none: it is safe to repeat as it is.
-		var recordMs int64
-		keys = []string{m.key, m.key}
-		if !q.undo {
-			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
-			keys[1], recordMs = record, c.unlockLatchMs()
-		}
-		script, args = scripts.CompatLockRelease, []any{q.owner, f, q.leaseMs, c.publish, m.wakeChannel, recordMs}
-	case formatRedissonFair:
-		// As formatRedisson's; an undo (no record) also leaves Redisson's queue.
-		var recordMs int64
-		keys = []string{m.keys[0], m.keys[1], m.keys[2], m.key}
-		if !q.undo {
-			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
-			keys[3], recordMs = record, c.unlockLatchMs()
-		}
-		script, args = scripts.CompatFairRelease, []any{q.owner, f, q.leaseMs, c.publish, m.wakePrefix, recordMs, time.Now().UnixMilli()}
-	case formatRedissonRW:
-		var recordMs int64
-		keys = []string{m.keys[0], m.keys[1], m.key}
-		if !q.undo {
-			record = redissonPrefixed(redissonUnlockLatch, m.key) + ":" + c.newID()
-			keys[2], recordMs = record, c.unlockLatchMs()
-		}
-		script, args = scripts.CompatRWRelease, []any{q.owner, f, q.leaseMs, m.kind.side, c.publish, m.wakeChannel, recordMs}
-	default:
-		args = []any{q.owner, q.level, f, q.expected, q.leaseMs, c.publish, m.wakePrefix, m.kind.marker, c.waiterArg}
-		if q.heir != "" || q.rejoin != "" {
-			args = append(args, q.heir)
-		}
-		if q.rejoin != "" {
-			args = append(args, q.rejoin)
-		}
-	}
+	script, keys, args, record := m.kind.format.releaseCall(m, q)
 	opts := sendOpts{resend: true, acked: !q.undo, repeat: q.repeat}
 	if q.resentAt != nil {
 		opts.onResend = func() { *q.resentAt = time.Now() }
@@ -1222,19 +1107,8 @@ func (m *mutex) forceUnlockSide(ctx context.Context, bySide bool) (bool, error) 
 	// Not safe to run twice, and nothing in Redis records it: sent once after an unknown outcome (no
 	// re-send after a lost reply), whose error is the caller's (see the scripts' headers).
 	once := sendOpts{acked: true}
-	var cmd *redis.Cmd
-	switch m.kind.format {
-	case formatRW:
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.RWForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.c.waiterArg, side)
-	case formatRedisson:
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatLockForceUnlock, m.keys, m.c.publish, m.wakeChannel)
-	case formatRedissonFair:
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatFairForceUnlock, m.keys, m.c.publish, m.wakePrefix, time.Now().UnixMilli())
-	case formatRedissonRW:
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.CompatRWForceUnlock, m.keys, m.c.publish, m.wakeChannel, side)
-	default:
-		cmd, _ = m.c.evalOpts(ctx, once, scripts.LockForceUnlock, m.keys, m.c.publish, m.wakePrefix, m.kind.marker)
-	}
+	script, args := m.kind.format.forceUnlockCall(m, side)
+	cmd, _ := m.c.evalOpts(ctx, once, script, m.keys, args...)
 	n, err := cmd.Int64()
 	if err != nil {
 		return false, opErr("force unlock", m.name, redisErr(err))
@@ -1246,49 +1120,14 @@ func (m *mutex) isLocked(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, opErr("is locked", m.name, err)
 	}
-	switch m.kind.format {
-	case formatRW:
-		st, err := m.rwState(ctx, "")
-		return st.writer || st.readers > 0, err
-	case formatRedisson, formatRedissonFair:
-		v, err := m.redissonState(ctx, "is locked")
-		return v.owner != "", err
-	case formatRedissonRW:
-		v, err := m.redissonRWState(ctx, "is locked")
-		return v.mode != "", err
-	}
-	v, err := m.read(ctx)
-	return v.owner != "", err
+	return m.kind.format.isLocked(ctx, m)
 }
 
 func (m *mutex) remainingTTL(ctx context.Context) (time.Duration, error) {
 	if err := m.check(ctx); err != nil {
 		return 0, opErr("remaining ttl", m.name, err)
 	}
-	switch m.kind.format {
-	case formatRW:
-		st, err := m.rwState(ctx, "")
-		return st.ttl, err
-	case formatRedisson, formatRedissonFair:
-		v, err := m.redissonState(ctx, "remaining ttl")
-		return v.ttl, err
-	case formatRedissonRW:
-		v, err := m.redissonRWState(ctx, "remaining ttl")
-		return v.ttl, err
-	}
-	var get *redis.StringCmd
-	var pttl *redis.DurationCmd
-	err := m.c.read(ctx, m.key, func(p redis.Pipeliner) {
-		get = p.Get(ctx, m.key)
-		pttl = p.PTTL(ctx, m.key)
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return 0, opErr("remaining ttl", m.name, redisErr(err))
-	}
-	if v, err := m.decode(get.Val(), get.Err(), "remaining ttl"); err != nil || v.owner == "" {
-		return 0, err
-	}
-	return pttl.Val(), nil
+	return m.kind.format.remainingTTL(ctx, m)
 }
 
 // rwState is a ReadWriteLock's state (rw_state.lua): writer held, live readers, time until the
@@ -1313,31 +1152,7 @@ func (m *mutex) rwState(ctx context.Context, owner string) (rwState, error) {
 
 // levelsOf returns how many levels owner holds according to Redis (0 if it no longer holds the lock).
 func (m *mutex) levelsOf(ctx context.Context, owner string) (int, error) {
-	switch m.kind.format {
-	case formatRW:
-		st, err := m.rwState(ctx, owner)
-		return st.levels, err
-	case formatRedisson, formatRedissonFair:
-		v, err := m.redissonState(ctx, "hold count")
-		if err != nil || v.owner != owner {
-			return 0, err
-		}
-		return v.count, nil
-	case formatRedissonRW:
-		v, err := m.redissonRWState(ctx, "hold count")
-		if m.kind.side == "x" {
-			if v.writer != owner {
-				return 0, err
-			}
-			return v.writes, err
-		}
-		return v.readers[owner], err
-	}
-	v, err := m.read(ctx)
-	if err != nil || v.owner != owner {
-		return 0, err
-	}
-	return v.levels, nil
+	return m.kind.format.levelsOf(ctx, m, owner)
 }
 
 // read returns the lock's current value (zero if free).
