@@ -256,9 +256,7 @@ func (l *mutex) makeOwner(parent context.Context, id string, lease time.Duration
 	o := &owner{m: l, id: id, levels: 1, seq: 1, token: token, since: time.Now()}
 	o.ctx, o.cancel = context.WithCancelCause(context.WithoutCancel(parent))
 	o.entry = renew.Entry{Kind: l.kind.hold, Key: l.key, Owner: id, Group: c.group(l.key), OnLost: o.lost}
-	if l.kind.format == formatRedissonRW {
-		o.entry.Keys = l.keys // the hash and the tag of its read acquisitions' keys (compat_rw_renew.lua)
-	}
+	o.entry.Keys = l.kind.layout.renewKeys(l)
 	if lease > 0 {
 		o.entry.Lease = lease
 	} else {
@@ -433,7 +431,7 @@ func (o *owner) releaseFinal(ctx context.Context, level string) error {
 	// Java Redisson's formats record a release's answer for its re-sends: a re-send sent while the
 	// lease was in force that finds neither the record nor the owner proves that the first copy had
 	// not run and the owner had lost the lock meanwhile (a Java forceUnlock, say).
-	recorded := l.kind.format.recordsReleases() && active && resentAt.Before(lapse)
+	recorded := l.kind.layout.recordsReleases() && active && resentAt.Before(lapse)
 
 	o.mu.Lock()
 	o.inflight--

@@ -5,12 +5,15 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goredisson/redisson/internal/wait"
 )
 
-// Layouts: how a lock kind's state is stored in Redis. A kind's format (lockKind.format) is one
-// layout; each is in a file of its own (layout_*.go) beside the contracts of its scripts, and says
-// what to send and how to read the answer, while mutex (lock.go, hold.go) drives the protocol: the
-// local queue, heirs, waiting, spinning, undo, hand-over.
+// Layouts: how a lock kind's state is stored in Redis, one implementation of layout per stored
+// format (lockKind.layout), each in a file of its own (layout_*.go) beside the contracts of its
+// scripts. A layout says what to send and how to read the answer; mutex (lock.go, hold.go) drives
+// the protocol through it (the local queue, heirs, waiting, spinning, undo, hand-over) and does not
+// know which layout it runs on. A new layout is a file and a row of the kind table (lock.go).
 //
 //	Lock, FairLock, ... (the handles)        lock.go, fairlock.go, rwlock.go, ...
 //	        │
@@ -32,6 +35,17 @@ type layout interface {
 	recordsReleases() bool
 	// redisson reports whether the lock is Java Redisson's RLock hash (see redissonState).
 	redisson() bool
+	// enqueuesWaiters reports whether a waiting attempt may queue its owner in a queue of the
+	// layout's own (Redisson's fair queue), which the end of the wait must leave.
+	enqueuesWaiters() bool
+	// acquire makes the attempt q (see runAcquire) and reads its answer.
+	acquire(ctx context.Context, m *mutex, q acquireReq) (acquireRes, error)
+	// waiter sets up w, a waiting acquisition's registration with the waiting engine (its channel,
+	// its heartbeat), and reports whether the waiter waits in a queue in Redis (false: it is woken
+	// by every message on the lock's channel, and counted as waiting in no queue).
+	waiter(m *mutex, w *wait.Waiter) (queued bool)
+	// renewKeys are the keys a hold's renewal needs, if more than the lock's key (renew.Entry.Keys).
+	renewKeys(m *mutex) []string
 	// releaseCall is the script call of the release q, and the key of its record ("": none; see
 	// recordsReleases), deleted once it is answered.
 	releaseCall(m *mutex, q releaseReq) (script *redis.Script, keys []string, args []any, record string)
@@ -45,27 +59,32 @@ type layout interface {
 	levelsOf(ctx context.Context, m *mutex, owner string) (int, error)
 }
 
+// sidedLayout is what the layouts of a ReadWriteLock add: whether m's side holds it.
+type sidedLayout interface {
+	sideLocked(ctx context.Context, m *mutex) (bool, error)
+}
+
 // The layouts. Values of empty structs, so that kinds and the protocol may compare them.
 var (
-	// formatString: a lock string "<owner>|<levels>|<mark>..." (lock_value.lua, decodeLockValue),
+	// layoutString: a lock string "<owner>|<levels>|<mark>..." (lock_value.lua, decodeLockValue),
 	// with a wait queue in Redis and hand-overs.
-	formatString layout = stringLayout{}
-	// formatRW: a ReadWriteLock's hash (rw_value.lua, read through rw_state.lua), with waiters
+	layoutString layout = stringLayout{}
+	// layoutRW: a ReadWriteLock's hash (rw_value.lua, read through rw_state.lua), with waiters
 	// registered in the hash.
-	formatRW layout = rwLayout{}
-	// formatRedisson: Java Redisson's RLock hash, owner -> count (compat_lock_value.lua,
+	layoutRW layout = rwLayout{}
+	// layoutRedisson: Java Redisson's RLock hash, owner -> count (compat_lock_value.lua,
 	// decodeRedissonLock), for a Client made WithRedissonCompat: no queue of this package, waiters
 	// woken by every message on Redisson's lock channel.
-	formatRedisson layout = redissonLayout{}
-	// formatRedissonFair: Java Redisson's RFairLock, the RLock hash (decoded as formatRedisson's) and
+	layoutRedisson layout = redissonLayout{}
+	// layoutRedissonFair: Java Redisson's RFairLock, the RLock hash (decoded as layoutRedisson's) and
 	// Redisson's queue of waiters with client-clock deadlines (compat_fair_queue.lua), for a Client
 	// made WithRedissonCompat: a waiting attempt queues its owner there, a release wakes the head
 	// only, on the head's own channel; no hand-over.
-	formatRedissonFair layout = redissonFairLayout{}
-	// formatRedissonRW: Java Redisson's RReadWriteLock hash and read acquisitions' keys
+	layoutRedissonFair layout = redissonFairLayout{}
+	// layoutRedissonRW: Java Redisson's RReadWriteLock hash and read acquisitions' keys
 	// (compat_rw_value.lua, decodeRedissonRW), for a Client made WithRedissonCompat: no queue,
 	// waiters woken by every message on Redisson's read/write lock channel.
-	formatRedissonRW layout = redissonRWLayout{}
+	layoutRedissonRW layout = redissonRWLayout{}
 )
 
 // finalArg is a release's "final" argument: "1" for the last level, else "0".

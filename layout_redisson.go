@@ -2,14 +2,16 @@ package redisson
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson/internal/scripts"
+	"github.com/goredisson/redisson/internal/wait"
 )
 
-// redissonLayout is Java Redisson's RLock (formatRedisson), for a Client made WithRedissonCompat:
+// redissonLayout is Java Redisson's RLock (layoutRedisson), for a Client made WithRedissonCompat:
 // the hash owner -> count at the lock's key (compat_lock_value.lua, decodeRedissonLock), and
 // Redisson's lock channel, on which every Client of the lock, Java or Go, is woken. Scripts:
 // compat_lock_acquire.lua, compat_lock_release.lua, compat_lock_force_unlock.lua,
@@ -21,9 +23,46 @@ func (redissonLayout) lay(m *mutex, _ func(string) string) {
 	m.wakeChannel = redissonPrefixed(redissonLockChannel, m.key)
 }
 
-func (redissonLayout) queues() bool          { return false }
-func (redissonLayout) recordsReleases() bool { return true }
-func (redissonLayout) redisson() bool        { return true }
+func (redissonLayout) queues() bool              { return false }
+func (redissonLayout) recordsReleases() bool     { return true }
+func (redissonLayout) redisson() bool            { return true }
+func (redissonLayout) enqueuesWaiters() bool     { return false }
+func (redissonLayout) renewKeys(*mutex) []string { return nil }
+
+// waiter: Java Redisson's waiters are woken by every message on the lock's channel (it says "0":
+// the lock was released); no heartbeat keeps them anywhere.
+func (redissonLayout) waiter(_ *mutex, w *wait.Waiter) bool {
+	w.Every = true
+	return false
+}
+
+// acquire: compat_lock_acquire.lua.
+func (redissonLayout) acquire(ctx context.Context, m *mutex, q acquireReq) (acquireRes, error) {
+	var resent bool
+	cmd, ackErr := m.c.evalOpts(ctx, sendOpts{resend: true, acked: true, repeat: &resent}, scripts.CompatLockAcquire, m.keys, q.owner, q.leaseMs, q.mode)
+	return redissonAcquired(cmd, ackErr, resent)
+}
+
+// redissonAcquired reads the answer {n, pttl} of an acquisition in one of Java Redisson's layouts:
+// n ≥ 1 acquired; else the holder's remaining TTL (-1: no expiry), or -2 (the fair queue) the lock
+// is free but another waiter heads the queue.
+func redissonAcquired(cmd *redis.Cmd, ackErr error, resent bool) (acquireRes, error) {
+	r, err := cmd.Int64Slice()
+	if err == nil && len(r) != 2 {
+		err = errors.New("redisson: unexpected reply to an acquisition")
+	}
+	if err != nil {
+		return acquireRes{}, err
+	}
+	if r[0] < 1 {
+		ackErr = nil
+	}
+	retry := time.Duration(-1)
+	if r[1] >= 0 {
+		retry = max(time.Duration(r[1])*time.Millisecond, time.Millisecond)
+	}
+	return acquireRes{n: r[0], retry: retry, otherTurn: r[0] < 1 && r[1] == -2, ackErr: ackErr, resent: resent}, nil
+}
 
 // releaseCall: compat_lock_release.lua, KEYS the hash and the release's record. A count cannot
 // tell a re-sent release from a new one: the first run records its answer for the re-sends.

@@ -8,9 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goredisson/redisson/internal/scripts"
+	"github.com/goredisson/redisson/internal/wait"
 )
 
-// stringLayout is the lock string of Lock, FairLock, FencedLock and SpinLock (formatString):
+// stringLayout is the lock string of Lock, FairLock, FencedLock and SpinLock (layoutString):
 // "<owner>|<levels>|<mark>..." at the lock's key (lock_value.lua, decodeLockValue), its wait queue
 // and queue deadlines, and the fencing counter. Scripts: lock_acquire.lua, lock_release.lua,
 // lock_force_unlock.lua, lock_renew.lua; KEYS of each: the lock key, the queue, the deadlines, the
@@ -24,9 +25,59 @@ func (stringLayout) lay(m *mutex, aux func(string) string) {
 	m.wakeChannel = m.wakePrefix + m.c.id
 }
 
-func (stringLayout) queues() bool          { return true }
-func (stringLayout) recordsReleases() bool { return false }
-func (stringLayout) redisson() bool        { return false }
+func (stringLayout) queues() bool              { return true }
+func (stringLayout) recordsReleases() bool     { return false }
+func (stringLayout) redisson() bool            { return false }
+func (stringLayout) enqueuesWaiters() bool     { return false }
+func (stringLayout) renewKeys(*mutex) []string { return nil }
+
+// waiter: the waiter's heartbeat keeps its place in the queue (wait_beat.lua: lock, queue,
+// deadlines).
+func (stringLayout) waiter(m *mutex, w *wait.Waiter) bool {
+	w.Beat.Key, w.Beat.Keys = m.keys[1], m.keys[:3:3]
+	return true
+}
+
+// acquire: with q.fast, first a plain SET NX PX, which takes a free lock in one cheap command; when
+// that finds the key, lock_acquire.lua decides (held by another, handed over, or a SET whose reply
+// was lost and re-sent).
+func (stringLayout) acquire(ctx context.Context, m *mutex, q acquireReq) (acquireRes, error) {
+	c := m.c
+	var fastResent, resent bool // a copy of the SET NX, or of the script, may still be travelling
+	if q.fast {
+		// Safe to send again: a repeat finds the key set, and the script recognises the owner's value.
+		cmd, aerr := send(ctx, c, m.key, nil, func() *redis.BoolCmd {
+			return redis.NewBoolCmd(ctx, "set", m.key, encodeLockValue(q.owner, q.level, m.kind), "px", q.leaseMs, "nx")
+		}, sendOpts{resend: true, acked: true, repeat: &fastResent})
+		set, err := cmd.Result()
+		if err != nil {
+			return acquireRes{}, err
+		}
+		if set {
+			return acquireRes{n: 1, ackErr: aerr, resent: fastResent}, nil
+		}
+	}
+	known := ""
+	if q.mode == modeWait {
+		known = c.knownEpoch(m.gateName, q.sent)
+	}
+	opts := sendOpts{resend: true, acked: true, repeat: &resent}
+	cmd, ackErr := c.evalOpts(ctx, opts, scripts.LockAcquire, m.keys, q.owner, q.leaseMs, q.level, q.mode, m.kind.marker, c.waiterArg, known)
+	r, err := cmd.Int64Slice()
+	if err == nil && len(r) != 4 {
+		err = errors.New("redisson: unexpected reply to an acquisition")
+	}
+	if err != nil {
+		return acquireRes{}, err
+	}
+	if r[3] > 0 {
+		c.noteEpoch(m.gateName, r[3], q.sent)
+	}
+	if r[0] < 1 {
+		ackErr = nil // nothing was granted; a queued waiter needs no replica
+	}
+	return acquireRes{n: r[0], token: r[1], ticket: r[2], ackErr: ackErr, resent: resent || fastResent}, nil
+}
 
 // releaseCall: lock_release.lua. A final release may transfer the lock to a local heir, or make the
 // releasing owner rejoin the queue (a give-back).

@@ -110,7 +110,7 @@ type lockKind struct {
 	fenced bool   // holds carry a fencing token: refused on a server that evicts keys
 	hold   int    // the renewal kind (renewKinds) of its holds
 	waiter int    // the renewal kind of its waiters' heartbeats (a format with a queue)
-	format layout // how its lock is stored (layout.go)
+	layout layout // how its lock is stored (layout.go)
 	object string // Event.Object of its events (a compat kind: that of the kind it serves)
 	// compat is the kind that serves this one on a Client made WithRedissonCompat, in Java
 	// Redisson's layout; nil: the kind has no such layout here, and its calls fail with an error
@@ -120,26 +120,26 @@ type lockKind struct {
 
 // The lock kinds.
 var (
-	kindPlain  = &lockKind{object: ObjectLock, marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter, compat: kindCompat, format: formatString}
-	kindFair   = &lockKind{object: ObjectFairLock, marker: "f", hold: kindLock, waiter: kindWaiter, compat: kindCompatFair, format: formatString}
-	kindFenced = &lockKind{object: ObjectFencedLock, marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter, format: formatString}
-	kindSpin   = &lockKind{object: ObjectSpinLock, marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter, format: formatString}
-	kindRead   = &lockKind{object: ObjectReadLock, marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, format: formatRW, compat: kindCompatRead}
-	kindWrite  = &lockKind{object: ObjectWriteLock, marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, format: formatRW, compat: kindCompatWrite}
+	kindPlain  = &lockKind{object: ObjectLock, marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter, compat: kindCompat, layout: layoutString}
+	kindFair   = &lockKind{object: ObjectFairLock, marker: "f", hold: kindLock, waiter: kindWaiter, compat: kindCompatFair, layout: layoutString}
+	kindFenced = &lockKind{object: ObjectFencedLock, marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter, layout: layoutString}
+	kindSpin   = &lockKind{object: ObjectSpinLock, marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter, layout: layoutString}
+	kindRead   = &lockKind{object: ObjectReadLock, marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, layout: layoutRW, compat: kindCompatRead}
+	kindWrite  = &lockKind{object: ObjectWriteLock, marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, layout: layoutRW, compat: kindCompatWrite}
 	// kindCompat is a Lock on a Client made WithRedissonCompat: Java Redisson's RLock. Goroutines of
 	// a Client queue locally, and only the head contends; no SET NX (the lock is a hash), no
 	// transfer to a local heir (a release frees the lock for Java clients too), no Redis queue.
-	kindCompat = &lockKind{object: ObjectLock, marker: "J", local: true, hold: kindCompatLock, format: formatRedisson}
+	kindCompat = &lockKind{object: ObjectLock, marker: "J", local: true, hold: kindCompatLock, layout: layoutRedisson}
 	// kindCompatFair is a FairLock on a Client made WithRedissonCompat: Java Redisson's RFairLock.
 	// Every acquisition, whatever its Client, queues in Redisson's queue (no local queue), so that
 	// Java and Go waiters are served in the order they queued. Its holds are an RLock's hash, renewed
 	// as the compat Lock's.
-	kindCompatFair = &lockKind{object: ObjectFairLock, marker: "JF", hold: kindCompatLock, format: formatRedissonFair}
+	kindCompatFair = &lockKind{object: ObjectFairLock, marker: "JF", hold: kindCompatLock, layout: layoutRedissonFair}
 	// kindCompatRead and kindCompatWrite are the sides of a ReadWriteLock on a Client made
 	// WithRedissonCompat: Java Redisson's RReadWriteLock. Writers of a Client queue locally (only the
 	// head contends); readers do not (they share the lock). No Redis queue, no hand-over.
-	kindCompatRead  = &lockKind{object: ObjectReadLock, marker: "JR", side: "r", other: "JW", hold: kindCompatRWRead, format: formatRedissonRW}
-	kindCompatWrite = &lockKind{object: ObjectWriteLock, marker: "JW", side: "x", other: "JR", local: true, hold: kindCompatRWWrite, format: formatRedissonRW}
+	kindCompatRead  = &lockKind{object: ObjectReadLock, marker: "JR", side: "r", other: "JW", hold: kindCompatRWRead, layout: layoutRedissonRW}
+	kindCompatWrite = &lockKind{object: ObjectWriteLock, marker: "JW", side: "x", other: "JR", local: true, hold: kindCompatRWWrite, layout: layoutRedissonRW}
 )
 
 // redissonFairWait is the threadWaitTime of a compat FairLock's waiter that gives no WithWait bound,
@@ -174,7 +174,7 @@ func (c *Client) newMutex(name string, kind *lockKind) mutex {
 	}
 	m.ctxKey = markKey{c, kind.marker, m.key}
 	m.gateName = kind.marker + "|" + m.key
-	kind.format.lay(&m, aux)
+	kind.layout.lay(&m, aux)
 	return m
 }
 
@@ -195,9 +195,6 @@ func (m *mutex) vouch(ctx context.Context) string {
 	}
 	return ""
 }
-
-// rw reports whether m is a side of a ReadWriteLock.
-func (m *mutex) rw() bool { return m.kind.format == formatRW }
 
 // Name returns the name the lock was created with ("" for a nil handle).
 func (l *Lock) Name() string {
@@ -433,7 +430,7 @@ func (m *mutex) watchdogLease() time.Duration {
 // the queue for ever: the owner then queues again at the back). It tries again after a randomized
 // pause that doubles with every give-back, from 1ms up to giveBackPauseMax.
 //
-// In Java Redisson's fair queue (formatRedissonFair) a waiting attempt queues the owner with the
+// In Java Redisson's fair queue (layoutRedissonFair) a waiting attempt queues the owner with the
 // threadWaitTime bound (the WithWait bound, else fairThreadWait); an attempt that finds the lock
 // free but another waiter's turn tries again after a pause that doubles from 1ms up to
 // giveBackPauseMax (Redisson's Java waiters retry at once).
@@ -459,7 +456,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 	found := errBusy            // what the latest attempt that failed without an error found (see waitEnded)
 	attempt := func(ctx context.Context, woken wait.Woken) (wait.Outcome, error) {
 		found = errBusy
-		if lease == 0 && woken.Message != "" && !c.acks.on() && m.kind.format.queues() {
+		if lease == 0 && woken.Message != "" && !c.acks.on() && m.kind.layout.queues() {
 			if cand, err := m.takeHanded(ctx, id, woken, resent); err != nil || cand != nil {
 				o = cand
 				return wait.Outcome{Acquired: err == nil}, err
@@ -475,7 +472,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 		n, token, ticket, ackErr := res.n, res.token, res.ticket, res.ackErr
 		resent = resent || res.resent
 		// A waiting attempt in Redisson's fair queue may have queued the owner, whatever its answer.
-		enqueued = enqueued || waiting && m.kind.format == formatRedissonFair
+		enqueued = enqueued || waiting && m.kind.layout.enqueuesWaiters()
 		if err != nil {
 			if !noEffect(err) {
 				m.undo(ctx, id, true) // the outcome is unknown
@@ -490,7 +487,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 		}
 		if n < 1 {
 			c.markContended(m.gateName, sent)
-			queued = queued || waiting && m.kind.format.queues()
+			queued = queued || waiting && m.kind.layout.queues()
 			if ticket > 0 {
 				place = ticket
 			}
@@ -500,7 +497,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 				}
 				return wait.Outcome{}, errBusy
 			}
-			if !m.kind.format.queues() {
+			if !m.kind.layout.queues() {
 				// In no queue of this package: woken by the holder's release (any message on the
 				// lock's channel, or the waiter's own in Redisson's fair queue), or, should it be
 				// lost, when the holder's lease would end (the re-poll at the latest).
@@ -527,7 +524,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 			m.undo(ctx, id, resent)
 			return wait.Outcome{}, err
 		default: // answered too late: give the lock back, keeping the owner's place, and try again
-			kept = !kept && m.kind.format.queues()
+			kept = !kept && m.kind.layout.queues()
 			m.giveBack(ctx, id, place, kept)
 			if kept {
 				queued = true
@@ -551,17 +548,7 @@ func (m *mutex) contend(ctx, waitCtx context.Context, id string, lease, bound ti
 	w := &wait.Waiter{Channel: m.wakeChannel, ID: id, Beat: renew.Entry{
 		Kind: m.kind.waiter, Key: m.key, Owner: id, Group: c.group(m.key), Lease: c.cfg.waiterTimeout,
 	}}
-	switch m.kind.format {
-	case formatString:
-		w.Beat.Key, w.Beat.Keys = m.keys[1], m.keys[:3:3] // lock, queue, deadlines (wait_beat.lua)
-	case formatRedisson, formatRedissonFair, formatRedissonRW:
-		// Java Redisson's waiters: every message on the lock's channel wakes them (it says "0": the
-		// lock was released); no heartbeat keeps them anywhere (in the fair queue, a waiter is
-		// stale after its deadline). A fair waiter has a channel of its own.
-		if m.kind.format == formatRedissonFair {
-			w.Channel = m.wakePrefix + ":" + id
-		}
-		w.Every = true
+	if !m.kind.layout.waiter(m, w) {
 		c.unqueued.Add(1)
 		defer c.unqueued.Add(-1)
 	}
@@ -791,98 +778,7 @@ const (
 // WRONGTYPE the outcome is unknown: the caller must undo. ackErr (replica-acknowledged mode) is set
 // when the level was added but too few replicas acknowledged it: the caller must undo it and fail.
 func (m *mutex) runAcquire(ctx context.Context, q acquireReq) (acquireRes, error) {
-	c := m.c
-	owner, leaseMs, level, mode := q.owner, q.leaseMs, q.level, q.mode
-	var fastResent, resent bool // a copy of the SET NX, or of the script, may still be travelling
-	if q.fast {
-		// Safe to send again: a repeat finds the key set, and the script recognises the owner's value.
-		cmd, aerr := send(ctx, c, m.key, nil, func() *redis.BoolCmd {
-			return redis.NewBoolCmd(ctx, "set", m.key, encodeLockValue(owner, level, m.kind), "px", leaseMs, "nx")
-		}, sendOpts{resend: true, acked: true, repeat: &fastResent})
-		set, err := cmd.Result()
-		if err != nil {
-			return acquireRes{}, err
-		}
-		if set {
-			return acquireRes{n: 1, ackErr: aerr, resent: fastResent}, nil
-		}
-	}
-	opts := sendOpts{resend: true, acked: true, repeat: &resent}
-	if m.kind.format.redisson() {
-		var cmd *redis.Cmd
-		var ackErr error
-		if m.kind.format == formatRedissonFair {
-			cmd, ackErr = c.evalOpts(ctx, opts, scripts.CompatFairAcquire, m.keys, owner, leaseMs, mode, q.waitMs, time.Now().UnixMilli())
-		} else {
-			cmd, ackErr = c.evalOpts(ctx, opts, scripts.CompatLockAcquire, m.keys, owner, leaseMs, mode)
-		}
-		r, err := cmd.Int64Slice()
-		if err == nil && len(r) != 2 {
-			err = errors.New("redisson: unexpected reply to an acquisition")
-		}
-		if err != nil {
-			return acquireRes{}, err
-		}
-		if r[0] < 1 {
-			ackErr = nil
-		}
-		retry := time.Duration(-1)
-		if r[1] >= 0 {
-			retry = max(time.Duration(r[1])*time.Millisecond, time.Millisecond)
-		}
-		return acquireRes{n: r[0], retry: retry, otherTurn: r[0] < 1 && r[1] == -2, ackErr: ackErr, resent: resent}, nil
-	}
-	if m.kind.format == formatRedissonRW {
-		cmd, ackErr := c.evalOpts(ctx, opts, scripts.CompatRWAcquire, m.keys, owner, leaseMs, mode, m.kind.side, m.vouch(ctx))
-		r, err := cmd.Int64Slice()
-		if err == nil && len(r) != 2 {
-			err = errors.New("redisson: unexpected reply to an acquisition")
-		}
-		if err != nil {
-			return acquireRes{}, err
-		}
-		if r[0] < 1 {
-			ackErr = nil
-		}
-		retry := time.Duration(-1)
-		if r[1] >= 0 {
-			retry = max(time.Duration(r[1])*time.Millisecond, time.Millisecond)
-		}
-		return acquireRes{n: r[0], retry: retry, ackErr: ackErr, resent: resent}, nil
-	}
-	if m.rw() {
-		cmd, ackErr := c.evalOpts(ctx, opts, scripts.RWAcquire, m.keys, owner, leaseMs, level, mode, m.kind.side, c.waiterArg, m.vouch(ctx))
-		r, err := cmd.Int64Slice()
-		if err == nil && len(r) != 4 {
-			err = errors.New("redisson: unexpected reply to an acquisition")
-		}
-		if err != nil {
-			return acquireRes{}, err
-		}
-		if r[0] < 1 {
-			ackErr = nil
-		}
-		return acquireRes{n: r[0], ticket: r[2], ackErr: ackErr, resent: resent || fastResent}, nil
-	}
-	known := ""
-	if mode == modeWait {
-		known = c.knownEpoch(m.gateName, q.sent)
-	}
-	cmd, ackErr := c.evalOpts(ctx, opts, scripts.LockAcquire, m.keys, owner, leaseMs, level, mode, m.kind.marker, c.waiterArg, known)
-	r, err := cmd.Int64Slice()
-	if err == nil && len(r) != 4 {
-		err = errors.New("redisson: unexpected reply to an acquisition")
-	}
-	if err != nil {
-		return acquireRes{}, err
-	}
-	if r[3] > 0 {
-		c.noteEpoch(m.gateName, r[3], q.sent)
-	}
-	if r[0] < 1 {
-		ackErr = nil // nothing was granted; a queued waiter needs no replica
-	}
-	return acquireRes{n: r[0], token: r[1], ticket: r[2], ackErr: ackErr, resent: resent || fastResent}, nil
+	return m.kind.layout.acquire(ctx, m, q)
 }
 
 // acquireReq is one attempt of runAcquire: add level for owner, in mode (see lock_acquire.lua),
@@ -1001,7 +897,7 @@ type releaseReq struct {
 // to the heir then must not be relied on.
 func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, err error) {
 	c := m.c
-	script, keys, args, record := m.kind.format.releaseCall(m, q)
+	script, keys, args, record := m.kind.layout.releaseCall(m, q)
 	opts := sendOpts{resend: true, acked: !q.undo, repeat: q.repeat}
 	if q.resentAt != nil {
 		opts.onResend = func() { *q.resentAt = time.Now() }
@@ -1021,7 +917,7 @@ func (m *mutex) release(ctx context.Context, q releaseReq) (res int64, ackErr, e
 
 // unlockLatchMs is how long a release's record (Redisson's unlock latch) lives: the waiter timeout,
 // and never less than twice the longest a release goes on re-sending (cleanupTimeout), so that a
-// re-send finds the record of a first copy that ran (see lockFormat.recordsReleases).
+// re-send finds the record of a first copy that ran (see layout.recordsReleases).
 func (c *Client) unlockLatchMs() int64 {
 	return max(c.cfg.waiterTimeout, 2*cleanupTimeout).Milliseconds()
 }
@@ -1107,7 +1003,7 @@ func (m *mutex) forceUnlockSide(ctx context.Context, bySide bool) (bool, error) 
 	// Not safe to run twice, and nothing in Redis records it: sent once after an unknown outcome (no
 	// re-send after a lost reply), whose error is the caller's (see the scripts' headers).
 	once := sendOpts{acked: true}
-	script, args := m.kind.format.forceUnlockCall(m, side)
+	script, args := m.kind.layout.forceUnlockCall(m, side)
 	cmd, _ := m.c.evalOpts(ctx, once, script, m.keys, args...)
 	n, err := cmd.Int64()
 	if err != nil {
@@ -1120,14 +1016,14 @@ func (m *mutex) isLocked(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, opErr("is locked", m.name, err)
 	}
-	return m.kind.format.isLocked(ctx, m)
+	return m.kind.layout.isLocked(ctx, m)
 }
 
 func (m *mutex) remainingTTL(ctx context.Context) (time.Duration, error) {
 	if err := m.check(ctx); err != nil {
 		return 0, opErr("remaining ttl", m.name, err)
 	}
-	return m.kind.format.remainingTTL(ctx, m)
+	return m.kind.layout.remainingTTL(ctx, m)
 }
 
 // rwState is a ReadWriteLock's state (rw_state.lua): writer held, live readers, time until the
@@ -1152,7 +1048,7 @@ func (m *mutex) rwState(ctx context.Context, owner string) (rwState, error) {
 
 // levelsOf returns how many levels owner holds according to Redis (0 if it no longer holds the lock).
 func (m *mutex) levelsOf(ctx context.Context, owner string) (int, error) {
-	return m.kind.format.levelsOf(ctx, m, owner)
+	return m.kind.layout.levelsOf(ctx, m, owner)
 }
 
 // read returns the lock's current value (zero if free).

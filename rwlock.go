@@ -182,19 +182,7 @@ func (m *mutex) sideLocked(ctx context.Context) (bool, error) {
 	if err := m.check(ctx); err != nil {
 		return false, opErr("is locked", m.name, err)
 	}
-	read := m.kind.side == "r"
-	if m.kind.format == formatRedissonRW {
-		v, err := m.redissonRWState(ctx, "is locked")
-		if read {
-			return v.mode == "read" || len(v.readers) > 0, err
-		}
-		return v.mode == "write", err
-	}
-	st, err := m.rwState(ctx, "")
-	if read {
-		return st.readers > 0, err
-	}
-	return st.writer, err
+	return m.kind.layout.(sidedLayout).sideLocked(ctx, m)
 }
 
 // RemainingTTL returns how long the lock stays held unless renewed: until the latest holder's lease
