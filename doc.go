@@ -580,17 +580,30 @@
 // Each primitive has one file (lock.go, fairlock.go, rwlock.go, semaphore.go, bloomfilter.go, ...)
 // and its own Lua scripts (internal/scripts, one decoder per stored format); it says what to run and
 // what the reply means. The lock kinds (Lock, FairLock, FencedLock, SpinLock, the sides of a
-// ReadWriteLock) share one path, lock.go and hold.go: what a kind does differently (its local
-// queue, the SET NX fast path, transfers to a local heir, fencing, polling) is data, the lockKind
-// table in lock.go. Every command and script goes out through one path, send.go: where it goes
-// (the master of its key), whether it is sent again, what an error means, the replica-acknowledged
-// WAIT, NOSCRIPT, MOVED/ASK/TRYAGAIN/CLUSTERDOWN, reads, clean-ups and the renewals' per-node
-// pipelines. Below it, one renewal scheduler per Client (internal/renew; what each kind of entry is
-// renewed with is the table renewKinds in client.go), one waiting engine (internal/wait), one
-// pub/sub hub (internal/pubsub), the loss tracker (internal/track), and the local turns of a process
-// (internal/gate); the hub's sharded connections and the tracker's speak the wire protocol through
-// internal/resp. What the Client
-// knows of its servers (replicas, eviction policy) is in servers.go.
+// ReadWriteLock, and their Redisson-compatible kinds) share one protocol, mutex.go and hold.go, in
+// layers:
+//
+//	handle      Lock, FairLock, ReadWriteLock, ...     lock.go, fairlock.go, rwlock.go, ...
+//	  │           the public methods, options, errors
+//	protocol    mutex, owner, Hold                     mutex.go, hold.go
+//	  │           local queue, SET NX fast path, waiting, spinning, heirs, undo, hand-over
+//	kind        lockKind: what a kind does differently  kinds.go (the kind table)
+//	  │           and the layout it is stored in
+//	layout      keys, scripts, replies of one format   layout.go, layout_string.go, layout_rw.go,
+//	  │                                                layout_redisson.go, layout_redisson_fair.go,
+//	  │                                                layout_redisson_rw.go
+//	command     routing, re-sends, WAIT, NOSCRIPT       send.go
+//
+// The protocol never asks which layout it runs on: a new stored format is a file implementing
+// layout and a row of the kind table. Every command and script goes out through one path, send.go:
+// where it goes (the master of its key), whether it is sent again, what an error means, the
+// replica-acknowledged WAIT, NOSCRIPT, MOVED/ASK/TRYAGAIN/CLUSTERDOWN, reads, clean-ups and the
+// renewals' per-node pipelines. Below it, one renewal scheduler per Client (internal/renew; what
+// each kind of entry is renewed with is the table renewKinds in client.go), one waiting engine
+// (internal/wait), one pub/sub hub (internal/pubsub), the loss tracker (internal/track), and the
+// local turns of a process (internal/gate); the hub's sharded connections and the tracker's speak
+// the wire protocol through internal/resp. What the Client knows of its servers (replicas,
+// eviction policy) is in servers.go.
 //
 // # go-redis settings
 //

@@ -11,13 +11,13 @@ import (
 
 // Layouts: how a lock kind's state is stored in Redis, one implementation of layout per stored
 // format (lockKind.layout), each in a file of its own (layout_*.go) beside the contracts of its
-// scripts. A layout says what to send and how to read the answer; mutex (lock.go, hold.go) drives
+// scripts. A layout says what to send and how to read the answer; mutex (mutex.go, hold.go) drives
 // the protocol through it (the local queue, heirs, waiting, spinning, undo, hand-over) and does not
-// know which layout it runs on. A new layout is a file and a row of the kind table (lock.go).
+// know which layout it runs on. A new layout is a file and a row of the kind table (kinds.go).
 //
 //	Lock, FairLock, ... (the handles)        lock.go, fairlock.go, rwlock.go, ...
 //	        │
-//	mutex: acquire, release, undo, hand-over  lock.go, hold.go
+//	mutex: acquire, release, undo, hand-over  mutex.go, hold.go (kinds: kinds.go)
 //	        │
 //	layout: keys, scripts and their replies   layout_string.go, layout_rw.go, layout_redisson*.go
 //	        │

@@ -3,6 +3,7 @@ package redisson
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -95,4 +96,66 @@ func (redissonLayout) levelsOf(ctx context.Context, m *mutex, owner string) (int
 		return 0, err
 	}
 	return v.count, nil
+}
+
+// redissonLock is the state of a lock in Java Redisson's RLock format (see decodeRedissonLock).
+type redissonLock struct {
+	owner string        // the holder ("" free): "<uuid>:<thread id>", Java's or Go's (see newClientID)
+	count int           // the holder's hold count
+	ttl   time.Duration // the lock's remaining TTL (0 free, -1 no expiry)
+}
+
+// readHash reads the lock's hash (Java Redisson's formats) and its remaining TTL, in one round
+// trip, to the master; a TTL of -2 means the key expired between the two commands.
+func (m *mutex) readHash(ctx context.Context, op string) (map[string]string, time.Duration, error) {
+	var all *redis.MapStringStringCmd
+	var pttl *redis.DurationCmd
+	err := m.c.read(ctx, m.key, func(p redis.Pipeliner) {
+		all = p.HGetAll(ctx, m.key)
+		pttl = p.PTTL(ctx, m.key)
+	})
+	if err != nil {
+		return nil, 0, opErr(op, m.name, redisErr(err))
+	}
+	return all.Val(), pttl.Val(), nil
+}
+
+// redissonState reads a lock in Java Redisson's RLock format (one round trip, to the master).
+func (m *mutex) redissonState(ctx context.Context, op string) (redissonLock, error) {
+	fields, ttl, err := m.readHash(ctx, op)
+	if err != nil {
+		return redissonLock{}, err
+	}
+	v, ok := decodeRedissonLock(fields)
+	if !ok {
+		return redissonLock{}, opErr(op, m.name, ErrWrongType, errors.New("the key holds no Java Redisson lock"))
+	}
+	if v.owner != "" && ttl != -2 { // -2: expired meanwhile, free
+		v.ttl = ttl
+	} else {
+		v = redissonLock{}
+	}
+	return v, nil
+}
+
+// decodeRedissonLock is the one Go decoder of Java Redisson's RLock hash (see
+// internal/scripts/compat_lock_value.lua), as HGETALL returns it: no field is a free lock; one field,
+// the holder (not empty), whose value is its count (a positive integer), a held one; ok is false for
+// anything else (a ReadWriteLock's hash, application data).
+func decodeRedissonLock(fields map[string]string) (v redissonLock, ok bool) {
+	switch len(fields) {
+	case 0:
+		return redissonLock{}, true
+	case 1:
+	default:
+		return redissonLock{}, false
+	}
+	for owner, count := range fields {
+		n, err := strconv.Atoi(count)
+		if owner == "" || err != nil || n < 1 || count[0] == '+' || count[0] == '0' {
+			return redissonLock{}, false
+		}
+		v.owner, v.count = owner, n
+	}
+	return v, true
 }

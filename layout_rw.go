@@ -85,3 +85,23 @@ func (rwLayout) levelsOf(ctx context.Context, m *mutex, owner string) (int, erro
 	st, err := m.rwState(ctx, owner)
 	return st.levels, err
 }
+
+// rwState is a ReadWriteLock's state (rw_state.lua): writer held, live readers, time until the
+// latest holder's lease ends, and the levels owner holds on m's side.
+type rwState struct {
+	writer  bool
+	readers int
+	ttl     time.Duration
+	levels  int
+}
+
+func (m *mutex) rwState(ctx context.Context, owner string) (rwState, error) {
+	r, err := m.c.run(ctx, scripts.RWState, m.keys, m.kind.side, owner).Int64Slice()
+	if err == nil && len(r) != 4 {
+		err = errors.New("redisson: unexpected reply to a state query")
+	}
+	if err != nil {
+		return rwState{}, opErr("read", m.name, redisErr(err))
+	}
+	return rwState{writer: r[0] == 1, readers: int(r[1]), ttl: time.Duration(r[2]) * time.Millisecond, levels: int(r[3])}, nil
+}

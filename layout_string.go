@@ -3,6 +3,8 @@ package redisson
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -124,4 +126,87 @@ func (stringLayout) levelsOf(ctx context.Context, m *mutex, owner string) (int, 
 		return 0, err
 	}
 	return v.levels, nil
+}
+
+// read returns the lock's current value (zero if free).
+func (m *mutex) read(ctx context.Context) (lockValue, error) {
+	var get *redis.StringCmd
+	_ = m.c.read(ctx, m.key, func(p redis.Pipeliner) { get = p.Get(ctx, m.key) })
+	v, err := get.Result()
+	return m.decode(v, err, "read")
+}
+
+// decode decodes the lock key's value as read with err; a missing key is a free lock, not an error.
+// A lock of another kind is refused like any foreign value.
+func (m *mutex) decode(s string, err error, op string) (lockValue, error) {
+	if errors.Is(err, redis.Nil) {
+		return lockValue{}, nil
+	}
+	if err != nil {
+		return lockValue{}, opErr(op, m.name, redisErr(err))
+	}
+	v, ok := decodeLockValue(s)
+	if !ok || v.kind != m.kind.marker {
+		return lockValue{}, opErr(op, m.name, ErrWrongType, errors.New("the key holds no lock of this kind"))
+	}
+	return v, nil
+}
+
+// lockValue is a decoded lock string.
+type lockValue struct {
+	owner  string
+	levels int
+	kind   string
+	token  int64
+}
+
+// encodeLockValue is the lock string of a Lock (kind "") or SpinLock held by owner with the one
+// level id, unmarked ("" for the other kinds, whose strings carry more): the format is defined, and
+// decoded on the server, by internal/scripts/lock_value.lua.
+func encodeLockValue(owner, level string, kind *lockKind) string {
+	switch kind {
+	case kindPlain:
+		return owner + "|" + level + "|"
+	case kindSpin:
+		return owner + "|" + level + "||" + kindSpin.marker
+	}
+	return ""
+}
+
+// decodeLockValue is the one Go decoder of the lock string "<owner>|<levels>|<mark>[|f|t<token>]"
+// (see internal/scripts/lock_value.lua); ok is false if s is not a lock string.
+func decodeLockValue(s string) (v lockValue, ok bool) {
+	owner, rest, ok1 := strings.Cut(s, "|")
+	ids, rest, ok2 := strings.Cut(rest, "|")
+	if !ok1 || !ok2 || owner == "" || strings.ContainsAny(owner, ",@=;") {
+		return lockValue{}, false
+	}
+	mark, kind, hasKind := strings.Cut(rest, "|")
+	if mark != "" && (mark[0] != 'w' || strings.Trim(mark[1:], "0123456789") != "") {
+		return lockValue{}, false
+	}
+	v.owner = owner
+	switch {
+	case !hasKind:
+	case kind == kindFair.marker || kind == kindSpin.marker:
+		v.kind = kind
+	case strings.HasPrefix(kind, kindFenced.marker) && len(kind) > 1 && strings.Trim(kind[1:], "0123456789") == "":
+		token, err := strconv.ParseInt(kind[1:], 10, 64)
+		if err != nil {
+			return lockValue{}, false
+		}
+		v.kind, v.token = kindFenced.marker, token
+	default:
+		return lockValue{}, false
+	}
+	if ids == "" {
+		return v, true
+	}
+	for _, id := range strings.Split(ids, ",") {
+		if id == "" || strings.Trim(id, "0123456789abcdefghijklmnopqrstuvwxyz") != "" {
+			return lockValue{}, false
+		}
+		v.levels++
+	}
+	return v, true
 }
