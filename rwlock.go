@@ -2,9 +2,6 @@ package redisson
 
 import (
 	"context"
-	"errors"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -199,79 +196,3 @@ func (l *ReadWriteLock) identity() any                { return l.write.identity(
 func (l *ReadWriteLock) watchdogLease() time.Duration { return l.write.watchdogLease() }
 func (l *ReadWriteLock) client() *Client              { return l.write.c }
 func (l *ReadWriteLock) refused() error               { return l.write.refused() }
-
-// redissonWriteSuffix ends a writer's field in Java Redisson's RReadWriteLock hash: "<owner>:write".
-const redissonWriteSuffix = ":write"
-
-// redissonTagged is the tag Redisson puts before a ReadWriteLock's read acquisitions' keys: "{full}",
-// or full itself when it has a hash tag (see redissonSuffixed).
-func redissonTagged(full string) string {
-	if strings.IndexByte(full, '{') >= 0 {
-		return full
-	}
-	return "{" + full + "}"
-}
-
-// redissonRW is the state of a ReadWriteLock in Java Redisson's layout (see decodeRedissonRW).
-type redissonRW struct {
-	mode    string         // "read", "write", or "" (free)
-	writer  string         // the writer's owner ("" none)
-	writes  int            // the writer's hold count
-	readers map[string]int // the readers' hold counts, by owner
-	ttl     time.Duration  // the hash's remaining TTL (0 free, -1 no expiry)
-}
-
-// redissonRWState reads a ReadWriteLock in Java Redisson's layout (one round trip, to the master).
-func (m *mutex) redissonRWState(ctx context.Context, op string) (redissonRW, error) {
-	fields, ttl, err := m.readHash(ctx, op)
-	if err != nil {
-		return redissonRW{}, err
-	}
-	v, ok := decodeRedissonRW(fields)
-	if !ok {
-		return redissonRW{}, opErr(op, m.name, ErrWrongType, errors.New("the key holds no Java Redisson read/write lock"))
-	}
-	if v.mode != "" && ttl != -2 { // -2: expired meanwhile, free
-		v.ttl = ttl
-	} else {
-		v = redissonRW{}
-	}
-	return v, nil
-}
-
-// decodeRedissonRW is the one Go decoder of Java Redisson's RReadWriteLock hash (see
-// internal/scripts/compat_rw_value.lua), as HGETALL returns it: no field is a free lock; otherwise
-// "mode" is "read" or "write", "<owner>:write" the writer's count (exactly one in mode "write",
-// none in mode "read"), every other field a reader's count; counts are positive integers. ok is
-// false for anything else (an RLock's hash, application data).
-func decodeRedissonRW(fields map[string]string) (v redissonRW, ok bool) {
-	if len(fields) == 0 {
-		return redissonRW{}, true
-	}
-	v.readers = map[string]int{}
-	for f, val := range fields {
-		if f == "mode" {
-			if val != "read" && val != "write" {
-				return redissonRW{}, false
-			}
-			v.mode = val
-			continue
-		}
-		n, err := strconv.Atoi(val)
-		if f == "" || err != nil || n < 1 || val[0] == '+' || val[0] == '0' {
-			return redissonRW{}, false
-		}
-		if w, isWriter := strings.CutSuffix(f, redissonWriteSuffix); isWriter {
-			if v.writer != "" || w == "" {
-				return redissonRW{}, false
-			}
-			v.writer, v.writes = w, n
-			continue
-		}
-		v.readers[f] = n
-	}
-	if v.mode == "" || (v.mode == "write") != (v.writer != "") {
-		return redissonRW{}, false
-	}
-	return v, true
-}
