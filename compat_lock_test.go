@@ -379,8 +379,6 @@ func TestCompatLockRefusedKinds(t *testing.T) {
 	calls := map[string]func() error{
 		"FencedLock.Lock":       func() error { return errOnly(c.FencedLock(name).Lock(ctx)) },
 		"FencedLock.IsLocked":   func() error { return errOnly(c.FencedLock(name).IsLocked(ctx)) },
-		"SpinLock.Lock":         func() error { return errOnly(c.SpinLock(name).Lock(ctx)) },
-		"SpinLock.RemainingTTL": func() error { return errOnly(c.SpinLock(name).RemainingTTL(ctx)) },
 		"MultiLock of a FencedLock": func() error {
 			return errOnly(redisson.NewMultiLock(c.Lock(name+"a"), c.FencedLock(name+"b")).Lock(ctx))
 		},
@@ -929,4 +927,70 @@ func TestCompatOwnerIDsHaveJavaForm(t *testing.T) {
 	if err := jr.Unlock(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A SpinLock of a Client made WithRedissonCompat is Java Redisson's RSpinLock: the RLock hash
+// (acquired by the script RSpinLock and RLock share), polled, and released without a message. It
+// excludes Java holders of the name both ways (the double's RLock: the same hash, the same
+// acquisition), and its releases and force unlocks publish nothing.
+func TestCompatSpinLock(t *testing.T) {
+	t.Parallel()
+	c, admin, _ := setup(t, redisson.WithRedissonCompat(), redisson.WithSpinBackoff(time.Millisecond, 20*time.Millisecond))
+	ctx := t.Context()
+	j := newJavaClient(t, admin, 30*time.Second)
+	const name = "cspin"
+	// silent runs f and fails the test if Redis ran a PUBLISH meanwhile.
+	silent := func(what string, f func()) {
+		t.Helper()
+		publishes := func() string { return admin.InfoMap(ctx, "commandstats").Item("Commandstats", "cmdstat_publish") }
+		before := publishes()
+		f()
+		if after := publishes(); after != before {
+			t.Fatalf("%s published (commandstats %q -> %q); RSpinLock publishes nothing", what, before, after)
+		}
+	}
+
+	// Go holds: Java is refused, and may take it once Go releases.
+	var h *redisson.Hold
+	silent("an acquisition", func() { h = mustLock(t, c.SpinLock(name), ctx) })
+	if typ := admin.Type(ctx, name).Val(); typ != "hash" {
+		t.Fatalf("the lock is a %q; want Redisson's hash", typ)
+	}
+	if ok, err := j.tryLock(ctx, name, 1, 0); ok || err != nil {
+		t.Fatalf("Java tryLock on a Go-held RSpinLock = %v, %v; want false", ok, err)
+	}
+	if n, err := h.HoldCount(ctx); err != nil || n != 1 {
+		t.Fatalf("hold count %d, %v", n, err)
+	}
+	silent("a release", func() { mustUnlock(t, h) })
+	if ok, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+		t.Fatalf("Java tryLock after the Go release = %v, %v; want true", ok, err)
+	}
+
+	// Java holds: a Go attempt fails, a Go wait spins until the Java release.
+	if _, err := c.SpinLock(name).TryLock(ctx); !errors.Is(err, redisson.ErrNotObtained) {
+		t.Fatalf("Go TryLock on a Java-held lock: %v; want ErrNotObtained", err)
+	}
+	got, cancel := lockAsync(ctx, c.SpinLock(name))
+	defer cancel()
+	eventually(t, 5*time.Second, "the Go waiter to spin", func() bool { return c.Stats().Waiting == 1 })
+	mustDo(t, "Java unlock", j.unlock(ctx, name, 1))
+	r := recvWithin(t, got, 5*time.Second, "the Go spinner to take the lock")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	silent("a force unlock", func() {
+		if ok, err := c.SpinLock(name).ForceUnlock(ctx); !ok || err != nil {
+			t.Fatalf("ForceUnlock = %v, %v", ok, err)
+		}
+	})
+	mustDo(t, "unlock after the force unlock", errOnlyNotHeld(r.h.Unlock(ctx)))
+}
+
+// errOnlyNotHeld is nil for nil or an error matching ErrNotHeld (a hold ended by a force unlock).
+func errOnlyNotHeld(err error) error {
+	if err == nil || errors.Is(err, redisson.ErrNotHeld) || errors.Is(err, redisson.ErrLockLost) {
+		return nil
+	}
+	return err
 }

@@ -107,8 +107,9 @@
 //	RedLock     a majority of N independent masters, the Redlock algorithm (RedissonRedLock)
 //
 // All return a *Hold and share ownership, re-entry, leases, the watchdog and the loss signal; all
-// satisfy Locker. A Client made WithRedissonCompat offers Lock, FairLock and ReadWriteLock (in Java
-// Redisson's layouts), MultiLock and RedLock only: see "Sharing locks with Java services".
+// satisfy Locker. A Client made WithRedissonCompat offers Lock, FairLock, SpinLock and
+// ReadWriteLock (in Java Redisson's layouts), MultiLock and RedLock only: see "Sharing locks with
+// Java services".
 //
 // # Synchronizers
 //
@@ -371,10 +372,13 @@
 // lock: not FIFO across processes, and no protection from starvation beyond the luck of the race
 // (within one Go Client, goroutines still queue locally and only the head contends; a release never
 // transfers the lock to the next goroutine of its own Client, so that Java waiters get their
-// chance). No SET NX fast path (the lock is a hash) and no fencing. FencedLock and SpinLock have no
-// layout this package can keep in that mode: their calls fail with an error matching
-// errors.ErrUnsupported (as does a MultiLock or RedLock with such a part, before any part is taken),
-// and change nothing; a MultiLock or RedLock of the other kinds works.
+// chance). No SET NX fast path (the lock is a hash) and no fencing. A SpinLock is Redisson's
+// RSpinLock: the same hash, acquired alike (so a Java RLock or RSpinLock of the name and a Go
+// SpinLock exclude each other), its waiters polling with this package's backoff (WithSpinBackoff),
+// and its releases and ForceUnlock publishing nothing, as RSpinLock's. FencedLock has no layout
+// this package keeps in that mode yet: its calls fail with an error matching errors.ErrUnsupported
+// (as does a MultiLock or RedLock with such a part, before any part is taken), and change nothing;
+// a MultiLock or RedLock of the other kinds works.
 //
 // A FairLock is Redisson's RFairLock: the same hash at the name, and
 //

@@ -38,13 +38,17 @@ var (
 	kindPlain  = &lockKind{object: ObjectLock, marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter, compat: kindCompat, layout: layoutString}
 	kindFair   = &lockKind{object: ObjectFairLock, marker: "f", hold: kindLock, waiter: kindWaiter, compat: kindCompatFair, layout: layoutString}
 	kindFenced = &lockKind{object: ObjectFencedLock, marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter, layout: layoutString}
-	kindSpin   = &lockKind{object: ObjectSpinLock, marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter, layout: layoutString}
+	kindSpin   = &lockKind{object: ObjectSpinLock, marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter, compat: kindCompatSpin, layout: layoutString}
 	kindRead   = &lockKind{object: ObjectReadLock, marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, layout: layoutRW, compat: kindCompatRead}
 	kindWrite  = &lockKind{object: ObjectWriteLock, marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, layout: layoutRW, compat: kindCompatWrite}
 	// kindCompat is a Lock on a Client made WithRedissonCompat: Java Redisson's RLock. Goroutines of
 	// a Client queue locally, and only the head contends; no SET NX (the lock is a hash), no
 	// transfer to a local heir (a release frees the lock for Java clients too), no Redis queue.
 	kindCompat = &lockKind{object: ObjectLock, marker: "J", local: true, hold: kindCompatLock, layout: layoutRedisson}
+	// kindCompatSpin is a SpinLock on a Client made WithRedissonCompat: Java Redisson's RSpinLock,
+	// the RLock's hash, polled with backoff (this package's: WithSpinBackoff), no messages. Goroutines
+	// of a Client queue locally, and only the head spins.
+	kindCompatSpin = &lockKind{object: ObjectSpinLock, marker: "JS", local: true, spins: true, hold: kindCompatLock, layout: layoutRedissonSpin}
 	// kindCompatFair is a FairLock on a Client made WithRedissonCompat: Java Redisson's RFairLock.
 	// Every acquisition, whatever its Client, queues in Redisson's queue (no local queue), so that
 	// Java and Go waiters are served in the order they queued. Its holds are an RLock's hash, renewed

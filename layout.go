@@ -76,6 +76,9 @@ var (
 	// decodeRedissonLock), for a Client made WithRedissonCompat: no queue of this package, waiters
 	// woken by every message on Redisson's lock channel.
 	layoutRedisson layout = redissonLayout{}
+	// layoutRedissonSpin: Java Redisson's RSpinLock, the RLock hash without messages (see
+	// redissonSpinLayout).
+	layoutRedissonSpin layout = redissonSpinLayout{}
 	// layoutRedissonFair: Java Redisson's RFairLock, the RLock hash (decoded as layoutRedisson's) and
 	// Redisson's queue of waiters with client-clock deadlines (compat_fair_queue.lua), for a Client
 	// made WithRedissonCompat: a waiting attempt queues its owner there, a release wakes the head

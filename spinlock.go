@@ -25,7 +25,8 @@ type SpinLock struct{ mutex }
 // SpinLock returns the spin lock called name (Redisson's RSpinLock). It does no I/O; the handle is
 // cheap and safe to share. A bad name is reported by the first call on the handle
 // (ErrInvalidArgument).
-// On a Client made WithRedissonCompat its calls fail with an error matching errors.ErrUnsupported.
+// On a Client made WithRedissonCompat it is Java Redisson's RSpinLock, in its layout: see "Sharing
+// locks with Java services" in the package documentation.
 func (c *Client) SpinLock(name string) *SpinLock { return &SpinLock{c.newMutex(name, kindSpin)} }
 
 // Name returns the name the lock was created with ("" for a nil handle).

@@ -4,7 +4,8 @@
 --
 -- KEYS[1]  lock key
 -- ARGV[1]  publish command: PUBLISH or SPUBLISH
--- ARGV[2]  the lock's channel: "redisson_lock__channel:{<key>}"
+-- ARGV[2]  the lock's channel: "redisson_lock__channel:{<key>}"; "": publish nothing (Redisson's
+--          RSpinLock, whose forceUnlock only deletes)
 --
 -- returns  1 if a held lock was deleted, 0 if there was none
 --
@@ -20,5 +21,7 @@ elseif holder == nil then
   return 0
 end
 redis.call('DEL', key)
-redis.call(publish, channel, 0)
+if channel ~= '' then
+  redis.call(publish, channel, 0)
+end
 return 1

@@ -14,7 +14,8 @@
 --          final release); an undo is a final release
 -- ARGV[3]  lease in milliseconds set by a partial release (0 keeps the TTL)
 -- ARGV[4]  publish command: PUBLISH or SPUBLISH
--- ARGV[5]  the lock's channel: "redisson_lock__channel:{<key>}"
+-- ARGV[5]  the lock's channel: "redisson_lock__channel:{<key>}"; "": publish nothing (Redisson's
+--          RSpinLock, whose waiters poll)
 -- ARGV[6]  how long the record lives, in milliseconds (the waiter timeout); 0: keep no record (an
 --          undo, which is safe to repeat as it is)
 --
@@ -45,5 +46,7 @@ if holder ~= owner then
   return -1
 end
 return rl_release(key, owner, count, final, leaseMs, record, recordMs, function()
-  redis.call(publish, channel, 0)
+  if channel ~= '' then
+    redis.call(publish, channel, 0)
+  end
 end)
