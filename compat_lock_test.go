@@ -377,8 +377,8 @@ func TestCompatLockRefusedKinds(t *testing.T) {
 	const name = "refused"
 	before := serverSnapshot(t, admin)
 	calls := map[string]func() error{
-		"FencedLock.Lock":       func() error { return errOnly(c.FencedLock(name).Lock(ctx)) },
-		"FencedLock.IsLocked":   func() error { return errOnly(c.FencedLock(name).IsLocked(ctx)) },
+		"FencedLock.Lock":     func() error { return errOnly(c.FencedLock(name).Lock(ctx)) },
+		"FencedLock.IsLocked": func() error { return errOnly(c.FencedLock(name).IsLocked(ctx)) },
 		"MultiLock of a FencedLock": func() error {
 			return errOnly(redisson.NewMultiLock(c.Lock(name+"a"), c.FencedLock(name+"b")).Lock(ctx))
 		},
