@@ -367,30 +367,64 @@ func TestCompatLockForceUnlockAcrossSides(t *testing.T) {
 	})
 }
 
-// The kinds that have no Java Redisson layout here are refused (errors.ErrUnsupported), and change
-// nothing in Redis.
-func TestCompatLockRefusedKinds(t *testing.T) {
+// A FencedLock of a Client made WithRedissonCompat is Java Redisson's RFencedLock: the RLock hash,
+// excluding Java holders of the name both ways, and Redisson's token counter beside it: every fresh
+// acquisition, Java or Go, increments it, and a Go hold's token is the value it took (re-entry keeps
+// it). A MultiLock may have one as a part.
+func TestCompatFencedLock(t *testing.T) {
 	t.Parallel()
 	c, admin, _ := setup(t, redisson.WithRedissonCompat())
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a refusal does not wait
+	ctx := t.Context()
+	j := newJavaClient(t, admin, 30*time.Second)
+	const name = "cfenced"
+	const counter = "redisson_lock_token:{cfenced}"
+	counted := func() int64 { n, _ := admin.Get(ctx, counter).Int64(); return n }
+
+	h := mustLock(t, c.FencedLock(name), ctx)
+	if typ := admin.Type(ctx, name).Val(); typ != "hash" {
+		t.Fatalf("the lock is a %q; want Redisson's hash", typ)
+	}
+	t1 := h.Token()
+	if t1 < 1 || counted() != t1 {
+		t.Fatalf("token %d, counter %d; want the counter's new value", t1, counted())
+	}
+	inner, err := h.Reenter(ctx)
+	mustDo(t, "Reenter", err)
+	if inner.Token() != t1 || counted() != t1 {
+		t.Fatalf("re-entry: token %d, counter %d; want both %d", inner.Token(), counted(), t1)
+	}
+	mustUnlock(t, inner)
+	if ok, err := j.tryLock(ctx, name, 1, 0); ok || err != nil {
+		t.Fatalf("Java tryLock on a Go-held RFencedLock = %v, %v; want false", ok, err)
+	}
+	mustUnlock(t, h)
+
+	// A Java RFencedLock acquisition: the hash, and the counter incremented (as its script does).
+	if ok, err := j.tryLock(ctx, name, 1, 0); !ok || err != nil {
+		t.Fatalf("Java tryLock after the Go release = %v, %v; want true", ok, err)
+	}
+	javaToken := admin.Incr(ctx, counter).Val()
+	if _, err := c.FencedLock(name).TryLock(ctx); !errors.Is(err, redisson.ErrNotObtained) {
+		t.Fatalf("Go TryLock on a Java-held lock: %v; want ErrNotObtained", err)
+	}
+	got, cancel := lockAsync(ctx, c.FencedLock(name))
 	defer cancel()
-	const name = "refused"
-	before := serverSnapshot(t, admin)
-	calls := map[string]func() error{
-		"FencedLock.Lock":     func() error { return errOnly(c.FencedLock(name).Lock(ctx)) },
-		"FencedLock.IsLocked": func() error { return errOnly(c.FencedLock(name).IsLocked(ctx)) },
-		"MultiLock of a FencedLock": func() error {
-			return errOnly(redisson.NewMultiLock(c.Lock(name+"a"), c.FencedLock(name+"b")).Lock(ctx))
-		},
+	eventually(t, 5*time.Second, "the Go waiter to wait", func() bool { return c.Stats().Waiting == 1 })
+	mustDo(t, "Java unlock", j.unlock(ctx, name, 1)) // publishes "0": the Go waiter tries again
+	r := recvWithin(t, got, 5*time.Second, "the Go waiter to take the lock")
+	if r.err != nil {
+		t.Fatal(r.err)
 	}
-	for what, call := range calls {
-		if err := call(); !errors.Is(err, errors.ErrUnsupported) {
-			t.Errorf("%s: %v; want errors.ErrUnsupported", what, err)
-		}
+	if r.h.Token() <= javaToken {
+		t.Fatalf("Go token %d after the Java holder's %d; want greater", r.h.Token(), javaToken)
 	}
-	if d := snapshotDiff(before, serverSnapshot(t, admin)); d != "" {
-		t.Fatalf("refused calls changed Redis: %s", d)
+	mustUnlock(t, r.h)
+
+	ml := mustLock(t, redisson.NewMultiLock(c.Lock(name+"a"), c.FencedLock(name+"b")), ctx)
+	if parts := ml.Parts(); len(parts) != 2 || parts[1].Token() < 1 {
+		t.Fatalf("MultiLock parts %v; want the FencedLock part with a token", parts)
 	}
+	mustUnlock(t, ml)
 }
 
 // A MultiLock of compat Locks holds every part in Redisson's format.

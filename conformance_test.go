@@ -144,7 +144,7 @@ func TestConformance(t *testing.T) {
 		cases     []conformanceCase
 	}
 	var suites []suite
-	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "ReadWriteLock", "MultiLock", "RedLock", "CompatLock", "CompatFairLock", "CompatSpinLock", "CompatReadWriteLock") {
+	for _, kind := range append(slices.Clip(lockKinds), "SpinLock", "ReadWriteLock", "MultiLock", "RedLock", "CompatLock", "CompatFairLock", "CompatFencedLock", "CompatSpinLock", "CompatReadWriteLock") {
 		suites = append(suites, suite{kind, lockConformance(kind)}) // the lock family
 	}
 	suites = append(suites, suite{"Semaphore", semaphoreConformance()}, suite{"CountDownLatch", latchConformance()},

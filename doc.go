@@ -107,9 +107,8 @@
 //	RedLock     a majority of N independent masters, the Redlock algorithm (RedissonRedLock)
 //
 // All return a *Hold and share ownership, re-entry, leases, the watchdog and the loss signal; all
-// satisfy Locker. A Client made WithRedissonCompat offers Lock, FairLock, SpinLock and
-// ReadWriteLock (in Java Redisson's layouts), MultiLock and RedLock only: see "Sharing locks with
-// Java services".
+// satisfy Locker. On a Client made WithRedissonCompat every kind is kept in Java Redisson's layout
+// of the same kind: see "Sharing locks with Java services".
 //
 // # Synchronizers
 //
@@ -338,7 +337,7 @@
 //
 //	<prefix><name>                          a HASH, one field while held: the owner -> its hold count;
 //	                                        the key's TTL is the lease (the same hash Redisson's RLock,
-//	                                        RFairLock and RFencedLock keep at the name)
+//	                                        RFairLock, RFencedLock and RSpinLock keep at the name)
 //	redisson_lock__channel:{<prefix><name>} "0" published by every release that frees the lock and by
 //	                                        ForceUnlock (SPUBLISH on a Cluster, as Redisson does on
 //	                                        Redis 7 with shardedSubscriptionMode AUTO)
@@ -372,13 +371,19 @@
 // lock: not FIFO across processes, and no protection from starvation beyond the luck of the race
 // (within one Go Client, goroutines still queue locally and only the head contends; a release never
 // transfers the lock to the next goroutine of its own Client, so that Java waiters get their
-// chance). No SET NX fast path (the lock is a hash) and no fencing. A SpinLock is Redisson's
-// RSpinLock: the same hash, acquired alike (so a Java RLock or RSpinLock of the name and a Go
-// SpinLock exclude each other), its waiters polling with this package's backoff (WithSpinBackoff),
-// and its releases and ForceUnlock publishing nothing, as RSpinLock's. FencedLock has no layout
-// this package keeps in that mode yet: its calls fail with an error matching errors.ErrUnsupported
-// (as does a MultiLock or RedLock with such a part, before any part is taken), and change nothing;
-// a MultiLock or RedLock of the other kinds works.
+// chance). No SET NX fast path (the lock is a hash). A SpinLock is Redisson's RSpinLock: the same
+// hash, acquired alike (so a Java RLock or RSpinLock of the name and a Go SpinLock exclude each
+// other), its waiters polling with this package's backoff (WithSpinBackoff), and its releases and
+// ForceUnlock publishing nothing, as RSpinLock's. A FencedLock is Redisson's RFencedLock: the same
+// hash, released and woken as a Lock, and Redisson's token counter
+//
+//	redisson_lock_token:{<prefix><name>}   a plain integer, never expired: every fresh acquisition,
+//	                                        Java or Go, increments it; a Go hold's token is the value
+//	                                        its acquisition took
+//
+// so tokens are strictly increasing across both sides. Redisson's acquisition also increments it on
+// a re-entry; a Go re-entry keeps its hold's token and leaves the counter alone. A FencedLock is
+// refused on a server that evicts keys, as in the native layout.
 //
 // A FairLock is Redisson's RFairLock: the same hash at the name, and
 //

@@ -33,7 +33,8 @@ type FencedLock struct{ mutex }
 // FencedLock returns the fenced lock called name (Redisson's RFencedLock). It does no I/O; the handle
 // is cheap and safe to share. A bad name is reported by the first call on the handle
 // (ErrInvalidArgument).
-// On a Client made WithRedissonCompat its calls fail with an error matching errors.ErrUnsupported.
+// On a Client made WithRedissonCompat it is Java Redisson's RFencedLock, in its layout: see "Sharing
+// locks with Java services" in the package documentation.
 func (c *Client) FencedLock(name string) *FencedLock {
 	return &FencedLock{c.newMutex(name, kindFenced)}
 }

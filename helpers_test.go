@@ -99,6 +99,8 @@ func lockOf(c *redisson.Client, kind, name string) redisson.Locker {
 		return c.Lock(name)
 	case "CompatFairLock": // a FairLock of a Client made WithRedissonCompat (Java Redisson's format)
 		return c.FairLock(name)
+	case "CompatFencedLock": // a FencedLock of a Client made WithRedissonCompat (Java Redisson's RFencedLock)
+		return c.FencedLock(name)
 	case "CompatSpinLock": // a SpinLock of a Client made WithRedissonCompat (Java Redisson's RSpinLock)
 		return c.SpinLock(name)
 	case "CompatReadWriteLock": // its write side, on a Client made WithRedissonCompat

@@ -37,7 +37,7 @@ type lockKind struct {
 var (
 	kindPlain  = &lockKind{object: ObjectLock, marker: "", local: true, setNX: true, heirs: true, hold: kindLock, waiter: kindWaiter, compat: kindCompat, layout: layoutString}
 	kindFair   = &lockKind{object: ObjectFairLock, marker: "f", hold: kindLock, waiter: kindWaiter, compat: kindCompatFair, layout: layoutString}
-	kindFenced = &lockKind{object: ObjectFencedLock, marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter, layout: layoutString}
+	kindFenced = &lockKind{object: ObjectFencedLock, marker: "t", local: true, fenced: true, hold: kindLock, waiter: kindWaiter, compat: kindCompatFenced, layout: layoutString}
 	kindSpin   = &lockKind{object: ObjectSpinLock, marker: "s", local: true, setNX: true, spins: true, hold: kindLock, waiter: kindWaiter, compat: kindCompatSpin, layout: layoutString}
 	kindRead   = &lockKind{object: ObjectReadLock, marker: "R", side: "r", other: "W", hold: kindRWRead, waiter: kindRWReadWaiter, layout: layoutRW, compat: kindCompatRead}
 	kindWrite  = &lockKind{object: ObjectWriteLock, marker: "W", side: "x", other: "R", local: true, hold: kindRWWrite, waiter: kindRWWaiter, layout: layoutRW, compat: kindCompatWrite}
@@ -45,6 +45,10 @@ var (
 	// a Client queue locally, and only the head contends; no SET NX (the lock is a hash), no
 	// transfer to a local heir (a release frees the lock for Java clients too), no Redis queue.
 	kindCompat = &lockKind{object: ObjectLock, marker: "J", local: true, hold: kindCompatLock, layout: layoutRedisson}
+	// kindCompatFenced is a FencedLock on a Client made WithRedissonCompat: Java Redisson's
+	// RFencedLock, the RLock's hash and Redisson's token counter. Goroutines of a Client queue
+	// locally (only the head contends); no transfer to a local heir (the heir would need a token).
+	kindCompatFenced = &lockKind{object: ObjectFencedLock, marker: "JT", local: true, fenced: true, hold: kindCompatLock, layout: layoutRedissonFenced}
 	// kindCompatSpin is a SpinLock on a Client made WithRedissonCompat: Java Redisson's RSpinLock,
 	// the RLock's hash, polled with backoff (this package's: WithSpinBackoff), no messages. Goroutines
 	// of a Client queue locally, and only the head spins.
@@ -104,4 +108,5 @@ const (
 	redissonFairQueue    = "redisson_lock_queue"    // a FairLock's waiters (LIST)
 	redissonFairTimeouts = "redisson_lock_timeout"  // their deadlines (ZSET, client-clock ms)
 	redissonRWChannel    = "redisson_rwlock"        // a ReadWriteLock's releases ("0" read, "1" write)
+	redissonLockToken    = "redisson_lock_token"    // a FencedLock's token counter (a plain integer)
 )

@@ -76,6 +76,9 @@ var (
 	// decodeRedissonLock), for a Client made WithRedissonCompat: no queue of this package, waiters
 	// woken by every message on Redisson's lock channel.
 	layoutRedisson layout = redissonLayout{}
+	// layoutRedissonFenced: Java Redisson's RFencedLock, the RLock hash and its token counter (see
+	// redissonFencedLayout).
+	layoutRedissonFenced layout = redissonFencedLayout{}
 	// layoutRedissonSpin: Java Redisson's RSpinLock, the RLock hash without messages (see
 	// redissonSpinLayout).
 	layoutRedissonSpin layout = redissonSpinLayout{}

@@ -44,12 +44,12 @@ func (redissonLayout) acquire(ctx context.Context, m *mutex, q acquireReq) (acqu
 	return redissonAcquired(cmd, ackErr, resent)
 }
 
-// redissonAcquired reads the answer {n, pttl} of an acquisition in one of Java Redisson's layouts:
-// n ≥ 1 acquired; else the holder's remaining TTL (-1: no expiry), or -2 (the fair queue) the lock
-// is free but another waiter heads the queue.
+// redissonAcquired reads the answer {n, pttl} of an acquisition in one of Java Redisson's layouts
+// ({n, pttl, token} for a FencedLock): n ≥ 1 acquired; else the holder's remaining TTL (-1: no
+// expiry), or -2 (the fair queue) the lock is free but another waiter heads the queue.
 func redissonAcquired(cmd *redis.Cmd, ackErr error, resent bool) (acquireRes, error) {
 	r, err := cmd.Int64Slice()
-	if err == nil && len(r) != 2 {
+	if err == nil && len(r) != 2 && len(r) != 3 {
 		err = errors.New("redisson: unexpected reply to an acquisition")
 	}
 	if err != nil {
@@ -62,7 +62,11 @@ func redissonAcquired(cmd *redis.Cmd, ackErr error, resent bool) (acquireRes, er
 	if r[1] >= 0 {
 		retry = max(time.Duration(r[1])*time.Millisecond, time.Millisecond)
 	}
-	return acquireRes{n: r[0], retry: retry, otherTurn: r[0] < 1 && r[1] == -2, ackErr: ackErr, resent: resent}, nil
+	res := acquireRes{n: r[0], retry: retry, otherTurn: r[0] < 1 && r[1] == -2, ackErr: ackErr, resent: resent}
+	if len(r) == 3 {
+		res.token = r[2]
+	}
+	return res, nil
 }
 
 // releaseCall: compat_lock_release.lua, KEYS the hash and the release's record. A count cannot

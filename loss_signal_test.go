@@ -40,6 +40,7 @@ var signalHolds = []struct {
 	{"PermitExpirableSemaphore", false, permitHold},
 	{"CompatLock", true, lockHold("CompatLock")},
 	{"CompatFairLock", true, lockHold("CompatFairLock")},
+	{"CompatFencedLock", true, lockHold("CompatFencedLock")},
 	{"CompatSpinLock", true, lockHold("CompatSpinLock")},
 	{"CompatReadWriteLock/write", true, lockHold("CompatReadWriteLock")},
 	{"CompatReadWriteLock/read", true, readHold},

@@ -244,8 +244,9 @@ func WithKeyPrefix(prefix string) Option {
 // work. Semaphore, CountDownLatch, BloomFilter and PermitExpirableSemaphore take Redisson's
 // channels, messages and (the BloomFilter, the PermitExpirableSemaphore's leases) layouts too;
 // AtomicLong, BitSet and HyperLogLog are Redis's own formats in either mode. Only the kinds Redisson
-// has a layout for that this package can keep are available; the others (FencedLock, SpinLock)
-// fail with an error matching errors.ErrUnsupported, never silently, and change nothing. See
+// has a layout for are available (every lock kind is, in Redisson's RLock, RFairLock, RFencedLock,
+// RSpinLock and RReadWriteLock layouts); a call the mode does not offer fails with an error
+// matching errors.ErrUnsupported, never silently, and changes nothing. See
 // "Sharing locks with Java services" in the package documentation for what is and is not shared.
 //
 // default: off (this package's own layouts)

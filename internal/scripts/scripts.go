@@ -79,6 +79,8 @@ var (
 	compatLockValueSrc string
 	//go:embed compat_lock_acquire.lua
 	compatLockAcquireSrc string
+	//go:embed compat_fenced_acquire.lua
+	compatFencedAcquireSrc string
 	//go:embed compat_lock_release.lua
 	compatLockReleaseSrc string
 	//go:embed compat_lock_force_unlock.lua
@@ -157,6 +159,9 @@ var (
 	// CompatLockAcquire acquires or re-enters a Lock in Java Redisson's RLock format. See
 	// compat_lock_acquire.lua.
 	CompatLockAcquire = newScript(compatLockValueSrc + compatLockAcquireSrc)
+	// CompatFencedAcquire acquires or re-enters a FencedLock in Redisson's RFencedLock layout. See
+	// compat_fenced_acquire.lua.
+	CompatFencedAcquire = newScript(compatLockValueSrc + compatFencedAcquireSrc)
 	// CompatLockRelease releases a level or the hold of a Lock in Redisson's format, or undoes an
 	// acquisition. See compat_lock_release.lua.
 	CompatLockRelease = newScript(compatLockValueSrc + compatLockReleaseSrc)
@@ -217,6 +222,7 @@ var All = map[string]*redis.Script{
 	"bloom_compat":      BloomCompat,
 
 	"compat_lock_acquire":      CompatLockAcquire,
+	"compat_fenced_acquire":    CompatFencedAcquire,
 	"compat_lock_release":      CompatLockRelease,
 	"compat_lock_force_unlock": CompatLockForceUnlock,
 	"compat_lock_renew":        CompatLockRenew,
