@@ -24,7 +24,8 @@ import (
 // TestCompatFaults is the randomized fault test of the Redisson-compatible mode: Go Clients made
 // WithRedissonCompat, each behind a proxy that drops replies, delays, blackholes or cuts its
 // connections at random, contend with Java Redisson clients (internal/javadouble, connected
-// directly) for a Lock, a FairLock, both sides of two ReadWriteLocks and a Semaphore of two permits
+// directly) for a Lock, a FairLock, a SpinLock, a FencedLock, both sides of two ReadWriteLocks and
+// a Semaphore of two permits
 // (plain and leased permits: the PermitExpirableSemaphore of the same name), with random leases and
 // waits. The Go Clients' watchdog timeouts are 1s, 3s and 10s, the Java clients' 1s
 // (WithRedissonWatchdogTimeout tells the Go Clients). Go readers of the second ReadWriteLock, on the
@@ -36,6 +37,9 @@ import (
 //   - two owners: a holder entering a lock's section while another is inside whose hold is not over
 //     (a Java hold, or a Go hold whose context is not cancelled: a Go holder is told of a loss before
 //     its lease may lapse), unless both are readers of the ReadWriteLock;
+//   - tokens out of order: a live Go hold of the FencedLock entering with a token no greater than
+//     one that entered before it (Java holds of the SpinLock and the FencedLock are the double's
+//     RLock: the same hash and acquisition as RSpinLock's and RFencedLock's, which it lacks);
 //   - too many permits: more holders of the Semaphore than it has permits, not counting Go holders of
 //     leased permits whose context is cancelled (told of a loss before the lease may pass); Java
 //     leases (1s and more) outlive the sections (15ms at most);
@@ -68,7 +72,8 @@ func TestCompatFaults(t *testing.T) {
 	// rwLong is a ReadWriteLock that Go readers hold for long reads (with the watchdog's lease), Java
 	// readers die holding, and writers of both languages try to take.
 	const lockName, fairName, rwName, rwLong = "cf:lock", "cf:fair", "cf:rw", "cf:rw-long"
-	locks := []string{lockName, fairName, rwName, rwLong}
+	const spinName, fencedName = "cf:spin", "cf:fenced"
+	locks := []string{lockName, fairName, spinName, fencedName, rwName, rwLong}
 	const sem = "cf:sem"
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -100,10 +105,12 @@ func TestCompatFaults(t *testing.T) {
 
 	// The checker.
 	type holder struct {
-		who  string
-		read bool            // a reader of the ReadWriteLock
-		hold context.Context // a Go hold's context; nil for a Java hold
+		who   string
+		read  bool            // a reader of the ReadWriteLock
+		hold  context.Context // a Go hold's context; nil for a Java hold
+		token int64           // a Go hold's fencing token (the FencedLock)
 	}
+	var lastToken int64 // the greatest token of a Go hold that entered the FencedLock's section
 	var mu sync.Mutex
 	inside := map[string][]*holder{}
 	var semInside []context.Context // one per permit holder: nil, or a Go leased permit's context
@@ -120,6 +127,12 @@ func TestCompatFaults(t *testing.T) {
 			}
 		}
 		inside[name] = append(inside[name], h)
+		if h.token > 0 && h.hold.Err() == nil {
+			if h.token <= lastToken {
+				violate("tokens out of order: %s entered %s with token %d after token %d", h.who, name, h.token, lastToken)
+			}
+			lastToken = h.token
+		}
 	}
 	leaveLock := func(name string, h *holder) {
 		mu.Lock()
@@ -221,6 +234,10 @@ func TestCompatFaults(t *testing.T) {
 					h, err = c.Lock(name).TryLock(ctx, withLease(lease)...)
 				case fairName:
 					h, err = c.FairLock(name).TryLock(ctx, withLease(lease)...)
+				case spinName:
+					h, err = c.SpinLock(name).TryLock(ctx, withLease(lease)...)
+				case fencedName:
+					h, err = c.FencedLock(name).TryLock(ctx, withLease(lease)...)
 				case rwLong:
 					// Readers on the Client with the longest watchdog, one op in three: writers get
 					// their chance between the long reads.
@@ -241,7 +258,7 @@ func TestCompatFaults(t *testing.T) {
 				if err != nil {
 					return
 				}
-				me := &holder{who: who, read: read, hold: h.Context()}
+				me := &holder{who: who, read: read, hold: h.Context(), token: h.Token()}
 				enterLock(name, me)
 				if read && name == rwLong {
 					longPause(rng)
@@ -287,7 +304,7 @@ func TestCompatFaults(t *testing.T) {
 				name, read := locks[rng.IntN(len(locks))], false
 				var l *javadouble.Lock
 				switch name {
-				case lockName:
+				case lockName, spinName, fencedName:
 					l = j.Lock(name)
 				case fairName:
 					l = j.FairLock(name)
