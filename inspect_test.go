@@ -412,3 +412,27 @@ func TestInspectWritesNothing(t *testing.T) {
 	cancel()
 	<-queued
 }
+
+// On a Client made WithRedissonCompat a FencedLock is Redisson's RFencedLock, whose counter is
+// "redisson_lock_token:{<key>}": Inspect reports that counter as FencingToken (the last token
+// issued, as documented), as it does the native FencedLock's counter.
+func TestInspectCompatFencedLockToken(t *testing.T) {
+	c, admin, _ := setup(t, redisson.WithRedissonCompat())
+	ctx := t.Context()
+	const name = "inspect-cfenced"
+	l := c.FencedLock(name)
+	mustUnlock(t, mustLock(t, l, ctx))
+	h := mustLock(t, l, ctx)
+	if counter, _ := admin.Get(ctx, "redisson_lock_token:{"+name+"}").Int64(); counter != h.Token() || h.Token() < 2 {
+		t.Fatalf("precondition: token %d, Redisson's counter %d; want equal, ≥ 2", h.Token(), counter)
+	}
+	in, err := c.Inspect(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHolder(t, in, 0, 1, "")
+	if in.FencingToken != h.Token() {
+		t.Errorf("Inspect FencingToken = %d; want Redisson's counter, the last token issued (%d)", in.FencingToken, h.Token())
+	}
+	mustUnlock(t, h)
+}
