@@ -69,7 +69,8 @@ type Inspection struct {
 	// and the waiters of the Redisson-compatible Lock, ReadWriteLock and Semaphore, register
 	// nowhere and are not listed.
 	Waiters []Waiter
-	// FencingToken: a FencedLock's counter, the last token issued (0 if none was).
+	// FencingToken: a FencedLock's counter, the last token issued (0 if none was): this package's, or
+	// in Java Redisson's layout its RFencedLock's (redisson_lock_token:{name}), whichever is greater.
 	FencingToken int64
 	// Value: the integer at the key (KindInteger, the Semaphore kinds, KindCountDownLatch; 0 when
 	// absent). For the Semaphore kinds it is the permits available: the stored ones plus the leased
@@ -163,9 +164,9 @@ func (c *Client) Inspect(ctx context.Context, name string) (Inspection, error) {
 	keys := []string{key, aux(kindPlain.marker + sfxQueue), aux(kindFair.marker + sfxQueue), aux(kindFenced.marker + sfxQueue),
 		aux(sfxFence), aux(sfxWaiters), aux(sfxLeases), aux(sfxLatchRound),
 		redissonPrefixed(redissonFairQueue, key), redissonPrefixed(redissonFairTimeouts, key),
-		redissonSuffixed(key, "timeout"), redissonSuffixed(key, "config")}
+		redissonSuffixed(key, "timeout"), redissonSuffixed(key, "config"), redissonPrefixed(redissonLockToken, key)}
 	r, err := c.run(ctx, scripts.Inspect, keys, "").Slice()
-	if err == nil && len(r) != 17 {
+	if err == nil && len(r) != 18 {
 		err = errors.New("redisson: unexpected reply to inspect")
 	}
 	if err != nil {
@@ -207,6 +208,11 @@ func decodeInspection(name, key string, r []any) (Inspection, error) {
 
 	if hasFence {
 		in.FencingToken, _ = strconv.ParseInt(fence, 10, 64)
+	}
+	if javaFence, ok := r[17].(string); ok { // Redisson's RFencedLock counter (the compat layout)
+		if n, err := strconv.ParseInt(javaFence, 10, 64); err == nil && n > in.FencingToken {
+			in.FencingToken = n
+		}
 	}
 	if hasRounds {
 		in.Rounds, _ = strconv.ParseInt(rounds, 10, 64)

@@ -11,6 +11,7 @@
 -- KEYS[9]  Java Redisson's RFairLock queue, KEYS[10] its waiters' deadlines
 -- KEYS[11] Java Redisson's RPermitExpirableSemaphore leases ("{key}:timeout")
 -- KEYS[12] Java Redisson's RBloomFilter configuration ("{key}:config")
+-- KEYS[13] Java Redisson's RFencedLock token counter ("redisson_lock_token:{key}")
 -- ARGV[1]  unused ("" ): the script takes no arguments
 --
 -- returns  {server time in µs (string), TYPE of KEYS[1], PTTL of KEYS[1] (ms), its value if a string
@@ -18,7 +19,8 @@
 --          ReadWriteLock decoded (else {}): {writer {owner, levels, ms left} or {}, readers {owner,
 --          levels, ms left, ...}, waiting writers {owner, ticket, ms until its registration lapses,
 --          ...}, waiting readers {the same}}, then KEYS[2..4] WITHSCORES, KEYS[5] GET, KEYS[6] HGETALL, KEYS[7] WITHSCORES,
---          KEYS[8] GET, KEYS[9] LRANGE, KEYS[10] and KEYS[11] WITHSCORES, KEYS[12] EXISTS}; an
+--          KEYS[8] GET, KEYS[9] LRANGE, KEYS[10] and KEYS[11] WITHSCORES, KEYS[12] EXISTS, KEYS[13]
+--          GET}; an
 --          auxiliary key of another type than expected reads as absent (false or {}).
 --
 -- Safe to run twice: it changes nothing but what rw_load deletes in a ReadWriteLock's hash (fields
@@ -100,4 +102,5 @@ return {
   aux('ZRANGE', KEYS[10], 0, -1, 'WITHSCORES'),
   aux('ZRANGE', KEYS[11], 0, -1, 'WITHSCORES'),
   redis.call('EXISTS', KEYS[12]),
+  aux('GET', KEYS[13]),
 }
