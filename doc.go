@@ -67,7 +67,8 @@
 //	                    attempt was unanswered says "no answer from Redis in time", not ErrBusy
 //
 // A wait returns within the earlier of its context's deadline and its WithWait bound, plus a grace
-// of at most 50ms and two round trips (in which an attempt sent before the bound may still answer),
+// of at most 50ms and two round trips (in which an attempt sent before the bound may still answer;
+// until a Client has had its first answer, which may have to dial, a round trip counts as 100ms),
 // whatever Redis does (paused, killed, unreachable): the clean-up of an ended wait (leaving
 // the queue, giving back a grant that may have landed) goes on in the background. A single attempt
 // (TryLock, WithWait(0)) is bounded by its context only.

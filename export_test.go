@@ -128,6 +128,15 @@ func TrackerConns(c *Client) int {
 	return c.tracker.Conns()
 }
 
+// TrackerPending reports the goroutines c's loss tracker keeps waiting to do something later (its
+// re-reads of holds ending soon, its retries): 0 without one.
+func TrackerPending(c *Client) int {
+	if c.tracker == nil {
+		return 0
+	}
+	return c.tracker.Pending()
+}
+
 // ProcessRecordKey returns the key of c's process record (see WithoutProcessRecord).
 func ProcessRecordKey(c *Client) string { return processRecordKey(c.cfg.prefix, c.id) }
 

@@ -60,6 +60,9 @@ const (
 	// contradicting (a node that says it is a master but is not the Client's, a database selected
 	// in an OnConnect hook the tracker does not run).
 	maxBackoff = 5 * time.Second
+	// rereadSlack is how much later than its key's time a hold ending soon may be read again, to
+	// keep one pending re-read per hold.
+	rereadSlack = 10 * time.Millisecond
 	// maxCheck is the largest number of holds checked in one pipeline.
 	maxCheck = 1000
 )
@@ -108,6 +111,7 @@ type Tracker struct {
 	nodes   map[string]*node // by master address
 	closed  bool
 	checked uint64 // holds checked so far, for tests and stats
+	pending int    // goroutines of after that have not run or ended yet
 
 	stop   chan struct{}
 	ctx    context.Context // cancelled by Close
@@ -233,8 +237,14 @@ func (t *Tracker) after(d time.Duration, f func()) {
 		return
 	}
 	t.wg.Add(1)
+	t.pending++
 	go func() {
 		defer t.wg.Done()
+		defer func() {
+			t.mu.Lock()
+			t.pending--
+			t.mu.Unlock()
+		}()
 		select {
 		case <-t.stop:
 		case <-time.After(d):
@@ -260,6 +270,13 @@ func (t *Tracker) Checked() uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.checked
+}
+
+// Pending reports the goroutines waiting to run something later (re-reads, retries of placements).
+func (t *Tracker) Pending() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pending
 }
 
 // Conns reports the open tracking connections.
@@ -712,12 +729,13 @@ func (n *node) verdicts(c *conn, gone []item) {
 	c.close() // the node's goroutine sees it end and reconnects after the backoff
 }
 
-// rereadAt checks it again at when, unless a check of it is already due by then: one pending
-// re-read per hold, however often it is checked.
+// rereadAt checks it again at when, unless a check of it is already due by then (or within
+// rereadSlack after: each check's time left is rounded to the millisecond): one pending re-read per
+// hold, however often it is checked.
 func (n *node) rereadAt(it item, when time.Time) {
 	r := reg{it.e, it.gen}
 	n.mu.Lock()
-	if d, ok := n.rereads[r]; ok && !d.After(when) {
+	if d, ok := n.rereads[r]; ok && !d.After(when.Add(rereadSlack)) {
 		n.mu.Unlock()
 		return
 	}
