@@ -30,11 +30,7 @@ if mode == 'r' then
   if holder ~= owner then
     return {0, 0}
   end
-  count = redis.call('HINCRBY', key, owner, 1)
-  if leaseMs > 0 then
-    redis.call('PEXPIRE', key, leaseMs)
-  end
-  return {count, 0}
+  return {rl_reenter(key, owner, leaseMs), 0}
 end
 if holder == owner then
   return {count, 0} -- a re-sent copy: the first one acquired

@@ -48,6 +48,16 @@ local function rl_recorded(record, recordMs)
   return nil
 end
 
+-- rl_reenter adds one level to the hold owner has of key (it holds it), sets the TTL to leaseMs
+-- (0 keeps it), and returns the owner's new count.
+local function rl_reenter(key, owner, leaseMs)
+  local count = redis.call('HINCRBY', key, owner, 1)
+  if leaseMs > 0 then
+    redis.call('PEXPIRE', key, leaseMs)
+  end
+  return count
+end
+
 -- rl_release releases owner's hold of count levels of the lock at key: with final the whole hold
 -- (the key is deleted and freed() called: 0), else one level, never the last (the TTL set to
 -- leaseMs if > 0: 1); the answer is recorded at record for recordMs (0: not recorded).
