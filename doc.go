@@ -570,7 +570,7 @@
 //	ForceUnlock (any Client, the CLI, Java), DEL   100ms    0.2-14ms
 //	FLUSHALL, FLUSHDB, eviction                    100ms    0.7-7ms
 //	expiry (also among 100,000 keys that expire)   100ms    0.8-13ms
-//	restart without the data, failover             1s       50-290ms
+//	restart without the data, failover             1s       36-290ms
 //	the network heals after a silent partition     1s       600ms (the tracker's dial is bounded
 //	                                                        by 500ms, then redials every 100ms)
 //

@@ -128,6 +128,14 @@ func TrackerConns(c *Client) int {
 	return c.tracker.Conns()
 }
 
+// TrackerTracked reports the holds c's loss tracker tracks (0 without one).
+func TrackerTracked(c *Client) int {
+	if c.tracker == nil {
+		return 0
+	}
+	return c.tracker.Tracked()
+}
+
 // TrackerPending reports the goroutines c's loss tracker keeps waiting to do something later (its
 // re-reads of holds ending soon, its retries): 0 without one.
 func TrackerPending(c *Client) int {

@@ -470,9 +470,11 @@ func TestLossTrackingIdleAfterHoldsEnd(t *testing.T) {
 			mustDo(t, "lock", err)
 			eventually(t, 5*time.Second, "the hold checked", func() bool { return redisson.TrackerChecks(c) > before })
 			mustDo(t, "unlock", h.Unlock(t.Context()))
-			time.Sleep(500 * time.Millisecond) // the release's invalidation is handled
+			// The ended hold forgotten: at its release's invalidation, or (a key nothing writes) by
+			// the sweep.
+			eventually(t, 5*time.Second, "the ended hold no longer tracked", func() bool { return redisson.TrackerTracked(c) == 0 })
 			r0 := roleCalls(t, admin)
-			time.Sleep(4 * time.Second)
+			time.Sleep(4 * time.Second) // the window the ping rate is measured over
 			if n := roleCalls(t, admin) - r0; n > 4 {
 				t.Errorf("%d ROLE pings in 4s with no hold left; at the idle rate (every 2s) 2, and at most 4", n)
 			}
@@ -531,7 +533,7 @@ func TestLossTrackingNoFalseLossAfterSentinelFailover(t *testing.T) {
 	t.Logf("failover %s -> %s", old.Addr(), m.Addr())
 	oldRole, _ := old.Client(t).Do(ctx, "ROLE").Slice()
 	checks := redisson.TrackerChecks(c)
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // the window in which a false verdict would come (20ms in, before the fix)
 	held := newAdmin.Exists(ctx, "sig-failover-1").Val() == 1
 	if h.Context().Err() != nil && held {
 		t.Fatalf("a hold the new master still has was declared lost (old master's role then: %v, checks %d -> %d): %v",
@@ -609,7 +611,7 @@ func TestLossTrackingReReadsBounded(t *testing.T) {
 		mustDo(t, "other RLock", err)
 		mustDo(t, "other Unlock", oh.Unlock(ctx))
 	}
-	time.Sleep(50 * time.Millisecond) // the last changes' checks answered
+	eventually(t, 5*time.Second, "a re-read pending", func() bool { return redisson.TrackerPending(c) >= 1 })
 	pending := redisson.TrackerPending(c) - before
 	mustDo(t, "Unlock", h.Unlock(ctx))
 	if pending > 2 {
@@ -632,7 +634,8 @@ func TestLossTrackingNoReconnectStorm(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	c := newClient(t, rdb, redisson.WithLossTracking(true))
 	h := mustLock(t, c.Lock("sig-storm"), t.Context())
-	time.Sleep(300 * time.Millisecond) // checked, found gone on the tracker's connection, held by the Client's
+	// Checked: found gone on the tracker's connection, held by the Client's.
+	eventually(t, 5*time.Second, "the hold checked", func() bool { return redisson.TrackerChecks(c) > 0 })
 	conns := func() int {
 		s, err := admin.Info(t.Context(), "stats").Result()
 		mustDo(t, "INFO stats", err)
@@ -646,7 +649,7 @@ func TestLossTrackingNoReconnectStorm(t *testing.T) {
 		return 0
 	}
 	c0 := conns()
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // the window the connection rate is measured over
 	n := conns() - c0
 	if err := h.Context().Err(); err != nil {
 		t.Fatalf("the hold, still held, was told lost: %v", context.Cause(h.Context()))

@@ -78,10 +78,18 @@ var checkScripts = func() map[string]*redis.Script {
 	return m
 }()
 
-// trackChecks builds the read-only checks of entries, all served by one master: the renewal
-// scripts of their kinds with lease 0 (check only), one call per kind and slot, at most
-// renew.BatchSize entries each.
-func (c *Client) trackChecks(entries []*renew.Entry) (cmds [][]any, of [][]int) {
+// checkCall is one read-only check: the renewal script of one kind with lease 0, for the entries of
+// one slot at indices of (at most renew.BatchSize).
+type checkCall struct {
+	script *redis.Script
+	keys   []string
+	args   []any
+	of     []int
+}
+
+// checkCalls groups the checks of entries, all served by one master, into one call per kind and
+// slot, at most renew.BatchSize entries each.
+func checkCalls(entries []*renew.Entry) []checkCall {
 	type group struct{ kind, slot int }
 	idx := map[group][]int{}
 	var order []group
@@ -92,6 +100,7 @@ func (c *Client) trackChecks(entries []*renew.Entry) (cmds [][]any, of [][]int) 
 		}
 		idx[g] = append(idx[g], i)
 	}
+	var calls []checkCall
 	for _, g := range order {
 		all := idx[g]
 		for len(all) > 0 {
@@ -103,15 +112,22 @@ func (c *Client) trackChecks(entries []*renew.Entry) (cmds [][]any, of [][]int) 
 				batch[k] = entries[i]
 			}
 			script, keys, args := renewCallWith(batch, 0)
-			cmd := make([]any, 0, 3+len(keys)+len(args))
-			cmd = append(cmd, "EVALSHA", script.Hash(), len(keys))
-			for _, k := range keys {
-				cmd = append(cmd, k)
-			}
-			cmd = append(cmd, args...)
-			cmds = append(cmds, cmd)
-			of = append(of, part)
+			calls = append(calls, checkCall{script, keys, args, part})
 		}
+	}
+	return calls
+}
+
+// trackChecks builds the checks of entries as commands for the tracker's own connection (EVALSHA).
+func (c *Client) trackChecks(entries []*renew.Entry) (cmds [][]any, of [][]int) {
+	for _, k := range checkCalls(entries) {
+		cmd := make([]any, 0, 3+len(k.keys)+len(k.args))
+		cmd = append(cmd, "EVALSHA", k.script.Hash(), len(k.keys))
+		for _, key := range k.keys {
+			cmd = append(cmd, key)
+		}
+		cmds = append(cmds, append(cmd, k.args...))
+		of = append(of, k.of)
 	}
 	return cmds, of
 }
@@ -119,31 +135,26 @@ func (c *Client) trackChecks(entries []*renew.Entry) (cmds [][]any, of [][]int) 
 // confirmGone runs the checks of entries through the Client's command path (send.go: the master
 // its renewals reach), a few calls at a time: one alive flag per entry.
 func (c *Client) confirmGone(ctx context.Context, entries []*renew.Entry) ([]bool, error) {
-	cmds, of := c.trackChecks(entries)
+	calls := checkCalls(entries)
 	alive := make([]bool, len(entries))
-	errs := make([]error, len(cmds))
+	errs := make([]error, len(calls))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
-	for i, cmd := range cmds {
+	for i, k := range calls {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			n := cmd[2].(int)
-			keys := make([]string, n)
-			for k := range keys {
-				keys[k] = cmd[3+k].(string)
-			}
-			res, err := c.run(ctx, checkScripts[cmd[1].(string)], keys, cmd[3+n:]...).Int64Slice()
-			if err == nil && len(res) != len(of[i]) {
+			res, err := c.run(ctx, k.script, k.keys, k.args...).Int64Slice()
+			if err == nil && len(res) != len(k.of) {
 				err = errors.New("redisson: tracking: unexpected check reply")
 			}
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			for k, j := range of[i] {
-				alive[j] = res[k] >= 1
+			for r, j := range k.of {
+				alive[j] = res[r] >= 1 // 0: gone; else held (track_check.lua)
 			}
 		}()
 	}

@@ -279,6 +279,25 @@ func (t *Tracker) Pending() int {
 	return t.pending
 }
 
+// Tracked reports the holds tracked on the open connections (each once, whatever its keys).
+func (t *Tracker) Tracked() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, nd := range t.nodes {
+		nd.mu.Lock()
+		seen := map[*renew.Entry]bool{}
+		for _, m := range nd.keys {
+			for e := range m {
+				seen[e] = true
+			}
+		}
+		n += len(seen)
+		nd.mu.Unlock()
+	}
+	return n
+}
+
 // Conns reports the open tracking connections.
 func (t *Tracker) Conns() int {
 	t.mu.Lock()
