@@ -395,6 +395,21 @@ func (c *Client) background(f func(stop <-chan struct{})) bool {
 	return true
 }
 
+// inline runs f on the caller's goroutine, counted as background work: Close waits for it to
+// return. After Close it runs f all the same (a clean-up the caller asked for is carried out).
+func (c *Client) inline(f func()) {
+	c.bgMu.Lock()
+	if c.closed() {
+		c.bgMu.Unlock()
+		f()
+		return
+	}
+	c.bg.Add(1)
+	c.bgMu.Unlock()
+	defer c.bg.Done()
+	f()
+}
+
 // Lock returns the reentrant lock called name (Redisson's RLock). It does no I/O; the handle is cheap
 // and safe to share between goroutines, which exclude each other as with a sync.Mutex. A bad name is
 // reported by the first call on the handle (ErrInvalidArgument).

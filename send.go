@@ -611,12 +611,22 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 const cleanupGrace = 25 * time.Millisecond
 
 // cleanup runs f, a clean-up that must happen even if ctx has ended (an undo, a release), with a
-// context of its own (ctx's values, bounded by cleanupTimeout), on a goroutine the Client owns, and
-// waits for it while ctx lasts and cleanupGrace longer: a call never overstays its context by more
-// than that, even when Redis is slow or unreachable; f then finishes in the background, and Close
+// context of its own (ctx's values, bounded by cleanupTimeout), on a goroutine the Client owns (on
+// the caller's if ctx can never end), and waits for it while ctx lasts and cleanupGrace longer: a
+// call never overstays its context by more than that, even when Redis is slow or unreachable; f then finishes in the background, and Close
 // waits for it (a release the caller asked for is carried out even if Close comes meanwhile). It
 // reports whether f finished. After Close, f runs on the caller's goroutine.
 func (c *Client) cleanup(ctx context.Context, f func(ctx context.Context)) bool {
+	if ctx.Done() == nil {
+		// ctx never ends: nothing to return early for, so f runs on the caller's goroutine (still
+		// counted, so that Close waits for it), which saves a hand-over a goroutine switch.
+		c.inline(func() {
+			fctx, cancel := detached(ctx)
+			defer cancel()
+			f(fctx)
+		})
+		return true
+	}
 	done := make(chan struct{})
 	run := func(<-chan struct{}) {
 		defer close(done)

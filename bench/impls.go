@@ -109,10 +109,15 @@ func allImpls() []impl {
 		},
 		{
 			name:       "rueidislock-km1",
-			settings:   "as rueidislock but KeyMajority=1 (1 key per lock); opt-in",
+			settings:   "as rueidislock but KeyMajority=1 (1 key per lock): rueidislock tuned for one server; client-side caching wake-ups as by default",
 			scriptCmds: []string{"set", "get", "pexpireat", "del"},
 			open:       func(addr string, cfg *config) (locker, error) { return openRueidislock(addr, 1) },
-			optIn:      true,
+		},
+		{
+			name:       "bare",
+			settings:   "the bare queue design (DESIGN §12) in two scripts: a held lock's waiters RPUSH themselves on a list; the release pops the head, makes it the owner and PUBLISHes to its Client in the same script; no watchdog, undo or heartbeats (the yardstick of hand-over cost, not a peer)",
+			scriptCmds: []string{"get", "set", "lrem", "lpos", "rpush", "lpop", "del", "publish"},
+			open:       openBare,
 		},
 		{
 			name:       "floor",

@@ -9,7 +9,7 @@ import (
 )
 
 // peers are the implementations this library is compared with (not the floor).
-var peers = []string{"redsync", "redislock", "rueidislock"}
+var peers = []string{"redsync", "redislock", "rueidislock", "rueidislock-km1"}
 
 type ratio struct {
 	Name   string  `json:"name"`
@@ -105,6 +105,12 @@ func ratios(rep *report) []ratio {
 			if b := bestPeer(rs, func(r *scenarioResult) float64 { return -r.OpsPerSec }); b != nil {
 				add(fmt.Sprintf("%s ops/s: %s / best peer", name, impl), me.OpsPerSec, b.OpsPerSec,
 					fmt.Sprintf("%.0f / %.0f (%s)", me.OpsPerSec, b.OpsPerSec, b.Impl))
+			}
+			if b := find(rs, "bare"); b != nil {
+				add(fmt.Sprintf("%s ops/s: %s / bare queue design", name, impl), me.OpsPerSec, b.OpsPerSec,
+					fmt.Sprintf("%.0f / %.0f", me.OpsPerSec, b.OpsPerSec))
+				add(fmt.Sprintf("%s hand-over p50: %s / bare queue design", name, impl), me.HandOverP50Us, b.HandOverP50Us,
+					fmt.Sprintf("%.0fµs / %.0fµs; lower is better", me.HandOverP50Us, b.HandOverP50Us))
 			}
 			if mx := find(rs, "mutex"); mx != nil {
 				add(fmt.Sprintf("%s ops/s: %s / in-process mutex", name, impl), me.OpsPerSec, mx.OpsPerSec,
@@ -202,10 +208,10 @@ func printReport(w io.Writer, rep *report) {
 			}
 		}
 		fmt.Fprintf(w, "### %s: %s, all on one key, critical section time.Sleep(%s), %s\n\n", name, who, rep.Config["critical"], rep.Config["contended_duration"])
-		fmt.Fprintln(w, "| impl | ops/s | per round | wait p50 ms | wait p99 ms | wait max ms | Jain fairness | cmds/acq (all) | cmds/acq (top-level) | redis CPU µs/acq | client CPU µs/acq | errors | excl. violations |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+		fmt.Fprintln(w, "| impl | ops/s | per round | wait p50 ms | wait p99 ms | wait max ms | hand-over p50 µs | Jain fairness | cmds/acq (all) | cmds/acq (top-level) | redis CPU µs/acq | client CPU µs/acq | errors | excl. violations |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
 		for _, r := range rs {
-			fmt.Fprintf(w, "| %s | %.0f | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %s | %d |\n", r.Impl, r.OpsPerSec, roundsCell(r), r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.Fairness, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.RedisCPUUsPerAcq, r.ClientCPUUsPerAcq, errCell(r), r.Violations)
+			fmt.Fprintf(w, "| %s | %.0f | %s | %.2f | %.2f | %.2f | %.0f | %.2f | %.2f | %.2f | %.1f | %.1f | %s | %d |\n", r.Impl, r.OpsPerSec, roundsCell(r), r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.HandOverP50Us, r.Fairness, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.RedisCPUUsPerAcq, r.ClientCPUUsPerAcq, errCell(r), r.Violations)
 		}
 		fmt.Fprintln(w)
 	}
@@ -291,8 +297,8 @@ func printReport(w io.Writer, rep *report) {
 
 	// Machine-readable lines.
 	for _, r := range append(slices.Clone(rep.Uncontended), rep.Contended...) {
-		fmt.Fprintf(w, "RESULT scenario=%s impl=%s ops_per_sec=%.1f acquisitions=%d wait_p50_ms=%.3f wait_p99_ms=%.3f wait_max_ms=%.3f jain=%.3f cmds_per_acq_all=%.3f cmds_per_acq_top=%.3f redis_cpu_us_per_acq=%.2f client_cpu_us_per_acq=%.2f errors=%d violations=%d cmds=%s\n",
-			r.Scenario, r.Impl, r.OpsPerSec, r.Acquisitions, r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.Fairness, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.RedisCPUUsPerAcq, r.ClientCPUUsPerAcq, r.Errors, r.Violations, breakdown(r.CmdBreakdown))
+		fmt.Fprintf(w, "RESULT scenario=%s impl=%s ops_per_sec=%.1f acquisitions=%d wait_p50_ms=%.3f wait_p99_ms=%.3f wait_max_ms=%.3f hand_over_p50_us=%.1f hand_over_p99_us=%.1f jain=%.3f cmds_per_acq_all=%.3f cmds_per_acq_top=%.3f redis_cpu_us_per_acq=%.2f client_cpu_us_per_acq=%.2f errors=%d violations=%d cmds=%s\n",
+			r.Scenario, r.Impl, r.OpsPerSec, r.Acquisitions, r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.HandOverP50Us, r.HandOverP99Us, r.Fairness, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.RedisCPUUsPerAcq, r.ClientCPUUsPerAcq, r.Errors, r.Violations, breakdown(r.CmdBreakdown))
 	}
 	if h := rep.Hold; h != nil {
 		fmt.Fprintf(w, "RESULT scenario=hold impl=redisson locks=%d watchdog=%s goroutines_added=%d heap_added_bytes=%d heap_per_lock=%.0f renew_calls_per_interval=%.2f renewed_per_interval=%.0f lost=%d acquire_errors=%d unlock_errors=%d\n",

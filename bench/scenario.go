@@ -34,6 +34,13 @@ type scenarioResult struct {
 	WaitP99Ms float64 `json:"wait_p99_ms"`
 	WaitMaxMs float64 `json:"wait_max_ms"`
 
+	// Hand-overs (shared-key scenarios): the gap from the moment a holder starts its release to the
+	// moment the next holder's Lock returns, for acquisitions whose Lock call began before that
+	// release did (the waiter was waiting: a hand-over, not a free lock found).
+	HandOvers     int64   `json:"hand_overs"`
+	HandOverP50Us float64 `json:"hand_over_p50_us"`
+	HandOverP99Us float64 `json:"hand_over_p99_us"`
+
 	// Jain's fairness index over the acquisitions of each goroutine: 1 when all got the same number,
 	// 1/goroutines when one got them all.
 	Fairness  float64 `json:"jain_fairness"`
@@ -58,6 +65,7 @@ type scenarioResult struct {
 	RoundOpsPerSec []float64 `json:"round_ops_per_sec"`
 
 	waits []time.Duration // sorted acquisition waits
+	gaps  []time.Duration // sorted hand-over gaps
 }
 
 // merge adds the counts of a later round of the same scenario and implementation.
@@ -82,6 +90,7 @@ func (r *scenarioResult) merge(o *scenarioResult) {
 	r.Rounds += o.Rounds
 	r.RoundOpsPerSec = append(r.RoundOpsPerSec, o.RoundOpsPerSec...)
 	r.waits = append(r.waits, o.waits...)
+	r.gaps = append(r.gaps, o.gaps...)
 	for i, n := range o.PerWorker {
 		if i < len(r.PerWorker) {
 			r.PerWorker[i] += n
@@ -102,6 +111,10 @@ func (r *scenarioResult) derive() {
 	if len(r.waits) > 0 {
 		r.WaitMaxMs = ms(r.waits[len(r.waits)-1])
 	}
+	slices.Sort(r.gaps)
+	r.HandOvers = int64(len(r.gaps))
+	r.HandOverP50Us = us(percentile(r.gaps, 0.50))
+	r.HandOverP99Us = us(percentile(r.gaps, 0.99))
 	r.Fairness = jain(r.PerWorker)
 	r.CmdsPerAcqAll, r.CmdsPerAcqTop = 0, 0
 	if r.Acquisitions > 0 {
@@ -260,6 +273,8 @@ func runScenario(ctx context.Context, stats *redis.Client, im impl, handle func(
 		firstErr                        atomic.Value
 		wg                              sync.WaitGroup
 		waits                           = make([][]time.Duration, n)
+		gaps                            = make([][]time.Duration, n)
+		released                        atomic.Int64 // when the latest release began, ns since start
 	)
 	noteErr := func(err error) {
 		errCount.Add(1)
@@ -272,6 +287,7 @@ func runScenario(ctx context.Context, stats *redis.Client, im impl, handle func(
 			defer wg.Done()
 			h := handle(i)
 			w := make([]time.Duration, 0, 1024)
+			var g []time.Duration
 			for runCtx.Err() == nil {
 				t0 := time.Now()
 				if err := h.lock(runCtx); err != nil {
@@ -282,7 +298,11 @@ func runScenario(ctx context.Context, stats *redis.Client, im impl, handle func(
 					time.Sleep(time.Millisecond) // no hot loop on a persistent error
 					continue
 				}
-				w = append(w, time.Since(t0))
+				got := time.Now()
+				w = append(w, got.Sub(t0))
+				if rel := start.Add(time.Duration(released.Load())); sc.shared && rel.After(t0) {
+					g = append(g, got.Sub(rel))
+				}
 				acqs.Add(1)
 				if sc.shared && holders.Add(1) != 1 {
 					violations.Add(1)
@@ -292,6 +312,7 @@ func runScenario(ctx context.Context, stats *redis.Client, im impl, handle func(
 				}
 				if sc.shared {
 					holders.Add(-1)
+					released.Store(int64(time.Since(start)))
 				}
 				if err := h.unlock(); err != nil {
 					noteErr(fmt.Errorf("unlock: %w", err))
@@ -299,7 +320,7 @@ func runScenario(ctx context.Context, stats *redis.Client, im impl, handle func(
 				}
 				ops.Add(1)
 			}
-			waits[i] = w
+			waits[i], gaps[i] = w, g
 		}()
 	}
 
@@ -336,7 +357,8 @@ func runScenario(ctx context.Context, stats *redis.Client, im impl, handle func(
 	if v := firstErr.Load(); v != nil {
 		r.FirstError = v.(string)
 	}
-	for _, w := range waits {
+	for i, w := range waits {
+		r.gaps = append(r.gaps, gaps[i]...)
 		r.waits = append(r.waits, w...)
 		r.PerWorker = append(r.PerWorker, int64(len(w)))
 	}
@@ -369,3 +391,5 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

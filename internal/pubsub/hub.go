@@ -434,22 +434,90 @@ func signal(w *Waiter) {
 }
 
 // classic is the transport of New: one go-redis PubSub, which reconnects and resubscribes on its
-// own; a resubscription's confirmation tells the hub that messages may have been lost.
+// own; a resubscription's confirmation tells the hub that messages may have been lost. Its one
+// goroutine reads the connection and hands each message to the hub itself (go-redis's Channel would
+// add a goroutine between the two: a switch per wake-up), and pings while the connection is quiet
+// (every classicPing, as go-redis's Channel does), so that a connection that broke unnoticed is
+// found by the failed write and replaced.
 type classic struct {
 	ps   *redis.PubSub
-	done chan struct{} // closed when the receive goroutine has exited
+	seen chan struct{}  // a message arrived: no ping is needed
+	stop chan struct{}  // closed by close
+	wg   sync.WaitGroup // the reader and the pinger
 }
 
+// classicPing is how long the classic transport's connection may be quiet before it is pinged.
+const classicPing = 3 * time.Second
+
 func newClassic(h *Hub, rdb Subscriber) *classic {
-	t := &classic{ps: rdb.Subscribe(context.Background()), done: make(chan struct{})}
-	msgs := t.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+	t := &classic{ps: rdb.Subscribe(context.Background()), seen: make(chan struct{}, 1), stop: make(chan struct{})}
+	t.wg.Add(2)
 	go func() {
-		defer close(t.done)
-		for m := range msgs { // until Close closes the PubSub
-			h.handle(m)
-		}
+		defer t.wg.Done()
+		t.read(h)
+	}()
+	go func() {
+		defer t.wg.Done()
+		t.ping()
 	}()
 	return t
+}
+
+// read hands every message and subscription confirmation to h, until close.
+func (t *classic) read(h *Hub) {
+	failed := 0
+	for {
+		m, err := t.ps.Receive(context.Background())
+		if err != nil {
+			select {
+			case <-t.stop:
+				return
+			default:
+			}
+			if errors.Is(err, redis.ErrClosed) {
+				return
+			}
+			// go-redis reconnects on the next Receive; two failures in a row are a pause apart.
+			if failed++; failed > 1 {
+				select {
+				case <-t.stop:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+			continue
+		}
+		failed = 0
+		select {
+		case t.seen <- struct{}{}:
+		default:
+		}
+		switch m.(type) {
+		case *redis.Message, *redis.Subscription:
+			h.handle(m)
+		}
+	}
+}
+
+// ping pings the connection whenever classicPing passes without a message.
+func (t *classic) ping() {
+	tk := time.NewTicker(classicPing)
+	defer tk.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-tk.C:
+		}
+		select {
+		case <-t.seen:
+			continue // not quiet
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = t.ps.Ping(ctx) // a failed write makes go-redis reconnect
+		cancel()
+	}
 }
 
 func (t *classic) subscribe(ctx context.Context, name string) error { return t.ps.Subscribe(ctx, name) }
@@ -459,8 +527,9 @@ func (t *classic) unsubscribe(ctx context.Context, names []string) error {
 }
 
 func (t *classic) close() {
+	close(t.stop)
 	_ = t.ps.Close()
-	<-t.done
+	t.wg.Wait()
 }
 
 func (t *classic) conns() int { return 1 }
