@@ -56,6 +56,7 @@ var chartImpls = []struct {
 	{"redislock", chartImpl{"redislock", rgb(0x009E73), 1.5, nil, draw.PlusGlyph{}}},
 	{"rueidislock", chartImpl{"rueidislock", rgb(0xD55E00), 1.5, nil, draw.BoxGlyph{}}},
 	{"rueidislock-km1", chartImpl{"rueidislock KeyMajority 1", rgb(0xB8A000), 1.5, nil, draw.PyramidGlyph{}}},
+	{"bare", chartImpl{"bare queue design (yardstick)", rgb(0x444444), 1.5, []vg.Length{vg.Points(1), vg.Points(3)}, draw.SquareGlyph{}}},
 	{"floor", chartImpl{"floor (SET NX PX, poll 1ms)", rgb(0x777777), 1.5, []vg.Length{vg.Points(5), vg.Points(3)}, draw.RingGlyph{}}},
 	{"mutex", chartImpl{"sync.Mutex in-process (ceiling)", color.Black, 1.5, []vg.Length{vg.Points(2), vg.Points(2)}, draw.RingGlyph{}}},
 }
