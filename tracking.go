@@ -66,6 +66,11 @@ func (c *Client) newTracker() *track.Tracker {
 			t.Add(e, gen)
 		}
 	})
+	c.sched.OnRemove(func(e *renew.Entry, gen uint64) {
+		if renewKinds[e.Kind].hold {
+			t.Ended(e, gen)
+		}
+	})
 	return t
 }
 

@@ -203,16 +203,17 @@ type Scheduler struct {
 	margin  float64
 	closed  bool
 
-	wake    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-	callCtx context.Context // parent of every renewal call; cancelled by Close
-	abort   context.CancelFunc
-	calls   sync.WaitGroup           // renewal goroutines
-	slots   map[string]chan struct{} // Parallel tokens per node (see SplitBy); guarded by mu
-	nodeOf  func(*Entry) string      // see SplitBy
-	horizon [Kinds]time.Duration     // see SetHorizon: set before any use, then read-only
-	onAdd   func(*Entry, uint64)     // see OnAdd: set before any use, then read-only
+	wake     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	callCtx  context.Context // parent of every renewal call; cancelled by Close
+	abort    context.CancelFunc
+	calls    sync.WaitGroup           // renewal goroutines
+	slots    map[string]chan struct{} // Parallel tokens per node (see SplitBy); guarded by mu
+	nodeOf   func(*Entry) string      // see SplitBy
+	horizon  [Kinds]time.Duration     // see SetHorizon: set before any use, then read-only
+	onAdd    func(*Entry, uint64)     // see OnAdd: set before any use, then read-only
+	onRemove func(*Entry, uint64)     // see OnRemove: likewise
 
 	nCalls  atomic.Uint64
 	renewed [Kinds]atomic.Uint64
@@ -282,11 +283,16 @@ func (s *Scheduler) Add(e *Entry, start time.Time) bool {
 // which case OnLost has run or is running. It does not block on I/O.
 func (s *Scheduler) Remove(e *Entry) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !e.active {
+		s.mu.Unlock()
 		return false
 	}
 	s.deactivate(e)
+	gen := e.gen
+	s.mu.Unlock()
+	if s.onRemove != nil {
+		s.onRemove(e, gen)
+	}
 	return true
 }
 
@@ -327,6 +333,11 @@ func (s *Scheduler) Lost(e *Entry, gen uint64, err error) bool {
 // the caller's goroutine; fn must not block or call back into the Scheduler). Call it before the
 // Scheduler is used.
 func (s *Scheduler) OnAdd(fn func(e *Entry, gen uint64)) { s.onAdd = fn }
+
+// OnRemove makes every later Remove that unregisters an entry call fn with the entry and the
+// generation it ended, after unregistering it (on the caller's goroutine; fn must not block or call
+// back into the Scheduler). Call it before the Scheduler is used.
+func (s *Scheduler) OnRemove(fn func(e *Entry, gen uint64)) { s.onRemove = fn }
 
 // Active reports whether e is registered: added, and not yet removed, lost or ended.
 func (s *Scheduler) Active(e *Entry) bool {

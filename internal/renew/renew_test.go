@@ -638,3 +638,26 @@ func TestHorizonBoundsPeriodAndLoss(t *testing.T) {
 		}
 	})
 }
+
+// OnRemove is told of each registration that Remove ends, with its generation, once: not of a
+// Remove that finds the entry already ended.
+func TestOnRemoveToldOncePerRegistration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeRedis{gone: map[string]bool{}}
+		s := New(PerBatch(f.renew), time.Minute, 0)
+		defer s.Close()
+		var added, removed []uint64
+		s.OnAdd(func(_ *Entry, gen uint64) { added = append(added, gen) })
+		s.OnRemove(func(_ *Entry, gen uint64) { removed = append(removed, gen) })
+		e := watchdog("k", 3*time.Second, func(err error) { t.Errorf("lost: %v", err) })
+		for range 2 {
+			s.Add(e, time.Now())
+			if !s.Remove(e) || s.Remove(e) {
+				t.Fatal("Remove: want true, then false")
+			}
+		}
+		if len(removed) != 2 || removed[0] != added[0] || removed[1] != added[1] || added[0] == added[1] {
+			t.Fatalf("added generations %v, removed %v; want each registration removed once", added, removed)
+		}
+	})
+}

@@ -159,6 +159,25 @@ func (t *Tracker) Add(e *renew.Entry, gen uint64) {
 	}
 }
 
+// Ended tells the tracker that the registration gen of e has ended (released). If it is the latest
+// hold added and not yet checked, it is forgotten at once, and the timer is stopped when nothing is
+// left to check: a Client that holds one lock at a time, briefly, then never has its timer fire (a
+// wake-up of an otherwise idle process per acquisition). Other ended holds are skipped when their
+// time comes, as before. It does not block.
+func (t *Tracker) Ended(e *renew.Entry, gen uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(t.fresh)
+	if n == 0 || t.fresh[n-1].e != e || t.fresh[n-1].gen != gen {
+		return
+	}
+	t.fresh[n-1] = item{}
+	t.fresh = t.fresh[:n-1]
+	if n == 1 {
+		t.timer.Stop()
+	}
+}
+
 // due hands the holds that have lived Delay to their masters' connections.
 func (t *Tracker) due() {
 	now := time.Now()
