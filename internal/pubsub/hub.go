@@ -437,8 +437,10 @@ func signal(w *Waiter) {
 // own; a resubscription's confirmation tells the hub that messages may have been lost. Its one
 // goroutine reads the connection and hands each message to the hub itself (go-redis's Channel would
 // add a goroutine between the two: a switch per wake-up), and pings while the connection is quiet
-// (every classicPing, as go-redis's Channel does), so that a connection that broke unnoticed is
-// found by the failed write and replaced.
+// (every classicPing, as go-redis's Channel does), so that a connection whose write fails is
+// replaced. A connection that goes silent without failing (a black-holed network) is not noticed,
+// as it was not with go-redis's Channel: the messages lost on it cost their waiters the re-poll
+// interval, and the loss tracker and the renewals do not depend on it.
 type classic struct {
 	ps   *redis.PubSub
 	seen chan struct{}  // a message arrived: no ping is needed
