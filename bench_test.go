@@ -32,6 +32,15 @@ func BenchmarkUncontended(b *testing.B) {
 		b.ReportAllocs()
 		lockUnlockParallel(b, c, "bench:r:")
 	})
+	b.Run("redisson-notrack", func(b *testing.B) { // loss tracking off: what the tracking costs a cycle
+		c, err := redisson.New(rdb, redisson.WithLossTracking(false))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		b.ReportAllocs()
+		lockUnlockParallel(b, c, "bench:n:")
+	})
 	b.Run("redisson-compat", func(b *testing.B) { // Java Redisson's RLock layout (WithRedissonCompat)
 		c, err := redisson.New(rdb, redisson.WithRedissonCompat())
 		if err != nil {
