@@ -224,7 +224,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 			fixed = time.Duration(leaseMs) * time.Millisecond
 		}
 	}
-	sent := false
+	reached := false // an attempt may have reached Redis: its registration or permits need an undo
 	var at time.Time // when the attempt that took the permits was sent
 	var left int64   // leased permits: ms left of their lease when the attempt's answer was made
 	unknown := false // the latest attempt's outcome is unknown (no reply, or ErrOutcomeUnknown)
@@ -232,7 +232,6 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		// The first attempt is made whatever the WithWait bound (see boundedAttempt).
 		ctx, cancel := c.boundedAttempt(ctx, waitCtx)
 		defer cancel()
-		sent = true
 		tries++
 		at = time.Now()
 		args := []any{id, n, mode, c.waiterArg, lateCopyMs, leaseMs, c.publish, s.wakePrefix, resentArg{}, s.redisson}
@@ -241,6 +240,9 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		}
 		cmd, ackErr := c.evalRecorded(ctx, scripts.SemAcquire, keys, args...)
 		r, err := cmd.Int64Slice()
+		// Judged per attempt: the last one may never have been sent (its context ended first)
+		// while an earlier one registered the waiter, or, its reply lost, took the permits.
+		reached = reached || !noEffect(err)
 		if err == nil && len(r) != 3 {
 			err = errors.New("redisson: unexpected reply to a semaphore acquisition")
 		}
@@ -302,7 +304,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		}
 		return a, nil
 	}
-	if sent && !noEffect(err) && !errors.Is(err, errNotNow) {
+	if reached && !errors.Is(err, errNotNow) {
 		// The wait ended, or an attempt's outcome is unknown: give back what it may have taken and
 		// leave the waiters. The request's record makes a copy still travelling take nothing.
 		var late time.Time

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1333,6 +1334,83 @@ func TestSemaphoreHeldBackFirstCopyOfUnknownTryAcquireTakesNothing(t *testing.T)
 // until its context ends and the acquisition is undone. The first copy then lands (replayed), after
 // the waiter timeout, as long as an ordinary request record lives. It must take nothing: the
 // semaphore must be back at its permits once the acquired ones are released.
+// TestSemaphoreWaitEndedOnAnUnsentAttemptLeavesTheQueue: a wait whose last attempt never reached
+// Redis (its context ended while no connection could be made) still takes its registration, made
+// by an earlier attempt, out of the waiters at once. The undo was judged by the last attempt's error
+// alone, and skipped: the registration stayed for the waiter timeout, holding back every waiter
+// behind it, and its request record kept no "u" for a copy still travelling.
+func TestSemaphoreWaitEndedOnAnUnsentAttemptLeavesTheQueue(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	hook := &aroundHook{}
+	// A registration lasts the waiter timeout (lowered to the watchdog's, 30s): only the undo can
+	// take it out within the test.
+	wc := hookedClient(t, srv, hook, redisson.WithWaiterTimeout(time.Hour), redisson.WithRepollInterval(time.Hour))
+	other := newClient(t, srv.Client(t))
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	const name = "unsentwait"
+	s := other.Semaphore(name)
+	if _, err := s.TrySetPermits(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Acquire(ctx, 1); err != nil { // none left: the waiter below registers
+		t.Fatal(err)
+	}
+	warm := wc.Semaphore("unsentwait-warm") // loads the scripts: no NOSCRIPT copy below
+	if _, err := warm.TrySetPermits(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Acquire(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	var mu sync.Mutex
+	armed := false
+	refused := 0
+	hook.setCmd(func(_ context.Context, a []string, cmd redis.Cmder, next func() error) error {
+		if !semAcquireCall("", "w")(a) {
+			return next()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !armed {
+			return next() // the attempts that register the waiter go through
+		}
+		// Every attempt after the wake finds no connection, and the wait ends meanwhile.
+		refused++
+		wcancel()
+		err := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+		cmd.SetErr(err)
+		return err
+	})
+	t.Cleanup(func() { hook.setCmd(nil) })
+	got := make(chan error, 1)
+	go func() { got <- wc.Semaphore(name).Acquire(wctx, 1) }()
+	semWaiting(t, other, name, 1)
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	if err := s.Release(ctx, 1); err != nil { // wakes the waiter: its attempt cannot be sent
+		t.Fatal(err)
+	}
+	if err := recvWithin(t, got, 10*time.Second, "the ended Acquire"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire whose wait ended on an unsent attempt = %v; want context.Canceled", err)
+	}
+	mu.Lock()
+	n := refused
+	mu.Unlock()
+	if n == 0 {
+		t.Fatal("precondition: no attempt after the registration was refused")
+	}
+	hook.setCmd(nil)
+	eventually(t, 5*time.Second, "the registration taken out by the undo", func() bool { return semWaiters(t, other, name) == 0 })
+	if p := semPermits(t, s); p != 1 {
+		t.Fatalf("permits after the ended wait = %d; want 1", p)
+	}
+}
+
 func TestSemaphoreLateFirstCopyOfResentWaitingAttemptTakesNothing(t *testing.T) {
 	t.Parallel()
 	for _, undone := range []bool{false, true} {
