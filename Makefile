@@ -1,5 +1,6 @@
 # Targets for a fresh Debian/Ubuntu machine with Go installed. `make deps` installs what is missing
-# (as root) or prints the command to run (otherwise); it never starts the system Redis service.
+# (as root) or prints the command to run (otherwise); it neither starts the system Redis service nor
+# leaves it enabled for the next boot.
 
 GO ?= go
 
@@ -8,7 +9,8 @@ GO ?= go
 all: test
 
 # redis-server and redis-cli: the tests and the demo start their own throwaway redis-server
-# processes on free loopback ports. policy-rc.d keeps apt from starting the packaged service.
+# processes on free loopback ports. policy-rc.d keeps apt from starting the packaged service, and the
+# package's enabling of it (systemd links made by its postinst) is undone after the install.
 deps:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
@@ -23,6 +25,11 @@ deps:
 			status=0; \
 			{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools; } || status=$$?; \
 			if [ -n "$$rcd" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+			if [ $$status = 0 ]; then \
+				echo "deps: redis-server.service disabled (the package enables it for the next boot)"; \
+				DPKG_MAINTSCRIPT_PACKAGE=redis-server deb-systemd-helper disable redis-server.service 2>/dev/null || \
+					systemctl disable redis-server.service >/dev/null 2>&1 || true; \
+			fi; \
 			exit $$status; \
 		else \
 			echo "deps: missing$$missing; install it with:" >&2; \
@@ -45,7 +52,7 @@ race-deps:
 	fi
 
 demo: deps
-	$(GO) run ./examples/flashsale $(ARGS)
+	$(GO) run ./examples/flashsale -compare $(ARGS)
 
 # The adapter modules under contrib/ (each a module of its own, so that the library's go.mod does not
 # list Prometheus or OpenTelemetry): vet, lint and test run in each of them too.

@@ -107,8 +107,46 @@ func TestFlashSaleWithoutLockOversells(t *testing.T) {
 	}
 }
 
-// TestMainProgram runs the program as `make demo` does, with its own throwaway redis-server, but
-// smaller, and checks its output and exit status.
+// TestMainProgramCompares runs the program as `make demo` does (-compare), with its own throwaway
+// redis-server, but smaller, and checks the two rows of its table and its exit status.
+func TestMainProgramCompares(t *testing.T) {
+	redistest.Start(t) // skips (or fails, with REDISTEST_REQUIRE=1) without redis-server
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), exe, "-compare", "-processes", "2", "-buyers", "100", "-stock", "10")
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	t.Logf("output:\n%s%s", out.String(), errOut.String())
+	if err != nil {
+		t.Fatalf("program failed: %v", err)
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(out.String(), "\n") {
+		for _, label := range []string{"without the lock", "with the lock"} {
+			if rest, ok := strings.CutPrefix(line, label+" "); ok && !strings.Contains(line, ":") {
+				rows[label] = strings.Fields(rest)
+			}
+		}
+	}
+	if r := rows["with the lock"]; len(r) != 4 || r[0] != "10" || r[1] != "0" || r[2] != "0" {
+		t.Errorf("row with the lock = %q; want sold 10, oversold 0, lost updates 0, a wait", r)
+	}
+	if r := rows["without the lock"]; len(r) != 4 || r[3] != "-" {
+		t.Errorf("row without the lock = %q; want sold, oversold, lost updates and no wait", r)
+	} else if sold, err := strconv.Atoi(r[0]); err != nil || sold < 10 {
+		t.Errorf("without the lock sold %q; want at least the stock, 10", r[0])
+	}
+	if !strings.Contains(out.String(), "with the lock: every item sold exactly once, no update lost") {
+		t.Error("no closing line saying the locked sale sold every item once")
+	}
+}
+
+// TestMainProgram runs the program once, with its own throwaway redis-server, and checks its RESULT
+// line and exit status.
 func TestMainProgram(t *testing.T) {
 	redistest.Start(t) // skips (or fails, with REDISTEST_REQUIRE=1) without redis-server
 	exe, err := os.Executable()

@@ -4,6 +4,7 @@
 //
 //	go run ./examples/flashsale              # throwaway redis-server, 4 processes, 1000 buyers, 100 items
 //	go run ./examples/flashsale -nolock      # the same without the lock: oversells
+//	go run ./examples/flashsale -compare     # both, one after the other, side by side (make demo)
 //	go run ./examples/flashsale -addr HOST:PORT
 //
 // The parent seeds the stock in Redis, re-executes its own binary as worker processes, starts them at
@@ -13,7 +14,8 @@
 //
 // wait_* are percentiles over all buyers of the time from the Lock call to the acquisition (0 with
 // -nolock). The exit status is 0 when, with the lock, every item was sold exactly once (or, with
-// -nolock, when the run completed); 1 otherwise.
+// -nolock, when the run completed); 1 otherwise. -compare runs the sale without the lock, then with
+// it, and prints the two outcomes as a small table; its status is the locked run's.
 package main
 
 import (
@@ -66,6 +68,7 @@ type result struct {
 	Buyers     int   // buyers that reported
 	Processes  int   // worker processes
 	FinalStock int64 // stock left in Redis
+	Lost       int64 // purchases whose decrement of the stock a racing SET overwrote
 	WaitP50    time.Duration
 	WaitP99    time.Duration
 	Elapsed    time.Duration
@@ -88,6 +91,7 @@ func parentMain(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Buyers, "buyers", 1000, "buyers in total, spread over the processes")
 	fs.IntVar(&cfg.Stock, "stock", 100, "items for sale")
 	fs.BoolVar(&cfg.NoLock, "nolock", false, "buyers skip the lock (shows the overselling it prevents)")
+	compare := fs.Bool("compare", false, "run the sale without the lock, then with it, and print both outcomes side by side")
 	fs.StringVar(&cfg.Addr, "addr", "", "address of an existing Redis (default: start a throwaway redis-server)")
 	fs.DurationVar(&cfg.Timeout, "timeout", time.Minute, "give up (and kill the workers) after this long")
 	if err := fs.Parse(args); err != nil {
@@ -100,6 +104,9 @@ func parentMain(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *compare {
+		return compareMain(ctx, cfg, stdout, stderr)
+	}
 	res, err := run(ctx, cfg, stdout, stderr)
 	if err != nil {
 		if res == nil {
@@ -108,6 +115,42 @@ func parentMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// compareMain runs the sale without the lock and then with it, and prints both outcomes side by
+// side; each run's own report is printed only if it fails. It returns the locked run's exit status.
+func compareMain(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
+	fmt.Fprintf(stdout, "flash sale: %d items, %d buyers in %d processes, each buyer GET stock ... SET stock-1\n",
+		cfg.Stock, cfg.Buyers, cfg.Processes)
+	fmt.Fprintf(stdout, "%-17s %5s %9s %13s %9s\n", "", "sold", "oversold", "lost updates", "wait p99")
+	status := 0
+	for _, nolock := range []bool{true, false} {
+		c := cfg
+		c.NoLock = nolock
+		var out strings.Builder
+		res, err := run(ctx, c, &out, stderr)
+		label := "with the lock"
+		if nolock {
+			label = "without the lock"
+		}
+		if res == nil || err != nil && !nolock {
+			fmt.Fprint(stdout, out.String())
+			if res == nil {
+				fmt.Fprintln(stderr, "flashsale:", err)
+			}
+			status = 1
+			continue
+		}
+		wait := "-" // the buyers did not wait for anything
+		if !nolock {
+			wait = compact(res.WaitP99).String()
+		}
+		fmt.Fprintf(stdout, "%-17s %5d %9d %13d %9s\n", label, res.Sold, res.Oversold, res.Lost, wait)
+	}
+	if status == 0 {
+		fmt.Fprintln(stdout, "with the lock: every item sold exactly once, no update lost")
+	}
+	return status
 }
 
 // errSale reports a sale that completed but broke its promise (oversold, or not sold out with the
@@ -298,6 +341,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) (*result, er
 	}
 	// Purchases whose decrement of the stock was overwritten by a racing SET.
 	lost := int64(res.Sold) - (int64(cfg.Stock) - res.FinalStock)
+	res.Lost = lost
 	fmt.Fprintf(stdout, "done in %v: %d purchases, stock left in Redis %d (lost updates %d), %d buyers found it sold out\n",
 		compact(elapsed), res.Sold, res.FinalStock, lost, gaveUp)
 	if len(buyerErrs) > 0 {
