@@ -13,7 +13,7 @@ import (
 )
 
 // The main flow: a Client over a go-redis client, a lock taken and released, the work done under the
-// hold's context. README.md's Usage section shows the body of run.
+// hold's context. README.md's Quick start shows the body of run.
 func Example() {
 	run := func(ctx context.Context, addr string) error {
 		rdb := redis.NewUniversalClient(&redis.UniversalOptions{

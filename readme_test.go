@@ -15,8 +15,8 @@ import (
 	"testing"
 )
 
-// TestREADMEGoBlocksAreExamples checks that the Go code a newcomer reads first runs: every ```go block
-// of README.md is an excerpt of exactly one Example function of example_test.go, which go test
+// TestREADMEGoBlocksAreExamples checks that the Go code a newcomer reads runs: every ```go block of
+// README.md and of docs/*.md is an excerpt of exactly one Example function of example_test.go, which go test
 // compiles and runs (against a real redis-server) and whose output it checks.
 //
 // The rules, applied by readmeProblems:
@@ -35,7 +35,7 @@ import (
 //   - Only blocks fenced as ```go are checked: shell commands (```sh) and output (```text, or a
 //     bare ```) are not Go.
 func TestREADMEGoBlocksAreExamples(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+	docs, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,12 +51,18 @@ func TestREADMEGoBlocksAreExamples(t *testing.T) {
 		}
 		files[filepath.ToSlash(path)] = src
 	}
-	blocks, problems := readmeProblemsIn(string(readme), files)
-	if blocks == 0 {
-		t.Fatal("README.md has no ```go block: the check would pass vacuously")
-	}
-	for _, p := range problems {
-		t.Error("README.md:" + p)
+	for _, path := range append([]string{"README.md"}, docs...) {
+		md, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks, problems := readmeProblemsIn(string(md), files)
+		if blocks == 0 && path == "README.md" {
+			t.Fatal("README.md has no ```go block: the check would pass vacuously")
+		}
+		for _, p := range problems {
+			t.Error(filepath.ToSlash(path) + ":" + p)
+		}
 	}
 }
 

@@ -130,7 +130,7 @@ func lateHandOverMessage(t *testing.T, kind string) {
 
 // TestWaitQueueNewcomerReleaseHandsOverToQueuedWaiter checks that a release hands the lock to the
 // queued waiter even when the releasing holder was a newcomer that took the lock while it was free
-// (a plain SET NX, its lock string without the queue's mark). README: "a release hands the lock to
+// (a plain SET NX, its lock string without the queue's mark). docs/guarantees.md: "a release hands the lock to
 // the first live waiter in its script and wakes only it"; Lock docs: a newcomer "may overtake
 // queued waiters only in the moments the lock is free without having been handed over (it
 // expired, ...)". A release that deleted the key without looking at the queue would leave the
