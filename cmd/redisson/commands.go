@@ -96,15 +96,13 @@ Put "--" before COMMAND when it has options of its own.
 Examples:
    redisson lock backup -- pg_dump -f /backups/db.sql mydb
    redisson lock --wait 0 cron:cleanup -- ./cleanup.sh || echo "another cleanup runs"
-   redisson lock --fenced --lease 5m migrate -- sh -c './migrate --token "$REDISSON_FENCING_TOKEN"'
-
-` + exitCodesHelp,
+   redisson lock --fenced --lease 5m migrate -- sh -c './migrate --token "$REDISSON_FENCING_TOKEN"'`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "fair", Usage: "a FairLock: first come, first served"},
 			&cli.BoolFlag{Name: "fenced", Usage: "a FencedLock: REDISSON_FENCING_TOKEN in COMMAND's environment"},
 			&cli.BoolFlag{Name: "spin", Usage: "a SpinLock: wait by polling instead of pub/sub"},
-			&cli.DurationFlag{Name: "wait", Usage: "give up after `D` (exit 75); 0: one attempt; default: wait for ever"},
-			&cli.DurationFlag{Name: "lease", Usage: "fixed lease `D` instead of the watchdog: reaching it while COMMAND runs is a loss"},
+			&cli.DurationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one attempt"},
+			&cli.DurationFlag{Name: "lease", DefaultText: "none, the watchdog renews", Usage: "fixed lease `D` instead of the watchdog: reaching it while COMMAND runs is a loss"},
 			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time between SIGTERM and SIGKILL"},
 		},
 		Action: runLock,
@@ -274,14 +272,12 @@ COMMAND's environment has REDISSON_SEMAPHORE_NAME and REDISSON_PERMIT_IDS (comma
 
 Examples:
    redisson semaphore -n 4 encoders -- ffmpeg -i in.mp4 out.webm
-   redisson semaphore -n 10 --acquire 3 --wait 1m api-quota -- ./batch.sh
-
-` + exitCodesHelp,
+   redisson semaphore -n 10 --acquire 3 --wait 1m api-quota -- ./batch.sh`,
 		Flags: []cli.Flag{
 			&cli.Int64Flag{Name: "permits", Aliases: []string{"n"}, Required: true, Usage: "the semaphore's permits, set if never set"},
 			&cli.Int64Flag{Name: "acquire", Value: 1, Usage: "permits to take"},
-			&cli.DurationFlag{Name: "wait", Usage: "give up after `D` (exit 75); 0: one attempt; default: wait for ever"},
-			&cli.DurationFlag{Name: "lease", Usage: "fixed lease `D` of the permits instead of the watchdog"},
+			&cli.DurationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one attempt"},
+			&cli.DurationFlag{Name: "lease", DefaultText: "none, the watchdog renews", Usage: "fixed lease `D` of the permits instead of the watchdog"},
 			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time between SIGTERM and SIGKILL"},
 		},
 		Action: runSemaphore,
@@ -336,9 +332,7 @@ value under NAME is left alone (exit 1: a semaphore's permits are released by th
 come back when their leases pass).
 
 Example:
-   redisson unlock --force deploy
-
-` + exitCodesHelp,
+   redisson unlock --force deploy`,
 		Flags:  []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "required: unlock whoever holds it"}},
 		Action: runUnlock,
 	}
@@ -465,7 +459,7 @@ Examples:
 			},
 			{
 				Name: "wait", Usage: "wait until the count is zero", ArgsUsage: "NAME",
-				Flags: []cli.Flag{&cli.DurationFlag{Name: "wait", Usage: "give up after `D` (exit 75); 0: one check; default: wait for ever"}},
+				Flags: []cli.Flag{&cli.DurationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one check"}},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					name, err := nameArg(cmd, 1)
 					if err != nil {

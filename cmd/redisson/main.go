@@ -100,15 +100,16 @@ func connectionFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "url", Category: cat, Sources: cli.EnvVars("REDIS_URL"),
 			Usage: "Redis URL: redis://[user:password@]host:port[/db] or rediss:// (TLS); with --cluster, a cluster URL (?addr=host2:port2 for more seeds)"},
-		&cli.StringSliceFlag{Name: "addr", Category: cat,
-			Usage: "Redis address host:port, repeatable or comma-separated (default localhost:6379); several imply --cluster unless --sentinel-master"},
+		&cli.StringSliceFlag{Name: "addr", Category: cat, DefaultText: "localhost:6379",
+			Usage: "Redis address host:port, repeatable or comma-separated; several imply --cluster unless --sentinel-master"},
 		&cli.BoolFlag{Name: "cluster", Category: cat, Usage: "the addresses are seeds of a Redis Cluster"},
 		&cli.StringFlag{Name: "sentinel-master", Category: cat, Usage: "the addresses are Sentinels of the master called `NAME`"},
 		&cli.StringFlag{Name: "password", Category: cat, Sources: cli.EnvVars("REDIS_PASSWORD"), Usage: "Redis password (also for the Sentinels)"},
 		&cli.IntFlag{Name: "db", Category: cat, Usage: "database number (not on a Cluster)"},
 		&cli.StringFlag{Name: "key-prefix", Category: cat, Usage: "prefix of every key (redisson.WithKeyPrefix)"},
 		&cli.BoolFlag{Name: "redisson-compat", Category: cat, Usage: "Java Redisson's layouts, shared with Java services (redisson.WithRedissonCompat)"},
-		&cli.DurationFlag{Name: "watchdog", Category: cat, Usage: "watchdog timeout: the lease renewed every third of it; a killed holder's lock is free within it (default 30s)"},
+		&cli.DurationFlag{Name: "watchdog", Category: cat, DefaultText: redisson.DefaultWatchdogTimeout.String(),
+			Usage: "watchdog timeout: the lease renewed every third of it; a killed holder's lock is free within it"},
 		&cli.BoolFlag{Name: "no-process-record", Category: cat, Usage: "write no record of this host, pid and program for inspect to show (redisson.WithoutProcessRecord)"},
 	}
 }

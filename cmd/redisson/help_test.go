@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/goredisson/redisson"
+)
+
+// runInProcess runs the command line args (without the program name) in this process and returns
+// its exit code, stdout and stderr.
+func runInProcess(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), append([]string{"redisson"}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// commandPaths returns the paths of cmd's visible subcommands, recursively ("lock", "latch set").
+func commandPaths(cmd *cli.Command, prefix []string) [][]string {
+	var paths [][]string
+	for _, sub := range cmd.Commands {
+		if sub.Hidden {
+			continue
+		}
+		p := append(append([]string(nil), prefix...), sub.Name)
+		paths = append(paths, p)
+		paths = append(paths, commandPaths(sub, p)...)
+	}
+	return paths
+}
+
+// Every flag's default appears once in the help, and none is the zero value standing for "not
+// set" (a --wait or --lease of 0s is not what an absent flag means). The root help has the
+// connection flags and the exit codes; a subcommand's has its own flags and a line pointing at
+// the root help instead.
+func TestHelpShowsEachDefaultOnceAndGlobalsInTheRootHelpOnly(t *testing.T) {
+	t.Parallel()
+	app := newApp(io.Discard, io.Discard)
+	for _, path := range append([][]string{nil}, commandPaths(app, nil)...) {
+		code, stdout, stderr := runInProcess(t, append(path, "--help")...)
+		name := strings.Join(append([]string{"redisson"}, path...), " ")
+		if code != 0 || stderr != "" {
+			t.Fatalf("%s --help: exit %d, stderr %q", name, code, stderr)
+		}
+		for _, line := range strings.Split(stdout, "\n") {
+			if strings.Count(line, "default") > 1 {
+				t.Errorf("%s --help: a default given twice: %q", name, line)
+			}
+			if strings.Contains(line, "(default: 0s)") {
+				t.Errorf("%s --help: a zero default that is not the flag's meaning when absent: %q", name, line)
+			}
+		}
+		root := path == nil
+		for _, s := range []string{"EXIT STATUS", "GLOBAL OPTIONS", "--url", "--watchdog"} {
+			if strings.Contains(stdout, s) != root {
+				t.Errorf("%s --help: has %q: %v, want %v\n%s", name, s, !root, root, stdout)
+			}
+		}
+		if !root && !strings.Contains(stdout, globalHelpLine) {
+			t.Errorf("%s --help: no line pointing at the root help\n%s", name, stdout)
+		}
+	}
+
+	_, root, _ := runInProcess(t, "--help")
+	_, lock, _ := runInProcess(t, "lock", "--help")
+	for _, want := range []struct{ help, flag, def string }{
+		{root, "--watchdog", "(default: " + redisson.DefaultWatchdogTimeout.String() + ")"},
+		{root, "--addr", "(default: localhost:6379)"},
+		{lock, "--wait", "(default: wait for ever)"},
+		{lock, "--lease", "(default: none, the watchdog renews)"},
+		{lock, "--grace", "(default: 10s)"},
+	} {
+		if line := helpLine(want.help, want.flag); !strings.Contains(line, want.def) {
+			t.Errorf("help of %s: %q, want %s", want.flag, line, want.def)
+		}
+	}
+}
+
+// helpLine returns the line of help that describes flag ("" if none).
+func helpLine(help, flag string) string {
+	for _, line := range strings.Split(help, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), flag+" ") {
+			return line
+		}
+	}
+	return ""
+}
