@@ -27,7 +27,7 @@ const exitCodesHelp = `EXIT STATUS:
    128+N  the CLI was interrupted by signal N while waiting`
 
 func newApp(stdout, stderr io.Writer) *cli.Command {
-	return &cli.Command{
+	app := &cli.Command{
 		Name:  "redisson",
 		Usage: "distributed locks, semaphores and latches on Redis from the shell (goredisson)",
 		Description: `Runs commands under a distributed lock or semaphore permits, and inspects, force-unlocks
@@ -50,21 +50,20 @@ Shell completion: source <(redisson completion bash)   (or zsh, fish)
 		Flags:                 connectionFlags(),
 		HideVersion:           true,
 		ExitErrHandler:        func(context.Context, *cli.Command, error) {}, // run maps errors to exit codes
-		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
-			return &exitError{code: exitUsage, err: err}
-		},
 		CommandNotFound: func(_ context.Context, cmd *cli.Command, name string) {
-			fmt.Fprintf(stderr, "redisson: unknown command %q (see redisson --help)\n", name)
+			fmt.Fprintf(stderr, "redisson: unknown command %q\nRun 'redisson --help' for usage.\n", name)
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.NArg() > 0 {
-				return usageError("unknown command %q (see redisson --help)", cmd.Args().First())
+				return usageError("unknown command %q", cmd.Args().First())
 			}
 			_ = cli.ShowRootCommandHelp(cmd)
 			return &exitError{code: exitUsage}
 		},
 		Commands: []*cli.Command{lockCommand(), semaphoreCommand(), inspectCommand(), unlockCommand(), latchCommand(), watchCommand()},
 	}
+	usageHints(app)
+	return app
 }
 
 func lockCommand() *cli.Command {

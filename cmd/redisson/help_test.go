@@ -90,3 +90,30 @@ func helpLine(help, flag string) string {
 	}
 	return ""
 }
+
+// A usage error prints one line of error and one pointing at the help of the command that failed,
+// nothing on stdout, and exits 64.
+func TestUsageErrorIsOneLineAndAPointerToHelp(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args      []string
+		err, help string
+	}{
+		{[]string{"lock", "--wait", "x", "name", "--", "true"}, `redisson: invalid value "x" for flag --wait: `, "redisson lock"},
+		{[]string{"lock", "--no-such-flag", "name", "--", "true"}, "redisson: flag provided but not defined: --no-such-flag", "redisson lock"},
+		{[]string{"lock", "--fair", "--spin", "name", "--", "true"}, "redisson: lock: --fair, --fenced and --spin exclude each other", "redisson lock"},
+		{[]string{"lock"}, "redisson: lock: missing NAME", "redisson lock"},
+		{[]string{"--db", "x", "inspect", "name"}, `redisson: invalid value "x" for flag --db: `, "redisson"},
+		{[]string{"latch", "set", "name"}, `redisson: Required flag "count" not set`, "redisson latch set"},
+		{[]string{"latch", "set", "-n", "1"}, "redisson: latch set: missing NAME", "redisson latch set"},
+		{[]string{"no-such-command"}, `redisson: unknown command "no-such-command"`, "redisson"},
+	} {
+		code, stdout, stderr := runInProcess(t, tc.args...)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if code != exitUsage || stdout != "" || len(lines) != 2 || !strings.HasPrefix(lines[0], tc.err) ||
+			lines[1] != "Run '"+tc.help+" --help' for usage." {
+			t.Errorf("%q: exit %d (want %d), stdout %q, stderr %q; want %q... then a pointer at %s --help",
+				tc.args, code, exitUsage, stdout, stderr, tc.err, tc.help)
+		}
+	}
+}

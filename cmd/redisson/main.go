@@ -33,6 +33,9 @@ const (
 type exitError struct {
 	code int
 	err  error
+	// help is the full name of the command whose help a usage error points at ("redisson lock"), or
+	// "" (set by usageHints).
+	help string
 }
 
 func (e *exitError) Error() string {
@@ -72,15 +75,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			report(stderr, ee.err)
-		}
-		return ee.code
+	if !errors.As(err, &ee) {
+		// What urfave/cli reports itself past the usage errors that usageHints sees is a usage
+		// error too.
+		ee = &exitError{code: exitUsage, err: err, help: app.Name}
 	}
-	// Everything urfave/cli reports itself (an unknown flag, a missing value) is a usage error.
-	report(stderr, err)
-	return exitUsage
+	if ee.err != nil {
+		report(stderr, ee.err)
+	}
+	if ee.code == exitUsage && ee.help != "" {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", ee.help)
+	}
+	return ee.code
 }
 
 // report prints err on stderr, prefixed once with "redisson: " (the library's errors have it).
@@ -255,10 +261,15 @@ func withClient(ctx context.Context, cmd *cli.Command, compat bool, f func(rdb r
 // nameArg returns the command's single NAME argument, or a usage error.
 func nameArg(cmd *cli.Command, max int) (string, error) {
 	if cmd.NArg() < 1 || cmd.Args().First() == "" {
-		return "", usageError("%s: missing NAME (see redisson %s --help)", cmd.Name, cmd.Name)
+		return "", usageError("%s: missing NAME", commandName(cmd))
 	}
 	if max > 0 && cmd.NArg() > max {
-		return "", usageError("%s: unexpected arguments %q", cmd.Name, cmd.Args().Slice()[max:])
+		return "", usageError("%s: unexpected arguments %q", commandName(cmd), cmd.Args().Slice()[max:])
 	}
 	return cmd.Args().First(), nil
+}
+
+// commandName is the command's name as its messages give it: "lock", "latch set".
+func commandName(cmd *cli.Command) string {
+	return strings.TrimPrefix(cmd.FullName(), cmd.Root().Name+" ")
 }
