@@ -41,6 +41,8 @@ Examples:
    redisson inspect deploy
    redisson unlock --force deploy
 
+A duration D is a number of seconds (5, 0.5, as flock -w takes) or a Go duration (5s, 250ms, 1m30s).
+
 Shell completion: source <(redisson completion bash)   (or zsh, fish)
 
 ` + exitCodesHelp,
@@ -100,9 +102,9 @@ Examples:
 			&cli.BoolFlag{Name: "fair", Usage: "a FairLock: first come, first served"},
 			&cli.BoolFlag{Name: "fenced", Usage: "a FencedLock: REDISSON_FENCING_TOKEN in COMMAND's environment"},
 			&cli.BoolFlag{Name: "spin", Usage: "a SpinLock: wait by polling instead of pub/sub"},
-			&cli.DurationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one attempt"},
-			&cli.DurationFlag{Name: "lease", DefaultText: "none, the watchdog renews", Usage: "fixed lease `D` instead of the watchdog: reaching it while COMMAND runs is a loss"},
-			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time between SIGTERM and SIGKILL"},
+			&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one attempt"},
+			&durationFlag{Name: "lease", DefaultText: "none, the watchdog renews", Usage: "fixed lease `D` instead of the watchdog: reaching it while COMMAND runs is a loss"},
+			&durationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time `D` between SIGTERM and SIGKILL"},
 		},
 		Action: runLock,
 	}
@@ -275,9 +277,9 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.Int64Flag{Name: "permits", Aliases: []string{"n"}, Required: true, Usage: "the semaphore's permits, set if never set"},
 			&cli.Int64Flag{Name: "acquire", Value: 1, Usage: "permits to take"},
-			&cli.DurationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one attempt"},
-			&cli.DurationFlag{Name: "lease", DefaultText: "none, the watchdog renews", Usage: "fixed lease `D` of the permits instead of the watchdog"},
-			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time between SIGTERM and SIGKILL"},
+			&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one attempt"},
+			&durationFlag{Name: "lease", DefaultText: "none, the watchdog renews", Usage: "fixed lease `D` of the permits instead of the watchdog"},
+			&durationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time `D` between SIGTERM and SIGKILL"},
 		},
 		Action: runSemaphore,
 	}
@@ -458,14 +460,11 @@ Examples:
 			},
 			{
 				Name: "wait", Usage: "wait until the count is zero", ArgsUsage: "NAME",
-				Flags: []cli.Flag{&cli.DurationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one check"}},
+				Flags: []cli.Flag{&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one check"}},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					name, err := nameArg(cmd, 1)
 					if err != nil {
 						return err
-					}
-					if cmd.Duration("wait") < 0 {
-						return usageError("latch wait: --wait must be ≥ 0")
 					}
 					return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
 						sctx, sigs, stop := catchSignals(ctx)

@@ -40,7 +40,7 @@ func TestLockExitsWithTheCommandsStatus(t *testing.T) {
 }
 
 // A lock held elsewhere is not obtained: exit 75 at once with --wait 0, after the bound with
-// --wait D; the command does not run.
+// --wait D (a duration, or a bare number of seconds as flock -w takes); the command does not run.
 func TestLockNotObtainedExits75(t *testing.T) {
 	t.Parallel()
 	srv, _, c := server(t)
@@ -50,7 +50,7 @@ func TestLockNotObtainedExits75(t *testing.T) {
 	}
 	defer h.Unlock(t.Context())
 	marker := filepath.Join(t.TempDir(), "ran")
-	for _, wait := range []string{"0", "200ms"} {
+	for _, wait := range []string{"0", "200ms", "0.2"} {
 		code, _, stderr := runCLI(t, srv, "lock", "--wait", wait, "busy", "--", "touch", marker)
 		if code != exitNotObtained {
 			t.Errorf("--wait %s: exit %d, want %d (%s)", wait, code, exitNotObtained, stderr)

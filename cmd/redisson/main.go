@@ -114,8 +114,8 @@ func connectionFlags() []cli.Flag {
 		&cli.IntFlag{Name: "db", Category: cat, Usage: "database number (not on a Cluster)"},
 		&cli.StringFlag{Name: "key-prefix", Category: cat, Usage: "prefix of every key (redisson.WithKeyPrefix)"},
 		&cli.BoolFlag{Name: "redisson-compat", Category: cat, Usage: "Java Redisson's layouts, shared with Java services (redisson.WithRedissonCompat)"},
-		&cli.DurationFlag{Name: "watchdog", Category: cat, DefaultText: redisson.DefaultWatchdogTimeout.String(),
-			Usage: "watchdog timeout: the lease renewed every third of it; a killed holder's lock is free within it"},
+		&durationFlag{Name: "watchdog", Category: cat, DefaultText: redisson.DefaultWatchdogTimeout.String(),
+			Usage: "watchdog timeout `D`: the lease renewed every third of it; a killed holder's lock is free within it"},
 		&cli.BoolFlag{Name: "no-process-record", Category: cat, Usage: "write no record of this host, pid and program for inspect to show (redisson.WithoutProcessRecord)"},
 	}
 }
