@@ -22,7 +22,9 @@ const exitCodesHelp = `EXIT STATUS:
    69  Redis unreachable, or a Redis error before the command ran
    70  the lock (or permits) was not held throughout the command: lost while it ran
        (it was terminated), or found lost by the release once it had exited
-   75  not obtained within --wait (latch wait: not zero within --wait)
+   75  EX_TEMPFAIL: not obtained within --wait, or at once with --wait 0 (flock exits 1
+       there; lock and semaphore take -E N, as flock does, to exit N instead);
+       latch wait: not zero within --wait
    126, 127  the command could not be run, or was not found
    128+N  the CLI was interrupted by signal N while waiting`
 
@@ -102,7 +104,8 @@ Examples:
 			&cli.BoolFlag{Name: "fair", Usage: "a FairLock: first come, first served"},
 			&cli.BoolFlag{Name: "fenced", Usage: "a FencedLock: REDISSON_FENCING_TOKEN in COMMAND's environment"},
 			&cli.BoolFlag{Name: "spin", Usage: "a SpinLock: wait by polling instead of pub/sub"},
-			&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one attempt"},
+			&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75, or -E N); 0: one attempt"},
+			conflictExitCodeFlag(),
 			&durationFlag{Name: "lease", DefaultText: "none, the watchdog renews", Usage: "fixed lease `D` instead of the watchdog: reaching it while COMMAND runs is a loss"},
 			&durationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time `D` between SIGTERM and SIGKILL"},
 		},
@@ -117,6 +120,21 @@ func command(cmd *cli.Command) ([]string, error) {
 		return nil, usageError("%s: missing COMMAND (usage: redisson %s %s)", cmd.Name, cmd.Name, cmd.ArgsUsage)
 	}
 	return args[1:], nil
+}
+
+// conflictExitCodeFlag is flock's -E: the exit code when the lock or permits are not obtained.
+func conflictExitCodeFlag() cli.Flag {
+	return &cli.IntFlag{Name: "conflict-exit-code", Aliases: []string{"E"}, Value: exitNotObtained,
+		Usage: "exit `N` (0 to 255) when not obtained: --wait passed, or held at once with --wait 0 (as flock -E; flock itself exits 1)"}
+}
+
+// conflictExitCode returns the command's -E, or a usage error if it is not in 0..255.
+func conflictExitCode(cmd *cli.Command) (int, error) {
+	n := cmd.Int("conflict-exit-code")
+	if n < 0 || n > 255 {
+		return 0, usageError("%s: --conflict-exit-code %d: must be in 0..255", commandName(cmd), n)
+	}
+	return n, nil
 }
 
 func acquireOpts(cmd *cli.Command) []redisson.AcquireOption {
@@ -147,6 +165,9 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 	}
 	if kinds > 1 {
 		return usageError("lock: --fair, --fenced and --spin exclude each other")
+	}
+	if _, err := conflictExitCode(cmd); err != nil {
+		return err
 	}
 	return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
 		var l redisson.Locker
@@ -206,6 +227,10 @@ func runHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, o
 	if err != nil {
 		if e := sigs.interrupted(op); e != nil {
 			return e
+		}
+		if errors.Is(err, redisson.ErrBusy) {
+			code, _ := conflictExitCode(cmd) // checked before
+			return exitf(code, "%v", err)
 		}
 		return classify(ctx, rdb, err)
 	}
@@ -277,7 +302,8 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.Int64Flag{Name: "permits", Aliases: []string{"n"}, Required: true, Usage: "the semaphore's permits, set if never set"},
 			&cli.Int64Flag{Name: "acquire", Value: 1, Usage: "permits to take"},
-			&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one attempt"},
+			&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75, or -E N); 0: one attempt"},
+			conflictExitCodeFlag(),
 			&durationFlag{Name: "lease", DefaultText: "none, the watchdog renews", Usage: "fixed lease `D` of the permits instead of the watchdog"},
 			&durationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time `D` between SIGTERM and SIGKILL"},
 		},
@@ -297,6 +323,9 @@ func runSemaphore(ctx context.Context, cmd *cli.Command) error {
 	n, k := cmd.Int64("permits"), cmd.Int64("acquire")
 	if n < 0 || k < 1 {
 		return usageError("semaphore: -n must be ≥ 0 and --acquire ≥ 1")
+	}
+	if _, err := conflictExitCode(cmd); err != nil {
+		return err
 	}
 	return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
 		p := c.PermitExpirableSemaphore(name)

@@ -61,6 +61,49 @@ func TestLockNotObtainedExits75(t *testing.T) {
 	}
 }
 
+// -E N (--conflict-exit-code N), as flock's: the exit code when the lock or permits are not
+// obtained, at once with --wait 0 or after --wait D; N outside 0..255 is a usage error. The command
+// does not run.
+func TestConflictExitCode(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	h, err := c.Lock("busy").Lock(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unlock(t.Context())
+	p := c.PermitExpirableSemaphore("full")
+	if _, err := p.TrySetPermits(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := p.Acquire(t.Context(), 1, redisson.WithLease(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release(t.Context(), ids...)
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"lock", "-E", "3", "--wait", "0", "busy"}, 3},
+		{[]string{"lock", "--conflict-exit-code", "0", "--wait", "0.1", "busy"}, 0},
+		{[]string{"lock", "-E", "255", "--wait", "0", "busy"}, 255},
+		{[]string{"semaphore", "-n", "1", "-E", "9", "--wait", "0", "full"}, 9},
+		{[]string{"lock", "--wait", "0", "busy"}, exitNotObtained},
+		{[]string{"lock", "-E", "256", "--wait", "0", "busy"}, exitUsage},
+		{[]string{"semaphore", "-n", "1", "-E", "-1", "--wait", "0", "full"}, exitUsage},
+	} {
+		code, _, stderr := runCLI(t, srv, append(tc.args, "--", "touch", marker)...)
+		if code != tc.want {
+			t.Errorf("%q: exit %d, want %d (%s)", tc.args, code, tc.want, stderr)
+		}
+	}
+	if exists(marker) {
+		t.Error("the command ran without the lock or permits")
+	}
+}
+
 // Bad usage exits 64 and runs nothing.
 func TestUsageErrorsExit64(t *testing.T) {
 	t.Parallel()

@@ -24,7 +24,7 @@ const (
 	exitUsage       = 64 // EX_USAGE: bad flags, arguments or names
 	exitUnavailable = 69 // EX_UNAVAILABLE: Redis unreachable, or a Redis error before the command ran
 	exitLost        = 70 // EX_SOFTWARE: the lock or permits were lost while the command ran
-	exitNotObtained = 75 // EX_TEMPFAIL: not obtained within --wait (as flock -w)
+	exitNotObtained = 75 // EX_TEMPFAIL: not obtained within --wait (flock exits 1; lock and semaphore take its -E N)
 	exitNotFound    = 127
 	exitNotExec     = 126
 )
