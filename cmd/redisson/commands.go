@@ -73,8 +73,8 @@ Shell completion: source <(redisson completion bash)   (or zsh, fish)
 func lockCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "lock",
-		Usage:     "run a command while holding a distributed lock",
-		ArgsUsage: "NAME -- COMMAND [ARGS...]",
+		Usage:     "run a command while holding a distributed lock (or hold it until a signal)",
+		ArgsUsage: "NAME [-- COMMAND [ARGS...]]",
 		Description: `Obtains the lock NAME (without --wait: waits for ever; --wait 0: one attempt), runs COMMAND
 with stdin, stdout and stderr passed through, and unlocks when it exits. The watchdog renews the
 lock while COMMAND runs (or --lease fixes its lease). COMMAND runs in a process group of its own,
@@ -96,10 +96,16 @@ acquisition's fencing token (strictly increasing), for the resource to check.
 
 Put "--" before COMMAND when it has options of its own.
 
+Without COMMAND (as etcdctl lock NAME), redisson obtains the lock, prints one line on stdout
+(lock "NAME" held by owner ID, and with --fenced the fencing token), and holds it, renewed by the
+watchdog, until SIGINT, SIGTERM or SIGHUP: it then unlocks and exits 0; exit 70 if the lock is lost
+meanwhile.
+
 Examples:
    redisson lock backup -- pg_dump -f /backups/db.sql mydb
    redisson lock --wait 0 cron:cleanup -- ./cleanup.sh || echo "another cleanup runs"
-   redisson lock --fenced --lease 5m migrate -- sh -c './migrate --token "$REDISSON_FENCING_TOKEN"'`,
+   redisson lock --fenced --lease 5m migrate -- sh -c './migrate --token "$REDISSON_FENCING_TOKEN"'
+   redisson lock maintenance        # held until Ctrl-C`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "fair", Usage: "a FairLock: first come, first served"},
 			&cli.BoolFlag{Name: "fenced", Usage: "a FencedLock: REDISSON_FENCING_TOKEN in COMMAND's environment"},
@@ -153,9 +159,9 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	argv, err := command(cmd)
-	if err != nil {
-		return err
+	var argv []string // none: hold the lock until a signal
+	if cmd.NArg() > 1 {
+		argv = cmd.Args().Slice()[1:]
 	}
 	kinds := 0
 	for _, f := range []string{"fair", "fenced", "spin"} {
@@ -196,7 +202,18 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Bool("fenced") {
 				env = append(env, "REDISSON_FENCING_TOKEN="+strconv.FormatInt(h.Token(), 10))
 			}
-			return &held{what: fmt.Sprintf("lock %q", name), ctx: h.Context(), env: env, release: func(ctx context.Context) error {
+			holding := fmt.Sprintf("lock %q held", name)
+			if argv == nil {
+				// The owner id, for inspect and unlock --force users to recognise the hold: the
+				// lock's one holder is this hold.
+				if in, err := c.Inspect(sctx, name); err == nil && len(in.Holders) == 1 {
+					holding += " by owner " + in.Holders[0].Owner
+				}
+				if cmd.Bool("fenced") {
+					holding += ", fencing token " + strconv.FormatInt(h.Token(), 10)
+				}
+			}
+			return &held{what: fmt.Sprintf("lock %q", name), holding: holding, ctx: h.Context(), env: env, release: func(ctx context.Context) error {
 				if err := h.Unlock(ctx); err != nil {
 					return fmt.Errorf("unlock: %w", err)
 				}
@@ -209,13 +226,15 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 // held is what a command runs under: a lock's hold or semaphore permits.
 type held struct {
 	what    string                          // for the loss message, e.g. `lock "x"`
+	holding string                          // the line printed when held without a command
 	ctx     context.Context                 // ends when the hold is lost (or released)
 	env     []string                        // added to the command's environment
 	release func(ctx context.Context) error // fails matching ErrNotHeld or ErrLockLost if not held any more
 }
 
 // runHeld obtains what obtain returns (a signal interrupts the wait: op names it in the message), runs
-// argv under it, terminating argv if it is lost, releases it, and returns the exit (see exitCodesHelp):
+// argv under it (with no argv: holds it until a signal, see holdUntilSignal), terminating argv if it
+// is lost, releases it, and returns the exit (see exitCodesHelp):
 // exit 70 whenever it was not held throughout the command, whether the loss was signalled while the
 // command ran (it was terminated), after it exited, or found by the release (a force-unlock or a
 // removed lease that no renewal saw before the command ended). A release whose outcome is unknown
@@ -240,6 +259,9 @@ func runHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, o
 		// A signal as it was obtained: the command is not started.
 		_ = h.release(uctx)
 		return e
+	}
+	if argv == nil {
+		return holdUntilSignal(sctx, cmd, h, uctx)
 	}
 	status, terminated, runErr := (&child{argv: argv, env: h.env, lost: h.ctx.Done(), grace: cmd.Duration("grace"),
 		sigs: sigs, stderr: cmd.Root().ErrWriter}).run()
@@ -269,6 +291,28 @@ func runHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, o
 			h.what, lost, status)
 	}
 	return statusErr(status)
+}
+
+// holdUntilSignal prints h.holding on stdout and keeps h until a forwarded signal (SIGINT, SIGTERM,
+// SIGHUP) cancels sctx, then releases it (with uctx) and returns nil: exit 0. A loss meanwhile, or
+// one the release finds, is exit 70. A release whose outcome is unknown (Redis unreachable) is
+// reported on stderr.
+func holdUntilSignal(sctx context.Context, cmd *cli.Command, h *held, uctx context.Context) error {
+	fmt.Fprintln(cmd.Root().Writer, h.holding)
+	select {
+	case <-sctx.Done():
+	case <-h.ctx.Done():
+		err := context.Cause(h.ctx)
+		_ = h.release(uctx)
+		return exitf(exitLost, "%s lost while held (%v)", h.what, err)
+	}
+	if err := h.release(uctx); err != nil {
+		if errors.Is(err, redisson.ErrNotHeld) || errors.Is(err, redisson.ErrLockLost) {
+			return exitf(exitLost, "%s lost while held (%v)", h.what, err)
+		}
+		fmt.Fprintln(cmd.Root().ErrWriter, "redisson:", err)
+	}
+	return nil
 }
 
 // statusErr is the exit error of the command's status (nil for 0).

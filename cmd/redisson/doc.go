@@ -10,10 +10,13 @@
 //
 //	redisson [connection flags] COMMAND [flags] NAME [-- CMD ARGS...]
 //
-//	lock NAME [--fair|--fenced|--spin] [--wait D] [-E N] [--lease D] [--grace D] -- CMD ARGS...
+//	lock NAME [--fair|--fenced|--spin] [--wait D] [-E N] [--lease D] [--grace D] [-- CMD ARGS...]
 //	    obtain the lock (no --wait: wait for ever; --wait 0: one attempt), run CMD, unlock when it
 //	    exits; the watchdog renews the lock meanwhile (--lease: a fixed lease instead); -E N
-//	    (--conflict-exit-code): exit N instead of 75 if not obtained, as flock -E
+//	    (--conflict-exit-code): exit N instead of 75 if not obtained, as flock -E; without CMD
+//	    (as etcdctl lock NAME): print `lock "NAME" held by owner ID` (with --fenced, the fencing
+//	    token) and hold the lock until SIGINT, SIGTERM or SIGHUP, then unlock and exit 0 (70 if
+//	    it was lost meanwhile)
 //	semaphore NAME -n PERMITS [--acquire K] [--wait D] [-E N] [--lease D] [--grace D] -- CMD ARGS...
 //	    set the semaphore to PERMITS if never set, take K permits (default 1), run CMD, release;
 //	    K more than the semaphore's permits waits until permits are added (give --wait)

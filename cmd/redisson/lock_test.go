@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,7 +111,6 @@ func TestUsageErrorsExit64(t *testing.T) {
 	srv, _, _ := server(t)
 	for _, args := range [][]string{
 		{"lock"},
-		{"lock", "name"},
 		{"lock", "--no-such-flag", "name", "--", "true"},
 		{"lock", "--fair", "--spin", "name", "--", "true"},
 		{"lock", "a{b", "--", "true"},
@@ -793,5 +793,50 @@ func TestLossTerminatesTheCommandAtOnce(t *testing.T) {
 			}
 			t.Logf("SIGTERM %v after the loss", took)
 		})
+	}
+}
+
+// lock NAME without a command (as etcdctl lock NAME) prints one line naming the lock, its owner and
+// with --fenced its token, and holds the lock until SIGTERM or SIGINT: it then unlocks and exits 0.
+// A loss meanwhile (a force unlock) exits 70.
+func TestLockWithoutCommandHoldsUntilASignal(t *testing.T) {
+	t.Parallel()
+	srv, rdb, c := server(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		name := "held-" + strconv.Itoa(int(sig))
+		p := start(t, srv, nil, "lock", "--fenced", name)
+		waitFor(t, 10*time.Second, "the line saying the lock is held", func() bool { return strings.Contains(p.stdout.String(), "\n") })
+		in, err := c.Inspect(t.Context(), name)
+		if err != nil || len(in.Holders) != 1 {
+			t.Fatalf("inspect %s: %+v, %v; want one holder", name, in, err)
+		}
+		want := fmt.Sprintf("lock %q held by owner %s, fencing token %d\n", name, in.Holders[0].Owner, in.Holders[0].Token)
+		if got := p.stdout.String(); got != want {
+			t.Fatalf("stdout %q, want %q", got, want)
+		}
+		if err := p.cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		if code := p.wait(t, 10*time.Second); code != 0 {
+			t.Fatalf("%v: exit %d, want 0 (%s)", sig, code, p.stderr)
+		}
+		if in, err := c.Inspect(t.Context(), name); err != nil || len(in.Holders) != 0 {
+			t.Fatalf("%v: still held after the exit: %+v, %v", sig, in, err)
+		}
+	}
+
+	p := start(t, srv, nil, "lock", "doomed-hold")
+	waitFor(t, 10*time.Second, "the line saying the lock is held", func() bool { return strings.Contains(p.stdout.String(), "\n") })
+	if !keyExists(t, rdb, "doomed-hold") {
+		t.Fatal("the lock is not held")
+	}
+	if ok, err := c.Lock("doomed-hold").ForceUnlock(t.Context()); err != nil || !ok {
+		t.Fatalf("force unlock: %v, %v", ok, err)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitLost {
+		t.Fatalf("lost: exit %d, want %d (%s)", code, exitLost, p.stderr)
+	}
+	if !strings.Contains(p.stderr.String(), `lock "doomed-hold" lost while held`) {
+		t.Fatalf("lost: stderr %q", p.stderr)
 	}
 }
