@@ -331,7 +331,11 @@ func semaphoreCommand() *cli.Command {
 		Description: `Sets the semaphore NAME to -n permits if it was never set (TrySetPermits: every process
 may pass -n; the first one sets it), takes --acquire permits (default 1; without --wait: waits for
 ever; --wait 0: one attempt), runs COMMAND as "lock" does, and releases them when it exits.
---acquire more than the semaphore's permits waits until others add permits: give --wait.
+-n is needed only to create the semaphore (a missing semaphore without -n is a usage error, exit
+64); given for one that has another number of permits, it is not applied, and a line on stderr says
+so. --acquire more than the semaphore's permits (available and leased) waits until others add
+permits (a line on stderr says so): with --wait, not obtained says it asked for more than the
+permits, exit 75 (or -E N).
 
 The permits are leased (a PermitExpirableSemaphore): renewed by the watchdog while COMMAND runs, or
 with the fixed lease --lease; so the permits of a killed redisson come back within the watchdog
@@ -344,7 +348,8 @@ Examples:
    redisson semaphore -n 4 encoders -- ffmpeg -i in.mp4 out.webm
    redisson semaphore -n 10 --acquire 3 --wait 1m api-quota -- ./batch.sh`,
 		Flags: []cli.Flag{
-			&cli.Int64Flag{Name: "permits", Aliases: []string{"n"}, Required: true, Usage: "the semaphore's permits, set if never set"},
+			&cli.Int64Flag{Name: "permits", Aliases: []string{"n"}, HideDefault: true,
+				Usage: "the semaphore's permits `N`, to create it: needed only if it does not exist, ignored (with a warning) if it does"},
 			&cli.Int64Flag{Name: "acquire", Value: 1, Usage: "permits to take"},
 			&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75, or -E N); 0: one attempt"},
 			conflictExitCodeFlag(),
@@ -371,24 +376,64 @@ func runSemaphore(ctx context.Context, cmd *cli.Command) error {
 	if _, err := conflictExitCode(cmd); err != nil {
 		return err
 	}
+	stderr := cmd.Root().ErrWriter
 	return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
 		p := c.PermitExpirableSemaphore(name)
-		if _, err := p.TrySetPermits(ctx, n); err != nil {
-			return classify(ctx, rdb, err)
-		}
-		return runHeld(ctx, cmd, rdb, "semaphore "+strconv.Quote(name), argv, func(sctx context.Context) (*held, error) {
-			h, err := p.AcquireHeld(sctx, k, acquireOpts(cmd)...)
-			if err != nil {
-				return nil, err
+		set := false
+		if cmd.IsSet("permits") {
+			var err error
+			if set, err = p.TrySetPermits(ctx, n); err != nil {
+				return classify(ctx, rdb, err)
 			}
-			env := []string{"REDISSON_SEMAPHORE_NAME=" + name, "REDISSON_PERMIT_IDS=" + strings.Join(h.IDs(), ",")}
-			return &held{what: fmt.Sprintf("permits of %q", name), ctx: h.Context(), env: env, release: func(ctx context.Context) error {
-				if err := p.Release(ctx, h.IDs()...); err != nil {
-					return fmt.Errorf("release: %w", err)
-				}
-				return nil
-			}}, nil
-		})
+		}
+		total, available, exists, err := semaphorePermits(ctx, c, name)
+		switch {
+		case err != nil:
+			return classify(ctx, rdb, err)
+		case !exists:
+			return usageError("semaphore: %q does not exist: give -n PERMITS to create it", name)
+		case cmd.IsSet("permits") && !set && total != n:
+			fmt.Fprintf(stderr, "redisson: semaphore %q has %d permits (%d available): -n %d not applied (it only creates a semaphore)\n",
+				name, total, available, n)
+		}
+		if k > total && !cmd.IsSet("wait") {
+			fmt.Fprintf(stderr, "redisson: semaphore %q has %d permits: --acquire %d waits until permits are added\n", name, total, k)
+		}
+		return runSemaphoreHeld(ctx, cmd, rdb, c, name, argv)
+	})
+}
+
+// semaphorePermits returns the permits of the semaphore name: available ones and leased ones
+// (total), and whether it exists.
+func semaphorePermits(ctx context.Context, c *redisson.Client, name string) (total, available int64, exists bool, err error) {
+	in, err := c.Inspect(ctx, name)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return in.Value + int64(len(in.Leases)), in.Value, in.Kind != redisson.KindNone, nil
+}
+
+// runSemaphoreHeld takes --acquire permits of the semaphore name and runs argv under them (runHeld). Not obtained
+// when asking for more than the semaphore's permits, the error says so.
+func runSemaphoreHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, c *redisson.Client, name string, argv []string) error {
+	p, k := c.PermitExpirableSemaphore(name), cmd.Int64("acquire")
+	return runHeld(ctx, cmd, rdb, "semaphore "+strconv.Quote(name), argv, func(sctx context.Context) (*held, error) {
+		h, err := p.AcquireHeld(sctx, k, acquireOpts(cmd)...)
+		if errors.Is(err, redisson.ErrBusy) {
+			if total, _, _, ierr := semaphorePermits(ctx, c, name); ierr == nil && k > total {
+				err = fmt.Errorf("%w: --acquire %d is more than its %d permits", err, k, total)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		env := []string{"REDISSON_SEMAPHORE_NAME=" + name, "REDISSON_PERMIT_IDS=" + strings.Join(h.IDs(), ",")}
+		return &held{what: fmt.Sprintf("permits of %q", name), ctx: h.Context(), env: env, release: func(ctx context.Context) error {
+			if err := p.Release(ctx, h.IDs()...); err != nil {
+				return fmt.Errorf("release: %w", err)
+			}
+			return nil
+		}}, nil
 	})
 }
 

@@ -17,9 +17,12 @@
 //	    (as etcdctl lock NAME): print `lock "NAME" held by owner ID` (with --fenced, the fencing
 //	    token) and hold the lock until SIGINT, SIGTERM or SIGHUP, then unlock and exit 0 (70 if
 //	    it was lost meanwhile)
-//	semaphore NAME -n PERMITS [--acquire K] [--wait D] [-E N] [--lease D] [--grace D] -- CMD ARGS...
+//	semaphore NAME [-n PERMITS] [--acquire K] [--wait D] [-E N] [--lease D] [--grace D] -- CMD ARGS...
 //	    set the semaphore to PERMITS if never set, take K permits (default 1), run CMD, release;
-//	    K more than the semaphore's permits waits until permits are added (give --wait)
+//	    -n is needed only if the semaphore does not exist (else exit 64), and is not applied to
+//	    one that exists with another number of permits (a line on stderr says so); K more than the
+//	    semaphore's permits waits until permits are added (a line on stderr says so; with --wait,
+//	    not obtained says K is more than its permits: exit 75, or -E N)
 //	inspect NAME [--json]
 //	    what NAME holds: kind, holders and hold counts, remaining TTL, waiters, fencing token,
 //	    permits and leases, latch count (redisson.Client.Inspect); who each holder is: a Go
