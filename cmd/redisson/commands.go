@@ -45,15 +45,17 @@ Examples:
 
 A duration D is a number of seconds (5, 0.5, as flock -w takes) or a Go duration (5s, 250ms, 1m30s).
 
-Shell completion: source <(redisson completion bash)   (or zsh, fish)
+Shell completion: source <(redisson completion bash)   (or zsh, fish; bash's works with or
+without the bash-completion package)
 
 ` + exitCodesHelp,
-		Writer:                stdout,
-		ErrWriter:             stderr,
-		EnableShellCompletion: true,
-		Flags:                 connectionFlags(),
-		HideVersion:           true,
-		ExitErrHandler:        func(context.Context, *cli.Command, error) {}, // run maps errors to exit codes
+		Writer:                          stdout,
+		ErrWriter:                       stderr,
+		EnableShellCompletion:           true,
+		ConfigureShellCompletionCommand: configureCompletion,
+		Flags:                           connectionFlags(),
+		HideVersion:                     true,
+		ExitErrHandler:                  func(context.Context, *cli.Command, error) {}, // run maps errors to exit codes
 		CommandNotFound: func(_ context.Context, cmd *cli.Command, name string) {
 			fmt.Fprintf(stderr, "redisson: unknown command %q\nRun 'redisson --help' for usage.\n", name)
 		},

@@ -36,7 +36,8 @@
 //	watch NAME [--interval D]
 //	    a timestamped line each time what NAME holds changes, until Ctrl-C
 //	completion bash|zsh|fish
-//	    a shell completion script (source <(redisson completion bash))
+//	    a shell completion script (source <(redisson completion bash)); bash's works with or
+//	    without the bash-completion package
 //
 // A duration D is a number of seconds (5, 0.5, as flock -w takes) or a Go duration (5s, 250ms,
 // 1m30s); a negative one is a usage error.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"regexp"
 
 	"github.com/urfave/cli/v3"
@@ -74,3 +75,41 @@ var flagName = regexp.MustCompile(`(flag |defined: )-([A-Za-z0-9][A-Za-z0-9_-]+)
 
 // longFlagNames writes the long flags in msg as they are given: --wait, not -wait.
 func longFlagNames(msg string) string { return flagName.ReplaceAllString(msg, "${1}--${2}") }
+
+// bashCompletionFallback follows urfave/cli's bash completion script: it redefines the script's
+// __redisson_init_completion so that, where the bash-completion package is not loaded (neither
+// _comp_initialize nor _get_comp_words_by_ref is defined), the words come from bash's own
+// COMP_WORDS and COMP_CWORD instead of failing with "_get_comp_words_by_ref: command not found".
+const bashCompletionFallback = `
+# Without the bash-completion package: bash's own COMP_WORDS and COMP_CWORD.
+__redisson_init_completion() {
+  COMPREPLY=()
+  if declare -F _comp_initialize >/dev/null 2>&1; then
+    _comp_initialize "$@"
+  elif declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+    _get_comp_words_by_ref "$@" cur prev words cword
+  else
+    words=("${COMP_WORDS[@]}")
+    cword=$COMP_CWORD
+    cur="${COMP_WORDS[COMP_CWORD]}"
+    prev="${COMP_WORDS[COMP_CWORD-1]}"
+  fi
+}
+`
+
+// configureCompletion adjusts urfave/cli's completion command: its bash script is followed by
+// bashCompletionFallback, and its usage errors are those of the other commands (usageHints).
+func configureCompletion(completion *cli.Command) {
+	for _, sub := range completion.Commands {
+		if act := sub.Action; sub.Name == "bash" && act != nil {
+			sub.Action = func(ctx context.Context, cmd *cli.Command) error {
+				if err := act(ctx, cmd); err != nil {
+					return err
+				}
+				_, err := io.WriteString(cmd.Root().Writer, bashCompletionFallback)
+				return err
+			}
+		}
+	}
+	usageHints(completion)
+}

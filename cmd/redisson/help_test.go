@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -115,5 +118,30 @@ func TestUsageErrorIsOneLineAndAPointerToHelp(t *testing.T) {
 			t.Errorf("%q: exit %d (want %d), stdout %q, stderr %q; want %q... then a pointer at %s --help",
 				tc.args, code, exitUsage, stdout, stderr, tc.err, tc.help)
 		}
+	}
+}
+
+// The bash completion script completes without the bash-completion package (a bash started with
+// --norc --noprofile has none of its functions): no "command not found", and the commands and
+// flags come back.
+func TestBashCompletionWorksWithoutBashCompletion(t *testing.T) {
+	t.Parallel()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash:", err)
+	}
+	script := `source <(redisson completion bash) || exit 1
+declare -F _get_comp_words_by_ref _comp_initialize && { echo "bash-completion is loaded"; exit 1; }
+COMP_WORDS=(redisson lo); COMP_CWORD=1; __redisson_bash_autocomplete; echo "1: ${COMPREPLY[*]}"
+COMP_WORDS=(redisson lock --wai); COMP_CWORD=2; __redisson_bash_autocomplete; echo "2: ${COMPREPLY[*]}"`
+	cmd := exec.Command(bash, "--norc", "--noprofile", "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+		t.Fatalf("bash: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	}
+	if want := "1: lock\n2: --wait\n"; stdout.String() != want {
+		t.Fatalf("completions %q, want %q", stdout.String(), want)
 	}
 }
