@@ -18,7 +18,7 @@ import (
 	"github.com/goredisson/redisson"
 )
 
-// Exit codes (see the package documentation), flock(1) and sysexits(3) style.
+// Exit codes (see the package documentation), in sysexits(3) style.
 const (
 	exitNotLocked   = 1  // unlock --force found nothing held; latch set found the count set already
 	exitUsage       = 64 // EX_USAGE: bad flags, arguments or names
