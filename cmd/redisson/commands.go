@@ -22,12 +22,14 @@ const exitCodesHelp = `EXIT STATUS:
    69  Redis unreachable, or a Redis error before the command ran
    70  the lock (or permits) was not held throughout the command: lost while it ran
        (it was terminated), or found lost by the release once it had exited
-   75  not obtained within --wait (latch wait: not zero within --wait)
+   75  EX_TEMPFAIL: not obtained within --wait, or at once with --wait 0 (flock exits 1
+       there; lock and semaphore take -E N, as flock does, to exit N instead);
+       latch wait: not zero within --wait
    126, 127  the command could not be run, or was not found
    128+N  the CLI was interrupted by signal N while waiting`
 
 func newApp(stdout, stderr io.Writer) *cli.Command {
-	return &cli.Command{
+	app := &cli.Command{
 		Name:  "redisson",
 		Usage: "distributed locks, semaphores and latches on Redis from the shell (goredisson)",
 		Description: `Runs commands under a distributed lock or semaphore permits, and inspects, force-unlocks
@@ -41,37 +43,40 @@ Examples:
    redisson inspect deploy
    redisson unlock --force deploy
 
-Shell completion: source <(redisson completion bash)   (or zsh, fish)
+A duration D is a number of seconds (5, 0.5, as flock -w takes) or a Go duration (5s, 250ms, 1m30s).
+
+Shell completion: source <(redisson completion bash)   (or zsh, fish; bash's works with or
+without the bash-completion package)
 
 ` + exitCodesHelp,
-		Writer:                stdout,
-		ErrWriter:             stderr,
-		EnableShellCompletion: true,
-		Flags:                 connectionFlags(),
-		HideVersion:           true,
-		ExitErrHandler:        func(context.Context, *cli.Command, error) {}, // run maps errors to exit codes
-		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
-			return &exitError{code: exitUsage, err: err}
-		},
+		Writer:                          stdout,
+		ErrWriter:                       stderr,
+		EnableShellCompletion:           true,
+		ConfigureShellCompletionCommand: configureCompletion,
+		Flags:                           connectionFlags(),
+		HideVersion:                     true,
+		ExitErrHandler:                  func(context.Context, *cli.Command, error) {}, // run maps errors to exit codes
 		CommandNotFound: func(_ context.Context, cmd *cli.Command, name string) {
-			fmt.Fprintf(stderr, "redisson: unknown command %q (see redisson --help)\n", name)
+			fmt.Fprintf(stderr, "redisson: unknown command %q\nRun 'redisson --help' for usage.\n", name)
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.NArg() > 0 {
-				return usageError("unknown command %q (see redisson --help)", cmd.Args().First())
+				return usageError("unknown command %q", cmd.Args().First())
 			}
 			_ = cli.ShowRootCommandHelp(cmd)
 			return &exitError{code: exitUsage}
 		},
 		Commands: []*cli.Command{lockCommand(), semaphoreCommand(), inspectCommand(), unlockCommand(), latchCommand(), watchCommand()},
 	}
+	usageHints(app)
+	return app
 }
 
 func lockCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "lock",
-		Usage:     "run a command while holding a distributed lock",
-		ArgsUsage: "NAME -- COMMAND [ARGS...]",
+		Usage:     "run a command while holding a distributed lock (or hold it until a signal)",
+		ArgsUsage: "NAME [-- COMMAND [ARGS...]]",
 		Description: `Obtains the lock NAME (without --wait: waits for ever; --wait 0: one attempt), runs COMMAND
 with stdin, stdout and stderr passed through, and unlocks when it exits. The watchdog renews the
 lock while COMMAND runs (or --lease fixes its lease). COMMAND runs in a process group of its own,
@@ -93,19 +98,24 @@ acquisition's fencing token (strictly increasing), for the resource to check.
 
 Put "--" before COMMAND when it has options of its own.
 
+Without COMMAND (as etcdctl lock NAME), redisson obtains the lock, prints one line on stdout
+(lock "NAME" held by owner ID, and with --fenced the fencing token), and holds it, renewed by the
+watchdog, until SIGINT, SIGTERM or SIGHUP: it then unlocks and exits 0; exit 70 if the lock is lost
+meanwhile.
+
 Examples:
    redisson lock backup -- pg_dump -f /backups/db.sql mydb
    redisson lock --wait 0 cron:cleanup -- ./cleanup.sh || echo "another cleanup runs"
    redisson lock --fenced --lease 5m migrate -- sh -c './migrate --token "$REDISSON_FENCING_TOKEN"'
-
-` + exitCodesHelp,
+   redisson lock maintenance        # held until Ctrl-C`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "fair", Usage: "a FairLock: first come, first served"},
 			&cli.BoolFlag{Name: "fenced", Usage: "a FencedLock: REDISSON_FENCING_TOKEN in COMMAND's environment"},
 			&cli.BoolFlag{Name: "spin", Usage: "a SpinLock: wait by polling instead of pub/sub"},
-			&cli.DurationFlag{Name: "wait", Usage: "give up after `D` (exit 75); 0: one attempt; default: wait for ever"},
-			&cli.DurationFlag{Name: "lease", Usage: "fixed lease `D` instead of the watchdog: reaching it while COMMAND runs is a loss"},
-			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time between SIGTERM and SIGKILL"},
+			&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75, or -E N); 0: one attempt"},
+			conflictExitCodeFlag(),
+			&durationFlag{Name: "lease", DefaultText: "none, the watchdog renews", Usage: "fixed lease `D` instead of the watchdog: reaching it while COMMAND runs is a loss"},
+			&durationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time `D` between SIGTERM and SIGKILL"},
 		},
 		Action: runLock,
 	}
@@ -118,6 +128,21 @@ func command(cmd *cli.Command) ([]string, error) {
 		return nil, usageError("%s: missing COMMAND (usage: redisson %s %s)", cmd.Name, cmd.Name, cmd.ArgsUsage)
 	}
 	return args[1:], nil
+}
+
+// conflictExitCodeFlag is flock's -E: the exit code when the lock or permits are not obtained.
+func conflictExitCodeFlag() cli.Flag {
+	return &cli.IntFlag{Name: "conflict-exit-code", Aliases: []string{"E"}, Value: exitNotObtained,
+		Usage: "exit `N` (0 to 255) when not obtained: --wait passed, or held at once with --wait 0 (as flock -E; flock itself exits 1)"}
+}
+
+// conflictExitCode returns the command's -E, or a usage error if it is not in 0..255.
+func conflictExitCode(cmd *cli.Command) (int, error) {
+	n := cmd.Int("conflict-exit-code")
+	if n < 0 || n > 255 {
+		return 0, usageError("%s: --conflict-exit-code %d: must be in 0..255", commandName(cmd), n)
+	}
+	return n, nil
 }
 
 func acquireOpts(cmd *cli.Command) []redisson.AcquireOption {
@@ -136,9 +161,9 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	argv, err := command(cmd)
-	if err != nil {
-		return err
+	var argv []string // none: hold the lock until a signal
+	if cmd.NArg() > 1 {
+		argv = cmd.Args().Slice()[1:]
 	}
 	kinds := 0
 	for _, f := range []string{"fair", "fenced", "spin"} {
@@ -148,6 +173,9 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 	}
 	if kinds > 1 {
 		return usageError("lock: --fair, --fenced and --spin exclude each other")
+	}
+	if _, err := conflictExitCode(cmd); err != nil {
+		return err
 	}
 	return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
 		var l redisson.Locker
@@ -176,7 +204,18 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Bool("fenced") {
 				env = append(env, "REDISSON_FENCING_TOKEN="+strconv.FormatInt(h.Token(), 10))
 			}
-			return &held{what: fmt.Sprintf("lock %q", name), ctx: h.Context(), env: env, release: func(ctx context.Context) error {
+			holding := fmt.Sprintf("lock %q held", name)
+			if argv == nil {
+				// The owner id, for inspect and unlock --force users to recognise the hold: the
+				// lock's one holder is this hold.
+				if in, err := c.Inspect(sctx, name); err == nil && len(in.Holders) == 1 {
+					holding += " by owner " + in.Holders[0].Owner
+				}
+				if cmd.Bool("fenced") {
+					holding += ", fencing token " + strconv.FormatInt(h.Token(), 10)
+				}
+			}
+			return &held{what: fmt.Sprintf("lock %q", name), holding: holding, ctx: h.Context(), env: env, release: func(ctx context.Context) error {
 				if err := h.Unlock(ctx); err != nil {
 					return fmt.Errorf("unlock: %w", err)
 				}
@@ -189,13 +228,15 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 // held is what a command runs under: a lock's hold or semaphore permits.
 type held struct {
 	what    string                          // for the loss message, e.g. `lock "x"`
+	holding string                          // the line printed when held without a command
 	ctx     context.Context                 // ends when the hold is lost (or released)
 	env     []string                        // added to the command's environment
 	release func(ctx context.Context) error // fails matching ErrNotHeld or ErrLockLost if not held any more
 }
 
 // runHeld obtains what obtain returns (a signal interrupts the wait: op names it in the message), runs
-// argv under it, terminating argv if it is lost, releases it, and returns the exit (see exitCodesHelp):
+// argv under it (with no argv: holds it until a signal, see holdUntilSignal), terminating argv if it
+// is lost, releases it, and returns the exit (see exitCodesHelp):
 // exit 70 whenever it was not held throughout the command, whether the loss was signalled while the
 // command ran (it was terminated), after it exited, or found by the release (a force-unlock or a
 // removed lease that no renewal saw before the command ended). A release whose outcome is unknown
@@ -208,6 +249,10 @@ func runHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, o
 		if e := sigs.interrupted(op); e != nil {
 			return e
 		}
+		if errors.Is(err, redisson.ErrBusy) {
+			code, _ := conflictExitCode(cmd) // checked before
+			return exitf(code, "%v", err)
+		}
 		return classify(ctx, rdb, err)
 	}
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -216,6 +261,9 @@ func runHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, o
 		// A signal as it was obtained: the command is not started.
 		_ = h.release(uctx)
 		return e
+	}
+	if argv == nil {
+		return holdUntilSignal(sctx, cmd, h, uctx)
 	}
 	status, terminated, runErr := (&child{argv: argv, env: h.env, lost: h.ctx.Done(), grace: cmd.Duration("grace"),
 		sigs: sigs, stderr: cmd.Root().ErrWriter}).run()
@@ -247,6 +295,28 @@ func runHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, o
 	return statusErr(status)
 }
 
+// holdUntilSignal prints h.holding on stdout and keeps h until a forwarded signal (SIGINT, SIGTERM,
+// SIGHUP) cancels sctx, then releases it (with uctx) and returns nil: exit 0. A loss meanwhile, or
+// one the release finds, is exit 70. A release whose outcome is unknown (Redis unreachable) is
+// reported on stderr.
+func holdUntilSignal(sctx context.Context, cmd *cli.Command, h *held, uctx context.Context) error {
+	fmt.Fprintln(cmd.Root().Writer, h.holding)
+	select {
+	case <-sctx.Done():
+	case <-h.ctx.Done():
+		err := context.Cause(h.ctx)
+		_ = h.release(uctx)
+		return exitf(exitLost, "%s lost while held (%v)", h.what, err)
+	}
+	if err := h.release(uctx); err != nil {
+		if errors.Is(err, redisson.ErrNotHeld) || errors.Is(err, redisson.ErrLockLost) {
+			return exitf(exitLost, "%s lost while held (%v)", h.what, err)
+		}
+		fmt.Fprintln(cmd.Root().ErrWriter, "redisson:", err)
+	}
+	return nil
+}
+
 // statusErr is the exit error of the command's status (nil for 0).
 func statusErr(status int) error {
 	if status == 0 {
@@ -263,7 +333,11 @@ func semaphoreCommand() *cli.Command {
 		Description: `Sets the semaphore NAME to -n permits if it was never set (TrySetPermits: every process
 may pass -n; the first one sets it), takes --acquire permits (default 1; without --wait: waits for
 ever; --wait 0: one attempt), runs COMMAND as "lock" does, and releases them when it exits.
---acquire more than the semaphore's permits waits until others add permits: give --wait.
+-n is needed only to create the semaphore (a missing semaphore without -n is a usage error, exit
+64); given for one that has another number of permits, it is not applied, and a line on stderr says
+so. --acquire more than the semaphore's permits (available and leased) waits until others add
+permits (a line on stderr says so): with --wait, not obtained says it asked for more than the
+permits, exit 75 (or -E N).
 
 The permits are leased (a PermitExpirableSemaphore): renewed by the watchdog while COMMAND runs, or
 with the fixed lease --lease; so the permits of a killed redisson come back within the watchdog
@@ -274,15 +348,15 @@ COMMAND's environment has REDISSON_SEMAPHORE_NAME and REDISSON_PERMIT_IDS (comma
 
 Examples:
    redisson semaphore -n 4 encoders -- ffmpeg -i in.mp4 out.webm
-   redisson semaphore -n 10 --acquire 3 --wait 1m api-quota -- ./batch.sh
-
-` + exitCodesHelp,
+   redisson semaphore -n 10 --acquire 3 --wait 1m api-quota -- ./batch.sh`,
 		Flags: []cli.Flag{
-			&cli.Int64Flag{Name: "permits", Aliases: []string{"n"}, Required: true, Usage: "the semaphore's permits, set if never set"},
+			&cli.Int64Flag{Name: "permits", Aliases: []string{"n"}, HideDefault: true,
+				Usage: "the semaphore's permits `N`, to create it: needed only if it does not exist, ignored (with a warning) if it does"},
 			&cli.Int64Flag{Name: "acquire", Value: 1, Usage: "permits to take"},
-			&cli.DurationFlag{Name: "wait", Usage: "give up after `D` (exit 75); 0: one attempt; default: wait for ever"},
-			&cli.DurationFlag{Name: "lease", Usage: "fixed lease `D` of the permits instead of the watchdog"},
-			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time between SIGTERM and SIGKILL"},
+			&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75, or -E N); 0: one attempt"},
+			conflictExitCodeFlag(),
+			&durationFlag{Name: "lease", DefaultText: "none, the watchdog renews", Usage: "fixed lease `D` of the permits instead of the watchdog"},
+			&durationFlag{Name: "grace", Value: 10 * time.Second, Usage: "after a loss, time `D` between SIGTERM and SIGKILL"},
 		},
 		Action: runSemaphore,
 	}
@@ -301,24 +375,67 @@ func runSemaphore(ctx context.Context, cmd *cli.Command) error {
 	if n < 0 || k < 1 {
 		return usageError("semaphore: -n must be ≥ 0 and --acquire ≥ 1")
 	}
+	if _, err := conflictExitCode(cmd); err != nil {
+		return err
+	}
+	stderr := cmd.Root().ErrWriter
 	return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
 		p := c.PermitExpirableSemaphore(name)
-		if _, err := p.TrySetPermits(ctx, n); err != nil {
-			return classify(ctx, rdb, err)
-		}
-		return runHeld(ctx, cmd, rdb, "semaphore "+strconv.Quote(name), argv, func(sctx context.Context) (*held, error) {
-			h, err := p.AcquireHeld(sctx, k, acquireOpts(cmd)...)
-			if err != nil {
-				return nil, err
+		set := false
+		if cmd.IsSet("permits") {
+			var err error
+			if set, err = p.TrySetPermits(ctx, n); err != nil {
+				return classify(ctx, rdb, err)
 			}
-			env := []string{"REDISSON_SEMAPHORE_NAME=" + name, "REDISSON_PERMIT_IDS=" + strings.Join(h.IDs(), ",")}
-			return &held{what: fmt.Sprintf("permits of %q", name), ctx: h.Context(), env: env, release: func(ctx context.Context) error {
-				if err := p.Release(ctx, h.IDs()...); err != nil {
-					return fmt.Errorf("release: %w", err)
-				}
-				return nil
-			}}, nil
-		})
+		}
+		total, available, exists, err := semaphorePermits(ctx, c, name)
+		switch {
+		case err != nil:
+			return classify(ctx, rdb, err)
+		case !exists:
+			return usageError("semaphore: %q does not exist: give -n PERMITS to create it", name)
+		case cmd.IsSet("permits") && !set && total != n:
+			fmt.Fprintf(stderr, "redisson: semaphore %q has %d permits (%d available): -n %d not applied (it only creates a semaphore)\n",
+				name, total, available, n)
+		}
+		if k > total && !cmd.IsSet("wait") {
+			fmt.Fprintf(stderr, "redisson: semaphore %q has %d permits: --acquire %d waits until permits are added\n", name, total, k)
+		}
+		return runSemaphoreHeld(ctx, cmd, rdb, c, name, argv)
+	})
+}
+
+// semaphorePermits returns the permits of the semaphore name: available ones and leased ones
+// (total), and whether it exists.
+func semaphorePermits(ctx context.Context, c *redisson.Client, name string) (total, available int64, exists bool, err error) {
+	in, err := c.Inspect(ctx, name)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return in.Value + int64(len(in.Leases)), in.Value, in.Kind != redisson.KindNone, nil
+}
+
+// runSemaphoreHeld takes --acquire permits of the semaphore name and runs argv under them (runHeld). Not obtained
+// when asking for more than the semaphore's permits, the error says so.
+func runSemaphoreHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, c *redisson.Client, name string, argv []string) error {
+	p, k := c.PermitExpirableSemaphore(name), cmd.Int64("acquire")
+	return runHeld(ctx, cmd, rdb, "semaphore "+strconv.Quote(name), argv, func(sctx context.Context) (*held, error) {
+		h, err := p.AcquireHeld(sctx, k, acquireOpts(cmd)...)
+		if errors.Is(err, redisson.ErrBusy) {
+			if total, _, _, ierr := semaphorePermits(ctx, c, name); ierr == nil && k > total {
+				err = fmt.Errorf("%w: --acquire %d is more than its %d permits", err, k, total)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		env := []string{"REDISSON_SEMAPHORE_NAME=" + name, "REDISSON_PERMIT_IDS=" + strings.Join(h.IDs(), ",")}
+		return &held{what: fmt.Sprintf("permits of %q", name), ctx: h.Context(), env: env, release: func(ctx context.Context) error {
+			if err := p.Release(ctx, h.IDs()...); err != nil {
+				return fmt.Errorf("release: %w", err)
+			}
+			return nil
+		}}, nil
 	})
 }
 
@@ -336,9 +453,7 @@ value under NAME is left alone (exit 1: a semaphore's permits are released by th
 come back when their leases pass).
 
 Example:
-   redisson unlock --force deploy
-
-` + exitCodesHelp,
+   redisson unlock --force deploy`,
 		Flags:  []cli.Flag{&cli.BoolFlag{Name: "force", Usage: "required: unlock whoever holds it"}},
 		Action: runUnlock,
 	}
@@ -465,14 +580,11 @@ Examples:
 			},
 			{
 				Name: "wait", Usage: "wait until the count is zero", ArgsUsage: "NAME",
-				Flags: []cli.Flag{&cli.DurationFlag{Name: "wait", Usage: "give up after `D` (exit 75); 0: one check; default: wait for ever"}},
+				Flags: []cli.Flag{&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75); 0: one check"}},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					name, err := nameArg(cmd, 1)
 					if err != nil {
 						return err
-					}
-					if cmd.Duration("wait") < 0 {
-						return usageError("latch wait: --wait must be ≥ 0")
 					}
 					return withClient(ctx, cmd, false, func(rdb redis.UniversalClient, c *redisson.Client) error {
 						sctx, sigs, stop := catchSignals(ctx)

@@ -349,3 +349,61 @@ func TestUnlockForceLeavesSemaphoresAndLatchesAlone(t *testing.T) {
 		t.Fatalf("available permits %d, %v; want 1", n, err)
 	}
 }
+
+// semaphore -n creates the semaphore and is needed only then: without it a missing semaphore is a
+// usage error and an existing one is used; -n with another number than the semaphore's is not
+// applied, and stderr says so. --acquire more than its permits: with --wait, not obtained says so
+// (exit 75, or -E N); without, a line says it waits until permits are added, and it takes them once
+// they are.
+func TestSemaphorePermitsFlag(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	if code, _, stderr := runCLI(t, srv, "semaphore", "pool", "--", "touch", marker); code != exitUsage ||
+		!strings.Contains(stderr, `"pool" does not exist: give -n PERMITS to create it`) {
+		t.Fatalf("no -n, no semaphore: exit %d, stderr %q; want %d", code, stderr, exitUsage)
+	}
+	if exists(marker) {
+		t.Fatal("the command ran without a semaphore")
+	}
+	for _, args := range [][]string{{"-n", "2"}, nil, {"-n", "2"}} {
+		if code, _, stderr := runCLI(t, srv, append(append([]string{"semaphore"}, args...), "pool", "--", "true")...); code != 0 || stderr != "" {
+			t.Fatalf("%q: exit %d, stderr %q; want 0 and nothing", args, code, stderr)
+		}
+	}
+	code, _, stderr := runCLI(t, srv, "semaphore", "-n", "5", "pool", "--", "true")
+	if want := `redisson: semaphore "pool" has 2 permits (2 available): -n 5 not applied (it only creates a semaphore)` + "\n"; code != 0 || stderr != want {
+		t.Fatalf("-n 5 on 2 permits: exit %d, stderr %q; want 0 and %q", code, stderr, want)
+	}
+	if n, err := c.PermitExpirableSemaphore("pool").AvailablePermits(t.Context()); err != nil || n != 2 {
+		t.Fatalf("permits %d, %v; want 2", n, err)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--acquire", "3", "--wait", "0"}, exitNotObtained},
+		{[]string{"--acquire", "3", "--wait", "0.1", "-E", "4"}, 4},
+	} {
+		code, _, stderr := runCLI(t, srv, append(append([]string{"semaphore"}, tc.args...), "pool", "--", "touch", marker)...)
+		if code != tc.want || !strings.Contains(stderr, "--acquire 3 is more than its 2 permits") {
+			t.Errorf("%q: exit %d, stderr %q; want %d and why", tc.args, code, stderr, tc.want)
+		}
+	}
+	if exists(marker) {
+		t.Fatal("the command ran without its permits")
+	}
+
+	p := start(t, srv, nil, "semaphore", "--acquire", "3", "pool", "--", "touch", marker)
+	waitFor(t, 10*time.Second, "the warning", func() bool { return strings.Contains(p.stderr.String(), "\n") })
+	if want := `redisson: semaphore "pool" has 2 permits: --acquire 3 waits until permits are added` + "\n"; p.stderr.String() != want {
+		t.Fatalf("stderr %q, want %q", p.stderr, want)
+	}
+	if _, err := c.PermitExpirableSemaphore("pool").AddPermits(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 10*time.Second); code != 0 || !exists(marker) {
+		t.Fatalf("after permits were added: exit %d, ran %v (%s)", code, exists(marker), p.stderr)
+	}
+}

@@ -10,12 +10,19 @@
 //
 //	redisson [connection flags] COMMAND [flags] NAME [-- CMD ARGS...]
 //
-//	lock NAME [--fair|--fenced|--spin] [--wait D] [--lease D] [--grace D] -- CMD ARGS...
+//	lock NAME [--fair|--fenced|--spin] [--wait D] [-E N] [--lease D] [--grace D] [-- CMD ARGS...]
 //	    obtain the lock (no --wait: wait for ever; --wait 0: one attempt), run CMD, unlock when it
-//	    exits; the watchdog renews the lock meanwhile (--lease: a fixed lease instead)
-//	semaphore NAME -n PERMITS [--acquire K] [--wait D] [--lease D] [--grace D] -- CMD ARGS...
+//	    exits; the watchdog renews the lock meanwhile (--lease: a fixed lease instead); -E N
+//	    (--conflict-exit-code): exit N instead of 75 if not obtained, as flock -E; without CMD
+//	    (as etcdctl lock NAME): print `lock "NAME" held by owner ID` (with --fenced, the fencing
+//	    token) and hold the lock until SIGINT, SIGTERM or SIGHUP, then unlock and exit 0 (70 if
+//	    it was lost meanwhile)
+//	semaphore NAME [-n PERMITS] [--acquire K] [--wait D] [-E N] [--lease D] [--grace D] -- CMD ARGS...
 //	    set the semaphore to PERMITS if never set, take K permits (default 1), run CMD, release;
-//	    K more than the semaphore's permits waits until permits are added (give --wait)
+//	    -n is needed only if the semaphore does not exist (else exit 64), and is not applied to
+//	    one that exists with another number of permits (a line on stderr says so); K more than the
+//	    semaphore's permits waits until permits are added (a line on stderr says so; with --wait,
+//	    not obtained says K is more than its permits: exit 75, or -E N)
 //	inspect NAME [--json]
 //	    what NAME holds: kind, holders and hold counts, remaining TTL, waiters, fencing token,
 //	    permits and leases, latch count (redisson.Client.Inspect); who each holder is: a Go
@@ -29,7 +36,11 @@
 //	watch NAME [--interval D]
 //	    a timestamped line each time what NAME holds changes, until Ctrl-C
 //	completion bash|zsh|fish
-//	    a shell completion script (source <(redisson completion bash))
+//	    a shell completion script (source <(redisson completion bash)); bash's works with or
+//	    without the bash-completion package
+//
+// A duration D is a number of seconds (5, 0.5, as flock -w takes) or a Go duration (5s, 250ms,
+// 1m30s); a negative one is a usage error.
 //
 // Put "--" before CMD when it has options of its own. CMD runs with stdin, stdout and stderr passed
 // through, in a process group of its own, which is never the terminal's foreground group: CMD
@@ -86,7 +97,7 @@
 //
 // # Exit status
 //
-// As flock(1) and sysexits(3):
+// In sysexits(3) style:
 //
 //	CMD's status   when CMD ran (128+N if signal N ended it, as shells report it)
 //	1              unlock --force: nothing was locked; latch set: the count was set already
@@ -94,7 +105,9 @@
 //	69             Redis unreachable, or a Redis error before CMD ran
 //	70             the lock or permits were not held throughout CMD: lost while it ran (CMD was
 //	               terminated), or found lost by the release once it had exited
-//	75             not obtained within --wait (as flock -w); latch wait: not zero within --wait
+//	75             EX_TEMPFAIL: not obtained within --wait, or at once with --wait 0; latch wait:
+//	               not zero within --wait (flock(1) exits 1 there: -E N, --conflict-exit-code N,
+//	               0 to 255, of lock and semaphore chooses the code, as flock -E does)
 //	126, 127       CMD could not be run, or was not found
 //	128+N          interrupted by signal N before CMD ran
 package main

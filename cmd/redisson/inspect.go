@@ -287,7 +287,7 @@ Stops on Ctrl-C (SIGINT) or SIGTERM, exit 0.
 
 Example:
    redisson watch --interval 200ms deploy`,
-		Flags:  []cli.Flag{&cli.DurationFlag{Name: "interval", Value: 500 * time.Millisecond, Usage: "time between two reads"}},
+		Flags:  []cli.Flag{&durationFlag{Name: "interval", Value: 500 * time.Millisecond, Usage: "time `D` between two reads"}},
 		Action: runWatch,
 	}
 }

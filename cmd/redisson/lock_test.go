@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,7 +41,7 @@ func TestLockExitsWithTheCommandsStatus(t *testing.T) {
 }
 
 // A lock held elsewhere is not obtained: exit 75 at once with --wait 0, after the bound with
-// --wait D; the command does not run.
+// --wait D (a duration, or a bare number of seconds as flock -w takes); the command does not run.
 func TestLockNotObtainedExits75(t *testing.T) {
 	t.Parallel()
 	srv, _, c := server(t)
@@ -50,7 +51,7 @@ func TestLockNotObtainedExits75(t *testing.T) {
 	}
 	defer h.Unlock(t.Context())
 	marker := filepath.Join(t.TempDir(), "ran")
-	for _, wait := range []string{"0", "200ms"} {
+	for _, wait := range []string{"0", "200ms", "0.2"} {
 		code, _, stderr := runCLI(t, srv, "lock", "--wait", wait, "busy", "--", "touch", marker)
 		if code != exitNotObtained {
 			t.Errorf("--wait %s: exit %d, want %d (%s)", wait, code, exitNotObtained, stderr)
@@ -61,13 +62,55 @@ func TestLockNotObtainedExits75(t *testing.T) {
 	}
 }
 
+// -E N (--conflict-exit-code N), as flock's: the exit code when the lock or permits are not
+// obtained, at once with --wait 0 or after --wait D; N outside 0..255 is a usage error. The command
+// does not run.
+func TestConflictExitCode(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	h, err := c.Lock("busy").Lock(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unlock(t.Context())
+	p := c.PermitExpirableSemaphore("full")
+	if _, err := p.TrySetPermits(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := p.Acquire(t.Context(), 1, redisson.WithLease(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release(t.Context(), ids...)
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"lock", "-E", "3", "--wait", "0", "busy"}, 3},
+		{[]string{"lock", "--conflict-exit-code", "0", "--wait", "0.1", "busy"}, 0},
+		{[]string{"lock", "-E", "255", "--wait", "0", "busy"}, 255},
+		{[]string{"semaphore", "-n", "1", "-E", "9", "--wait", "0", "full"}, 9},
+		{[]string{"lock", "--wait", "0", "busy"}, exitNotObtained},
+		{[]string{"lock", "-E", "256", "--wait", "0", "busy"}, exitUsage},
+		{[]string{"semaphore", "-n", "1", "-E", "-1", "--wait", "0", "full"}, exitUsage},
+	} {
+		code, _, stderr := runCLI(t, srv, append(tc.args, "--", "touch", marker)...)
+		if code != tc.want {
+			t.Errorf("%q: exit %d, want %d (%s)", tc.args, code, tc.want, stderr)
+		}
+	}
+	if exists(marker) {
+		t.Error("the command ran without the lock or permits")
+	}
+}
+
 // Bad usage exits 64 and runs nothing.
 func TestUsageErrorsExit64(t *testing.T) {
 	t.Parallel()
 	srv, _, _ := server(t)
 	for _, args := range [][]string{
 		{"lock"},
-		{"lock", "name"},
 		{"lock", "--no-such-flag", "name", "--", "true"},
 		{"lock", "--fair", "--spin", "name", "--", "true"},
 		{"lock", "a{b", "--", "true"},
@@ -750,5 +793,50 @@ func TestLossTerminatesTheCommandAtOnce(t *testing.T) {
 			}
 			t.Logf("SIGTERM %v after the loss", took)
 		})
+	}
+}
+
+// lock NAME without a command (as etcdctl lock NAME) prints one line naming the lock, its owner and
+// with --fenced its token, and holds the lock until SIGTERM or SIGINT: it then unlocks and exits 0.
+// A loss meanwhile (a force unlock) exits 70.
+func TestLockWithoutCommandHoldsUntilASignal(t *testing.T) {
+	t.Parallel()
+	srv, rdb, c := server(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		name := "held-" + strconv.Itoa(int(sig))
+		p := start(t, srv, nil, "lock", "--fenced", name)
+		waitFor(t, 10*time.Second, "the line saying the lock is held", func() bool { return strings.Contains(p.stdout.String(), "\n") })
+		in, err := c.Inspect(t.Context(), name)
+		if err != nil || len(in.Holders) != 1 {
+			t.Fatalf("inspect %s: %+v, %v; want one holder", name, in, err)
+		}
+		want := fmt.Sprintf("lock %q held by owner %s, fencing token %d\n", name, in.Holders[0].Owner, in.Holders[0].Token)
+		if got := p.stdout.String(); got != want {
+			t.Fatalf("stdout %q, want %q", got, want)
+		}
+		if err := p.cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		if code := p.wait(t, 10*time.Second); code != 0 {
+			t.Fatalf("%v: exit %d, want 0 (%s)", sig, code, p.stderr)
+		}
+		if in, err := c.Inspect(t.Context(), name); err != nil || len(in.Holders) != 0 {
+			t.Fatalf("%v: still held after the exit: %+v, %v", sig, in, err)
+		}
+	}
+
+	p := start(t, srv, nil, "lock", "doomed-hold")
+	waitFor(t, 10*time.Second, "the line saying the lock is held", func() bool { return strings.Contains(p.stdout.String(), "\n") })
+	if !keyExists(t, rdb, "doomed-hold") {
+		t.Fatal("the lock is not held")
+	}
+	if ok, err := c.Lock("doomed-hold").ForceUnlock(t.Context()); err != nil || !ok {
+		t.Fatalf("force unlock: %v, %v", ok, err)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitLost {
+		t.Fatalf("lost: exit %d, want %d (%s)", code, exitLost, p.stderr)
+	}
+	if !strings.Contains(p.stderr.String(), `lock "doomed-hold" lost while held`) {
+		t.Fatalf("lost: stderr %q", p.stderr)
 	}
 }

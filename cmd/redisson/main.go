@@ -18,13 +18,13 @@ import (
 	"github.com/goredisson/redisson"
 )
 
-// Exit codes (see the package documentation), flock(1) and sysexits(3) style.
+// Exit codes (see the package documentation), in sysexits(3) style.
 const (
 	exitNotLocked   = 1  // unlock --force found nothing held; latch set found the count set already
 	exitUsage       = 64 // EX_USAGE: bad flags, arguments or names
 	exitUnavailable = 69 // EX_UNAVAILABLE: Redis unreachable, or a Redis error before the command ran
 	exitLost        = 70 // EX_SOFTWARE: the lock or permits were lost while the command ran
-	exitNotObtained = 75 // EX_TEMPFAIL: not obtained within --wait (as flock -w)
+	exitNotObtained = 75 // EX_TEMPFAIL: not obtained within --wait (flock exits 1; lock and semaphore take its -E N)
 	exitNotFound    = 127
 	exitNotExec     = 126
 )
@@ -33,6 +33,9 @@ const (
 type exitError struct {
 	code int
 	err  error
+	// help is the full name of the command whose help a usage error points at ("redisson lock"), or
+	// "" (set by usageHints).
+	help string
 }
 
 func (e *exitError) Error() string {
@@ -72,15 +75,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			report(stderr, ee.err)
-		}
-		return ee.code
+	if !errors.As(err, &ee) {
+		// What urfave/cli reports itself past the usage errors that usageHints sees is a usage
+		// error too.
+		ee = &exitError{code: exitUsage, err: err, help: app.Name}
 	}
-	// Everything urfave/cli reports itself (an unknown flag, a missing value) is a usage error.
-	report(stderr, err)
-	return exitUsage
+	if ee.err != nil {
+		report(stderr, ee.err)
+	}
+	if ee.code == exitUsage && ee.help != "" {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", ee.help)
+	}
+	return ee.code
 }
 
 // report prints err on stderr, prefixed once with "redisson: " (the library's errors have it).
@@ -100,15 +106,16 @@ func connectionFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "url", Category: cat, Sources: cli.EnvVars("REDIS_URL"),
 			Usage: "Redis URL: redis://[user:password@]host:port[/db] or rediss:// (TLS); with --cluster, a cluster URL (?addr=host2:port2 for more seeds)"},
-		&cli.StringSliceFlag{Name: "addr", Category: cat,
-			Usage: "Redis address host:port, repeatable or comma-separated (default localhost:6379); several imply --cluster unless --sentinel-master"},
+		&cli.StringSliceFlag{Name: "addr", Category: cat, DefaultText: "localhost:6379",
+			Usage: "Redis address host:port, repeatable or comma-separated; several imply --cluster unless --sentinel-master"},
 		&cli.BoolFlag{Name: "cluster", Category: cat, Usage: "the addresses are seeds of a Redis Cluster"},
 		&cli.StringFlag{Name: "sentinel-master", Category: cat, Usage: "the addresses are Sentinels of the master called `NAME`"},
 		&cli.StringFlag{Name: "password", Category: cat, Sources: cli.EnvVars("REDIS_PASSWORD"), Usage: "Redis password (also for the Sentinels)"},
 		&cli.IntFlag{Name: "db", Category: cat, Usage: "database number (not on a Cluster)"},
 		&cli.StringFlag{Name: "key-prefix", Category: cat, Usage: "prefix of every key (redisson.WithKeyPrefix)"},
 		&cli.BoolFlag{Name: "redisson-compat", Category: cat, Usage: "Java Redisson's layouts, shared with Java services (redisson.WithRedissonCompat)"},
-		&cli.DurationFlag{Name: "watchdog", Category: cat, Usage: "watchdog timeout: the lease renewed every third of it; a killed holder's lock is free within it (default 30s)"},
+		&durationFlag{Name: "watchdog", Category: cat, DefaultText: redisson.DefaultWatchdogTimeout.String(),
+			Usage: "watchdog timeout `D`: the lease renewed every third of it; a killed holder's lock is free within it"},
 		&cli.BoolFlag{Name: "no-process-record", Category: cat, Usage: "write no record of this host, pid and program for inspect to show (redisson.WithoutProcessRecord)"},
 	}
 }
@@ -254,10 +261,15 @@ func withClient(ctx context.Context, cmd *cli.Command, compat bool, f func(rdb r
 // nameArg returns the command's single NAME argument, or a usage error.
 func nameArg(cmd *cli.Command, max int) (string, error) {
 	if cmd.NArg() < 1 || cmd.Args().First() == "" {
-		return "", usageError("%s: missing NAME (see redisson %s --help)", cmd.Name, cmd.Name)
+		return "", usageError("%s: missing NAME", commandName(cmd))
 	}
 	if max > 0 && cmd.NArg() > max {
-		return "", usageError("%s: unexpected arguments %q", cmd.Name, cmd.Args().Slice()[max:])
+		return "", usageError("%s: unexpected arguments %q", commandName(cmd), cmd.Args().Slice()[max:])
 	}
 	return cmd.Args().First(), nil
+}
+
+// commandName is the command's name as its messages give it: "lock", "latch set".
+func commandName(cmd *cli.Command) string {
+	return strings.TrimPrefix(cmd.FullName(), cmd.Root().Name+" ")
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/goredisson/redisson"
+)
+
+// runInProcess runs the command line args (without the program name) in this process and returns
+// its exit code, stdout and stderr.
+func runInProcess(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), append([]string{"redisson"}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// commandPaths returns the paths of cmd's visible subcommands, recursively ("lock", "latch set").
+func commandPaths(cmd *cli.Command, prefix []string) [][]string {
+	var paths [][]string
+	for _, sub := range cmd.Commands {
+		if sub.Hidden {
+			continue
+		}
+		p := append(append([]string(nil), prefix...), sub.Name)
+		paths = append(paths, p)
+		paths = append(paths, commandPaths(sub, p)...)
+	}
+	return paths
+}
+
+// Every flag's default appears once in the help, and none is the zero value standing for "not
+// set" (a --wait or --lease of 0s is not what an absent flag means). The root help has the
+// connection flags and the exit codes; a subcommand's has its own flags and a line pointing at
+// the root help instead.
+func TestHelpShowsEachDefaultOnceAndGlobalsInTheRootHelpOnly(t *testing.T) {
+	t.Parallel()
+	app := newApp(io.Discard, io.Discard)
+	for _, path := range append([][]string{nil}, commandPaths(app, nil)...) {
+		code, stdout, stderr := runInProcess(t, append(path, "--help")...)
+		name := strings.Join(append([]string{"redisson"}, path...), " ")
+		if code != 0 || stderr != "" {
+			t.Fatalf("%s --help: exit %d, stderr %q", name, code, stderr)
+		}
+		for _, line := range strings.Split(stdout, "\n") {
+			if strings.Count(line, "default") > 1 {
+				t.Errorf("%s --help: a default given twice: %q", name, line)
+			}
+			if strings.Contains(line, "(default: 0s)") {
+				t.Errorf("%s --help: a zero default that is not the flag's meaning when absent: %q", name, line)
+			}
+		}
+		root := path == nil
+		for _, s := range []string{"EXIT STATUS", "GLOBAL OPTIONS", "--url", "--watchdog"} {
+			if strings.Contains(stdout, s) != root {
+				t.Errorf("%s --help: has %q: %v, want %v\n%s", name, s, !root, root, stdout)
+			}
+		}
+		if !root && !strings.Contains(stdout, globalHelpLine) {
+			t.Errorf("%s --help: no line pointing at the root help\n%s", name, stdout)
+		}
+	}
+
+	_, root, _ := runInProcess(t, "--help")
+	_, lock, _ := runInProcess(t, "lock", "--help")
+	for _, want := range []struct{ help, flag, def string }{
+		{root, "--watchdog", "(default: " + redisson.DefaultWatchdogTimeout.String() + ")"},
+		{root, "--addr", "(default: localhost:6379)"},
+		{lock, "--wait", "(default: wait for ever)"},
+		{lock, "--lease", "(default: none, the watchdog renews)"},
+		{lock, "--grace", "(default: 10s)"},
+	} {
+		if line := helpLine(want.help, want.flag); !strings.Contains(line, want.def) {
+			t.Errorf("help of %s: %q, want %s", want.flag, line, want.def)
+		}
+	}
+}
+
+// helpLine returns the line of help that describes flag ("" if none).
+func helpLine(help, flag string) string {
+	for _, line := range strings.Split(help, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), flag+" ") {
+			return line
+		}
+	}
+	return ""
+}
+
+// A usage error prints one line of error and one pointing at the help of the command that failed,
+// nothing on stdout, and exits 64.
+func TestUsageErrorIsOneLineAndAPointerToHelp(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args      []string
+		err, help string
+	}{
+		{[]string{"lock", "--wait", "x", "name", "--", "true"}, `redisson: invalid value "x" for flag --wait: `, "redisson lock"},
+		{[]string{"lock", "--no-such-flag", "name", "--", "true"}, "redisson: flag provided but not defined: --no-such-flag", "redisson lock"},
+		{[]string{"lock", "--fair", "--spin", "name", "--", "true"}, "redisson: lock: --fair, --fenced and --spin exclude each other", "redisson lock"},
+		{[]string{"lock"}, "redisson: lock: missing NAME", "redisson lock"},
+		{[]string{"--db", "x", "inspect", "name"}, `redisson: invalid value "x" for flag --db: `, "redisson"},
+		{[]string{"latch", "set", "name"}, `redisson: Required flag "count" not set`, "redisson latch set"},
+		{[]string{"latch", "set", "-n", "1"}, "redisson: latch set: missing NAME", "redisson latch set"},
+		{[]string{"no-such-command"}, `redisson: unknown command "no-such-command"`, "redisson"},
+	} {
+		code, stdout, stderr := runInProcess(t, tc.args...)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if code != exitUsage || stdout != "" || len(lines) != 2 || !strings.HasPrefix(lines[0], tc.err) ||
+			lines[1] != "Run '"+tc.help+" --help' for usage." {
+			t.Errorf("%q: exit %d (want %d), stdout %q, stderr %q; want %q... then a pointer at %s --help",
+				tc.args, code, exitUsage, stdout, stderr, tc.err, tc.help)
+		}
+	}
+}
+
+// The bash completion script completes without the bash-completion package (a bash started with
+// --norc --noprofile has none of its functions): no "command not found", and the commands and
+// flags come back.
+func TestBashCompletionWorksWithoutBashCompletion(t *testing.T) {
+	t.Parallel()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash:", err)
+	}
+	script := `source <(redisson completion bash) || exit 1
+declare -F _get_comp_words_by_ref _comp_initialize && { echo "bash-completion is loaded"; exit 1; }
+COMP_WORDS=(redisson lo); COMP_CWORD=1; __redisson_bash_autocomplete; echo "1: ${COMPREPLY[*]}"
+COMP_WORDS=(redisson lock --wai); COMP_CWORD=2; __redisson_bash_autocomplete; echo "2: ${COMPREPLY[*]}"`
+	cmd := exec.Command(bash, "--norc", "--noprofile", "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+		t.Fatalf("bash: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	}
+	if want := "1: lock\n2: --wait\n"; stdout.String() != want {
+		t.Fatalf("completions %q, want %q", stdout.String(), want)
+	}
+}
