@@ -107,15 +107,16 @@ func TestFlashSaleWithoutLockOversells(t *testing.T) {
 	}
 }
 
-// TestMainProgramCompares runs the program as `make demo` does (-compare), with its own throwaway
-// redis-server, but smaller, and checks the two rows of its table and its exit status.
-func TestMainProgramCompares(t *testing.T) {
+// runProgram runs this test binary as the program, with its own throwaway redis-server, and returns
+// its standard output, failing the test if it does not exit 0.
+func runProgram(t *testing.T, args ...string) string {
+	t.Helper()
 	redistest.Start(t) // skips (or fails, with REDISTEST_REQUIRE=1) without redis-server
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(t.Context(), exe, "-compare", "-processes", "2", "-buyers", "100", "-stock", "10")
+	cmd := exec.CommandContext(t.Context(), exe, args...)
 	cmd.Env = append(os.Environ(), mainEnv+"=1")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -124,8 +125,15 @@ func TestMainProgramCompares(t *testing.T) {
 	if err != nil {
 		t.Fatalf("program failed: %v", err)
 	}
+	return out.String()
+}
+
+// TestMainProgramCompares runs the program as `make demo` does (-compare), with its own throwaway
+// redis-server, but smaller, and checks the two rows of its table and its exit status.
+func TestMainProgramCompares(t *testing.T) {
+	out := runProgram(t, "-compare", "-processes", "2", "-buyers", "100", "-stock", "10")
 	rows := map[string][]string{}
-	for _, line := range strings.Split(out.String(), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		for _, label := range []string{"without the lock", "with the lock"} {
 			if rest, ok := strings.CutPrefix(line, label+" "); ok && !strings.Contains(line, ":") {
 				rows[label] = strings.Fields(rest)
@@ -140,7 +148,7 @@ func TestMainProgramCompares(t *testing.T) {
 	} else if sold, err := strconv.Atoi(r[0]); err != nil || sold < 10 {
 		t.Errorf("without the lock sold %q; want at least the stock, 10", r[0])
 	}
-	if !strings.Contains(out.String(), "with the lock: every item sold exactly once, no update lost") {
+	if !strings.Contains(out, "with the lock: every item sold exactly once, no update lost") {
 		t.Error("no closing line saying the locked sale sold every item once")
 	}
 }
@@ -148,27 +156,17 @@ func TestMainProgramCompares(t *testing.T) {
 // TestMainProgram runs the program once, with its own throwaway redis-server, and checks its RESULT
 // line and exit status.
 func TestMainProgram(t *testing.T) {
-	redistest.Start(t) // skips (or fails, with REDISTEST_REQUIRE=1) without redis-server
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(t.Context(), exe, "-processes", "2", "-buyers", "100", "-stock", "10")
-	cmd.Env = append(os.Environ(), mainEnv+"=1")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	t.Logf("output:\n%s%s", out.String(), errOut.String())
-	if err != nil {
-		t.Fatalf("program failed: %v", err)
-	}
-	p := lastLine(t, out.String())
+	p := lastLine(t, runProgram(t, "-processes", "2", "-buyers", "100", "-stock", "10"))
 	if p.sold != 10 || p.oversold != 0 || p.buyers != 100 || p.processes != 2 {
 		t.Errorf("RESULT sold=%d oversold=%d buyers=%d processes=%d; want 10 0 100 2", p.sold, p.oversold, p.buyers, p.processes)
 	}
 
 	// Bad flags exit 2.
-	cmd = exec.CommandContext(t.Context(), exe, "-processes", "0")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), exe, "-processes", "0")
 	cmd.Env = append(os.Environ(), mainEnv+"=1")
 	err = cmd.Run()
 	var ee *exec.ExitError
