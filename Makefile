@@ -9,21 +9,23 @@ GO ?= go
 all: test
 
 # redis-server and redis-cli: the tests and the demo start their own throwaway redis-server
-# processes on free loopback ports. policy-rc.d keeps apt from starting the packaged service, and the
+# processes on free loopback ports. rsvg-convert (librsvg2-bin): bench's chart test renders the
+# charts with it. policy-rc.d keeps apt from starting the packaged service, and the
 # package's enabling of it (systemd links made by its postinst) is undone after the install.
 deps:
 	@missing=""; \
 	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
 	command -v redis-cli >/dev/null 2>&1 || missing="$$missing redis-cli"; \
+	command -v rsvg-convert >/dev/null 2>&1 || missing="$$missing rsvg-convert"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "deps: missing$$missing; installing redis-server redis-tools (service not started)"; \
+			echo "deps: missing$$missing; installing redis-server redis-tools librsvg2-bin (service not started)"; \
 			rcd=""; \
 			if [ ! -e /usr/sbin/policy-rc.d ]; then \
 				printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && rcd=1; \
 			fi; \
 			status=0; \
-			{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools; } || status=$$?; \
+			{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server redis-tools librsvg2-bin; } || status=$$?; \
 			if [ -n "$$rcd" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
 			if [ $$status = 0 ]; then \
 				echo "deps: redis-server.service disabled (the package enables it for the next boot)"; \
@@ -33,7 +35,7 @@ deps:
 			exit $$status; \
 		else \
 			echo "deps: missing$$missing; install it with:" >&2; \
-			echo "    sudo apt-get install -y redis-server redis-tools" >&2; \
+			echo "    sudo apt-get install -y redis-server redis-tools librsvg2-bin" >&2; \
 			exit 1; \
 		fi; \
 	fi
@@ -81,13 +83,15 @@ lint: tidy staticcheck
 # The contrib modules' packages run in the same go test, through a workspace file made for it
 # (.test.work, not committed), so that their builds overlap the library's tests. go test runs every
 # vet check (-vet=all) on the race builds it makes anyway, and staticcheck then reads those builds
-# too (GOFLAGS=-race): on a cold cache, one build of everything instead of three. bench/, which no
-# test imports, is vetted and checked by `make vet` and `make lint`, not here.
+# too (GOFLAGS=-race): on a cold cache, one build of everything instead of three. bench/ (a module
+# of its own too) is in the workspace for its tests, which draw its charts and render them (a few
+# seconds; its benchmarks are `make bench`); staticcheck reads it in `make lint`.
+TESTMODS = bench $(CONTRIB)
 TESTWORK = $(CURDIR)/.test.work
-TESTPKGS = ./... $(CONTRIB:%=./%/...)
+TESTPKGS = ./... $(TESTMODS:%=./%/...)
 
 testwork:
-	@{ printf 'go 1.26.0\n\nuse (\n\t.\n'; for d in $(CONTRIB); do printf '\t./%s\n' $$d; done; printf ')\n'; } > $(TESTWORK)
+	@{ printf 'go 1.26.0\n\nuse (\n\t.\n'; for d in $(TESTMODS); do printf '\t./%s\n' $$d; done; printf ')\n'; } > $(TESTWORK)
 
 # (GOWORK is set for gotestsum's go test only: `go tool -modfile` refuses workspace mode.)
 test: deps race-deps testwork tidy

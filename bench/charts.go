@@ -12,7 +12,10 @@ import (
 	"strconv"
 	"strings"
 
+	"codeberg.org/go-fonts/dejavu/dejavusans"
+	"codeberg.org/go-fonts/dejavu/dejavusansbold"
 	xfont "golang.org/x/image/font"
+	"golang.org/x/image/font/opentype"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -151,15 +154,20 @@ func writeCharts(dir string, rep *report) ([]string, error) {
 	return files, nil
 }
 
-// chart is a plot with its legend drawn to the right of it, outside the data area.
+// chart is a plot with its legend drawn to the right of it, outside the data area, and a subtitle
+// under its title.
 type chart struct {
-	p      *plot.Plot
-	legend plot.Legend
-	w, h   vg.Length
-	lines  [][]plot.Plotter // added to p at save, in reverse: the first (ours) drawn on top
+	p        *plot.Plot
+	legend   plot.Legend
+	subtitle string
+	w, h     vg.Length
+	lines    [][]plot.Plotter // added to p at save, in reverse: the first (ours) drawn on top
 }
 
+// newChart makes a chart; title's lines after the first are the subtitle, drawn smaller and not
+// bold under it, both wrapped at save to the canvas' width.
 func newChart(title, xLabel, yLabel string, w, h vg.Length) *chart {
+	title, subtitle, _ := strings.Cut(title, "\n")
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font = font.From(sansFont(true), 13)
@@ -176,24 +184,214 @@ func newChart(title, xLabel, yLabel string, w, h vg.Length) *chart {
 	lg.Top, lg.Left = true, true
 	lg.ThumbnailWidth = vg.Points(28)
 	lg.Padding = vg.Points(3)
-	return &chart{p: p, legend: lg, w: w, h: h}
+	return &chart{p: p, legend: lg, subtitle: subtitle, w: w, h: h}
 }
 
-// sansFont is Liberation Sans (embedded in gonum/plot, so text is measured right; the SVG names
-// the family and viewers fall back to their sans-serif).
+// wrapText breaks each line of s into lines no wider than width in sty: at "; " where it can, else
+// between words (a word wider than width stays whole on a line of its own).
+func wrapText(s string, sty text.Style, width vg.Length) string {
+	var out []string
+	fits := func(l string) bool { return sty.Width(l) <= width }
+	for _, line := range strings.Split(s, "\n") {
+		cur := ""
+		add := func(piece string) { // piece on cur's line if it fits there, else on a new one
+			switch {
+			case cur == "":
+				cur = piece
+			case fits(cur + " " + piece):
+				cur += " " + piece
+			default:
+				out, cur = append(out, cur), piece
+			}
+		}
+		for _, clause := range strings.SplitAfter(line, "; ") {
+			if clause = strings.TrimSuffix(clause, " "); fits(clause) {
+				add(clause)
+				continue
+			}
+			for _, word := range strings.Fields(clause) {
+				add(word)
+			}
+		}
+		out = append(out, cur)
+	}
+	return strings.Join(out, "\n")
+}
+
+// The charts' text is named in the SVG by chartFontFamily and measured by chartText with the widest
+// of the fonts that list names (their metrics embedded here): a viewer draws it with the first it
+// has, or its sans-serif, and every text still fits the space laid out for it.
+const chartFontFamily = "'DejaVu Sans','Liberation Sans',Arial,Helvetica,sans-serif"
+
+// chartTypefaces are the typefaces measured (Variant Sans), in chartFontFamily's order: DejaVu Sans,
+// the widest and the sans-serif of most Linux systems, then Liberation Sans, which has the metrics
+// of Arial and Helvetica.
+var chartTypefaces = []font.Typeface{"DejaVu", "Liberation"}
+
+func init() {
+	coll := font.Collection{}
+	for _, f := range []struct {
+		bold bool
+		ttf  []byte
+	}{{false, dejavusans.TTF}, {true, dejavusansbold.TTF}} {
+		face, err := opentype.Parse(f.ttf)
+		if err != nil {
+			panic(fmt.Sprintf("DejaVu Sans: %v", err))
+		}
+		fnt := font.Font{Typeface: "DejaVu", Variant: "Sans"}
+		if f.bold {
+			fnt.Weight = xfont.WeightBold
+		}
+		coll = append(coll, font.Face{Font: fnt, Face: face})
+	}
+	font.DefaultCache.Add(coll)
+	plot.DefaultTextHandler = chartText{text.Plain{Fonts: font.DefaultCache}}
+}
+
+// sansFont is the charts' font (chartTypefaces' first; chartText measures it with them all).
 func sansFont(bold bool) font.Font {
-	f := font.Font{Typeface: "Liberation", Variant: "Sans"}
+	f := font.Font{Typeface: chartTypefaces[0], Variant: "Sans"}
 	if bold {
 		f.Weight = xfont.WeightBold
 	}
 	return f
 }
 
+// chartText is the charts' text handler: text.Plain, but each text measured with the widest of
+// chartTypefaces (its width, ascent and descent the largest of theirs), and drawn, on an
+// anchorCanvas, at the point its alignment refers to, with an SVG text-anchor: a right-aligned
+// tick label ends at its tick and a centred title is centred in any font.
+type chartText struct{ text.Plain }
+
+func (h chartText) faces(fnt font.Font) []font.Face {
+	var faces []font.Face
+	for _, tf := range chartTypefaces {
+		f := fnt
+		f.Typeface = tf
+		faces = append(faces, h.Fonts.Lookup(f, fnt.Size))
+	}
+	return faces
+}
+
+// Extents are the largest ascent, descent and line height of the typefaces.
+func (h chartText) Extents(fnt font.Font) font.Extents {
+	var e font.Extents
+	for _, f := range h.faces(fnt) {
+		fe := f.Extents()
+		e.Ascent, e.Descent, e.Height = max(e.Ascent, fe.Ascent), max(e.Descent, fe.Descent), max(e.Height, fe.Height)
+	}
+	return e
+}
+
+// Box is the widest of the typefaces' widths of txt, with Extents' ascent and descent.
+func (h chartText) Box(txt string, fnt font.Font) (width, height, depth vg.Length) {
+	for _, f := range h.faces(fnt) {
+		width = max(width, f.Width(txt))
+	}
+	e := h.Extents(fnt)
+	return width, e.Ascent, e.Descent
+}
+
+// Draw draws txt as text.Plain does, with the line pitch of Extents and, on an anchorCanvas, each
+// line at its alignment point with the matching text-anchor.
+func (h chartText) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
+	txt = strings.TrimRight(txt, "\n")
+	if txt == "" {
+		return
+	}
+	ac := anchorCanvasOf(c)
+	face := h.faces(sty.Font)[0]
+	e := h.Extents(sty.Font)
+	c.SetColor(sty.Color)
+	if sty.Rotation != 0 {
+		c.Push()
+		defer c.Pop()
+		c.Rotate(sty.Rotation)
+	}
+	sin64, cos64 := math.Sincos(sty.Rotation)
+	sin, cos := vg.Length(sin64), vg.Length(cos64)
+	pt.X, pt.Y = pt.Y*sin+pt.X*cos, pt.Y*cos-pt.X*sin
+	lines := h.Lines(txt)
+	// The last line's baseline, where text.Style.Rectangle has it (the box's bottom one descent
+	// and line gap below it).
+	pt.Y += sty.Height(txt)*vg.Length(sty.YAlign) - (e.Height - e.Ascent - e.Descent)
+	for i, line := range lines {
+		p := pt.Add(vg.Point{Y: vg.Length(len(lines)-1-i) * e.Height})
+		anchor := map[text.XAlignment]string{text.XLeft: "start", text.XCenter: "middle", text.XRight: "end"}[sty.XAlign]
+		if ac == nil || anchor == "" {
+			w, _, _ := h.Box(line, sty.Font)
+			p.X += vg.Length(sty.XAlign) * w
+		} else {
+			ac.next = anchor
+		}
+		c.FillString(face, p, line)
+	}
+}
+
+// anchorCanvas is an SVG canvas that records the text-anchor of each text drawn (chartText sets
+// next before each FillString), for withAnchors to write into the SVG.
+type anchorCanvas struct {
+	*vgsvg.Canvas
+	next    string
+	anchors []string
+}
+
+func (a *anchorCanvas) FillString(f font.Face, pt vg.Point, s string) {
+	a.anchors = append(a.anchors, cmp.Or(a.next, "start"))
+	a.next = ""
+	a.Canvas.FillString(f, pt, s)
+}
+
+// anchorCanvasOf returns the anchorCanvas that c draws on, or nil (gonum's draw.Canvas wraps one
+// in others).
+func anchorCanvasOf(c vg.Canvas) *anchorCanvas {
+	for {
+		switch v := c.(type) {
+		case *anchorCanvas:
+			return v
+		case *draw.Canvas:
+			c = v.Canvas
+		case draw.Canvas:
+			c = v.Canvas
+		default:
+			return nil
+		}
+	}
+}
+
+// withAnchors returns svg with the text-anchor of anchors (in order) on each of its <text>
+// elements, and chartFontFamily as their font family.
+func withAnchors(svg []byte, anchors []string) ([]byte, error) {
+	tag := []byte("<text ")
+	if n := bytes.Count(svg, tag); n != len(anchors) {
+		return nil, fmt.Errorf("%d texts drawn, %d in the SVG", len(anchors), n)
+	}
+	var out bytes.Buffer
+	for _, a := range anchors {
+		j := bytes.Index(svg, tag) + len(tag)
+		out.Write(svg[:j])
+		if a != "start" {
+			fmt.Fprintf(&out, `text-anchor="%s" `, a)
+		}
+		svg = svg[j:]
+	}
+	out.Write(svg)
+	family := []byte("font-family:DejaVu Sans;")
+	if !bytes.Contains(out.Bytes(), family) {
+		return nil, fmt.Errorf("no %s in the SVG", family)
+	}
+	return bytes.ReplaceAll(out.Bytes(), family, []byte("font-family:"+chartFontFamily+";")), nil
+}
+
 // save writes the chart to path in the format its extension names (svg; others if their vg backend
 // is linked in).
 func (c *chart) save(path string) error {
-	var canvas vg.CanvasWriterTo = vgsvg.New(c.w, c.h)
-	if ext := strings.TrimPrefix(filepath.Ext(path), "."); ext != "svg" {
+	var canvas vg.CanvasWriterTo
+	var ac *anchorCanvas
+	if ext := strings.TrimPrefix(filepath.Ext(path), "."); ext == "svg" {
+		ac = &anchorCanvas{Canvas: vgsvg.New(c.w, c.h)}
+		canvas = ac
+	} else {
 		var err error
 		if canvas, err = draw.NewFormattedCanvas(c.w, c.h, ext); err != nil {
 			return err
@@ -207,18 +405,38 @@ func (c *chart) save(path string) error {
 	dc.SetColor(color.White) // the legend's strip too, for dark page backgrounds
 	dc.Fill(dc.Rectangle.Path())
 	lw := c.legend.Rectangle(dc).Size().X + vg.Points(16)
-	c.p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
-	top := c.p.Title.TextStyle.Rectangle(c.p.Title.Text).Size().Y + c.p.Title.Padding + vg.Points(10)
-	c.legend.Draw(draw.Crop(dc, c.w-lw+vg.Points(8), 0, 0, -top))
+	// The title and the subtitle, centred on the canvas and wrapped to its width; the plot below
+	// them on the left, the legend on the right.
+	margin := vg.Points(6)
+	top := dc.Max.Y - vg.Points(4)
+	header := func(txt string, sty text.Style) {
+		txt = wrapText(txt, sty, c.w-2*margin)
+		r := sty.Rectangle(txt)
+		dc.FillText(sty, vg.Point{X: dc.Center().X, Y: top - r.Max.Y}, txt)
+		top -= r.Size().Y
+	}
+	tsty := c.p.Title.TextStyle
+	header(c.p.Title.Text, tsty)
+	if c.subtitle != "" {
+		top -= vg.Points(3)
+		ssty := tsty
+		ssty.Font = font.From(sansFont(false), 11)
+		header(c.subtitle, ssty)
+	}
+	top -= c.p.Title.Padding
+	c.p.Title.Text = ""
+	c.p.Draw(draw.Crop(dc, vg.Points(4), -lw, vg.Points(4), top-dc.Max.Y))
+	c.legend.Draw(draw.Crop(dc, c.w-lw+vg.Points(8), 0, 0, top-dc.Max.Y-vg.Points(10)))
 	var buf bytes.Buffer
 	if _, err := canvas.WriteTo(&buf); err != nil {
 		return err
 	}
 	b := buf.Bytes()
-	if _, ok := canvas.(*vgsvg.Canvas); ok {
-		// The fonts are not embedded: fall back to Arial, whose metrics Liberation Sans shares (the
-		// text was laid out with them), then to any sans-serif.
-		b = bytes.ReplaceAll(b, []byte("font-family:Liberation Sans;"), []byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"))
+	if ac != nil {
+		var err error
+		if b, err = withAnchors(b, ac.anchors); err != nil {
+			return err
+		}
 	}
 	return os.WriteFile(path, b, 0o644)
 }
@@ -375,7 +593,8 @@ func barLabel(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-// labelsAbove returns the values of bars as labels just above them; offset is the bars' Offset.
+// labelsAbove returns the values of bars as labels just above them, upright (reading upwards: a
+// bar is narrower than its value written across); offset is the bars' Offset.
 func labelsAbove(xs, vs []float64, offset vg.Length, format func(float64) string) (*plotter.Labels, error) {
 	var d plotter.XYLabels
 	for i, v := range vs {
@@ -391,7 +610,9 @@ func labelsAbove(xs, vs []float64, offset vg.Length, format func(float64) string
 	}
 	for i := range l.TextStyle {
 		l.TextStyle[i].Font = font.From(sansFont(false), 8)
-		l.TextStyle[i].XAlign = text.XCenter
+		l.TextStyle[i].Rotation = math.Pi / 2
+		l.TextStyle[i].XAlign = text.XLeft
+		l.TextStyle[i].YAlign = text.YCenter
 	}
 	l.Offset = vg.Point{X: offset, Y: vg.Points(2)}
 	return l, nil

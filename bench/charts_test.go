@@ -12,7 +12,8 @@ import (
 	"testing"
 )
 
-// chartTestReport is a fixed report with every kind of result the charts show.
+// chartTestReport is a fixed report with every kind of result the charts show, with the
+// implementations and data object rows of a default run (so the longest legend and row labels).
 func chartTestReport() *report {
 	rep := &report{Config: map[string]string{"critical": "1ms", "contended_duration": "4s", "rounds": "2"}}
 	impls := []struct {
@@ -28,6 +29,8 @@ func chartTestReport() *report {
 		{"redsync", 660, 490, 4.5, 1.1},
 		{"redislock", 500, 157, 50, 2},
 		{"rueidislock", 400, 335, 64, 1.8},
+		{"rueidislock-km1", 410, 300, 30, 1.5},
+		{"bare", 640, 22, 7, 1.02},
 		{"floor", 550, 133, 19, 1.8},
 	}
 	for _, im := range impls {
@@ -44,7 +47,11 @@ func chartTestReport() *report {
 	}
 	rep.Obj = &objResult{Rows: []objRow{
 		{Op: "AtomicLong.Add", Goroutines: 1, Batch: 1, Ours: 9000, Raw: 9100, Ratio: 0.99, RawCmds: "INCRBY"},
+		{Op: "AtomicLong.Add", Goroutines: 16, Batch: 1, Ours: 30000, Raw: 32000, Ratio: 0.94, RawCmds: "INCRBY"},
+		{Op: "BloomFilter.AddMany", Goroutines: 16, Batch: 1, Ours: 20000, Raw: 21000, Ratio: 0.94, RawCmds: "pipeline of 7 SETBIT"},
+		{Op: "BloomFilter.ContainsMany", Goroutines: 16, Batch: 1, Ours: 20000, Raw: 21500, Ratio: 0.92, RawCmds: "pipeline of 7 GETBIT"},
 		{Op: "BloomFilter.AddMany", Goroutines: 4, Batch: 1000, Ours: 160000, Raw: 110000, Ratio: 1.45, RawCmds: "pipeline of 7000 SETBIT"},
+		{Op: "BloomFilter.ContainsMany", Goroutines: 4, Batch: 1000, Ours: 170000, Raw: 115000, Ratio: 1.48, RawCmds: "pipeline of 7000 GETBIT"},
 	}}
 	return rep
 }
@@ -99,8 +106,8 @@ func TestWriteChartsWritesEverySVG(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(b, []byte("Arial,Helvetica,sans-serif")) {
-			t.Errorf("%s: no fallback font family", name)
+		if !bytes.Contains(b, []byte("font-family:"+chartFontFamily+";")) || bytes.Contains(b, []byte("font-family:DejaVu Sans;")) {
+			t.Errorf("%s: not every text in the font families %s", name, chartFontFamily)
 		}
 	}
 }
