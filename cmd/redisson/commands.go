@@ -132,7 +132,7 @@ func command(cmd *cli.Command) ([]string, error) {
 
 // conflictExitCodeFlag is flock's -E: the exit code when the lock or permits are not obtained.
 func conflictExitCodeFlag() cli.Flag {
-	return &cli.IntFlag{Name: "conflict-exit-code", Aliases: []string{"E"}, Value: exitNotObtained,
+	return &cli.IntFlag{Config: cli.IntegerConfig{Base: 10}, Name: "conflict-exit-code", Aliases: []string{"E"}, Value: exitNotObtained,
 		Usage: "exit `N` (0 to 255) when not obtained: --wait passed, or held at once with --wait 0 (as flock -E; flock itself exits 1)"}
 }
 
@@ -350,9 +350,9 @@ Examples:
    redisson semaphore -n 4 encoders -- ffmpeg -i in.mp4 out.webm
    redisson semaphore -n 10 --acquire 3 --wait 1m api-quota -- ./batch.sh`,
 		Flags: []cli.Flag{
-			&cli.Int64Flag{Name: "permits", Aliases: []string{"n"}, HideDefault: true,
+			&cli.Int64Flag{Config: cli.IntegerConfig{Base: 10}, Name: "permits", Aliases: []string{"n"}, HideDefault: true,
 				Usage: "the semaphore's permits `N`, to create it: needed only if it does not exist, ignored (with a warning) if it does"},
-			&cli.Int64Flag{Name: "acquire", Value: 1, Usage: "permits to take"},
+			&cli.Int64Flag{Config: cli.IntegerConfig{Base: 10}, Name: "acquire", Value: 1, Usage: "permits to take"},
 			&durationFlag{Name: "wait", DefaultText: "wait for ever", Usage: "give up after `D` (exit 75, or -E N); 0: one attempt"},
 			conflictExitCodeFlag(),
 			&durationFlag{Name: "lease", DefaultText: "none, the watchdog renews", Usage: "fixed lease `D` of the permits instead of the watchdog"},
@@ -543,7 +543,7 @@ Examples:
 		Commands: []*cli.Command{
 			{
 				Name: "set", Usage: "set the count to N if it is zero (exit 1 if it was not)", ArgsUsage: "NAME",
-				Flags: []cli.Flag{&cli.Int64Flag{Name: "count", Aliases: []string{"n"}, Required: true, Usage: "the count (≥ 1)"}},
+				Flags: []cli.Flag{&cli.Int64Flag{Config: cli.IntegerConfig{Base: 10}, Name: "count", Aliases: []string{"n"}, Required: true, Usage: "the count (≥ 1)"}},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					name, err := nameArg(cmd, 1)
 					if err != nil {

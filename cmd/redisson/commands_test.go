@@ -407,3 +407,32 @@ func TestSemaphorePermitsFlag(t *testing.T) {
 		t.Fatalf("after permits were added: exit %d, ran %v (%s)", code, exists(marker), p.stderr)
 	}
 }
+
+// Integer flags are decimal, as flock's -E N and every shell tool's counts: -n 010 is ten permits,
+// not eight (Go's base-0 parsing reads a leading 0 as octal and 0x as hexadecimal).
+func TestIntegerFlagsAreDecimal(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	code, _, stderr := runCLI(t, srv, "semaphore", "-n", "010", "ten", "--", "true")
+	if code == 0 {
+		if n, err := c.PermitExpirableSemaphore("ten").AvailablePermits(t.Context()); err != nil || n != 10 {
+			t.Errorf("semaphore -n 010: %d permits, %v; want 10 (or a usage error)", n, err)
+		}
+	} else if code != exitUsage {
+		t.Errorf("semaphore -n 010: exit %d (%s); want 0 and 10 permits, or a usage error", code, stderr)
+	}
+
+	h, err := c.Lock("busy").Lock(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unlock(t.Context())
+	code, _, stderr = runCLI(t, srv, "lock", "-E", "010", "--wait", "0", "busy", "--", "true")
+	if code != 10 && code != exitUsage {
+		t.Errorf("lock -E 010 on a held lock: exit %d (%s); want 10 or a usage error", code, stderr)
+	}
+	code, _, stderr = runCLI(t, srv, "lock", "-E", "0x10", "--wait", "0", "busy", "--", "true")
+	if code != exitUsage {
+		t.Errorf("lock -E 0x10 on a held lock: exit %d (%s); want a usage error", code, stderr)
+	}
+}

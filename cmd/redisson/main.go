@@ -111,7 +111,7 @@ func connectionFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "cluster", Category: cat, Usage: "the addresses are seeds of a Redis Cluster"},
 		&cli.StringFlag{Name: "sentinel-master", Category: cat, Usage: "the addresses are Sentinels of the master called `NAME`"},
 		&cli.StringFlag{Name: "password", Category: cat, Sources: cli.EnvVars("REDIS_PASSWORD"), Usage: "Redis password (also for the Sentinels)"},
-		&cli.IntFlag{Name: "db", Category: cat, Usage: "database number (not on a Cluster)"},
+		&cli.IntFlag{Config: cli.IntegerConfig{Base: 10}, Name: "db", Category: cat, Usage: "database number (not on a Cluster)"},
 		&cli.StringFlag{Name: "key-prefix", Category: cat, Usage: "prefix of every key (redisson.WithKeyPrefix)"},
 		&cli.BoolFlag{Name: "redisson-compat", Category: cat, Usage: "Java Redisson's layouts, shared with Java services (redisson.WithRedissonCompat)"},
 		&durationFlag{Name: "watchdog", Category: cat, DefaultText: redisson.DefaultWatchdogTimeout.String(),
