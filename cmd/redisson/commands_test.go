@@ -422,11 +422,7 @@ func TestIntegerFlagsAreDecimal(t *testing.T) {
 		t.Errorf("semaphore -n 010: exit %d (%s); want 0 and 10 permits, or a usage error", code, stderr)
 	}
 
-	h, err := c.Lock("busy").Lock(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Unlock(t.Context())
+	holdBusy(t, c)
 	code, _, stderr = runCLI(t, srv, "lock", "-E", "010", "--wait", "0", "busy", "--", "true")
 	if code != 10 && code != exitUsage {
 		t.Errorf("lock -E 010 on a held lock: exit %d (%s); want 10 or a usage error", code, stderr)

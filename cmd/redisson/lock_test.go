@@ -45,11 +45,7 @@ func TestLockExitsWithTheCommandsStatus(t *testing.T) {
 func TestLockNotObtainedExits75(t *testing.T) {
 	t.Parallel()
 	srv, _, c := server(t)
-	h, err := c.Lock("busy").Lock(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Unlock(t.Context())
+	holdBusy(t, c)
 	marker := filepath.Join(t.TempDir(), "ran")
 	for _, wait := range []string{"0", "200ms", "0.2"} {
 		code, _, stderr := runCLI(t, srv, "lock", "--wait", wait, "busy", "--", "touch", marker)
@@ -68,11 +64,7 @@ func TestLockNotObtainedExits75(t *testing.T) {
 func TestConflictExitCode(t *testing.T) {
 	t.Parallel()
 	srv, _, c := server(t)
-	h, err := c.Lock("busy").Lock(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Unlock(t.Context())
+	holdBusy(t, c)
 	p := c.PermitExpirableSemaphore("full")
 	if _, err := p.TrySetPermits(t.Context(), 1); err != nil {
 		t.Fatal(err)

@@ -179,6 +179,16 @@ func exists(path string) bool {
 }
 
 // server starts a redis-server for one test, with a go-redis client and a redisson Client on it.
+// holdBusy takes the lock "busy" through c for the rest of the test, failing it if it cannot.
+func holdBusy(t *testing.T, c *redisson.Client) {
+	t.Helper()
+	h, err := c.Lock("busy").Lock(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Unlock(context.Background()) })
+}
+
 func server(t *testing.T, opts ...redisson.Option) (*redistest.Server, *redis.Client, *redisson.Client) {
 	t.Helper()
 	srv := redistest.Start(t)
