@@ -22,6 +22,8 @@ const exitCodesHelp = `EXIT STATUS:
    69  Redis unreachable, or a Redis error before the command ran
    70  the lock (or permits) was not held throughout the command: lost while it ran
        (it was terminated), or found lost by the release once it had exited
+   74  lock without COMMAND could not print on stdout that it holds the lock (it is
+       released at once)
    75  EX_TEMPFAIL: not obtained within --wait, or at once with --wait 0 (flock exits 1
        there; lock and semaphore take -E N, as flock does, to exit N instead);
        latch wait: not zero within --wait
@@ -56,9 +58,6 @@ without the bash-completion package)
 		Flags:                           connectionFlags(),
 		HideVersion:                     true,
 		ExitErrHandler:                  func(context.Context, *cli.Command, error) {}, // run maps errors to exit codes
-		CommandNotFound: func(_ context.Context, cmd *cli.Command, name string) {
-			fmt.Fprintf(stderr, "redisson: unknown command %q\nRun 'redisson --help' for usage.\n", name)
-		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.NArg() > 0 {
 				return usageError("unknown command %q", cmd.Args().First())
@@ -121,6 +120,16 @@ Examples:
 	}
 }
 
+// rawArgsKey is the key, in the root command's Metadata, of the command line as run got it.
+const rawArgsKey = "redisson.args"
+
+// endsWithDashes reports whether the command line ends with "--", which urfave/cli drops from the
+// arguments.
+func endsWithDashes(cmd *cli.Command) bool {
+	raw, _ := cmd.Root().Metadata[rawArgsKey].([]string)
+	return len(raw) > 0 && raw[len(raw)-1] == "--"
+}
+
 // command returns the command after NAME, or a usage error.
 func command(cmd *cli.Command) ([]string, error) {
 	args := cmd.Args().Slice()
@@ -162,8 +171,12 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 		return err
 	}
 	var argv []string // none: hold the lock until a signal
-	if cmd.NArg() > 1 {
+	switch {
+	case cmd.NArg() > 1:
 		argv = cmd.Args().Slice()[1:]
+	case endsWithDashes(cmd):
+		// "lock NAME --" asks for a command and gives none: not the same as no command.
+		return usageError("lock: missing COMMAND after -- (usage: redisson lock %s)", cmd.ArgsUsage)
 	}
 	kinds := 0
 	for _, f := range []string{"fair", "fenced", "spin"} {
@@ -215,12 +228,7 @@ func runLock(ctx context.Context, cmd *cli.Command) error {
 					holding += ", fencing token " + strconv.FormatInt(h.Token(), 10)
 				}
 			}
-			return &held{what: fmt.Sprintf("lock %q", name), holding: holding, ctx: h.Context(), env: env, release: func(ctx context.Context) error {
-				if err := h.Unlock(ctx); err != nil {
-					return fmt.Errorf("unlock: %w", err)
-				}
-				return nil
-			}}, nil
+			return &held{what: fmt.Sprintf("lock %q", name), holding: holding, ctx: h.Context(), env: env, release: h.Unlock}, nil
 		})
 	})
 }
@@ -231,7 +239,7 @@ type held struct {
 	holding string                          // the line printed when held without a command
 	ctx     context.Context                 // ends when the hold is lost (or released)
 	env     []string                        // added to the command's environment
-	release func(ctx context.Context) error // fails matching ErrNotHeld or ErrLockLost if not held any more
+	release func(ctx context.Context) error // fails matching ErrNotHeld or ErrLockLost if not held any more; its errors name the operation (redisson: unlock "x": ...)
 }
 
 // runHeld obtains what obtain returns (a signal interrupts the wait: op names it in the message), runs
@@ -279,7 +287,7 @@ func runHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, o
 		case errors.Is(err, redisson.ErrNotHeld), errors.Is(err, redisson.ErrLockLost):
 			lost = err // no renewal saw it before the command ended
 		default:
-			fmt.Fprintln(cmd.Root().ErrWriter, "redisson:", err)
+			report(cmd.Root().ErrWriter, err)
 		}
 	}
 	switch {
@@ -298,9 +306,15 @@ func runHeld(ctx context.Context, cmd *cli.Command, rdb redis.UniversalClient, o
 // holdUntilSignal prints h.holding on stdout and keeps h until a forwarded signal (SIGINT, SIGTERM,
 // SIGHUP) cancels sctx, then releases it (with uctx) and returns nil: exit 0. A loss meanwhile, or
 // one the release finds, is exit 70. A release whose outcome is unknown (Redis unreachable) is
-// reported on stderr.
+// reported on stderr. If the line cannot be written (stdout closed), h is released at once: exit 74.
 func holdUntilSignal(sctx context.Context, cmd *cli.Command, h *held, uctx context.Context) error {
-	fmt.Fprintln(cmd.Root().Writer, h.holding)
+	if _, err := fmt.Fprintln(cmd.Root().Writer, h.holding); err != nil {
+		// Whoever waits for the line (a script reading stdout) would never learn the lock is held.
+		if rerr := h.release(uctx); rerr != nil {
+			report(cmd.Root().ErrWriter, rerr)
+		}
+		return exitf(exitIOErr, "%s: released at once: cannot write on stdout that it is held: %v", h.what, err)
+	}
 	select {
 	case <-sctx.Done():
 	case <-h.ctx.Done():
@@ -312,7 +326,7 @@ func holdUntilSignal(sctx context.Context, cmd *cli.Command, h *held, uctx conte
 		if errors.Is(err, redisson.ErrNotHeld) || errors.Is(err, redisson.ErrLockLost) {
 			return exitf(exitLost, "%s lost while held (%v)", h.what, err)
 		}
-		fmt.Fprintln(cmd.Root().ErrWriter, "redisson:", err)
+		report(cmd.Root().ErrWriter, err)
 	}
 	return nil
 }
@@ -431,10 +445,7 @@ func runSemaphoreHeld(ctx context.Context, cmd *cli.Command, rdb redis.Universal
 		}
 		env := []string{"REDISSON_SEMAPHORE_NAME=" + name, "REDISSON_PERMIT_IDS=" + strings.Join(h.IDs(), ",")}
 		return &held{what: fmt.Sprintf("permits of %q", name), ctx: h.Context(), env: env, release: func(ctx context.Context) error {
-			if err := p.Release(ctx, h.IDs()...); err != nil {
-				return fmt.Errorf("release: %w", err)
-			}
-			return nil
+			return p.Release(ctx, h.IDs()...)
 		}}, nil
 	})
 }
@@ -487,7 +498,7 @@ func runUnlock(ctx context.Context, cmd *cli.Command) error {
 		if java != cmd.Bool("redisson-compat") {
 			var err error
 			if lc, err = redisson.New(rdb, layoutOpts(cmd, java)...); err != nil {
-				return usageError("%v", err)
+				return globalUsageError(cmd, "%v", err)
 			}
 			defer lc.Close()
 		}

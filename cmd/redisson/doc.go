@@ -105,6 +105,8 @@
 //	69             Redis unreachable, or a Redis error before CMD ran
 //	70             the lock or permits were not held throughout CMD: lost while it ran (CMD was
 //	               terminated), or found lost by the release once it had exited
+//	74             EX_IOERR: lock without CMD could not print on stdout that it holds the lock
+//	               (released at once)
 //	75             EX_TEMPFAIL: not obtained within --wait, or at once with --wait 0; latch wait:
 //	               not zero within --wait (flock(1) exits 1 there: -E N, --conflict-exit-code N,
 //	               0 to 255, of lock and semaphore chooses the code, as flock -E does)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"regexp"
 	"time"
 
@@ -44,13 +46,20 @@ func (v *secondsValue) String() string { return time.Duration(*v).String() }
 // bareNumber is a number of seconds without a unit: an integer or a decimal.
 var bareNumber = regexp.MustCompile(`^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)$`)
 
-// parseDuration parses a Go duration or a bare number of seconds, refusing negative ones.
+// goDuration is the syntax of a Go duration (time.ParseDuration): numbers with units.
+var goDuration = regexp.MustCompile(`^[-+]?(([0-9]+\.?[0-9]*|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+
+// parseDuration parses a Go duration or a bare number of seconds, refusing negative ones and those
+// past time.Duration's range (about 292 years).
 func parseDuration(s string) (time.Duration, error) {
 	if bareNumber.MatchString(s) {
 		s += "s"
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil {
+	switch {
+	case err != nil && goDuration.MatchString(s):
+		return 0, fmt.Errorf("too large: at most %v", time.Duration(math.MaxInt64).Truncate(time.Hour))
+	case err != nil:
 		return 0, errors.New("want seconds (5, 0.5) or a duration (5s, 250ms, 1m30s)")
 	}
 	if d < 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 
@@ -55,6 +56,17 @@ func usageHints(root *cli.Command) {
 		cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
 			return &exitError{code: exitUsage, err: errors.New(longFlagNames(err.Error())), help: c.FullName()}
 		}
+		// help NOSUCH: urfave/cli calls this and returns no error; run finds it in the metadata.
+		cmd.CommandNotFound = func(_ context.Context, c *cli.Command, name string) {
+			if c.Root().Metadata == nil {
+				c.Root().Metadata = map[string]any{}
+			}
+			c.Root().Metadata[unknownTopicKey] = &exitError{code: exitUsage, help: c.FullName(),
+				err: fmt.Errorf("help: unknown command %q", name)}
+		}
+		if cmd != root && cmd.Action == nil && len(cmd.Commands) > 0 {
+			cmd.Action = groupAction
+		}
 		if act := cmd.Action; act != nil {
 			cmd.Action = func(ctx context.Context, c *cli.Command) error {
 				err := act(ctx, c)
@@ -67,6 +79,22 @@ func usageHints(root *cli.Command) {
 		}
 		return nil
 	})
+}
+
+// unknownTopicKey is the key, in the root command's Metadata, of the usage error of an unknown help
+// topic (see usageHints).
+const unknownTopicKey = "redisson.unknownTopic"
+
+// groupAction is the action of a command that only groups subcommands (latch, completion): alone it
+// prints its help and exits 64, as the root command does; followed by a word that is none of its
+// subcommands, it is a usage error naming it.
+func groupAction(_ context.Context, cmd *cli.Command) error {
+	if cmd.NArg() > 0 {
+		return &exitError{code: exitUsage, help: cmd.FullName(),
+			err: fmt.Errorf("%s: unknown command %q", commandName(cmd), cmd.Args().First())}
+	}
+	_ = cli.ShowSubcommandHelp(cmd)
+	return &exitError{code: exitUsage}
 }
 
 // flagName matches a long flag named with one dash in the errors of Go's flag parsing, which
@@ -83,6 +111,8 @@ func longFlagNames(msg string) string { return flagName.ReplaceAllString(msg, "$
 const bashCompletionFallback = `
 # Without the bash-completion package: bash's own COMP_WORDS and COMP_CWORD.
 __redisson_init_completion() {
+  # prev is set by bash-completion's functions, but the caller declares no local prev for it.
+  local prev
   COMPREPLY=()
   if declare -F _comp_initialize >/dev/null 2>&1; then
     _comp_initialize "$@"
@@ -92,7 +122,6 @@ __redisson_init_completion() {
     words=("${COMP_WORDS[@]}")
     cword=$COMP_CWORD
     cur="${COMP_WORDS[COMP_CWORD]}"
-    prev="${COMP_WORDS[COMP_CWORD-1]}"
   fi
 }
 `
@@ -111,5 +140,6 @@ func configureCompletion(completion *cli.Command) {
 			}
 		}
 	}
+	completion.Action = groupAction
 	usageHints(completion)
 }

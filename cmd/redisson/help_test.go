@@ -110,6 +110,17 @@ func TestUsageErrorIsOneLineAndAPointerToHelp(t *testing.T) {
 		{[]string{"latch", "set", "name"}, `redisson: Required flag "count" not set`, "redisson latch set"},
 		{[]string{"latch", "set", "-n", "1"}, "redisson: latch set: missing NAME", "redisson latch set"},
 		{[]string{"no-such-command"}, `redisson: unknown command "no-such-command"`, "redisson"},
+		{[]string{"help", "no-such-command"}, `redisson: help: unknown command "no-such-command"`, "redisson"},
+		{[]string{"latch", "no-such-command"}, `redisson: latch: unknown command "no-such-command"`, "redisson latch"},
+		{[]string{"completion", "no-such-shell"}, `redisson: completion: unknown command "no-such-shell"`, "redisson completion"},
+		{[]string{"lock", "name", "--"}, "redisson: lock: missing COMMAND after --", "redisson lock"},
+		{[]string{"lock", "name", "--wait", "1", "--"}, "redisson: lock: missing COMMAND after --", "redisson lock"},
+		{[]string{"lock", "--wait", "9999999999", "name", "--", "true"}, `redisson: invalid value "9999999999" for flag --wait: too large`, "redisson lock"},
+		// The connection flags are in the root help, whatever command runs.
+		{[]string{"--url", "garbage", "lock", "name", "--", "true"}, "redisson: --url (or REDIS_URL): ", "redisson"},
+		{[]string{"--watchdog", "0.01", "lock", "name", "--", "true"}, "redisson: invalid argument: watchdog timeout 10ms", "redisson"},
+		{[]string{"--addr", "localhost:1", "--url", "redis://localhost:1", "inspect", "name"}, "redisson: give --url (or REDIS_URL) or --addr", "redisson"},
+		{[]string{"--cluster", "--db", "1", "inspect", "name"}, "redisson: --db: a Redis Cluster has database 0 only", "redisson"},
 	} {
 		code, stdout, stderr := runInProcess(t, tc.args...)
 		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
@@ -121,19 +132,34 @@ func TestUsageErrorIsOneLineAndAPointerToHelp(t *testing.T) {
 	}
 }
 
+// A command that only groups others (latch, completion), run alone, prints its help on stdout and
+// exits 64, as the root command does.
+func TestGroupCommandAloneIsAUsageError(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"latch", "completion"} {
+		code, stdout, stderr := runInProcess(t, name)
+		if code != exitUsage || !strings.Contains(stdout, "redisson "+name+" - ") ||
+			stderr != "Run 'redisson "+name+" --help' for usage.\n" {
+			t.Errorf("%s: exit %d (want %d), stdout %q, stderr %q; want its help and a pointer at it", name, code, exitUsage, stdout, stderr)
+		}
+	}
+}
+
 // The bash completion script completes without the bash-completion package (a bash started with
 // --norc --noprofile has none of its functions): no "command not found", and the commands and
-// flags come back.
+// flags come back; the shell's own variables are left alone.
 func TestBashCompletionWorksWithoutBashCompletion(t *testing.T) {
 	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash:", err)
 	}
-	script := `source <(redisson completion bash) || exit 1
+	// The user's own variables are left alone: prev is set before and printed after.
+	script := `prev=mine; source <(redisson completion bash) || exit 1
 declare -F _get_comp_words_by_ref _comp_initialize && { echo "bash-completion is loaded"; exit 1; }
 COMP_WORDS=(redisson lo); COMP_CWORD=1; __redisson_bash_autocomplete; echo "1: ${COMPREPLY[*]}"
-COMP_WORDS=(redisson lock --wai); COMP_CWORD=2; __redisson_bash_autocomplete; echo "2: ${COMPREPLY[*]}"`
+COMP_WORDS=(redisson lock --wai); COMP_CWORD=2; __redisson_bash_autocomplete; echo "2: ${COMPREPLY[*]}"
+echo "prev: $prev"`
 	cmd := exec.Command(bash, "--norc", "--noprofile", "-c", script)
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var stdout, stderr bytes.Buffer
@@ -141,7 +167,7 @@ COMP_WORDS=(redisson lock --wai); COMP_CWORD=2; __redisson_bash_autocomplete; ec
 	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
 		t.Fatalf("bash: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
 	}
-	if want := "1: lock\n2: --wait\n"; stdout.String() != want {
+	if want := "1: lock\n2: --wait\nprev: mine\n"; stdout.String() != want {
 		t.Fatalf("completions %q, want %q", stdout.String(), want)
 	}
 }

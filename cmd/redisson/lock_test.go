@@ -832,3 +832,64 @@ func TestLockWithoutCommandHoldsUntilASignal(t *testing.T) {
 		t.Fatalf("lost: stderr %q", p.stderr)
 	}
 }
+
+// lock NAME without a command whose stdout is closed cannot tell whoever reads it that the lock is
+// held: it releases the lock at once and exits 74 with a line on stderr, instead of holding a lock
+// nobody knows about until a signal.
+func TestLockWithoutCommandAndStdoutClosedReleasesAtOnce(t *testing.T) {
+	t.Parallel()
+	srv, rdb, _ := server(t)
+	p := startPrepared(t, nil, func(cmd *exec.Cmd) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close() // a write on w fails with EPIPE
+		cmd.Stdout = w
+		t.Cleanup(func() { w.Close() })
+	}, "--addr", srv.Addr(), "lock", "unseen-hold")
+	if code := p.wait(t, 20*time.Second); code != exitIOErr {
+		t.Fatalf("exit %d, want %d (stderr %q)", code, exitIOErr, p.stderr)
+	}
+	if got := p.stderr.String(); !strings.Contains(got, `redisson: lock "unseen-hold": released at once: cannot write on stdout`) ||
+		strings.Count(got, "\n") != 1 {
+		t.Fatalf("stderr %q, want one line saying the lock was released", got)
+	}
+	if keyExists(t, rdb, "unseen-hold") {
+		t.Fatal("the lock is still held after the exit")
+	}
+}
+
+// A release that fails (Redis gone before it) is one line on stderr, prefixed once with
+// "redisson: ", with and without a command.
+func TestReleaseErrorIsReportedOnce(t *testing.T) {
+	t.Parallel()
+	for _, withCommand := range []bool{false, true} {
+		srv, _, _ := server(t)
+		dir := t.TempDir()
+		ready, proceed := filepath.Join(dir, "ready"), filepath.Join(dir, "proceed")
+		args := []string{"lock", "gone-before-release"}
+		if withCommand {
+			args = append(args, "--", "sh", "-c", `touch "`+ready+`"; while [ ! -e "`+proceed+`" ]; do sleep 0.05; done`)
+		}
+		p := start(t, srv, nil, args...)
+		waitFor(t, 10*time.Second, "the lock to be held", func() bool {
+			return exists(ready) || strings.Contains(p.stdout.String(), "\n")
+		})
+		if err := srv.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		if withCommand {
+			if err := os.WriteFile(proceed, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		p.wait(t, 20*time.Second)
+		got := p.stderr.String()
+		if !strings.HasPrefix(got, `redisson: unlock "gone-before-release": `) || strings.Count(got, "redisson") != 1 || strings.Count(got, "\n") != 1 {
+			t.Errorf("with a command %v: stderr %q, want one line prefixed once with redisson: unlock", withCommand, got)
+		}
+	}
+}

@@ -24,6 +24,7 @@ const (
 	exitUsage       = 64 // EX_USAGE: bad flags, arguments or names
 	exitUnavailable = 69 // EX_UNAVAILABLE: Redis unreachable, or a Redis error before the command ran
 	exitLost        = 70 // EX_SOFTWARE: the lock or permits were lost while the command ran
+	exitIOErr       = 74 // EX_IOERR: lock without a command could not print what it holds on stdout
 	exitNotObtained = 75 // EX_TEMPFAIL: not obtained within --wait (flock exits 1; lock and semaphore take its -E N)
 	exitNotFound    = 127
 	exitNotExec     = 126
@@ -54,6 +55,12 @@ func exitf(code int, format string, args ...any) error {
 // usageError is a usage error (exit 64) explained by err.
 func usageError(format string, args ...any) error { return exitf(exitUsage, format, args...) }
 
+// globalUsageError is a usage error of the connection flags (or REDIS_URL): it points at the root
+// help, which has them, whatever command is run.
+func globalUsageError(cmd *cli.Command, format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...), help: cmd.Root().Name}
+}
+
 func main() {
 	redis.SetLogger(quiet{})
 	// A write to a closed stdout or stderr (redisson lock ... 2>&1 | head) must fail with EPIPE, not
@@ -70,7 +77,12 @@ func main() {
 // run runs the command line args and returns the exit code; output goes to stdout and stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	app.Metadata = map[string]any{rawArgsKey: args}
 	err := app.Run(ctx, args)
+	if err == nil {
+		// An unknown help topic (redisson help nosuch) is not an error to urfave/cli.
+		err, _ = app.Metadata[unknownTopicKey].(error)
+	}
 	if err == nil {
 		return 0
 	}
@@ -142,7 +154,7 @@ func connect(cmd *cli.Command, compat bool) (redis.UniversalClient, *redisson.Cl
 	c, err := redisson.New(rdb, opts...)
 	if err != nil {
 		_ = rdb.Close()
-		return nil, nil, usageError("%v", err)
+		return nil, nil, globalUsageError(cmd, "%v", err)
 	}
 	return rdb, c, nil
 }
@@ -163,11 +175,11 @@ func redisClient(cmd *cli.Command) (redis.UniversalClient, error) {
 	password, db := cmd.String("password"), cmd.Int("db")
 	switch {
 	case url != "" && (len(addrs) > 0 || master != ""):
-		return nil, usageError("give --url or --addr (with --sentinel-master), not both")
+		return nil, globalUsageError(cmd, "give --url (or REDIS_URL) or --addr (with --sentinel-master), not both")
 	case url != "" && cluster:
 		o, err := redis.ParseClusterURL(url)
 		if err != nil {
-			return nil, usageError("--url: %v", err)
+			return nil, globalUsageError(cmd, "--url (or REDIS_URL): %v", err)
 		}
 		if cmd.IsSet("password") {
 			o.Password = password
@@ -177,7 +189,7 @@ func redisClient(cmd *cli.Command) (redis.UniversalClient, error) {
 	case url != "":
 		o, err := redis.ParseURL(url)
 		if err != nil {
-			return nil, usageError("--url: %v", err)
+			return nil, globalUsageError(cmd, "--url (or REDIS_URL): %v", err)
 		}
 		if cmd.IsSet("password") {
 			o.Password = password
@@ -197,7 +209,7 @@ func redisClient(cmd *cli.Command) (redis.UniversalClient, error) {
 			Password: password, SentinelPassword: password, DB: db, ContextTimeoutEnabled: true}), nil
 	case cluster:
 		if db != 0 {
-			return nil, usageError("--db: a Redis Cluster has database 0 only")
+			return nil, globalUsageError(cmd, "--db: a Redis Cluster has database 0 only")
 		}
 		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Password: password, ContextTimeoutEnabled: true}), nil
 	}
