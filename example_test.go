@@ -371,10 +371,12 @@ func ExampleSemaphore() {
 
 	query := func(ctx context.Context) error {
 		s := c.Semaphore("db-connections")
-		if _, err := s.TrySetPermits(ctx, 10); err != nil { // only if never set: every process may call it at start
+		// Sets the permits only if never set: every process may call it at start.
+		if _, err := s.TrySetPermits(ctx, 10); err != nil {
 			return err
 		}
-		if err := s.Acquire(ctx, 2); err != nil { // waits; first come, first served (a big request is not passed by small ones)
+		// Waits; first come, first served (a big request is not passed by small ones).
+		if err := s.Acquire(ctx, 2); err != nil {
 			return err
 		}
 		defer s.Release(ctx, 2) // no owners: any process may release
@@ -497,7 +499,8 @@ func ExampleAtomicLong() {
 		if err != nil {
 			return err
 		}
-		ok, err := stock.CompareAndSwap(ctx, n, n-1) // atomic in Redis; also SetIfGreater, SetIfLess, Swap, GetAndDelete
+		// Atomic in Redis; also SetIfGreater, SetIfLess, Swap, GetAndDelete.
+		ok, err := stock.CompareAndSwap(ctx, n, n-1)
 		if err != nil {
 			return err
 		}
@@ -642,7 +645,8 @@ func ExampleWithRedissonCompat() {
 			return err
 		}
 		defer c.Close()
-		g, err := c.Lock("goods:1000").Lock(ctx) // the same RLock a Java service takes with redisson.getLock("goods:1000")
+		// The same RLock a Java service takes with redisson.getLock("goods:1000").
+		g, err := c.Lock("goods:1000").Lock(ctx)
 		if err != nil {
 			return err
 		}
