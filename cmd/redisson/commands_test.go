@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -430,5 +431,45 @@ func TestIntegerFlagsAreDecimal(t *testing.T) {
 	code, _, stderr = runCLI(t, srv, "lock", "-E", "0x10", "--wait", "0", "busy", "--", "true")
 	if code != exitUsage {
 		t.Errorf("lock -E 0x10 on a held lock: exit %d (%s); want a usage error", code, stderr)
+	}
+}
+
+// withStdoutClosed makes cmd's stdout a pipe whose reading end is closed: a write fails with EPIPE
+// (redisson ... | head, once head has exited).
+func withStdoutClosed(t *testing.T) func(*exec.Cmd) {
+	return func(cmd *exec.Cmd) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		cmd.Stdout = w
+		t.Cleanup(func() { w.Close() })
+	}
+}
+
+// Output that cannot be written (stdout a closed pipe) is an I/O error, exit 74 (EX_IOERR) as lock
+// without a command exits: not 0 as if it had been printed, nor a usage error (64) pointing at the
+// help.
+func TestOutputThatCannotBeWrittenExits74(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	for _, args := range [][]string{{"inspect", "name"}, {"inspect", "--json", "name"}, {"completion", "bash"}, {"completion", "zsh"}} {
+		p := startPrepared(t, nil, withStdoutClosed(t), append([]string{"--addr", srv.Addr()}, args...)...)
+		code := p.wait(t, 20*time.Second)
+		if got := p.stderr.String(); code != exitIOErr || strings.Contains(got, "--help") || strings.Count(got, "\n") != 1 {
+			t.Errorf("%q with stdout closed: exit %d, stderr %q; want %d and one line saying stdout failed", args, code, got, exitIOErr)
+		}
+	}
+}
+
+// watch whose stdout is closed (redisson watch NAME | head -n 1, once head has exited) stops at
+// its next line instead of polling for ever with nobody to read it.
+func TestWatchStopsWhenStdoutIsClosed(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	p := startPrepared(t, nil, withStdoutClosed(t), "--addr", srv.Addr(), "watch", "--interval", "20ms", "name")
+	if code := p.wait(t, 10*time.Second); code != exitIOErr {
+		t.Errorf("watch with stdout closed: exit %d, want %d (stderr %q)", code, exitIOErr, p.stderr)
 	}
 }

@@ -46,3 +46,24 @@ func TestDurationFlagsTakeSecondsOnTheCommandLine(t *testing.T) {
 		t.Errorf("--wait -5: exit %d, stderr %q; want a usage error", code, stderr)
 	}
 }
+
+// The "too large" error gives the true maximum: every duration accepted is at most the bound it
+// names (9223372036s, 2562047h47m16s, is accepted).
+func TestDurationTooLargeNamesTheTrueMaximum(t *testing.T) {
+	t.Parallel()
+	var v secondsValue
+	err := v.Set("9223372037s")
+	if err == nil {
+		t.Fatal("Set(9223372037s): no error")
+	}
+	_, bound, ok := strings.Cut(err.Error(), "at most ")
+	max, perr := time.ParseDuration(bound)
+	if !ok || perr != nil {
+		t.Fatalf("Set(9223372037s): %v; want the maximum after \"at most \"", err)
+	}
+	for _, s := range []string{"9223372036s", "2562047h30m"} {
+		if err := v.Set(s); err == nil && time.Duration(v) > max {
+			t.Errorf("Set(%q) = %v, accepted, but the error of a too large one says at most %v", s, time.Duration(v), max)
+		}
+	}
+}

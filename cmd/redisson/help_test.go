@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -169,5 +171,106 @@ echo "prev: $prev"`
 	}
 	if want := "1: lock\n2: --wait\nprev: mine\n"; stdout.String() != want {
 		t.Fatalf("completions %q, want %q", stdout.String(), want)
+	}
+}
+
+// "help" and "h" are names like any other: inspect, unlock --force and lock take them as NAME (with
+// or without "--" before them), not as the help command urfave/cli adds to every command.
+func TestHelpIsANameLikeAnyOther(t *testing.T) {
+	t.Parallel()
+	srv, _, c := server(t)
+	for _, name := range []string{"help", "h"} {
+		for _, args := range [][]string{{"inspect", name}, {"inspect", "--", name}, {"watch", "--interval", "0.05", name}} {
+			if args[0] == "watch" {
+				w := start(t, srv, nil, args...)
+				waitFor(t, 10*time.Second, "watch's first line or its exit", func() bool {
+					select {
+					case <-w.done:
+						return true
+					default:
+						return strings.Contains(w.stdout.String(), "none")
+					}
+				})
+				if got := w.stdout.String(); !strings.Contains(got, " none") || strings.Contains(got, "NAME:") {
+					t.Errorf("%q: stdout %.80q; want a line saying %q holds nothing", args, got, name)
+				}
+				continue
+			}
+			if code, stdout, stderr := runCLI(t, srv, args...); code != 0 || !strings.HasPrefix(stdout, "name:     "+name+"\n") {
+				t.Errorf("%q: exit %d, stdout %.80q, stderr %q; want what %q holds", args, code, stdout, stderr, name)
+			}
+		}
+		h, err := c.Lock(name).Lock(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runCLI(t, srv, "unlock", "--force", name)
+		_ = h.Unlock(t.Context())
+		if code != 0 || stdout != fmt.Sprintf("unlocked %q (lock)\n", name) {
+			t.Errorf("unlock --force %s: exit %d, stdout %.80q, stderr %q; want it unlocked", name, code, stdout, stderr)
+		}
+		if code, stdout, stderr := runCLI(t, srv, "lock", name, "--", "echo", "ran"); code != 0 || stdout != "ran\n" {
+			t.Errorf("lock %s -- echo ran: exit %d, stdout %q, stderr %q; want the command run under the lock", name, code, stdout, stderr)
+		}
+	}
+}
+
+// --help after NAME shows the command's help and exits 0, as it does before NAME: NAME is not a
+// help topic ("help: unknown command").
+func TestHelpFlagAfterNameShowsTheCommandsHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"lock", "name", "--help"},
+		{"lock", "--help", "name"},
+		{"inspect", "name", "--help"},
+		{"latch", "set", "name", "--help"},
+	} {
+		code, stdout, stderr := runInProcess(t, args...)
+		want := "redisson " + strings.Join(args[:len(args)-2], " ") + " - "
+		if args[1] == "--help" {
+			want = "redisson " + args[0] + " - "
+		}
+		if code != 0 || !strings.Contains(stdout, want) || stderr != "" {
+			t.Errorf("%q: exit %d, stdout %.80q, stderr %q; want the help (%q) and exit 0", args, code, stdout, stderr, want)
+		}
+	}
+}
+
+// help takes the whole path of a subcommand: help latch set is latch set's help, help latch NOSUCH
+// a usage error as help NOSUCH is.
+func TestHelpTopicIsTheWholeCommandPath(t *testing.T) {
+	t.Parallel()
+	for _, path := range [][]string{{"latch", "set"}, {"latch", "wait"}, {"completion", "bash"}} {
+		code, stdout, stderr := runInProcess(t, append([]string{"help"}, path...)...)
+		if want := "redisson " + strings.Join(path, " ") + " - "; code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("help %s: exit %d, stdout %.80q, stderr %q; want %q", strings.Join(path, " "), code, stdout, stderr, want)
+		}
+	}
+	code, stdout, stderr := runInProcess(t, "help", "latch", "no-such-command")
+	if code != exitUsage || stdout != "" ||
+		stderr != "redisson: help: unknown command \"latch no-such-command\"\nRun 'redisson latch --help' for usage.\n" &&
+			stderr != "redisson: help: unknown command \"no-such-command\"\nRun 'redisson latch --help' for usage.\n" {
+		t.Errorf("help latch no-such-command: exit %d, stdout %.80q, stderr %q; want a usage error pointing at redisson latch --help",
+			code, stdout, stderr)
+	}
+}
+
+// The help command's own flags: --help shows its help (exit 0), as help help does; an unknown flag
+// is one line of error (its long name with two dashes) and a pointer at the help, not urfave/cli's
+// "Incorrect Usage" followed by the same error again.
+func TestHelpCommandFlags(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"help", "--help"}, {"help", "-h"}} {
+		if code, stdout, stderr := runInProcess(t, args...); code != 0 || !strings.Contains(stdout, "redisson help - ") || stderr != "" {
+			t.Errorf("%q: exit %d, stdout %.80q, stderr %q; want help's help and exit 0", args, code, stdout, stderr)
+		}
+	}
+	for _, args := range [][]string{{"help", "--no-such-flag"}, {"help", "lock", "--no-such-flag"}, {"latch", "help", "--no-such-flag"}} {
+		code, stdout, stderr := runInProcess(t, args...)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if code != exitUsage || stdout != "" || len(lines) != 2 || lines[0] != "redisson: flag provided but not defined: --no-such-flag" ||
+			!strings.HasPrefix(lines[1], "Run 'redisson") {
+			t.Errorf("%q: exit %d, stdout %.80q, stderr %q; want one line of error and a pointer at the help", args, code, stdout, stderr)
+		}
 	}
 }

@@ -893,3 +893,15 @@ func TestReleaseErrorIsReportedOnce(t *testing.T) {
 		}
 	}
 }
+
+// Everything after "--" is the command's: a last argument --generate-shell-completion (urfave/cli's
+// completion flag) is passed to it, not taken by redisson, which would otherwise exit 0 without
+// taking the lock or running anything.
+func TestArgumentsAfterDashesAreTheCommands(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := server(t)
+	code, stdout, stderr := runCLI(t, srv, "lock", "name", "--", "echo", "--generate-shell-completion")
+	if code != 0 || stdout != "--generate-shell-completion\n" {
+		t.Errorf("lock name -- echo --generate-shell-completion: exit %d, stdout %q, stderr %q; want the command run", code, stdout, stderr)
+	}
+}

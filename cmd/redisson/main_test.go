@@ -221,3 +221,42 @@ func keyExists(t *testing.T, rdb *redis.Client, key string) bool {
 	}
 	return n == 1
 }
+
+// --db on a Cluster is a usage error whether the Cluster is given by --addr or by a cluster URL
+// (--cluster --url): go-redis's ParseClusterURL ignores a database, so the command would run on
+// database 0 instead of the one asked for.
+func TestDbOnAClusterURLIsAUsageError(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--cluster", "--url", "redis://localhost:1", "--db", "1", "inspect", "name"},
+		{"--cluster", "--url", "redis://localhost:1/1", "inspect", "name"},
+	} {
+		code, stdout, stderr := runInProcess(t, args...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "a Redis Cluster has database 0 only") ||
+			!strings.HasSuffix(stderr, "Run 'redisson --help' for usage.\n") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want a usage error: a Cluster has database 0 only", args, code, stdout, stderr)
+		}
+	}
+}
+
+// A negative --db is a usage error: go-redis selects no database for it, so the command would run
+// on database 0.
+func TestNegativeDbIsAUsageError(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runInProcess(t, "--addr", "localhost:1", "--db", "-1", "inspect", "name")
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "--db") || !strings.HasSuffix(stderr, "Run 'redisson --help' for usage.\n") {
+		t.Errorf("--db -1: exit %d, stdout %q, stderr %q; want a usage error naming --db", code, stdout, stderr)
+	}
+}
+
+// An --addr given but empty (--addr "$REDIS_HOST" with the variable unset) is a usage error, not
+// the default localhost:6379: a lock taken on another Redis than the one meant excludes nobody.
+func TestEmptyAddrIsAUsageError(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--addr", "", "inspect", "name"}, {"--addr", ",", "inspect", "name"}} {
+		code, stdout, stderr := runInProcess(t, args...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "--addr") || !strings.HasSuffix(stderr, "Run 'redisson --help' for usage.\n") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want a usage error naming --addr", args, code, stdout, stderr)
+		}
+	}
+}
