@@ -22,8 +22,8 @@ const exitCodesHelp = `EXIT STATUS:
    69  Redis unreachable, or a Redis error before the command ran
    70  the lock (or permits) was not held throughout the command: lost while it ran
        (it was terminated), or found lost by the release once it had exited
-   74  lock without COMMAND could not print on stdout that it holds the lock (it is
-       released at once)
+   74  what was to be printed on stdout could not be written (a closed pipe); lock
+       without COMMAND then releases the lock at once
    75  EX_TEMPFAIL: not obtained within --wait, or at once with --wait 0 (flock exits 1
        there; lock and semaphore take -E N, as flock does, to exit N instead);
        latch wait: not zero within --wait
@@ -65,7 +65,10 @@ without the bash-completion package)
 			_ = cli.ShowRootCommandHelp(cmd)
 			return &exitError{code: exitUsage}
 		},
-		Commands: []*cli.Command{lockCommand(), semaphoreCommand(), inspectCommand(), unlockCommand(), latchCommand(), watchCommand()},
+		// No help subcommand under each command (urfave/cli's, which took a NAME "help" or "h"
+		// for itself): one help command, the root's, which takes a command's whole path.
+		HideHelpCommand: true,
+		Commands:        []*cli.Command{lockCommand(), semaphoreCommand(), inspectCommand(), unlockCommand(), latchCommand(), watchCommand(), helpCommand()},
 	}
 	usageHints(app)
 	return app
@@ -95,7 +98,8 @@ killed redisson.
 COMMAND's environment has REDISSON_LOCK_NAME, and with --fenced REDISSON_FENCING_TOKEN, the
 acquisition's fencing token (strictly increasing), for the resource to check.
 
-Put "--" before COMMAND when it has options of its own.
+Put "--" before COMMAND when it has options of its own. A last argument
+--generate-shell-completion makes the line a completion request (nothing runs), even after "--".
 
 Without COMMAND (as etcdctl lock NAME), redisson obtains the lock, prints one line on stdout
 (lock "NAME" held by owner ID, and with --fenced the fencing token), and holds it, renewed by the

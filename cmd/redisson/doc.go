@@ -38,11 +38,16 @@
 //	completion bash|zsh|fish
 //	    a shell completion script (source <(redisson completion bash)); bash's works with or
 //	    without the bash-completion package
+//	help [COMMAND [SUBCOMMAND]]
+//	    the help of redisson or of a command, as COMMAND [SUBCOMMAND] --help prints it
 //
 // A duration D is a number of seconds (5, 0.5, as flock -w takes) or a Go duration (5s, 250ms,
 // 1m30s); a negative one is a usage error.
 //
-// Put "--" before CMD when it has options of its own. CMD runs with stdin, stdout and stderr passed
+// Put "--" before CMD when it has options of its own. A command line whose last argument is
+// --generate-shell-completion is a completion request, even after "--" (the completion scripts
+// ask for the words of CMD so): nothing is locked and nothing runs, so a CMD whose last argument
+// is that cannot be run by redisson. CMD runs with stdin, stdout and stderr passed
 // through, in a process group of its own, which is never the terminal's foreground group: CMD
 // cannot read from the terminal (it stops with SIGTTIN: redirect its input if it needs one), and
 // job control does not reach it (Ctrl-Z stops redisson, whose watchdog then renews nothing, but not
@@ -105,8 +110,8 @@
 //	69             Redis unreachable, or a Redis error before CMD ran
 //	70             the lock or permits were not held throughout CMD: lost while it ran (CMD was
 //	               terminated), or found lost by the release once it had exited
-//	74             EX_IOERR: lock without CMD could not print on stdout that it holds the lock
-//	               (released at once)
+//	74             EX_IOERR: what was to be printed on stdout could not be written (a closed
+//	               pipe: watch NAME | head -1); lock without CMD then releases the lock at once
 //	75             EX_TEMPFAIL: not obtained within --wait, or at once with --wait 0; latch wait:
 //	               not zero within --wait (flock(1) exits 1 there: -E N, --conflict-exit-code N,
 //	               0 to 255, of lock and semaphore chooses the code, as flock -E does)

@@ -58,7 +58,7 @@ func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	switch {
 	case err != nil && goDuration.MatchString(s):
-		return 0, fmt.Errorf("too large: at most %v", time.Duration(math.MaxInt64).Truncate(time.Hour))
+		return 0, fmt.Errorf("too large: at most %v", time.Duration(math.MaxInt64).Truncate(time.Second))
 	case err != nil:
 		return 0, errors.New("want seconds (5, 0.5) or a duration (5s, 250ms, 1m30s)")
 	}

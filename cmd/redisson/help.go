@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 
 	"github.com/urfave/cli/v3"
 )
@@ -56,13 +57,10 @@ func usageHints(root *cli.Command) {
 		cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
 			return &exitError{code: exitUsage, err: errors.New(longFlagNames(err.Error())), help: c.FullName()}
 		}
-		// help NOSUCH: urfave/cli calls this and returns no error; run finds it in the metadata.
-		cmd.CommandNotFound = func(_ context.Context, c *cli.Command, name string) {
-			if c.Root().Metadata == nil {
-				c.Root().Metadata = map[string]any{}
-			}
-			c.Root().Metadata[unknownTopicKey] = &exitError{code: exitUsage, help: c.FullName(),
-				err: fmt.Errorf("help: unknown command %q", name)}
+		// CMD ARGS --help: urfave/cli takes the first of ARGS for a subcommand whose help is asked
+		// for; it is the command's NAME. The command's own help, as CMD --help shows it.
+		cmd.CommandNotFound = func(_ context.Context, c *cli.Command, _ string) {
+			cli.HelpPrinter(c.Root().Writer, commandHelpTemplate, c)
 		}
 		if cmd != root && cmd.Action == nil && len(cmd.Commands) > 0 {
 			cmd.Action = groupAction
@@ -81,9 +79,32 @@ func usageHints(root *cli.Command) {
 	})
 }
 
-// unknownTopicKey is the key, in the root command's Metadata, of the usage error of an unknown help
-// topic (see usageHints).
-const unknownTopicKey = "redisson.unknownTopic"
+// helpCommand is redisson help [COMMAND [SUBCOMMAND]]: the help of the command the path names, as
+// COMMAND [SUBCOMMAND] --help prints it (exit 0); a path naming no command is a usage error.
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Usage:     "show the help of redisson or of a command",
+		ArgsUsage: "[COMMAND [SUBCOMMAND]]",
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			root := cmd.Root()
+			target, path := root, cmd.Args().Slice()
+			for i, name := range path {
+				if target = target.Command(name); target == nil {
+					parent := strings.Join(append([]string{root.Name}, path[:i]...), " ")
+					return &exitError{code: exitUsage, help: parent, err: fmt.Errorf("help: unknown command %q", strings.Join(path[:i+1], " "))}
+				}
+			}
+			if len(path) == 0 {
+				return cli.ShowRootCommandHelp(root)
+			}
+			// The command's own --help, in a fresh run: urfave/cli names a command by the path
+			// that ran it.
+			out := newApp(root.Writer, root.ErrWriter)
+			return out.Run(ctx, append(append([]string{root.Name}, path...), "--help"))
+		},
+	}
+}
 
 // groupAction is the action of a command that only groups subcommands (latch, completion): alone it
 // prints its help and exits 64, as the root command does; followed by a word that is none of its

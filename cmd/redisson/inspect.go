@@ -309,20 +309,22 @@ func runWatch(ctx context.Context, cmd *cli.Command) error {
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
+			var line string
 			in, err := c.Inspect(sctx, name)
 			switch {
 			case sctx.Err() != nil:
 				return nil
 			case err != nil:
-				if line := "error: " + err.Error(); line != last {
-					fmt.Fprintf(w, "%s %s\n", time.Now().Format("15:04:05.000"), line)
-					last = line
-				}
+				line = "error: " + err.Error()
 			default:
-				if line := summary(in); line != last {
-					fmt.Fprintf(w, "%s %s\n", time.Now().Format("15:04:05.000"), line)
-					last = line
+				line = summary(in)
+			}
+			if line != last {
+				if _, err := fmt.Fprintf(w, "%s %s\n", time.Now().Format("15:04:05.000"), line); err != nil {
+					// Nobody reads any more (watch NAME | head -1): stop, exit 74.
+					return exitf(exitIOErr, "watch: cannot write on stdout: %v", err)
 				}
+				last = line
 			}
 			select {
 			case <-sctx.Done():

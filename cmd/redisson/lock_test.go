@@ -894,14 +894,18 @@ func TestReleaseErrorIsReportedOnce(t *testing.T) {
 	}
 }
 
-// Everything after "--" is the command's: a last argument --generate-shell-completion (urfave/cli's
-// completion flag) is passed to it, not taken by redisson, which would otherwise exit 0 without
-// taking the lock or running anything.
-func TestArgumentsAfterDashesAreTheCommands(t *testing.T) {
+// A command line whose last argument is --generate-shell-completion is a completion request, even
+// after "--": the completion scripts ask for the words after "--" so (lock NAME -- rm -rf DIR<TAB>
+// calls redisson lock NAME -- rm -rf DIR --generate-shell-completion), and running the command then
+// would run it at every TAB. So nothing is obtained and nothing runs: a COMMAND whose own last
+// argument is --generate-shell-completion cannot be run by redisson (the documented exception).
+func TestCompletionRequestAfterDashesRunsNothing(t *testing.T) {
 	t.Parallel()
-	srv, _, _ := server(t)
-	code, stdout, stderr := runCLI(t, srv, "lock", "name", "--", "echo", "--generate-shell-completion")
-	if code != 0 || stdout != "--generate-shell-completion\n" {
-		t.Errorf("lock name -- echo --generate-shell-completion: exit %d, stdout %q, stderr %q; want the command run", code, stdout, stderr)
+	srv, rdb, _ := server(t)
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	code, stdout, stderr := runCLI(t, srv, "lock", "tabbed", "--", "sh", "-c", `touch "`+ran+`"`, "--generate-shell-completion")
+	if code != 0 || stdout != "" || stderr != "" || exists(ran) || keyExists(t, rdb, "tabbed") {
+		t.Errorf("exit %d, stdout %q, stderr %q, ran %v; want a completion request that runs nothing", code, stdout, stderr, exists(ran))
 	}
 }

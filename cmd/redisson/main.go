@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	neturl "net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -24,7 +25,7 @@ const (
 	exitUsage       = 64 // EX_USAGE: bad flags, arguments or names
 	exitUnavailable = 69 // EX_UNAVAILABLE: Redis unreachable, or a Redis error before the command ran
 	exitLost        = 70 // EX_SOFTWARE: the lock or permits were lost while the command ran
-	exitIOErr       = 74 // EX_IOERR: lock without a command could not print what it holds on stdout
+	exitIOErr       = 74 // EX_IOERR: what was to be printed on stdout could not be (a closed pipe)
 	exitNotObtained = 75 // EX_TEMPFAIL: not obtained within --wait (flock exits 1; lock and semaphore take its -E N)
 	exitNotFound    = 127
 	exitNotExec     = 126
@@ -76,17 +77,18 @@ func main() {
 
 // run runs the command line args and returns the exit code; output goes to stdout and stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
+	out := &outWriter{w: stdout}
+	app := newApp(out, stderr)
 	app.Metadata = map[string]any{rawArgsKey: args}
 	err := app.Run(ctx, args)
-	if err == nil {
-		// An unknown help topic (redisson help nosuch) is not an error to urfave/cli.
-		err, _ = app.Metadata[unknownTopicKey].(error)
+	var ee *exitError
+	if out.err != nil && (err == nil || !errors.As(err, &ee)) {
+		// What was to be printed was not (stdout a closed pipe): not a success, nor a usage error.
+		err = exitf(exitIOErr, "cannot write on stdout: %v", out.err)
 	}
 	if err == nil {
 		return 0
 	}
-	var ee *exitError
 	if !errors.As(err, &ee) {
 		// What urfave/cli reports itself past the usage errors that usageHints sees is a usage
 		// error too.
@@ -99,6 +101,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", ee.help)
 	}
 	return ee.code
+}
+
+// outWriter is stdout, remembering its first write error: a command that printed nothing of what
+// it was to print exits 74 (see run).
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
 }
 
 // report prints err on stderr, prefixed once with "redisson: " (the library's errors have it).
@@ -174,6 +191,15 @@ func redisClient(cmd *cli.Command) (redis.UniversalClient, error) {
 	cluster := cmd.Bool("cluster") || (len(addrs) > 1 && master == "")
 	password, db := cmd.String("password"), cmd.Int("db")
 	switch {
+	case cmd.IsSet("addr") && len(addrs) == 0:
+		// --addr "$HOST" with HOST unset must not lock on localhost's Redis instead.
+		return nil, globalUsageError(cmd, "--addr: no address given")
+	case db < 0:
+		return nil, globalUsageError(cmd, "--db %d: must not be negative", db)
+	case cluster && db != 0:
+		return nil, globalUsageError(cmd, "--db: a Redis Cluster has database 0 only")
+	case url != "" && cluster && clusterURLHasDB(url):
+		return nil, globalUsageError(cmd, "--url (or REDIS_URL): a Redis Cluster has database 0 only, the URL names another")
 	case url != "" && (len(addrs) > 0 || master != ""):
 		return nil, globalUsageError(cmd, "give --url (or REDIS_URL) or --addr (with --sentinel-master), not both")
 	case url != "" && cluster:
@@ -208,12 +234,20 @@ func redisClient(cmd *cli.Command) (redis.UniversalClient, error) {
 		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: master, SentinelAddrs: addrs,
 			Password: password, SentinelPassword: password, DB: db, ContextTimeoutEnabled: true}), nil
 	case cluster:
-		if db != 0 {
-			return nil, globalUsageError(cmd, "--db: a Redis Cluster has database 0 only")
-		}
 		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Password: password, ContextTimeoutEnabled: true}), nil
 	}
 	return redis.NewClient(&redis.Options{Addr: addrs[0], Password: password, DB: db, ContextTimeoutEnabled: true}), nil
+}
+
+// clusterURLHasDB reports whether the URL's path names a database other than 0 (redis://h:p/1):
+// go-redis's ParseClusterURL ignores it.
+func clusterURLHasDB(raw string) bool {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return false // ParseClusterURL reports it
+	}
+	p := strings.Trim(u.Path, "/")
+	return p != "" && p != "0"
 }
 
 // closeAll closes the redisson Client, then the go-redis client.

@@ -26,6 +26,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	redis.SetLogger(quiet{}) // as main does: runInProcess's dials print no pool log lines
 	dir, err := os.MkdirTemp("", "redisson-cli-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
