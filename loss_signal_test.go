@@ -361,6 +361,13 @@ func vanish(t *testing.T, rdb redis.UniversalClient, name string, expire bool) {
 // TestLossSignalledAfterClusterFailover: a failover to a replica that lacks the keys (the replica
 // was flushed on its own, made writable for it) tells every kind of hold within a second of the
 // cluster agreeing on the new master, with the default watchdog.
+//
+// The replica is flushed only once it has applied every write of the holds: replication is
+// asynchronous, and under load the writes can still be on their way (the replica's processed
+// offset 0 against the master's 1868, measured) when FLUSHALL runs. They then land after it, the
+// coordinated failover waits for them, and the new master has every lock: nothing is lost, and the
+// library rightly tells nothing (the test then failed with "not told within 6s"). That the new
+// master lacks the keys is checked after the failover.
 func TestLossSignalledAfterClusterFailover(t *testing.T) {
 	long(t)
 	t.Parallel()
@@ -382,15 +389,53 @@ func TestLossSignalledAfterClusterFailover(t *testing.T) {
 	}
 	master := node.Options().Addr
 	replica := replicaOf(t, cl, master)
+	mrdb := redis.NewClient(&redis.Options{Addr: master})
+	t.Cleanup(func() { _ = mrdb.Close() })
+	written := replOffset(t, mrdb, "master_repl_offset") // every write of the holds is in it
+	if applied := replOffset(t, replica, "slave_repl_offset"); applied < written {
+		since := time.Now()
+		eventually(t, 10*time.Second, "the replica to apply the holds' writes", func() bool {
+			return replOffset(t, replica, "slave_repl_offset") >= written
+		})
+		t.Logf("the replica had applied %d of the master's %d bytes; caught up %v later", applied, written, time.Since(since))
+	}
 	mustDo(t, "CONFIG SET", replica.ConfigSet(ctx, "replica-read-only", "no").Err())
 	mustDo(t, "FLUSHALL on the replica", replica.FlushAll(ctx).Err())
-	if _, err := cl.Failover(ctx, master); err != nil {
+	promoted, err := cl.Failover(ctx, master)
+	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
+	if promoted != replica.Options().Addr {
+		t.Fatalf("failover to %s, not to the flushed replica %s", promoted, replica.Options().Addr)
+	}
+	if keys, err := replica.Keys(ctx, "*{lf}*").Result(); err != nil || len(keys) > 0 {
+		t.Fatalf("the new master has the holds' keys %v (%v): the failover lost nothing to tell", keys, err)
+	}
 	for kind, hctx := range held {
 		t.Logf("%s: told after %v", kind, toldWithin(t, hctx, start, time.Second, "was open again"))
 	}
+}
+
+// replOffset returns the integer field (master_repl_offset, slave_repl_offset: what a replica has
+// applied) of rdb's INFO replication.
+func replOffset(t *testing.T, rdb *redis.Client, field string) int64 {
+	t.Helper()
+	info, err := rdb.Info(t.Context(), "replication").Result()
+	if err != nil {
+		t.Fatalf("INFO replication on %s: %v", rdb.Options().Addr, err)
+	}
+	for _, l := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("INFO replication on %s: %s", rdb.Options().Addr, l)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO replication on %s has no %s", rdb.Options().Addr, field)
+	return 0
 }
 
 // replicaOf returns a client (closed when the test ends) of a replica of the Cluster master at addr.
