@@ -41,6 +41,17 @@ func BenchmarkUncontended(b *testing.B) {
 		b.ReportAllocs()
 		lockUnlockParallel(b, c, "bench:n:")
 	})
+	b.Run("redisson-autopipeline", func(b *testing.B) { // WithAutoPipelining: concurrent commands batched
+		rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true, PoolSize: 64})
+		defer rdb.Close()
+		c, err := redisson.New(rdb, redisson.WithAutoPipelining(true))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		b.ReportAllocs()
+		lockUnlockParallel(b, c, "bench:a:")
+	})
 	b.Run("redisson-compat", func(b *testing.B) { // Java Redisson's RLock layout (WithRedissonCompat)
 		c, err := redisson.New(rdb, redisson.WithRedissonCompat())
 		if err != nil {

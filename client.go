@@ -35,9 +35,14 @@ const cleanupTimeout = 5 * time.Second
 // matching ErrInvalidArgument, doing nothing, Stats returns zero counters, and the handles it
 // makes fail every call the same way; no method panics (nor do those of nil and zero handles).
 type Client struct {
-	rdb     redis.UniversalClient
-	cfg     config
-	cluster bool
+	rdb redis.UniversalClient
+	// ap is rdb's automatic pipeliner (WithAutoPipelining), or nil; inflight counts the commands
+	// send has out (sent, not answered yet): a command starting while one is out goes through ap.
+	ap       *redis.AutoPipeliner
+	inflight atomic.Int32
+	piped    atomic.Uint64 // commands sent through ap (for tests)
+	cfg      config
+	cluster  bool
 	// replicaReads: the go-redis client may send read-only commands to replicas (a ClusterClient
 	// with ReadOnly, RouteByLatency or RouteRandomly); the library's own reads then go in
 	// transactions, which go-redis always sends to the master (see read).
@@ -308,6 +313,11 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		c.sched.SplitBy(func(e *renew.Entry) string { return clusterNode(cc, e.Key) })
+	}
+	if r, ok := rdb.(*redis.Client); ok && cfg.autoPipeline {
+		if c.ap, err = r.AsyncAutoPipeline(); err != nil {
+			return nil, fmt.Errorf("redisson: WithAutoPipelining: %w", err)
+		}
 	}
 	c.tracker = c.newTracker()
 	c.engine = &wait.Engine{Hub: c.hub, Sched: c.sched, Repoll: cfg.repoll, Closed: c.done}

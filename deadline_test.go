@@ -125,11 +125,18 @@ var blockingCalls = []blockingCall{
 }
 
 func TestEveryBlockingCallKeepsItsDeadline(t *testing.T) {
-	for _, fault := range []string{"stopped", "paused"} {
-		t.Run(fault, func(t *testing.T) {
+	for _, run := range []struct {
+		fault string
+		piped bool // the Client WithAutoPipelining: the calls' concurrent commands go through it
+	}{{"stopped", false}, {"paused", false}, {"stopped", true}, {"paused", true}} {
+		fault, name := run.fault, run.fault
+		if run.piped {
+			name += "/piped"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t)
-			c := newClient(t, srv.Client(t))
+			c := newClient(t, srv.Client(t), redisson.WithAutoPipelining(run.piped))
 			deadlines := []time.Duration{300 * time.Millisecond, 1200 * time.Millisecond}
 			calls := make([][]func(context.Context) error, len(blockingCalls)) // [call][deadline]
 			for i, bc := range blockingCalls {
@@ -172,6 +179,9 @@ func TestEveryBlockingCallKeepsItsDeadline(t *testing.T) {
 				}
 			}
 			wg.Wait()
+			if run.piped && redisson.Piped(c) == 0 {
+				t.Error("WithAutoPipelining: no command went through the pipeliner")
+			}
 		})
 	}
 }
@@ -250,15 +260,23 @@ func TestEveryWaitKeepsItsBound(t *testing.T) {
 		bound   = 600 * time.Millisecond
 		faultAt = 200 * time.Millisecond
 	)
-	for _, fault := range []string{"paused", "killed", "black-holed"} {
-		t.Run(fault, func(t *testing.T) {
+	for _, run := range []struct {
+		fault string
+		piped bool // the waiting Clients WithAutoPipelining: the waits' concurrent commands go through it
+	}{{"paused", false}, {"killed", false}, {"black-holed", false}, {"paused", true}, {"black-holed", true}} {
+		fault, name := run.fault, run.fault
+		if run.piped {
+			name += "/piped"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t)
 			p := redistest.NewProxy(t, srv.Addr())
 			var holders, clients [2]*redisson.Client // ours, and made WithRedissonCompat
 			for i, opts := range [][]redisson.Option{nil, {redisson.WithRedissonCompat()}} {
 				holders[i] = newClient(t, srv.Client(t), opts...)
-				clients[i] = newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }), opts...)
+				clients[i] = newClient(t, srv.Client(t, func(o *redis.Options) { o.Addr = p.Addr() }),
+					append(opts, redisson.WithAutoPipelining(run.piped))...)
 				warmUpScripts(t, clients[i])
 			}
 			calls := make([]func(context.Context, time.Duration) error, len(boundedWaits))
@@ -312,6 +330,9 @@ func TestEveryWaitKeepsItsBound(t *testing.T) {
 				t.Cleanup(func() { p.Blackhole(false) })
 			}
 			wg.Wait()
+			if run.piped && redisson.Piped(clients[0])+redisson.Piped(clients[1]) == 0 {
+				t.Error("WithAutoPipelining: no command went through the pipeliner")
+			}
 		})
 	}
 }

@@ -165,3 +165,6 @@ func KeepProcessRecord() Option {
 		return nil
 	}
 }
+
+// Piped returns how many commands c sent through its automatic pipeliner (WithAutoPipelining).
+func Piped(c *Client) uint64 { return c.piped.Load() }

@@ -689,6 +689,8 @@ func newModelRun(ctx context.Context, proc int, seed int64, deadline time.Time, 
 	r.bdb = redis.NewClient(&redis.Options{Addr: addrB, ContextTimeoutEnabled: true, ClientName: modelBName(proc)})
 	r.drv = newModelDriver(r.admin)
 	acked := r.rng(0xFFFF, 4).IntN(clients) // the replica-acknowledged Client, by the seed
+	// Another Client, by the seed, batches its teams' concurrent commands (WithAutoPipelining).
+	piped := (acked + 1 + r.rng(0xFFFF, 5).IntN(max(clients-1, 1))) % clients
 	for i := range clients {
 		p, err := redistest.StartProxy(addrA)
 		if err != nil {
@@ -698,9 +700,13 @@ func newModelRun(ctx context.Context, proc int, seed int64, deadline time.Time, 
 		c := &modelClient{idx: i, key: fmt.Sprintf("p%dc%d", proc, i), proxy: p, acked: i == acked}
 		opts := []redisson.Option{redisson.WithWatchdogTimeout(modelWatchdog), redisson.WithRepollInterval(modelRepoll),
 			redisson.WithWaiterTimeout(modelWatchdog), redisson.WithLogger(slog.New(modelWarnCounter{r})), redisson.WithLossTracking(true)}
-		if c.acked {
+		switch {
+		case c.acked:
 			c.key += "a"
 			opts = append(opts, redisson.WithReplicaAcks(1, modelAckTimeout))
+		case i == piped:
+			c.key += "p"
+			opts = append(opts, redisson.WithAutoPipelining(true))
 		}
 		c.rdb = redis.NewClient(modelRedisOptions(p.Addr()))
 		c.rc, err = redisson.New(c.rdb, opts...)

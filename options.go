@@ -59,6 +59,8 @@ type config struct {
 	tracking bool
 	// noRecord: no process record (WithoutProcessRecord).
 	noRecord bool
+	// autoPipeline: commands sent while another is in flight are batched (WithAutoPipelining).
+	autoPipeline bool
 }
 
 func defaultConfig() config {
@@ -346,6 +348,30 @@ func WithLogger(l *slog.Logger) Option {
 func WithLossTracking(on bool) Option {
 	return func(c *config) error {
 		c.tracking = on
+		return nil
+	}
+}
+
+// WithAutoPipelining makes the Client send a command that starts while another of its commands is
+// waiting for its reply through go-redis's automatic pipelining (redis.Client.AsyncAutoPipeline,
+// experimental in go-redis v9.22): the commands of many goroutines then share one write and one
+// read, as rueidis does, instead of a round trip each; a command sent alone still goes straight to
+// its connection. It is for one Client shared by many goroutines (with a Client per goroutine
+// there is nothing to batch).
+//
+// What stays: every command is still sent once (a batch that fails is not sent again: the
+// library's commands opt out of go-redis's re-sends), a lost batch reply is an unknown outcome for
+// each command in it, and a wait ends with its context. What changes: a command whose context
+// ends while it is queued behind a batch in flight may still be written after the call returned
+// (the pipeliner does not drop it); the call reports an unknown outcome, as it does for a command
+// whose reply a deadline cut, and the undo rules cover it the same way. The pipeliner is
+// rdb's, shared with rdb's other users, and stopped by rdb.Close, not by Client.Close.
+//
+// default: off. Only for a *redis.Client (plain or Sentinel's failover client): a Cluster's
+// commands, the replica-acknowledged mode's commands and WAIT, and transactions go as before.
+func WithAutoPipelining(on bool) Option {
+	return func(c *config) error {
+		c.autoPipeline = on
 		return nil
 	}
 }

@@ -131,7 +131,7 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 			}
 			_, _ = p.Exec(ctx) // errors are per command
 		} else {
-			_ = c.rdb.Process(ctx, onceCmd{cmd})
+			cmd = process(ctx, c, cmd, build)
 		}
 		err := cmd.Err()
 		if script != nil && !loaded && redis.HasErrorPrefix(err, "NOSCRIPT") {
@@ -241,6 +241,26 @@ func withCtxErr(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", cerr, err)
 	}
 	return err
+}
+
+// process sends cmd once (not again after a network error) and waits for its reply: straight on a
+// connection of c.rdb, or, with WithAutoPipelining, through c.ap when another command is out. A
+// pipelined command whose wait ctx ends first is left to the pipeliner, which may still write it
+// and set its reply: the command returned is then a fresh one from build, failed with ctx's error
+// (an unknown outcome: the command may run).
+func process[C redis.Cmder](ctx context.Context, c *Client, cmd C, build func() C) C {
+	busy := c.inflight.Add(1) > 1
+	defer c.inflight.Add(-1)
+	if c.ap == nil || !busy {
+		_ = c.rdb.Process(ctx, onceCmd{cmd})
+		return cmd
+	}
+	c.piped.Add(1)
+	if err := c.ap.Submit(ctx, onceCmd{cmd}).WaitContext(ctx); err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		cmd = build()
+		cmd.SetErr(err)
+	}
+	return cmd
 }
 
 // evalFallback runs cmd, an EVALSHA of script that was answered NOSCRIPT, again as EVAL with the

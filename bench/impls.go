@@ -69,7 +69,16 @@ func allImpls() []impl {
 			name:       "redisson-notrack",
 			settings:   "as redisson, with WithLossTracking(false): holds are told of a loss only at their next renewal",
 			scriptCmds: []string{"get", "pttl", "pexpire", "del", "publish"},
-			open:       openRedissonUntracked,
+			open:       openRedissonWith(redisson.WithLossTracking(false)),
+		},
+		{
+			// WithAutoPipelining: the commands of the Client's goroutines batched when several are
+			// out at once (go-redis's AsyncAutoPipeline). A Client per goroutine (the contended-<n>c
+			// scenarios) has nothing to batch.
+			name:       "redisson-ap",
+			settings:   "as redisson, with WithAutoPipelining(true): a command sent while another is out goes through go-redis's AsyncAutoPipeline",
+			scriptCmds: []string{"get", "pttl", "pexpire", "del", "publish"},
+			open:       openRedissonWith(redisson.WithAutoPipelining(true)),
 		},
 		{
 			name:       "redisson-fair",
@@ -143,14 +152,19 @@ type redissonLocker struct {
 	kind string // "" Lock, "fair" FairLock, "spin" SpinLock
 }
 
-func openRedisson(addr string, _ *config) (locker, error) {
-	rdb := redis.NewClient(goRedisOptions(addr))
-	c, err := redisson.New(rdb)
-	if err != nil {
-		rdb.Close()
-		return nil, err
+func openRedisson(addr string, cfg *config) (locker, error) { return openRedissonWith()(addr, cfg) }
+
+// openRedissonWith is openRedisson with the Client's options opts.
+func openRedissonWith(opts ...redisson.Option) func(string, *config) (locker, error) {
+	return func(addr string, _ *config) (locker, error) {
+		rdb := redis.NewClient(goRedisOptions(addr))
+		c, err := redisson.New(rdb, opts...)
+		if err != nil {
+			rdb.Close()
+			return nil, err
+		}
+		return &redissonLocker{rdb: rdb, c: c}, nil
 	}
-	return &redissonLocker{rdb: rdb, c: c}, nil
 }
 
 func (r *redissonLocker) handle(key string) handle {
@@ -165,17 +179,6 @@ func (r *redissonLocker) handle(key string) handle {
 
 func (r *redissonLocker) close() error {
 	return errors.Join(r.c.Close(), r.rdb.Close())
-}
-
-// openRedissonUntracked is openRedisson with the loss tracking off.
-func openRedissonUntracked(addr string, _ *config) (locker, error) {
-	rdb := redis.NewClient(goRedisOptions(addr))
-	c, err := redisson.New(rdb, redisson.WithLossTracking(false))
-	if err != nil {
-		rdb.Close()
-		return nil, err
-	}
-	return &redissonLocker{rdb: rdb, c: c}, nil
 }
 
 // openRedissonKind is openRedisson, handing out locks of kind (see redissonLocker).
