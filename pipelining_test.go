@@ -2,11 +2,15 @@ package redisson_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/goredisson/redisson"
+	"github.com/goredisson/redisson/redistest"
+	"github.com/redis/go-redis/v9"
 )
 
 // With WithAutoPipelining, the concurrent commands of one Client's goroutines go through go-redis's
@@ -72,5 +76,113 @@ func TestAutoPipeliningKeepsExclusion(t *testing.T) {
 	}
 	if n, err := sem.AvailablePermits(ctx); err != nil || n != 2 {
 		t.Errorf("semaphore: %d permits available after every goroutine is done, want 2 (%v)", n, err)
+	}
+}
+
+// The pipeliner a WithAutoPipelining Client uses is rdb's shared AsyncAutoPipeline, which any other
+// user of rdb may Close (go-redis's own examples do): rdb then builds a fresh one on its next
+// AsyncAutoPipeline call, and rdb itself keeps working. The Client's calls must keep working too,
+// and not fail (as if Redis could not be reached) whenever two of them happen to overlap.
+func TestAutoPipeliningOutlivesTheSharedPipelinerBeingClosed(t *testing.T) {
+	t.Parallel()
+	c, rdb, _ := setup(t, redisson.WithAutoPipelining(true))
+	ctx := t.Context()
+	ap, err := rdb.AsyncAutoPipeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ap.Close(); err != nil { // another user of rdb is done with its pipeliner
+		t.Fatal(err)
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		t.Fatalf("rdb after its pipeliner was closed: %v", err)
+	}
+	const goroutines, cycles = 16, 40
+	var failures atomic.Int32
+	var first atomic.Value
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := c.Lock(fmt.Sprintf("closed-ap-%d", g))
+			for range cycles {
+				h, err := l.Lock(ctx)
+				if err != nil {
+					failures.Add(1)
+					first.CompareAndSwap(nil, err.Error())
+					continue
+				}
+				if err := h.Unlock(context.WithoutCancel(ctx)); err != nil {
+					failures.Add(1)
+					first.CompareAndSwap(nil, err.Error())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := failures.Load(); n > 0 {
+		t.Fatalf("%d of %d calls failed once rdb's shared pipeliner was closed (rdb itself works); first: %v",
+			n, 2*goroutines*cycles, first.Load())
+	}
+}
+
+// A pipelined acquisition whose context ends while it is queued behind a batch in flight is left to
+// the pipeliner, which writes it once that batch is done: possibly long after the call returned and
+// after the undo (and its repeats) that were to free whatever it took. Here the batch ahead of it is
+// held on the network until the go-redis ReadTimeout (6s, longer than the undo's repeats) fails it;
+// the queued SET NX of a TryLock whose context had ended long before is then written and takes the
+// lock for an owner that is done: held for a whole lease, with nobody to renew or release it. (A
+// Client without pipelining never writes that command at all: its context had ended first.)
+func TestPipelinedAcquireQueuedPastItsContextTakesNothingLater(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	admin := srv.Client(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	rdb, _ := proxiedClient(t, srv, p, func(o *redis.Options) { o.ReadTimeout = 6 * time.Second })
+	c := newClient(t, rdb, redisson.WithAutoPipelining(true))
+	warmUpScripts(t, c)
+	ctx := t.Context()
+	start := time.Now()
+	p.HoldRequests(2)
+	// Two counter increments (nothing to undo) keep a command of the Client out: the first goes
+	// straight to a connection, the second (another is out) through the pipeliner, where its batch
+	// holds the pipeliner's one batch permit. Both are held on the network.
+	early, cancelEarly := context.WithDeadline(ctx, start.Add(400*time.Millisecond))
+	defer cancelEarly()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _, _ = c.AtomicLong("late-n0").Add(early, 1) }()
+	eventually(t, 2*time.Second, "the first increment held", func() bool { return p.Held() == 1 })
+	wg.Add(1)
+	go func() { defer wg.Done(); _, _ = c.AtomicLong("late-n1").Add(early, 1) }()
+	eventually(t, 2*time.Second, "the pipelined increment held", func() bool { return p.Held() == 2 })
+	if redisson.Piped(c) == 0 {
+		t.Fatal("the second increment did not go through the pipeliner")
+	}
+	// The TryLock goes through the pipeliner too, queued behind the held batch; its context ends
+	// after the increments' (so that no other command of the Client is out by then).
+	l := c.Lock("late-acquire")
+	tryCtx, cancelTry := context.WithDeadline(ctx, start.Add(700*time.Millisecond))
+	defer cancelTry()
+	if h, err := l.TryLock(tryCtx); err == nil {
+		t.Fatalf("TryLock acquired the lock while its command was queued behind a held batch (%v)", h)
+	}
+	returned := time.Since(start)
+	wg.Wait()
+	key := redisson.LockKeyOf(c, "late-acquire")
+	// The held batch fails at 6s; the queued SET NX is written then. Watch until well after.
+	deadline := start.Add(8 * time.Second)
+	for time.Now().Before(deadline) {
+		n, err := admin.Exists(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			ttl := admin.PTTL(ctx, key).Val()
+			t.Fatalf("the lock was taken %v after the TryLock returned (at %v) with its context ended: "+
+				"held for a done owner, TTL %v, nobody to renew or release it", time.Since(start)-returned, returned, ttl)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
