@@ -38,9 +38,11 @@ type Client struct {
 	rdb redis.UniversalClient
 	// ap is rdb's automatic pipeliner (WithAutoPipelining), or nil; inflight counts the commands
 	// send has out (sent, not answered yet): a command starting while one is out goes through ap.
-	ap       *redis.AutoPipeliner
+	ap       atomic.Pointer[redis.AutoPipeliner]
+	apOf     *redis.Client // whose pipeliner ap is
 	inflight atomic.Int32
 	piped    atomic.Uint64 // commands sent through ap (for tests)
+	late     lateWrites    // pipelined commands abandoned, their batch not ended (see process)
 	cfg      config
 	cluster  bool
 	// replicaReads: the go-redis client may send read-only commands to replicas (a ClusterClient
@@ -315,9 +317,12 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		c.sched.SplitBy(func(e *renew.Entry) string { return clusterNode(cc, e.Key) })
 	}
 	if r, ok := rdb.(*redis.Client); ok && cfg.autoPipeline {
-		if c.ap, err = r.AsyncAutoPipeline(); err != nil {
+		ap, err := r.AsyncAutoPipeline()
+		if err != nil {
 			return nil, fmt.Errorf("redisson: WithAutoPipelining: %w", err)
 		}
+		c.ap.Store(ap)
+		c.apOf = r
 	}
 	c.tracker = c.newTracker()
 	c.engine = &wait.Engine{Hub: c.hub, Sched: c.sched, Repoll: cfg.repoll, Closed: c.done}

@@ -361,11 +361,18 @@ func WithLossTracking(on bool) Option {
 //
 // What stays: every command is still sent once (a batch that fails is not sent again: the
 // library's commands opt out of go-redis's re-sends), a lost batch reply is an unknown outcome for
-// each command in it, and a wait ends with its context. What changes: a command whose context
-// ends while it is queued behind a batch in flight may still be written after the call returned
-// (the pipeliner does not drop it); the call reports an unknown outcome, as it does for a command
-// whose reply a deadline cut, and the undo rules cover it the same way. The pipeliner is
-// rdb's, shared with rdb's other users, and stopped by rdb.Close, not by Client.Close.
+// each command in it, and a call returns by its context. What changes: the pipeliner ignores a
+// command's context once it is queued, so a command whose caller's context ends while it waits
+// behind a batch in flight is abandoned to it and may still be written (and run) until that batch
+// ends, which go-redis's ReadTimeout, WriteTimeout and DialTimeout bound, not the context. The
+// call reports an unknown outcome, as for a command whose reply a deadline cut; an acquisition
+// written so late may take the lock for its done owner for a moment: the undo of every call that
+// ended meanwhile is repeated once the abandoned commands' batches have ended (a Client closed
+// before that leaves such a lock to its lease). Keep ReadTimeout at its default (3s) or below:
+// with ReadTimeout -1 (no timeout) a batch held by a hung server holds the commands behind it
+// until the connection breaks. The pipeliner is rdb's (rdb.AsyncAutoPipeline), shared with rdb's
+// other users, stopped by rdb.Close, not by Client.Close; if another user closes it, the Client
+// takes rdb's next one. go-redis hooks see the pipelined commands as pipelines.
 //
 // default: off. Only for a *redis.Client (plain or Sentinel's failover client): a Cluster's
 // commands, the replica-acknowledged mode's commands and WAIT, and transactions go as before.

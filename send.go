@@ -244,23 +244,77 @@ func withCtxErr(ctx context.Context, err error) error {
 }
 
 // process sends cmd once (not again after a network error) and waits for its reply: straight on a
-// connection of c.rdb, or, with WithAutoPipelining, through c.ap when another command is out. A
-// pipelined command whose wait ctx ends first is left to the pipeliner, which may still write it
-// and set its reply: the command returned is then a fresh one from build, failed with ctx's error
-// (an unknown outcome: the command may run).
+// connection of c.rdb, or, with WithAutoPipelining, through rdb's pipeliner when another command is
+// out. A pipelined command whose wait ctx ends first is abandoned to the pipeliner, which may still
+// write it, and run it, until its batch ends (bounded by the go-redis read, write and dial timeouts,
+// not by ctx): the command returned is then a fresh one from build, failed with ctx's error (an
+// unknown outcome), and the command is counted in c.late until its batch ends, so that the undos
+// scheduled meanwhile are repeated after it (see repeat).
 func process[C redis.Cmder](ctx context.Context, c *Client, cmd C, build func() C) C {
 	busy := c.inflight.Add(1) > 1
 	defer c.inflight.Add(-1)
-	if c.ap == nil || !busy {
+	ap := c.ap.Load()
+	if ap == nil || !busy {
 		_ = c.rdb.Process(ctx, onceCmd{cmd})
 		return cmd
 	}
 	c.piped.Add(1)
-	if err := c.ap.Submit(ctx, onceCmd{cmd}).WaitContext(ctx); err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	f := ap.Submit(ctx, onceCmd{cmd})
+	err := f.WaitContext(ctx)
+	switch {
+	case errors.Is(err, redis.ErrClosed):
+		// Closed before it took the command (its Close, by rdb's other users, leaves rdb working):
+		// rdb's current one from now on, and this command straight.
+		if fresh, ferr := c.apOf.AsyncAutoPipeline(); ferr == nil {
+			c.ap.CompareAndSwap(ap, fresh)
+		}
+		cmd = build()
+		_ = c.rdb.Process(ctx, onceCmd{cmd})
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		c.late.add()
+		if !c.background(func(<-chan struct{}) {
+			_ = f.WaitContext(c.closing) // until its batch ends, or Close
+			c.late.done()
+		}) {
+			c.late.done()
+		}
 		cmd = build()
 		cmd.SetErr(err)
 	}
 	return cmd
+}
+
+// lateWrites counts a Client's pipelined commands abandoned by their callers (see process) whose
+// batch has not ended: each may still be written and run.
+type lateWrites struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil while it is 0
+}
+
+func (l *lateWrites) add() {
+	l.mu.Lock()
+	if l.n++; l.n == 1 {
+		l.idle = make(chan struct{})
+	}
+	l.mu.Unlock()
+}
+
+func (l *lateWrites) done() {
+	l.mu.Lock()
+	if l.n--; l.n == 0 {
+		close(l.idle)
+		l.idle = nil
+	}
+	l.mu.Unlock()
+}
+
+// pending returns nil if no abandoned command is outstanding, or a channel closed once none is (the
+// ones outstanding now, and any abandoned before they end).
+func (l *lateWrites) pending() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.idle
 }
 
 // evalFallback runs cmd, an EVALSHA of script that was answered NOSCRIPT, again as EVAL with the
@@ -694,24 +748,44 @@ func (c *Client) reachable() {
 // repeat runs f in the background, on a goroutine the Client owns, after each of pauses in turn,
 // each time with a context of its own (bounded by cleanupTimeout), until f reports it is done or the
 // Client is closed.
+//
+// With WithAutoPipelining, commands abandoned in the pipeliner when f is scheduled (see process) may
+// still be written after the pauses: once they have all been written or failed, f runs after each of
+// pauses once more, as after a command that was just sent.
 func (c *Client) repeat(pauses []time.Duration, f func(ctx context.Context) (done bool)) {
+	late := c.late.pending()
 	c.background(func(stop <-chan struct{}) {
-		for _, d := range pauses {
-			t := time.NewTimer(d)
-			select {
-			case <-stop:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			ctx, cancel := context.WithTimeout(c.closing, cleanupTimeout)
-			done := f(ctx)
-			cancel()
-			if done {
-				return
-			}
+		if c.runPauses(stop, pauses, f) || late == nil {
+			return
 		}
+		select {
+		case <-stop:
+			return
+		case <-late:
+		}
+		c.runPauses(stop, pauses, f)
 	})
+}
+
+// runPauses runs f after each of pauses in turn (see repeat) and reports whether f is done; false
+// also if stop is closed first.
+func (c *Client) runPauses(stop <-chan struct{}, pauses []time.Duration, f func(ctx context.Context) (done bool)) bool {
+	for _, d := range pauses {
+		t := time.NewTimer(d)
+		select {
+		case <-stop:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(c.closing, cleanupTimeout)
+		done := f(ctx)
+		cancel()
+		if done {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanupFailed logs a clean-up (an undo) of the object called name that failed with err.
