@@ -270,6 +270,21 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The pipeliner (WithAutoPipelining) before anything is started: New may fail here.
+	var ap *redis.AutoPipeliner
+	var apOf *redis.Client
+	if r, ok := rdb.(*redis.Client); ok && cfg.autoPipeline {
+		if r.Options().ReadTimeout <= 0 { // as go-redis stores them: 0 for ReadTimeout -1, -1 for -2
+			// Nothing would bound how long a batch held by a hung server holds the commands
+			// queued behind it, whose callers have long returned.
+			return nil, invalidf("WithAutoPipelining needs a go-redis ReadTimeout; rdb has none")
+		}
+		var err error
+		if ap, err = r.AsyncAutoPipeline(); err != nil {
+			return nil, fmt.Errorf("redisson: WithAutoPipelining: %w", err)
+		}
+		apOf = r
+	}
 	c := &Client{
 		rdb:       rdb,
 		cfg:       cfg,
@@ -316,13 +331,9 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		c.sched.SplitBy(func(e *renew.Entry) string { return clusterNode(cc, e.Key) })
 	}
-	if r, ok := rdb.(*redis.Client); ok && cfg.autoPipeline {
-		ap, err := r.AsyncAutoPipeline()
-		if err != nil {
-			return nil, fmt.Errorf("redisson: WithAutoPipelining: %w", err)
-		}
+	if apOf != nil {
 		c.ap.Store(ap)
-		c.apOf = r
+		c.apOf = apOf
 	}
 	c.tracker = c.newTracker()
 	c.engine = &wait.Engine{Hub: c.hub, Sched: c.sched, Repoll: cfg.repoll, Closed: c.done}

@@ -368,9 +368,9 @@ func WithLossTracking(on bool) Option {
 // call reports an unknown outcome, as for a command whose reply a deadline cut; an acquisition
 // written so late may take the lock for its done owner for a moment: the undo of every call that
 // ended meanwhile is repeated once the abandoned commands' batches have ended (a Client closed
-// before that leaves such a lock to its lease). Keep ReadTimeout at its default (3s) or below:
-// with ReadTimeout -1 (no timeout) a batch held by a hung server holds the commands behind it
-// until the connection breaks. The pipeliner is rdb's (rdb.AsyncAutoPipeline), shared with rdb's
+// before that leaves such a lock to its lease). Keep ReadTimeout at its default (3s) or below; New
+// fails with ErrInvalidArgument if rdb has none (ReadTimeout -1 or -2): a batch held by a hung
+// server would hold the commands behind it until the connection breaks. The pipeliner is rdb's (rdb.AsyncAutoPipeline), shared with rdb's
 // other users, stopped by rdb.Close, not by Client.Close; if another user closes it, the Client
 // takes rdb's next one. go-redis hooks see the pipelined commands as pipelines.
 //

@@ -2,6 +2,7 @@ package redisson_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -197,5 +198,22 @@ func TestPipelinedAcquireQueuedPastItsContextIsUndoneOnceWritten(t *testing.T) {
 	}
 	if !seen.IsZero() {
 		t.Fatalf("the lock taken by the queued SET NX is still held at the end (taken %v ago)", time.Since(seen))
+	}
+}
+
+// WithAutoPipelining over a go-redis client without a ReadTimeout is refused: nothing would bound
+// how long the commands queued behind a batch held by a hung server wait to be written.
+func TestAutoPipeliningNeedsAReadTimeout(t *testing.T) {
+	t.Parallel()
+	for _, rt := range []time.Duration{-1, -2} {
+		rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ReadTimeout: rt, ContextTimeoutEnabled: true})
+		c, err := redisson.New(rdb, redisson.WithAutoPipelining(true))
+		if !errors.Is(err, redisson.ErrInvalidArgument) {
+			t.Errorf("ReadTimeout %v: New = %v, %v; want ErrInvalidArgument", rt, c, err)
+		}
+		if c != nil {
+			_ = c.Close()
+		}
+		_ = rdb.Close()
 	}
 }
