@@ -53,6 +53,9 @@ type Client struct {
 	// waiterArg is the waiter timeout in ms, boxed once: also the life of a request record of a
 	// Semaphore or CountDownLatch (see evalRecorded).
 	waiterArg any
+	// takenArg is takenRecord in ms, boxed once: how long at least the record of a Semaphore
+	// acquisition that took plain permits lives.
+	takenArg any
 
 	// id is random and unguessable, the prefix of every owner and request id: 24 hex digits, or on a
 	// Client made WithRedissonCompat a random UUID, so that its owners have Java Redisson's form.
@@ -292,6 +295,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		id:        id,
 		idBase:    idBase,
 		waiterArg: cfg.waiterTimeout.Milliseconds(),
+		takenArg:  takenRecord(cfg.waiterTimeout).Milliseconds(),
 		gates:     gate.New[*heir, *owner](),
 		done:      make(chan struct{}),
 		acks:      acks{need: cfg.acks, timeout: cfg.ackTimeout},

@@ -121,7 +121,8 @@
 //
 // They wait through the same engine as the locks, with the same bounded fallback (re-poll, waiter
 // heartbeats). A change whose outcome their state cannot tell (permits and counts are counters,
-// with no identity) carries a request id whose outcome Redis keeps for the waiter timeout; a copy
+// with no identity) carries a request id whose outcome Redis keeps for the waiter timeout (an
+// acquisition that took plain permits, at least 10s: its undo after a lost reply needs it); a copy
 // re-sent after a lost reply is answered from that record, and one that finds none applies nothing
 // (the call reports an unknown outcome), so no request is applied twice, however late a copy lands.
 // A leased permit's acquisition keeps one too: its permits may be released before a late copy lands.
@@ -273,8 +274,10 @@
 //	                            Semaphore: its permits; a CountDownLatch: its count (strings)
 //	<aux>:~sw, :~sl             a Semaphore's waiters (hash) and leased permits (sorted set)
 //	<aux>:~sr:<request id>      the outcome of one Semaphore or CountDownLatch request that the
-//	                            state cannot tell, with the waiter timeout as TTL (20 minutes
-//	                            for an acquisition whose copies may still be travelling)
+//	                            state cannot tell, with the waiter timeout as TTL (at least 10s
+//	                            for an acquisition that took plain permits, for its undo after a
+//	                            lost reply; 20 minutes for an acquisition whose copies may still
+//	                            be travelling)
 //	<aux>:~lw                   a CountDownLatch's wake-up channel, shared by its Clients
 //	<aux>:~lr                   a CountDownLatch's rounds (times it reached zero): never deleted
 //	                            by this package
@@ -296,7 +299,7 @@
 //	                            Cluster it is on a slot of its own.
 //
 // Nothing else is written: once every holder and waiter of an object is gone, only its value, the
-// keys above that are never deleted, request records (TTL the waiter timeout, or 20 minutes), and
+// keys above that are never deleted, request records (TTL the waiter timeout, 10s, or 20 minutes), and
 // the process records of live Clients remain.
 //
 // Every name containing ":~" belongs to this package: do not store your own data there (WithKeyPrefix

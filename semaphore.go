@@ -38,9 +38,10 @@ import (
 // A wait that ends (its context, the WithWait bound, Close) leaves the semaphore as it was: permits an
 // attempt took as the wait ended are given back. No change is applied twice: a request whose
 // outcome the state cannot tell (the permits are a counter) has an id, and its outcome is kept in
-// Redis for the waiter timeout (WithWaiterTimeout); a copy re-sent after a lost reply is answered
-// from that record, or, finding none (the first copy never ran, is still travelling, or ran longer
-// ago than the record lives), applies nothing, and the call returns an error matching
+// Redis for the waiter timeout (WithWaiterTimeout; that of an acquisition that took plain permits,
+// for at least 10 seconds, which its undo needs); a copy re-sent after a lost reply is answered from
+// that record, or, finding none (the first copy never ran, is still travelling, or ran longer ago
+// than the record lives), applies nothing, and the call returns an error matching
 // ErrOutcomeUnknown (an acquisition is then undone). Leased permits answer for their acquisition by
 // their ids.
 //
@@ -53,9 +54,10 @@ import (
 // What remains: a copy that reaches Redis later than that (held by a proxy, say), or after an undo
 // that never ran (the Client closed, or the process died, before it reached Redis), takes permits
 // for nobody; plain permits have no lease and stay taken, as a crashed holder's do (leased permits
-// come back when their lease ends). An undo of plain permits that reaches Redis more than the waiter
-// timeout after the copy that took them ran (Redis unreachable from this Client all that while, but
-// not from the copy) finds no record of them and gives nothing back; it is logged.
+// come back when their lease ends). An undo of plain permits that reaches Redis more than 10 seconds
+// (or the waiter timeout, if longer) after the copy that took them ran (Redis unreachable from this
+// Client for about that long, but not from the copy) finds no record of them and gives nothing back;
+// it is logged.
 //
 // In the replica-acknowledged mode (WithReplicaAcks) every change waits for the replicas; an
 // acquisition they did not acknowledge is given back and fails (ErrNotObtained, ErrNotReplicated); a
@@ -234,7 +236,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		defer cancel()
 		tries++
 		at = time.Now()
-		args := []any{id, n, mode, c.waiterArg, lateCopyMs, leaseMs, c.publish, s.wakePrefix, resentArg{}, s.redisson}
+		args := []any{id, n, mode, c.waiterArg, lateCopyMs, leaseMs, c.publish, s.wakePrefix, resentArg{}, s.redisson, c.takenArg}
 		for _, p := range pids {
 			args = append(args, p)
 		}
@@ -309,7 +311,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		// leave the waiters. The request's record makes a copy still travelling take nothing.
 		var late time.Time
 		if unknown {
-			late = at.Add(c.cfg.waiterTimeout) // the record of what the attempt took is gone then
+			late = at.Add(takenRecord(c.cfg.waiterTimeout)) // the record of what the attempt took is gone then
 		}
 		s.undo(waitCtx, id, n, pids, late) // in the background once the bound has passed
 	}
@@ -345,15 +347,15 @@ func (s *Semaphore) report(ctx context.Context, leased bool, n int64, start time
 
 // undo gives back the permits acquisition id may have taken (leased permits: pids; nil: plain
 // permits) and takes it out of the waiters, as a clean-up (see Client.cleanup); late is zero, or,
-// after an attempt whose outcome is unknown, when the record of what it took is gone (the waiter
-// timeout from the attempt). The undo leaves a record, "u", that makes every copy of the
+// after an attempt whose outcome is unknown, when the record of what it took is gone (takenRecord
+// from the attempt). The undo leaves a record, "u", that makes every copy of the
 // acquisition landing later take nothing: for the waiter timeout, or, after an unknown outcome (the
 // first copy may still be travelling) or once a re-sent copy ran (see sem_acquire.lua), for
 // lateCopyBound. An undo that fails (Redis unreachable longer than the clean-up's context) is
 // retried in the background until it reaches Redis, lateCopyBound has passed, or the Client is
-// closed (see undoRetries). Plain permits come back only while the acquisition's record lives: an
-// undo of an unknown outcome that gives nothing back after late may have missed the record, and is
-// logged as a failure.
+// closed (see undoRetries). Plain permits come back only while the acquisition's record lives (at
+// least takenRecord from the copy that took them): an undo of an unknown outcome that gives nothing
+// back after late may have missed the record, and is logged as a failure.
 func (s *Semaphore) undo(ctx context.Context, id string, n int64, pids []string, late time.Time) {
 	leased := pids != nil
 	keep := s.c.waiterArg
@@ -378,6 +380,17 @@ func (s *Semaphore) undo(ctx context.Context, id string, n int64, pids []string,
 		}
 	})
 }
+
+// takenRecord is how long at least the record of an acquisition that took plain permits lives, for
+// a waiter timeout wt: wt, and never less than twice the longest a request or an undo goes on
+// re-sending (cleanupTimeout). Plain permits are a counter: the undo of an acquisition whose reply
+// was lost gives them back only if it finds that record (sem_release.lua), and it reaches Redis once
+// the wait has ended and, if its own first copies were lost, re-sent after the go-redis ReadTimeout:
+// later than a short waiter timeout (it may be 100ms, and is lowered to the watchdog timeout), even
+// when Redis was unreachable for less. Its other records need not last so long: leased permits
+// answer for their acquisition by their ids, and a re-send that finds no record applies nothing
+// and reports ErrOutcomeUnknown.
+func takenRecord(wt time.Duration) time.Duration { return max(wt, 2*cleanupTimeout) }
 
 // lateCopyBound is the longest a copy of a request is taken to travel to Redis: longer than Linux
 // lets TCP retransmit a connection's data by default (tcp_retries2 = 15: about 15.5 minutes; the

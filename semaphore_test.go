@@ -1572,3 +1572,126 @@ func TestSemaphoreUndoOfUnknownTryAcquireRetriedUntilRedisAnswers(t *testing.T) 
 		t.Fatalf("after the held-back first copy landed (its undo retried once Redis was reachable): %d permits; want 1", n)
 	}
 }
+
+// An acquisition of plain permits whose copy ran on Redis and took them, but whose reply was lost,
+// with Redis then unreachable from its Client (every re-sent copy lost too), ends with its outcome
+// unknown and is undone. The undo reaches Redis only after the waiter timeout has passed since the
+// copy ran, as it does when its own first copy is lost and re-sent after the go-redis ReadTimeout.
+// It must still give the permits back: the call reported ErrNotObtained, and plain permits have no
+// lease, so permits it missed would be held by nobody, for good. The undo finds what the copy took
+// in the acquisition's record only; that record lived just the waiter timeout (which may be 100ms,
+// and is lowered to the watchdog timeout): in TestCompatFaults (waiter timeout 1s, black holes up
+// to 1.5s) a permit was lost so.
+func TestSemaphoreUndoLandingPastTheWaiterTimeoutGivesPermitsBack(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		mode string // sem_acquire.lua's ARGV[3]
+		wait bool   // WithWait: a waiting attempt
+		opts []redisson.Option
+	}{
+		{"single", "f", false, nil},
+		{"waiting", "w", true, nil},
+		{"waiting-compat", "c", true, []redisson.Option{redisson.WithRedissonCompat()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			const wt = 200 * time.Millisecond
+			srv := redistest.Start(t)
+			hook := &aroundHook{}
+			c := hookedClient(t, srv, hook, append([]redisson.Option{redisson.WithWaiterTimeout(wt),
+				redisson.WithWatchdogTimeout(time.Hour)}, tc.opts...)...)
+			chk := newClient(t, srv.Client(t), tc.opts...)
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			const name = "lateundo"
+			s := c.Semaphore(name)
+			if ok, err := s.TrySetPermits(ctx, 1); err != nil || !ok {
+				t.Fatalf("TrySetPermits = %v, %v", ok, err)
+			}
+			if ok, err := s.TryAcquire(ctx, 1); err != nil || !ok { // loads the script
+				t.Fatalf("warm-up TryAcquire = %v, %v", ok, err)
+			} else if err := s.Release(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var id string
+			var ranAt time.Time // when the copy that took the permit ran
+			var late time.Duration
+			undone := make(chan struct{})
+			var once sync.Once
+			hook.setCmd(func(_ context.Context, a []string, cmd redis.Cmder, next func() error) error {
+				switch {
+				case semAcquireCall("", tc.mode)(a):
+					mu.Lock()
+					first := id == ""
+					if first {
+						id = a[7]
+					}
+					mine := a[7] == id
+					mu.Unlock()
+					if !mine {
+						return next()
+					}
+					if first {
+						if err := next(); err != nil { // runs on Redis: takes the permit
+							return err
+						}
+						mu.Lock()
+						ranAt = time.Now()
+						mu.Unlock()
+					}
+					// Its reply lost, and every re-sent copy too: Redis unreachable from this Client.
+					err := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+					cmd.SetErr(err)
+					return err
+				case semChangeCall("u")(a):
+					mu.Lock()
+					mine, ran := a[12] == id, ranAt
+					mu.Unlock()
+					if !mine {
+						return next()
+					}
+					// The fault itself: the undo reaches Redis well after the waiter timeout.
+					time.Sleep(time.Until(ran.Add(3 * wt)))
+					mu.Lock()
+					late = time.Since(ran)
+					mu.Unlock()
+					err := next()
+					once.Do(func() { close(undone) })
+					return err
+				}
+				return next()
+			})
+			t.Cleanup(func() { hook.setCmd(nil) })
+
+			var opts []redisson.AcquireOption
+			if tc.wait {
+				opts = append(opts, redisson.WithWait(300*time.Millisecond))
+			}
+			ok, err := s.TryAcquire(ctx, 1, opts...)
+			if ok || !errors.Is(err, redisson.ErrNotObtained) {
+				t.Fatalf("precondition: TryAcquire whose reply and re-sends are lost = %v, %v; want false, ErrNotObtained", ok, err)
+			}
+			mu.Lock()
+			ran := !ranAt.IsZero()
+			mu.Unlock()
+			if !ran {
+				t.Fatal("precondition: no copy of the acquisition ran on Redis")
+			}
+			awaitClosed(ctx, undone, 10*time.Second)
+			select {
+			case <-undone:
+			default:
+				t.Fatal("the undo never reached Redis")
+			}
+			mu.Lock()
+			d := late
+			mu.Unlock()
+			if n := semPermits(t, chk.Semaphore(name)); n != 1 {
+				t.Fatalf("after the undo of a TryAcquire that reported %v, landing %v after its copy took the permit "+
+					"(waiter timeout %v): %d permits; want 1 (a permit held by nobody, for good)", err, d.Round(time.Millisecond), wt, n)
+			}
+		})
+	}
+}

@@ -13,14 +13,17 @@
 --          request record that long, unless ARGV[5] applies)
 -- ARGV[5]  the late-copy bound in ms: how long the request record lasts once a copy of the
 --          acquisition may still be travelling (below)
--- ARGV[6]  lease in ms of each permit taken (PermitExpirableSemaphore: the permits ARGV[11..10+n]
+-- ARGV[6]  lease in ms of each permit taken (PermitExpirableSemaphore: the permits ARGV[12..11+n]
 --          are leased until now + lease), or 0: plain permits
 -- ARGV[7]  publish command, ARGV[8] wake channel prefix: expired leases that came back may let
 --          waiters through (see sem_wake)
 -- ARGV[9]  "1" if this copy is a re-send after an unknown outcome (see send.go), else "0"
 -- ARGV[10] Java Redisson's channel of the semaphore, or "" (see sem_announce): expired leases that
 --          came back are announced there, as Redisson's acquire does
--- ARGV[11…] leased permits: the n permit ids, fixed for the acquisition (the Go side makes them:
+-- ARGV[11] how long in ms the record "a" of plain permits taken lasts at least (no shorter than
+--          ARGV[4]): the undo of an acquisition whose reply was lost gives them back only while it
+--          lives (below)
+-- ARGV[12…] leased permits: the n permit ids, fixed for the acquisition (the Go side makes them:
 --          "<id>#<i>", or in the Redisson-compatible layout 16 random bytes each)
 --
 -- returns  {1, 0, left} the permits were taken (left: leased permits, ms left of their lease, which
@@ -36,12 +39,13 @@
 -- released (all or some) before a copy still travelling lands, so their ids in the lease set cannot
 -- tell either (such a copy, of a waiting attempt whose re-send took the permits, would take them
 -- again and lease ids the holder holds or released: permits lost for good). A repeat that finds
--- the first permit id (ARGV[11]) still leased answers 1 too. Nothing in the state tells a late copy of a single attempt ("f") that failed, or of an
+-- the first permit id (ARGV[12]) still leased answers 1 too. Nothing in the state tells a late copy of a single attempt ("f") that failed, or of an
 -- undone acquisition, from a new attempt: the failed attempt, and the undo (sem_release.lua),
 -- record "u", and such a copy finds it and takes nothing. A waiting attempt in mode "c", which
 -- registers nothing, records "c" when it takes nothing: the trace a re-send of it looks for (as a
 -- registration is in mode "w"; a later copy of the acquisition may still take the permits, and
--- records "a" then). Records last the waiter timeout, except where a copy may still be travelling:
+-- records "a" then). Records last the waiter timeout (an "a" of plain permits at least ARGV[11]),
+-- except where a copy may still be travelling:
 -- a re-sent copy (ARGV[9]) proves that the first copy of its attempt may land at any time, even
 -- after the acquisition ended, and a record kept only the waiter timeout would be gone by then
 -- (the copy would take permits for nobody: plain permits for good). So a re-sent copy makes the
@@ -54,9 +58,11 @@
 -- re-send (ARGV[9]) that finds no trace of the first copy (no record, no leased permit, no
 -- registration) takes nothing and answers UNKNOWN: the first copy may never have run, may still
 -- be travelling, or may have run longer ago than its record lives; the client then undoes the
--- acquisition, which records "u" for a copy landing later. So no copy takes permits twice. An undo
--- of plain permits reaching Redis after the "a" record expired finds nothing to give back (see
--- sem_release.lua). A repeated registration keeps its ticket.
+-- acquisition, which records "u" for a copy landing later. So no copy takes permits twice. The
+-- undo of plain permits gives them back only if it finds the "a" record (sem_release.lua): it is
+-- sent once the wait has ended, and re-sent after its own lost copies, so it may land well after a
+-- short waiter timeout; the "a" of plain permits lasts ARGV[11] for it. An undo reaching Redis
+-- after that record expired finds nothing to give back. A repeated registration keeps its ticket.
 local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, n, mode, waiterMs, lateMs = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local leaseMs, publish, wakePrefix = tonumber(ARGV[6]), ARGV[7], ARGV[8]
@@ -73,7 +79,7 @@ end
 if done == 'u' then -- the other records of an acquisition: "a", "c", "r"
   return {-1, 0, 0}
 end
-local taken = leaseMs > 0 and redis.call('ZSCORE', leases, ARGV[11])
+local taken = leaseMs > 0 and redis.call('ZSCORE', leases, ARGV[12])
 if taken then
   return {1, 0, tonumber(taken) - sem_now()}
 elseif done == 'a' then
@@ -93,13 +99,14 @@ if permits - sem_ahead(list, mine and mine.ticket) >= n then
   permits = redis.call('DECRBY', key, n)
   if leaseMs > 0 then
     local args = {}
-    for i = 11, 10 + n do -- n ≤ 1000 for leased permits (the Go side checks)
+    for i = 12, 11 + n do -- n ≤ 1000 for leased permits (the Go side checks)
       args[#args + 1] = now + leaseMs
       args[#args + 1] = ARGV[i]
     end
     redis.call('ZADD', leases, unpack(args))
   end
-  redis.call('SET', record, 'a', 'PX', keepMs)
+  -- Plain permits: the undo's only trace of them (a lost reply's undo may land late).
+  redis.call('SET', record, 'a', 'PX', leaseMs > 0 and keepMs or math.max(keepMs, tonumber(ARGV[11])))
   sem_remove(waiters, list, byID, id)
   sem_keep(waiters, list, now)
   if back > 0 then

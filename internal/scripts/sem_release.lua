@@ -45,9 +45,10 @@
 -- undo's "u" lasts ARGV[5], or what the acquisition's record has left if that is longer (a re-sent
 -- copy made it outlive the late copies: see sem_acquire.lua), so that a copy of the acquisition
 -- landing within the late-copy bound takes nothing. The undo of plain permits reads the
--- acquisition's record ("a": it took them), written at most a waiter timeout before (unless made to
--- last longer): an undo that reaches Redis later (Redis unreachable for that long after the copy
--- that took them ran) finds none and gives nothing back.
+-- acquisition's record ("a": it took them), which lasts the waiter timeout and at least what the
+-- acquisition asked for it (sem_acquire.lua's ARGV[11]), unless made to last longer: an undo that
+-- reaches Redis later (Redis unreachable for about that long after the copy that took them ran)
+-- finds none and gives nothing back.
 local key, waiters, record, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local what, n, publish, wakePrefix, keepMs, id = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
 local done = redis.call('GET', record)

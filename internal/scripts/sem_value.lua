@@ -16,8 +16,9 @@
 --   <key>:~sr:<id>    the outcome of request id where the state cannot tell it (an acquisition,
 --                     of plain or leased permits, a single attempt that failed, an undo, a release, AddPermits,
 --                     DrainPermits, TrySetPermits, a release of leased permits), kept for the waiter
---                     timeout: "a" an acquisition took its permits, "u" it was undone or failed
---                     (a copy landing later takes nothing), "c" a waiting attempt of the
+--                     timeout (an "a" of plain permits at least as long as its acquisition asks,
+--                     for its undo: see sem_acquire.lua): "a" an acquisition took its permits,
+--                     "u" it was undone or failed (a copy landing later takes nothing), "c" a waiting attempt of the
 --                     Redisson-compatible mode took nothing (the wait goes on), "r" a re-sent copy
 --                     of a waiting attempt took nothing (the wait goes on), or the answer of a
 --                     release-like request, so that a re-sent request is answered, not applied,
