@@ -421,6 +421,16 @@ func (n *node) run() {
 		n.mu.Lock()
 		c, wait := n.c, n.backoff
 		n.mu.Unlock()
+		if c == nil && !n.anything() {
+			// Nothing to track here (a master demoted by a failover, whose holds went to the new
+			// one; a node whose holds all ended): no connection until holds are queued for it.
+			select {
+			case <-n.t.stop:
+				return
+			case <-n.kick:
+			}
+			continue
+		}
 		if c == nil {
 			if wait > 0 { // the last connection disagreed with the Client's commands
 				select {
@@ -466,6 +476,20 @@ func (n *node) run() {
 			}
 		}
 	}
+}
+
+// anything reports whether the node has holds to track or check, dropping those to check that are
+// no longer registered.
+func (n *node) anything() bool {
+	n.mu.Lock()
+	its := n.todo
+	n.todo = nil
+	n.mu.Unlock()
+	its = n.live(its)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.todo = append(its, n.todo...)
+	return len(n.todo) > 0 || len(n.keys) > 0
 }
 
 // ping asks the node for its role: a connection that does not answer, or whose node is no longer

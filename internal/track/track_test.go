@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -147,4 +148,66 @@ func TestEndedHoldNeverWakesTheTracker(t *testing.T) {
 		}
 		time.Sleep(Delay)
 	}
+}
+
+// A node left with nothing to track (its holds ended, or moved to another master after a failover)
+// is not dialled again and again once its connection is lost: a tracker kept dialling a dead or
+// demoted master ten times a second for the life of its Client. Holds queued for it later have it
+// dial again.
+func TestNodeWithNothingToTrackIsNotRedialled(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := t.Context()
+	opt := *rdb.Options()
+	var dials atomic.Int64
+	opt.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	var active atomic.Bool
+	active.Store(true)
+	tr := New(existsConfig(&opt, &active))
+	defer tr.Close()
+	if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitChecks := func(n uint64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); tr.Checked() < n; {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d checks, want %d", tr.Checked(), n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	tr.Add(&renew.Entry{Key: "k", Owner: "o"}, 1)
+	waitChecks(1)
+	active.Store(false) // the hold ends; then its master dies
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); tr.Conns() > 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the connection to the killed server is still open")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	before := dials.Load()
+	time.Sleep(20 * redialEvery) // a window in which a node that redials would dial 20 times
+	if n := dials.Load() - before; n > 1 {
+		t.Fatalf("%d dials of a node with nothing to track in %v", n, 20*redialEvery)
+	}
+
+	// A hold queued for it later: the node dials again, and checks it.
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, "k2", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	active.Store(true)
+	checked := tr.Checked()
+	tr.Add(&renew.Entry{Key: "k2", Owner: "o"}, 1) // gen 1: what existsConfig's Active answers
+	waitChecks(checked + 1)
 }
