@@ -28,7 +28,8 @@ import (
 // a Semaphore of two permits
 // (plain and leased permits: the PermitExpirableSemaphore of the same name), with random leases and
 // waits. The Go Clients' watchdog timeouts are 1s, 3s and 10s, the Java clients' 1s
-// (WithRedissonWatchdogTimeout tells the Go Clients). Go readers of the second ReadWriteLock, on the
+// (WithRedissonWatchdogTimeout tells the Go Clients); one of them, by the seed, is made
+// WithAutoPipelining. Go readers of the second ReadWriteLock, on the
 // Client with the longest watchdog, hold it longer than Java's timeout, with the watchdog's lease,
 // while Java readers come and die holding it (their client closed: Redisson's read-lock watchdog,
 // which set the hash's TTL to 1s, stops) and writers of both languages try to take it; Go readers'
@@ -80,7 +81,9 @@ func TestCompatFaults(t *testing.T) {
 
 	var goClients []*redisson.Client
 	var proxies []*redistest.Proxy
-	for _, wd := range goWatchdogs {
+	// One Go Client, by the seed, batches its workers' concurrent commands (WithAutoPipelining).
+	piped := rand.New(rand.NewPCG(seed, 2)).IntN(len(goWatchdogs))
+	for i, wd := range goWatchdogs {
 		p, err := redistest.StartProxy(srv.Addr())
 		if err != nil {
 			t.Fatal(err)
@@ -90,7 +93,8 @@ func TestCompatFaults(t *testing.T) {
 		t.Cleanup(func() { _ = rdb.Close() })
 		c := newClient(t, rdb, redisson.WithRedissonCompat(), redisson.WithWatchdogTimeout(wd),
 			redisson.WithRedissonWatchdogTimeout(watchdog), redisson.WithWaiterTimeout(watchdog),
-			redisson.WithRepollInterval(200*time.Millisecond), redisson.WithLogger(slog.New(slog.DiscardHandler)))
+			redisson.WithRepollInterval(200*time.Millisecond), redisson.WithLogger(slog.New(slog.DiscardHandler)),
+			redisson.WithAutoPipelining(i == piped))
 		goClients, proxies = append(goClients, c), append(proxies, p)
 	}
 	var javas []*javadouble.Client
@@ -379,6 +383,7 @@ func TestCompatFaults(t *testing.T) {
 		p.Blackhole(false)
 	}
 	wg.Wait()
+	t.Logf("Go Client %d pipelined %d commands", piped, redisson.Piped(goClients[piped]))
 
 	// Nothing held once everyone is done: within the longest watchdog lease (a Go Unlock that failed
 	// stops the renewals; the hold lapses), and the Semaphore's permits back.
