@@ -2,9 +2,11 @@ package track
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -210,4 +212,188 @@ func TestNodeWithNothingToTrackIsNotRedialled(t *testing.T) {
 	checked := tr.Checked()
 	tr.Add(&renew.Entry{Key: "k2", Owner: "o"}, 1) // gen 1: what existsConfig's Active answers
 	waitChecks(checked + 1)
+}
+
+// holdsConfig is existsConfig with a registration per entry (held while in the set), and every
+// declared loss sent on lost.
+type holdsConfig struct {
+	mu   sync.Mutex
+	live map[*renew.Entry]bool
+	lost chan error
+}
+
+func newHoldsConfig(opt *redis.Options) (*holdsConfig, Config) {
+	h := &holdsConfig{live: map[*renew.Entry]bool{}, lost: make(chan error, 16)}
+	cfg := existsConfig(opt, nil)
+	cfg.Active = func(e *renew.Entry) (uint64, bool) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return 1, h.live[e]
+	}
+	cfg.Gone = func(e *renew.Entry, _ uint64, why error) {
+		h.set(e, false)
+		h.lost <- why
+	}
+	return h, cfg
+}
+
+func (h *holdsConfig) set(e *renew.Entry, on bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.live[e] = on
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !ok(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A hold whose standalone master restarts empty between the hold's taking and its first check is
+// lost "when the tracker's connection to its master was open again" (ErrReconnected): the package
+// doc says a first check reports so "if the node's connection was lost (or could not be opened)
+// after the hold was taken". A node that had nothing to track once its last connection was lost
+// now opens none until a hold is queued, so it never sees the restart, and its first check
+// reports the loss as a change seen at once by client tracking (ErrChanged), which it was not.
+// Before the node stopped redialling, it was connected again and saw the restart break it.
+func TestHoldLostToARestartBeforeItsFirstCheckOnAnIdleNodeSaysReconnected(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := t.Context()
+	h, cfg := newHoldsConfig(rdb.Options())
+	var blocking atomic.Bool
+	placing := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock()
+	master := cfg.Master
+	cfg.Master = func(ctx context.Context, key string) (*redis.Options, error) {
+		if blocking.Load() { // the hold is due: its placement waits (Master may block on the network)
+			select {
+			case placing <- struct{}{}:
+			default:
+			}
+			<-release
+		}
+		return master(ctx, key)
+	}
+	tr := New(cfg)
+	defer tr.Close()
+
+	// A first hold connects the node, then ends; its master restarts: the node's connection is
+	// lost with nothing left to track.
+	e1 := &renew.Entry{Key: "k1", Owner: "o"}
+	if err := rdb.Set(ctx, "k1", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	h.set(e1, true)
+	tr.Add(e1, 1)
+	waitFor(t, 5*time.Second, "the first hold checked", func() bool { return tr.Checked() >= 1 })
+	h.set(e1, false)
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the connection lost", func() bool { return tr.Conns() == 0 })
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * redialEvery) // the master is back, with nothing of ours on it
+
+	// A second hold is taken; before its first check its master restarts empty.
+	e2 := &renew.Entry{Key: "k2", Owner: "o"}
+	if err := rdb.Set(ctx, "k2", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	blocking.Store(true)
+	h.set(e2, true)
+	tr.Add(e2, 1)
+	select {
+	case <-placing:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second hold was never placed")
+	}
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	unblock()
+	select {
+	case why := <-h.lost:
+		if !errors.Is(why, ErrReconnected) {
+			t.Fatalf("a hold lost to a restart of its master before its first check was told %q; want ErrReconnected", why)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the hold lost to the restart was never told")
+	}
+}
+
+// A node whose last connection's verdicts the Client's commands contradicted waits backoff (up to
+// maxBackoff) before its next connection. Once the disagreeing hold has ended and the node's
+// connection is lost while it has nothing to track, the node now opens no connection until a hold
+// is queued, and then first sleeps that stale backoff: a hold taken seconds later is not checked
+// (nor tracked) for up to 5s, so a restart or failover that loses it meanwhile is not told within
+// the second the package promises. Before, the node had reconnected right after the backoff and a
+// new hold was checked within Delay and a round trip.
+func TestHoldOnANodeIdleSinceADisagreementIsCheckedWithinASecond(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := t.Context()
+	h, cfg := newHoldsConfig(rdb.Options())
+	e1 := &renew.Entry{Key: "k1", Owner: "o"} // no key on the tracker's connection: found gone there…
+	cfg.Confirm = func(_ context.Context, entries []*renew.Entry) ([]bool, error) {
+		alive := make([]bool, len(entries)) // …and held by the Client's commands
+		for i, e := range entries {
+			alive[i] = e == e1
+		}
+		return alive, nil
+	}
+	tr := New(cfg)
+	defer tr.Close()
+	backoff := func() time.Duration {
+		tr.mu.Lock()
+		n := tr.nodes[rdb.Options().Addr]
+		tr.mu.Unlock()
+		if n == nil {
+			return 0
+		}
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return n.backoff
+	}
+	h.set(e1, true)
+	tr.Add(e1, 1)
+	waitFor(t, 10*time.Second, "the backoff to grow to 1.6s", func() bool { return backoff() >= 1600*time.Millisecond })
+	h.set(e1, false) // the disagreeing hold ends
+	wait := backoff()
+	// The node reconnects after its backoff, finds nothing left to check, and its connection is
+	// then lost (a restart) while it tracks nothing.
+	waitFor(t, wait+5*time.Second, "the node connected again", func() bool { return tr.Conns() == 1 })
+	if err := srv.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the connection lost", func() bool { return tr.Conns() == 0 })
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(wait + 500*time.Millisecond) // longer ago than the backoff
+
+	e2 := &renew.Entry{Key: "k2", Owner: "o"}
+	if err := rdb.Set(ctx, "k2", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	checked := tr.Checked()
+	start := time.Now()
+	h.set(e2, true)
+	tr.Add(e2, 1)
+	waitFor(t, 10*time.Second, "the new hold checked", func() bool { return tr.Checked() > checked })
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("a hold taken %v after the node's last disagreement was first checked %v after it was taken (its stale backoff: %v); want within a second", wait+500*time.Millisecond, took, wait)
+	}
 }
