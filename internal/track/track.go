@@ -357,7 +357,7 @@ type node struct {
 
 	mu      sync.Mutex
 	c       *conn                            // nil while disconnected
-	broke   time.Time                        // when a connection was last lost or refused
+	broke   time.Time                        // when a connection was last lost or refused, or the node woke with none (see run)
 	flushAt time.Time                        // when the last invalidation of every key came
 	rereads map[reg]time.Time                // the re-read due of each hold ending soon (see rereadAt)
 	keys    map[string]map[*renew.Entry]item // holds tracked on c, by key (every key of each hold)
@@ -423,12 +423,21 @@ func (n *node) run() {
 		n.mu.Unlock()
 		if c == nil && !n.anything() {
 			// Nothing to track here (a master demoted by a failover, whose holds went to the new
-			// one; a node whose holds all ended): no connection until holds are queued for it.
+			// one; a node whose holds all ended): no connection until holds are queued for it. A
+			// backoff from verdicts contradicted before is forgotten: the holds to come are new.
+			n.mu.Lock()
+			n.backoff = 0
+			n.mu.Unlock()
 			select {
 			case <-n.t.stop:
 				return
 			case <-n.kick:
 			}
+			// The holds queued meanwhile were taken while no connection was open: their first
+			// check tells a loss as a reconnection's (see broke).
+			n.mu.Lock()
+			n.broke = time.Now()
+			n.mu.Unlock()
 			continue
 		}
 		if c == nil {
