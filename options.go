@@ -370,9 +370,10 @@ func WithLossTracking(on bool) Option {
 // ended meanwhile is repeated once the abandoned commands' batches have ended (a Client closed
 // before that leaves such a lock to its lease). Keep ReadTimeout at its default (3s) or below; New
 // fails with ErrInvalidArgument if rdb has none (ReadTimeout -1 or -2): a batch held by a hung
-// server would hold the commands behind it until the connection breaks. The pipeliner is rdb's (rdb.AsyncAutoPipeline), shared with rdb's
-// other users, stopped by rdb.Close, not by Client.Close; if another user closes it, the Client
-// takes rdb's next one. go-redis hooks see the pipelined commands as pipelines.
+// server would hold the commands behind it until the connection breaks. The pipeliner is rdb's
+// (rdb.AsyncAutoPipeline), shared with rdb's other users, stopped by rdb.Close, not by
+// Client.Close; if another user closes it, the Client takes rdb's next one. go-redis hooks see the
+// pipelined commands as pipelines. It blocks nothing itself; New may fail as said.
 //
 // default: off. Only for a *redis.Client (plain or Sentinel's failover client): a Cluster's
 // commands, the replica-acknowledged mode's commands and WAIT, and transactions go as before.
