@@ -373,7 +373,7 @@ func WithLossTracking(on bool) Option {
 // server would hold the commands behind it until the connection breaks. The pipeliner is rdb's
 // (rdb.AsyncAutoPipeline), shared with rdb's other users, stopped by rdb.Close, not by
 // Client.Close; if another user closes it, the Client takes rdb's next one. go-redis hooks see the
-// pipelined commands as pipelines. It blocks nothing itself; New may fail as said.
+// pipelined commands as pipelines.
 //
 // default: off. Only for a *redis.Client (plain or Sentinel's failover client): a Cluster's
 // commands, the replica-acknowledged mode's commands and WAIT, and transactions go as before.
