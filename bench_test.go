@@ -23,44 +23,25 @@ func BenchmarkUncontended(b *testing.B) {
 	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true, PoolSize: 64})
 	defer rdb.Close()
 	ctx := context.Background()
-	b.Run("redisson", func(b *testing.B) {
-		c, err := redisson.New(rdb)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		b.ReportAllocs()
-		lockUnlockParallel(b, c, "bench:r:")
-	})
-	b.Run("redisson-notrack", func(b *testing.B) { // loss tracking off: what the tracking costs a cycle
-		c, err := redisson.New(rdb, redisson.WithLossTracking(false))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		b.ReportAllocs()
-		lockUnlockParallel(b, c, "bench:n:")
-	})
-	b.Run("redisson-autopipeline", func(b *testing.B) { // WithAutoPipelining: concurrent commands batched
-		rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, ContextTimeoutEnabled: true, PoolSize: 64})
-		defer rdb.Close()
-		c, err := redisson.New(rdb, redisson.WithAutoPipelining(true))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		b.ReportAllocs()
-		lockUnlockParallel(b, c, "bench:a:")
-	})
-	b.Run("redisson-compat", func(b *testing.B) { // Java Redisson's RLock layout (WithRedissonCompat)
-		c, err := redisson.New(rdb, redisson.WithRedissonCompat())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
-		b.ReportAllocs()
-		lockUnlockParallel(b, c, "bench:j:")
-	})
+	for _, v := range []struct {
+		name, prefix string
+		opts         []redisson.Option
+	}{
+		{"redisson", "bench:r:", nil},
+		{"redisson-notrack", "bench:n:", []redisson.Option{redisson.WithLossTracking(false)}},       // what the tracking costs a cycle
+		{"redisson-autopipeline", "bench:a:", []redisson.Option{redisson.WithAutoPipelining(true)}}, // concurrent commands batched
+		{"redisson-compat", "bench:j:", []redisson.Option{redisson.WithRedissonCompat()}},           // Java Redisson's RLock layout
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			c, err := redisson.New(rdb, v.opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			b.ReportAllocs()
+			lockUnlockParallel(b, c, v.prefix)
+		})
+	}
 	b.Run("floor", func(b *testing.B) {
 		floorRelease.Load(ctx, rdb)
 		b.ReportAllocs()

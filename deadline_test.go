@@ -263,7 +263,7 @@ func TestEveryWaitKeepsItsBound(t *testing.T) {
 	for _, run := range []struct {
 		fault string
 		piped bool // the waiting Clients WithAutoPipelining: the waits' concurrent commands go through it
-	}{{"paused", false}, {"killed", false}, {"black-holed", false}, {"paused", true}, {"black-holed", true}} {
+	}{{"paused", false}, {"killed", false}, {"black-holed", false}, {"paused", true}, {"killed", true}, {"black-holed", true}} {
 		fault, name := run.fault, run.fault
 		if run.piped {
 			name += "/piped"

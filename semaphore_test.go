@@ -1521,14 +1521,7 @@ func TestSemaphoreUndoOfUnknownTryAcquireRetriedUntilRedisAnswers(t *testing.T) 
 	defer cancel()
 	const name = "undoretried"
 	s := c.Semaphore(name)
-	if ok, err := s.TrySetPermits(ctx, 1); err != nil || !ok {
-		t.Fatalf("TrySetPermits = %v, %v", ok, err)
-	}
-	if ok, err := s.TryAcquire(ctx, 1); err != nil || !ok { // loads the script
-		t.Fatalf("warm-up TryAcquire = %v, %v", ok, err)
-	} else if err := s.Release(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	setOnePermitWarm(t, ctx, s)
 	chk := newClient(t, srv.Client(t)).Semaphore(name)
 	var mu sync.Mutex
 	var id string
@@ -1606,14 +1599,7 @@ func TestSemaphoreUndoLandingPastTheWaiterTimeoutGivesPermitsBack(t *testing.T) 
 			defer cancel()
 			const name = "lateundo"
 			s := c.Semaphore(name)
-			if ok, err := s.TrySetPermits(ctx, 1); err != nil || !ok {
-				t.Fatalf("TrySetPermits = %v, %v", ok, err)
-			}
-			if ok, err := s.TryAcquire(ctx, 1); err != nil || !ok { // loads the script
-				t.Fatalf("warm-up TryAcquire = %v, %v", ok, err)
-			} else if err := s.Release(ctx, 1); err != nil {
-				t.Fatal(err)
-			}
+			setOnePermitWarm(t, ctx, s)
 			var mu sync.Mutex
 			var id string
 			var ranAt time.Time // when the copy that took the permit ran
@@ -1693,5 +1679,19 @@ func TestSemaphoreUndoLandingPastTheWaiterTimeoutGivesPermitsBack(t *testing.T) 
 					"(waiter timeout %v): %d permits; want 1 (a permit held by nobody, for good)", err, d.Round(time.Millisecond), wt, n)
 			}
 		})
+	}
+}
+
+// setOnePermitWarm gives s one permit and takes and releases it once, so that the acquisition's
+// script is loaded before the test's own attempts (no NOSCRIPT copy).
+func setOnePermitWarm(t *testing.T, ctx context.Context, s *redisson.Semaphore) {
+	t.Helper()
+	if ok, err := s.TrySetPermits(ctx, 1); err != nil || !ok {
+		t.Fatalf("TrySetPermits = %v, %v", ok, err)
+	}
+	if ok, err := s.TryAcquire(ctx, 1); err != nil || !ok {
+		t.Fatalf("warm-up TryAcquire = %v, %v", ok, err)
+	} else if err := s.Release(ctx, 1); err != nil {
+		t.Fatal(err)
 	}
 }

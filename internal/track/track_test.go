@@ -3,6 +3,7 @@ package track
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -85,12 +86,7 @@ func TestMultiKeyHoldNotKeptAfterItEnds(t *testing.T) {
 	tr.Add(e, 1)
 	waitChecks := func(n uint64) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); tr.Checked() < n; {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d checks, want %d", tr.Checked(), n)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitFor(t, 5*time.Second, fmt.Sprintf("%d checks", n), func() bool { return tr.Checked() >= n })
 	}
 	waitChecks(1)
 	const renewals = 5
@@ -176,12 +172,7 @@ func TestNodeWithNothingToTrackIsNotRedialled(t *testing.T) {
 	}
 	waitChecks := func(n uint64) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); tr.Checked() < n; {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d checks, want %d", tr.Checked(), n)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitFor(t, 10*time.Second, fmt.Sprintf("%d checks", n), func() bool { return tr.Checked() >= n })
 	}
 	tr.Add(&renew.Entry{Key: "k", Owner: "o"}, 1)
 	waitChecks(1)
@@ -189,12 +180,7 @@ func TestNodeWithNothingToTrackIsNotRedialled(t *testing.T) {
 	if err := srv.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); tr.Conns() > 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the connection to the killed server is still open")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, 5*time.Second, "the connection to the killed server to close", func() bool { return tr.Conns() == 0 })
 	before := dials.Load()
 	time.Sleep(20 * redialEvery) // a window in which a node that redials would dial 20 times
 	if n := dials.Load() - before; n > 1 {
