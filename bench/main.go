@@ -50,6 +50,7 @@ type config struct {
 	multiOnly    bool
 	rounds       int
 	cpuProfile   string
+	scenarios    string // -scenarios: the lock scenarios to run, comma-separated ("": all)
 	clients      []int  // Clients of the per-Client contended scenarios (contended-<n>c)
 	charts       string // directory of the SVG charts; "" for none
 	fromJSON     string // print the report and write the charts of this -json output instead of running
@@ -106,6 +107,7 @@ func main() {
 	flag.BoolVar(&cfg.multiOnly, "multi-only", false, "run the MultiLock order scenario only")
 	flag.IntVar(&cfg.rounds, "rounds", 2, "repeat the scenarios of all implementations this many times (order rotated each round) and pool the results")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.StringVar(&cfg.scenarios, "scenarios", "", "comma-separated lock scenarios to run (default: all): uncontended, contended, contended-<n>c (for -cpuprofile of one)")
 	clients := flag.String("clients", "1,4,16,64", "comma-separated numbers of Clients of the per-Client contended scenarios (contended-<n>c: n goroutines, each with its own Client, as n processes)")
 	flag.StringVar(&cfg.charts, "charts", "charts", "directory to write the SVG charts into (created if missing; \"\": no charts)")
 	flag.StringVar(&cfg.fromJSON, "from-json", "", "run nothing: read the report of an earlier -json run from this file, print it (markdown, or JSON with -json) and write its charts")
@@ -238,6 +240,14 @@ func run(ctx context.Context, cfg *config) (err error) {
 	for _, n := range cfg.clients {
 		sc = append(sc, scenario{name: fmt.Sprintf("contended-%dc", n), duration: cfg.contDuration, critical: cfg.critical,
 			shared: true, keys: one, goroutines: n, perClient: true})
+	}
+	if cfg.scenarios != "" {
+		want := strings.Split(cfg.scenarios, ",")
+		sc = slices.DeleteFunc(sc, func(s scenario) bool { return !slices.Contains(want, s.name) })
+		if len(sc) == 0 {
+			fmt.Fprintf(os.Stderr, "bench: -scenarios %q names none of the scenarios\n", cfg.scenarios)
+			os.Exit(2)
+		}
 	}
 	type key struct{ scenario, impl string }
 	pooled := map[key]*scenarioResult{}

@@ -297,8 +297,8 @@ func printReport(w io.Writer, rep *report) {
 
 	// Machine-readable lines.
 	for _, r := range append(slices.Clone(rep.Uncontended), rep.Contended...) {
-		fmt.Fprintf(w, "RESULT scenario=%s impl=%s ops_per_sec=%.1f acquisitions=%d wait_p50_ms=%.3f wait_p99_ms=%.3f wait_max_ms=%.3f hand_over_p50_us=%.1f hand_over_p99_us=%.1f jain=%.3f cmds_per_acq_all=%.3f cmds_per_acq_top=%.3f redis_cpu_us_per_acq=%.2f client_cpu_us_per_acq=%.2f errors=%d violations=%d cmds=%s\n",
-			r.Scenario, r.Impl, r.OpsPerSec, r.Acquisitions, r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.HandOverP50Us, r.HandOverP99Us, r.Fairness, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.RedisCPUUsPerAcq, r.ClientCPUUsPerAcq, r.Errors, r.Violations, breakdown(r.CmdBreakdown))
+		fmt.Fprintf(w, "RESULT scenario=%s impl=%s ops_per_sec=%.1f acquisitions=%d wait_p50_ms=%.3f wait_p99_ms=%.3f wait_max_ms=%.3f hand_over_p50_us=%.1f hand_over_p99_us=%.1f jain=%.3f cmds_per_acq_all=%.3f cmds_per_acq_top=%.3f redis_cpu_us_per_acq=%.2f redis_script_us_per_acq=%.2f client_cpu_us_per_acq=%.2f errors=%d violations=%d cmds=%s\n",
+			r.Scenario, r.Impl, r.OpsPerSec, r.Acquisitions, r.WaitP50Ms, r.WaitP99Ms, r.WaitMaxMs, r.HandOverP50Us, r.HandOverP99Us, r.Fairness, r.CmdsPerAcqAll, r.CmdsPerAcqTop, r.RedisCPUUsPerAcq, r.RedisScriptUsPerAcq, r.ClientCPUUsPerAcq, r.Errors, r.Violations, breakdown(r.CmdBreakdown))
 	}
 	if h := rep.Hold; h != nil {
 		fmt.Fprintf(w, "RESULT scenario=hold impl=redisson locks=%d watchdog=%s goroutines_added=%d heap_added_bytes=%d heap_per_lock=%.0f renew_calls_per_interval=%.2f renewed_per_interval=%.0f lost=%d acquire_errors=%d unlock_errors=%d\n",

@@ -60,6 +60,11 @@ type scenarioResult struct {
 	ClientCPUSec      float64 `json:"client_cpu_seconds"`
 	RedisCPUUsPerAcq  float64 `json:"redis_cpu_us_per_acq"`
 	ClientCPUUsPerAcq float64 `json:"client_cpu_us_per_acq"`
+	// Time redis-server spent running scripts (INFO commandstats usec of EVAL, EVALSHA and their
+	// read-only forms, their own commands included), per successful acquisition: the part of the
+	// Redis CPU that a script's length decides, apart from reading, writing and polling sockets.
+	RedisScriptUs       int64   `json:"redis_script_us"`
+	RedisScriptUsPerAcq float64 `json:"redis_script_us_per_acq"`
 
 	Rounds         int       `json:"rounds"`
 	RoundOpsPerSec []float64 `json:"round_ops_per_sec"`
@@ -83,6 +88,7 @@ func (r *scenarioResult) merge(o *scenarioResult) {
 	r.CmdsTop += o.CmdsTop
 	r.CmdsExcluded += o.CmdsExcluded
 	r.RedisCPUSec += o.RedisCPUSec
+	r.RedisScriptUs += o.RedisScriptUs
 	r.ClientCPUSec += o.ClientCPUSec
 	for k, v := range o.CmdBreakdown {
 		r.CmdBreakdown[k] += v
@@ -121,6 +127,7 @@ func (r *scenarioResult) derive() {
 		r.CmdsPerAcqAll = float64(r.CmdsAll) / float64(r.Acquisitions)
 		r.CmdsPerAcqTop = float64(r.CmdsTop) / float64(r.Acquisitions)
 		r.RedisCPUUsPerAcq = r.RedisCPUSec * 1e6 / float64(r.Acquisitions)
+		r.RedisScriptUsPerAcq = float64(r.RedisScriptUs) / float64(r.Acquisitions)
 		r.ClientCPUUsPerAcq = r.ClientCPUSec * 1e6 / float64(r.Acquisitions)
 	}
 }
@@ -164,7 +171,8 @@ func housekeeping(cmd string) bool {
 	return strings.HasPrefix(cmd, "client|") || strings.HasPrefix(cmd, "config|") || strings.HasPrefix(cmd, "command|") || cmd == "client" || cmd == "command"
 }
 
-// commandStats returns calls per command from INFO commandstats.
+// commandStats returns calls per command from INFO commandstats, and under usecKey+name the
+// microseconds spent in it.
 func commandStats(ctx context.Context, rdb *redis.Client) (map[string]int64, error) {
 	s, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
@@ -179,17 +187,29 @@ func commandStats(ctx context.Context, rdb *redis.Client) (map[string]int64, err
 		}
 		name = strings.TrimPrefix(name, "cmdstat_")
 		for _, f := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(f, "calls="); ok {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return nil, fmt.Errorf("commandstats %q: %w", line, err)
-				}
-				out[name] = n
+			key, v, _ := strings.Cut(f, "=")
+			switch key {
+			case "calls":
+			case "usec":
+				key = usecKey + name
+			default:
+				continue
 			}
+			if key == "calls" {
+				key = name
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("commandstats %q: %w", line, err)
+			}
+			out[key] = n
 		}
 	}
 	return out, nil
 }
+
+// usecKey prefixes a command's microseconds in commandStats's map.
+const usecKey = "usec:"
 
 // fillCommands sets the command fields of r from two commandstats snapshots.
 func fillCommands(r *scenarioResult, im impl, before, after map[string]int64) {
@@ -201,6 +221,13 @@ func fillCommands(r *scenarioResult, im impl, before, after map[string]int64) {
 	for name, n := range after {
 		d := n - before[name]
 		if d <= 0 {
+			continue
+		}
+		if cmd, ok := strings.CutPrefix(name, usecKey); ok {
+			switch cmd {
+			case "eval", "evalsha", "eval_ro", "evalsha_ro":
+				r.RedisScriptUs += d
+			}
 			continue
 		}
 		if housekeeping(name) {

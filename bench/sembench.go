@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,7 +52,7 @@ func semBench(ctx context.Context, addr string, stats *redis.Client, permits int
 		}
 		var cmds int64
 		for name, n := range after {
-			if !housekeeping(name) {
+			if !housekeeping(name) && !strings.HasPrefix(name, usecKey) {
 				cmds += n - before[name]
 			}
 		}
