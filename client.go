@@ -43,6 +43,8 @@ type Client struct {
 	inflight atomic.Int32
 	piped    atomic.Uint64 // commands sent through ap (for tests)
 	late     lateWrites    // pipelined commands abandoned, their batch not ended (see process)
+	// cleanupEnd is the deadline the clean-ups starting now share (see detached).
+	cleanupEnd atomic.Pointer[sharedEnd]
 	cfg      config
 	cluster  bool
 	// replicaReads: the go-redis client may send read-only commands to replicas (a ClusterClient
