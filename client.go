@@ -43,8 +43,6 @@ type Client struct {
 	inflight atomic.Int32
 	piped    atomic.Uint64 // commands sent through ap (for tests)
 	late     lateWrites    // pipelined commands abandoned, their batch not ended (see process)
-	// cleanupEnd is the deadline the clean-ups starting now share (see detached).
-	cleanupEnd atomic.Pointer[sharedEnd]
 	cfg      config
 	cluster  bool
 	// replicaReads: the go-redis client may send read-only commands to replicas (a ClusterClient
@@ -80,6 +78,8 @@ type Client struct {
 	rtt atomic.Int64
 	// unreachable: the latest command that failed could not reach Redis (see unreachableNow).
 	unreachable atomic.Bool
+	// cleanupEnd is the deadline the clean-ups starting now share (see detached).
+	cleanupEnd atomic.Pointer[sharedEnd]
 	// slotsReloaded is when (UnixNano) a renewal's connection error last reloaded the Cluster slot map.
 	slotsReloaded atomic.Int64
 
