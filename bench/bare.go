@@ -21,7 +21,9 @@ import (
 
 // bareAcquire: KEYS[1] lock, KEYS[2] queue; ARGV[1] waiter id, ARGV[2] lease ms. 1: taken (or
 // handed over already); 0: queued.
-var bareAcquire = redis.NewScript(`
+var bareAcquire = redis.NewScript(bareAcquireSrc)
+
+const bareAcquireSrc = `
 local cur = redis.call('GET', KEYS[1])
 if not cur then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -30,11 +32,13 @@ if not cur then
 end
 if cur == ARGV[1] then return 1 end
 if not redis.call('LPOS', KEYS[2], ARGV[1]) then redis.call('RPUSH', KEYS[2], ARGV[1]) end
-return 0`)
+return 0`
 
 // bareRelease: KEYS[1] lock, KEYS[2] queue; ARGV[1] owner id, ARGV[2] lease ms, ARGV[3] channel
 // prefix. 1: released (freed or handed over); 0: not the owner.
-var bareRelease = redis.NewScript(`
+var bareRelease = redis.NewScript(bareReleaseSrc)
+
+const bareReleaseSrc = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local head = redis.call('LPOP', KEYS[2])
 if not head then
@@ -44,7 +48,7 @@ end
 redis.call('SET', KEYS[1], head, 'PX', ARGV[2])
 local client = string.match(head, '^([^:]+):')
 redis.call('PUBLISH', ARGV[3] .. client, head)
-return 1`)
+return 1`
 
 const (
 	barePoll   = 500 * time.Millisecond

@@ -110,6 +110,10 @@ var (
 // lockPrelude is what every lock script starts with.
 var lockPrelude = waitQueueSrc + lockValueSrc
 
+// LockPrelude returns what every lock script starts with (for measuring its cost: see the bench
+// module's BenchmarkScriptCost).
+func LockPrelude() string { return lockPrelude }
+
 var (
 	// LockAcquire acquires or re-enters a Lock, FairLock or FencedLock. See lock_acquire.lua.
 	LockAcquire = newScript(lockPrelude + lockAcquireSrc)
