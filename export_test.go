@@ -168,3 +168,8 @@ func KeepProcessRecord() Option {
 
 // Piped returns how many commands c sent through its automatic pipeliner (WithAutoPipelining).
 func Piped(c *Client) uint64 { return c.piped.Load() }
+
+// CleanupTimeout bounds a clean-up (a release, an undo): its context ends at most this long after it
+// starts, and at most CleanupShare sooner (the clean-ups starting within CleanupShare of each other
+// share one end; see Client.detached).
+const CleanupTimeout, CleanupShare = cleanupTimeout, cleanupShare

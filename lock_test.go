@@ -714,6 +714,200 @@ func TestUnlockNotCutShortByCancellation(t *testing.T) {
 	}
 }
 
+// unlockStart, in the context of an Unlock, is when the Unlock was called (see releaseContextHook).
+type unlockStart struct{}
+
+// isLockRelease reports whether a are the arguments of the plain lock's release script.
+func isLockRelease(a []string) bool {
+	return len(a) > 5 && a[0] == "evalsha" && a[1] == scripts.LockRelease.Hash()
+}
+
+// The release an Unlock sends runs with a context of its own: the caller's values, not its
+// cancellation (nor its deadline), ending at most CleanupTimeout after the release began and at most
+// CleanupShare sooner (the releases that start within CleanupShare of each other share one end); a
+// context derived from it has the same end. Unlocks run concurrently for several CleanupShare
+// windows, with contexts that can never end (the release runs on the caller's goroutine), that have
+// ended (it runs in the background) and that last (the caller waits for it).
+func TestUnlockReleaseContext(t *testing.T) {
+	srv := redistest.Start(t)
+	hook := &aroundHook{}
+	c := hookedClient(t, srv, hook)
+	var mu sync.Mutex
+	var problems []string
+	problem := func(format string, args ...any) {
+		mu.Lock()
+		if len(problems) < 10 {
+			problems = append(problems, fmt.Sprintf(format, args...))
+		}
+		mu.Unlock()
+	}
+	var released atomic.Int64
+	hook.setCmd(func(ctx context.Context, a []string, _ redis.Cmder, next func() error) error {
+		if !isLockRelease(a) {
+			return next()
+		}
+		defer released.Add(1)
+		now := time.Now()
+		start, ok := ctx.Value(unlockStart{}).(time.Time)
+		if !ok {
+			problem("the release's context lacks the caller's value")
+			return next()
+		}
+		dl, ok := ctx.Deadline()
+		switch {
+		case !ok:
+			problem("the release's context has no deadline")
+		case dl.Sub(now) > redisson.CleanupTimeout:
+			problem("the release's context ends %v after the release was sent; want at most %v", dl.Sub(now), redisson.CleanupTimeout)
+		case dl.Sub(start) < redisson.CleanupTimeout-redisson.CleanupShare:
+			problem("the release's context ends %v after Unlock was called; want at least %v", dl.Sub(start), redisson.CleanupTimeout-redisson.CleanupShare)
+		}
+		if err := ctx.Err(); err != nil {
+			problem("the release's context has ended (%v): the caller's cancellation reached it", err)
+		}
+		if cause := context.Cause(ctx); cause != nil {
+			problem("context.Cause of the release's context = %v; want nil while it lasts", cause)
+		}
+		child, cancel := context.WithTimeout(ctx, time.Hour)
+		if cdl, _ := child.Deadline(); !cdl.Equal(dl) || child.Err() != nil || child.Value(unlockStart{}) != start {
+			problem("a context derived from the release's: deadline %v (want %v), err %v, value %v", cdl, dl, child.Err(), child.Value(unlockStart{}))
+		}
+		cancel()
+		return next()
+	})
+	const workers = 4
+	var wg sync.WaitGroup
+	var unlocks atomic.Int64
+	until := time.Now().Add(4 * redisson.CleanupShare)
+	for w := range workers {
+		spawn(&wg, func() {
+			l := c.Lock(fmt.Sprintf("release-context-%d", w))
+			for i := 0; time.Now().Before(until); i++ {
+				h, err := l.Lock(t.Context())
+				if err != nil {
+					t.Errorf("Lock() = %v", err)
+					return
+				}
+				start := time.Now()
+				parent, cancel := context.Background(), context.CancelFunc(func() {})
+				switch i % 3 {
+				case 0: // never ends
+				case 1: // ended, with a cause of its own that the release must not see
+					var cancelCause context.CancelCauseFunc
+					parent, cancelCause = context.WithCancelCause(t.Context())
+					cancelCause(errors.New("the caller's cause"))
+				default: // lasts, with a deadline of its own that the release must not take
+					parent, cancel = context.WithTimeout(t.Context(), time.Minute)
+				}
+				err = h.Unlock(context.WithValue(parent, unlockStart{}, start))
+				cancel()
+				if err != nil && !errors.Is(err, context.Canceled) {
+					t.Errorf("Unlock() = %v; want nil or context.Canceled", err)
+					return
+				}
+				unlocks.Add(1)
+				// Paced, so that the releases spread over several CleanupShare windows.
+				time.Sleep(3 * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	// The releases of ended contexts may still be going on in the background.
+	eventually(t, 5*time.Second, "every release sent", func() bool { return released.Load() >= unlocks.Load() })
+	if unlocks.Load() < 3*workers {
+		t.Fatalf("only %d unlocks: the test is vacuous", unlocks.Load())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// A release that Redis does not answer goes on until its own context ends, CleanupTimeout (less
+// CleanupShare at most) after it began, whatever the caller's context does: cancelling the caller's
+// ends the Unlock, not the release, which keeps the caller's values. At its end the release's
+// context, and the contexts derived from it, end with context.DeadlineExceeded (their cause too),
+// and the hold ends: the release's outcome is unknown.
+func TestUnlockReleaseContextEndsAtItsBound(t *testing.T) {
+	long(t)
+	t.Parallel() // it waits CleanupTimeout for one release
+	srv := redistest.Start(t)
+	hook := &aroundHook{}
+	c := hookedClient(t, srv, hook)
+	h := mustLock(t, c.Lock("release-context-bound"), t.Context())
+	type valueKey struct{}
+	type stuck struct {
+		ended                         time.Time
+		value                         any
+		errAtCancel, err, cause       error
+		childErr, childCause, timeErr error
+	}
+	reached := make(chan struct{})
+	callerCancelled := make(chan struct{})
+	result := make(chan stuck, 1)
+	var once sync.Once
+	hook.setCmd(func(ctx context.Context, a []string, cmd redis.Cmder, next func() error) error {
+		if !isLockRelease(a) {
+			return next()
+		}
+		first := false
+		once.Do(func() { first = true })
+		if !first {
+			return next()
+		}
+		child, cancelChild := context.WithCancel(ctx)
+		defer cancelChild()
+		timed, cancelTimed := context.WithTimeout(ctx, time.Hour)
+		defer cancelTimed()
+		close(reached)
+		var r stuck
+		r.value = ctx.Value(valueKey{})
+		waitClosed(callerCancelled)
+		r.errAtCancel = ctx.Err()
+		waitClosed(ctx.Done()) // Redis does not answer
+		r.ended = time.Now()
+		r.err, r.cause = ctx.Err(), context.Cause(ctx)
+		waitClosed(child.Done())
+		waitClosed(timed.Done())
+		r.childErr, r.childCause, r.timeErr = child.Err(), context.Cause(child), timed.Err()
+		result <- r
+		cmd.SetErr(r.err)
+		return r.err
+	})
+	ctx, cancel := context.WithCancel(context.WithValue(t.Context(), valueKey{}, "caller's"))
+	defer cancel()
+	start := time.Now()
+	unlocked := make(chan error, 1)
+	go func() { unlocked <- h.Unlock(ctx) }()
+	recvWithin(t, reached, 5*time.Second, "the release")
+	cancel()
+	close(callerCancelled)
+	if err := recvWithin(t, unlocked, time.Second, "Unlock to return after its context was cancelled"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Unlock(cancelled while the release is stuck) = %v; want context.Canceled", err)
+	}
+	r := recvWithin(t, result, 2*redisson.CleanupTimeout, "the release's context to end")
+	if r.value != "caller's" {
+		t.Errorf("the release's context has value %v; want the caller's", r.value)
+	}
+	if r.errAtCancel != nil {
+		t.Errorf("the release's context ended (%v) when the caller's was cancelled", r.errAtCancel)
+	}
+	if took := r.ended.Sub(start); took < redisson.CleanupTimeout-redisson.CleanupShare || took > redisson.CleanupTimeout+deadlineSlack {
+		t.Errorf("the release's context ended %v after Unlock was called; want %v to %v", took, redisson.CleanupTimeout-redisson.CleanupShare, redisson.CleanupTimeout)
+	}
+	for what, err := range map[string]error{"Err": r.err, "Cause": r.cause, "a derived context's Err": r.childErr,
+		"a derived context's Cause": r.childCause, "a derived context with a later deadline's Err": r.timeErr} {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("at the release's end, %s = %v; want context.DeadlineExceeded", what, err)
+		}
+	}
+	awaitClosed(t.Context(), h.Context().Done(), 5*time.Second)
+	if cause := context.Cause(h.Context()); !errors.Is(cause, redisson.ErrLockLost) {
+		t.Errorf("the hold's cause after a release that timed out = %v; want ErrLockLost", cause)
+	}
+}
+
 // Between processes (here: separate Clients), a client that unlocks and at once locks again must not
 // keep the others out: every client finishes its share. (How evenly the lock is shared is measured by
 // the benchmark, not asserted here.)

@@ -682,8 +682,8 @@ func (c *Client) execOnce(ctx context.Context, key string, cmds [][]any) (replie
 // speed (the timer, and the wake-up of the network poller it often forces), measured with
 // BenchmarkUncontended.
 func (c *Client) detached(ctx context.Context) context.Context {
-	now := time.Now()
 	e := c.cleanupEnd.Load()
+	now := time.Now() // after the Load: an end stored before it was made at most now
 	if e == nil || e.at.Sub(now) < cleanupTimeout-cleanupShare {
 		e = &sharedEnd{at: now.Add(cleanupTimeout)}
 		e.ctx, e.stop = context.WithDeadline(context.Background(), e.at)
