@@ -116,7 +116,7 @@ elseif what == 'x' then
   end
   if held and #pids > 0 then
     local removed = redis.call('ZREM', leases, unpack(pids)) -- the Go side refuses repeated ids
-    permits = redis.call('INCRBY', key, removed)
+    permits = sem_give(key, permits, removed)
     out = permits
   end
 elseif what == 'r' or what == 'a' then
@@ -144,7 +144,7 @@ else -- 'u'
     out = n
   end
   if out > 0 then
-    permits = redis.call('INCRBY', key, out)
+    permits = sem_give(key, permits, out)
   end
   sem_remove(waiters, list, byID, id)
   redis.call('SET', record, 'u', 'PX', sem_kept(record, keepMs))

@@ -60,12 +60,25 @@ local function sem_bound(permits)
   end
 end
 
--- sem_reclaim returns to the permits at key the leased permits whose expiry passed, and returns the
--- permits then available and how many came back.
+-- sem_give adds n ≥ 0 permits that come back by themselves (a lease that passed, a leased permit
+-- released by its id, an undo) to the permits at key, permits now, and returns the permits then
+-- available. They cannot be refused as a Release past the bound is (sem_bound): those that would take
+-- the count past 2^53 - 1 (AddPermits may have brought the available ones up to it while they were
+-- out) are dropped, so that the count stays one that sem_permits reads.
+local function sem_give(key, permits, n)
+  n = math.min(n, 9007199254740991 - permits)
+  if n <= 0 then
+    return permits
+  end
+  return redis.call('INCRBY', key, n)
+end
+
+-- sem_reclaim returns to the permits at key the leased permits whose expiry passed (sem_give), and
+-- returns the permits then available and how many came back.
 local function sem_reclaim(key, leases, permits, now)
   local back = redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
   if back > 0 then
-    permits = redis.call('INCRBY', key, back)
+    permits = sem_give(key, permits, back)
   end
   return permits, back
 end
