@@ -53,8 +53,10 @@ type Client struct {
 	// waiterArg is the waiter timeout in ms, boxed once: also the life of a request record of a
 	// Semaphore or CountDownLatch (see evalRecorded).
 	waiterArg any
-	// takenArg is takenRecord in ms, boxed once: how long at least the record of a Semaphore
-	// acquisition that took plain permits lives.
+	// taken is takenRecord for the waiter timeout and rdb's ReadTimeout: how long at least the
+	// record of a Semaphore acquisition that took plain permits lives; takenArg is it in ms, boxed
+	// once.
+	taken    time.Duration
 	takenArg any
 
 	// id is random and unguessable, the prefix of every owner and request id: 24 hex digits, or on a
@@ -290,6 +292,7 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		}
 		apOf = r
 	}
+	taken := takenRecord(cfg.waiterTimeout, readTimeout(rdb))
 	c := &Client{
 		rdb:       rdb,
 		cfg:       cfg,
@@ -297,7 +300,8 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 		id:        id,
 		idBase:    idBase,
 		waiterArg: cfg.waiterTimeout.Milliseconds(),
-		takenArg:  takenRecord(cfg.waiterTimeout).Milliseconds(),
+		taken:     taken,
+		takenArg:  taken.Milliseconds(),
 		gates:     gate.New[*heir, *owner](),
 		done:      make(chan struct{}),
 		acks:      acks{need: cfg.acks, timeout: cfg.ackTimeout},

@@ -39,7 +39,8 @@ import (
 // attempt took as the wait ended are given back. No change is applied twice: a request whose
 // outcome the state cannot tell (the permits are a counter) has an id, and its outcome is kept in
 // Redis for the waiter timeout (WithWaiterTimeout; that of an acquisition that took plain permits,
-// for at least 10 seconds, which its undo needs); a copy re-sent after a lost reply is answered from
+// for at least 10 seconds, or twice the go-redis ReadTimeout if longer, which its re-sent copies
+// and its undo need); a copy re-sent after a lost reply is answered from
 // that record, or, finding none (the first copy never ran, is still travelling, or ran longer ago
 // than the record lives), applies nothing, and the call returns an error matching
 // ErrOutcomeUnknown (an acquisition is then undone). Leased permits answer for their acquisition by
@@ -55,9 +56,10 @@ import (
 // that never ran (the Client closed, or the process died, before it reached Redis), takes permits
 // for nobody; plain permits have no lease and stay taken, as a crashed holder's do (leased permits
 // come back when their lease ends). An undo of plain permits that reaches Redis more than 10 seconds
-// (or the waiter timeout, if longer) after the copy that took them ran (Redis unreachable from this
-// Client for about that long, but not from the copy) finds no record of them and gives nothing back;
-// it is logged.
+// (or the waiter timeout, or twice the go-redis ReadTimeout, if longer) after the copy that took them
+// ran (Redis unreachable from this Client for about that long, but not from the copy; or, with no
+// ReadTimeout, a lost reply waited for until the call's context ended) finds no record of them and
+// gives nothing back; it is logged.
 //
 // In the replica-acknowledged mode (WithReplicaAcks) every change waits for the replicas; an
 // acquisition they did not acknowledge is given back and fails (ErrNotObtained, ErrNotReplicated); a
@@ -311,7 +313,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, opts []Acqu
 		// leave the waiters. The request's record makes a copy still travelling take nothing.
 		var late time.Time
 		if unknown {
-			late = at.Add(takenRecord(c.cfg.waiterTimeout)) // the record of what the attempt took is gone then
+			late = at.Add(c.taken) // the record of what the attempt took is gone then
 		}
 		s.undo(waitCtx, id, n, pids, late) // in the background once the bound has passed
 	}
@@ -382,15 +384,19 @@ func (s *Semaphore) undo(ctx context.Context, id string, n int64, pids []string,
 }
 
 // takenRecord is how long at least the record of an acquisition that took plain permits lives, for
-// a waiter timeout wt: wt, and never less than twice the longest a request or an undo goes on
-// re-sending (cleanupTimeout). Plain permits are a counter: the undo of an acquisition whose reply
-// was lost gives them back only if it finds that record (sem_release.lua), and it reaches Redis once
-// the wait has ended and, if its own first copies were lost, re-sent after the go-redis ReadTimeout:
-// later than a short waiter timeout (it may be 100ms, and is lowered to the watchdog timeout), even
-// when Redis was unreachable for less. Its other records need not last so long: leased permits
+// a waiter timeout wt and a go-redis ReadTimeout rt (0: none, or unknown): wt, never less than twice
+// the longest a request or an undo goes on re-sending (cleanupTimeout), nor than twice rt. Plain
+// permits are a counter: a re-sent copy of the acquisition answers for the copy that took them, and
+// its undo gives them back, only if it finds that record (sem_acquire.lua, sem_release.lua). Both
+// reach Redis once the copy's reply has been waited for: a reply lost on a connection that stays
+// open is waited for the ReadTimeout (or until the call's context ends, if it has none), then the
+// copy is re-sent, or the wait has ended and the undo is sent, and an undo whose own first copies
+// were lost is re-sent after the ReadTimeout too: later than a short waiter timeout (it may be
+// 100ms, and is lowered to the watchdog timeout), and than 10s with a ReadTimeout of 10s or more,
+// even when Redis was reachable all along. Its other records need not last so long: leased permits
 // answer for their acquisition by their ids, and a re-send that finds no record applies nothing
 // and reports ErrOutcomeUnknown.
-func takenRecord(wt time.Duration) time.Duration { return max(wt, 2*cleanupTimeout) }
+func takenRecord(wt, rt time.Duration) time.Duration { return max(wt, 2*cleanupTimeout, 2*rt) }
 
 // lateCopyBound is the longest a copy of a request is taken to travel to Redis: longer than Linux
 // lets TCP retransmit a connection's data by default (tcp_retries2 = 15: about 15.5 minutes; the
