@@ -680,7 +680,7 @@ func TestNothingLeftOnceAllAreGone(t *testing.T) {
 		{kind: "MultiLock"},
 		{kind: "RedLock"},
 		{kind: "Semaphore", lasting: []string{""}, records: taken, run: semaphoreLeavesNothing},
-		{kind: "PermitExpirableSemaphore", lasting: []string{""}, run: permitsLeaveNothing},
+		{kind: "PermitExpirableSemaphore", lasting: []string{""}, records: taken, run: permitsLeaveNothing},
 		{kind: "CountDownLatch", lasting: []string{":~lr"}, run: latchLeavesNothing},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {

@@ -38,9 +38,9 @@ import (
 // A wait that ends (its context, the WithWait bound, Close) leaves the semaphore as it was: permits an
 // attempt took as the wait ended are given back. No change is applied twice: a request whose
 // outcome the state cannot tell (the permits are a counter) has an id, and its outcome is kept in
-// Redis for the waiter timeout (WithWaiterTimeout; that of an acquisition that took plain permits,
-// for at least 10 seconds, or twice the go-redis ReadTimeout if longer, which its re-sent copies
-// and its undo need); a copy re-sent after a lost reply is answered from
+// Redis for the waiter timeout (WithWaiterTimeout), and at least 10 seconds, or twice the go-redis
+// ReadTimeout if longer, as its re-sent copies and an acquisition's undo need; a copy re-sent
+// after a lost reply is answered from
 // that record, or, finding none (the first copy never ran, is still travelling, or ran longer ago
 // than the record lives), applies nothing, and the call returns an error matching
 // ErrOutcomeUnknown (an acquisition is then undone). Leased permits answer for their acquisition by
@@ -393,9 +393,10 @@ func (s *Semaphore) undo(ctx context.Context, id string, n int64, pids []string,
 // copy is re-sent, or the wait has ended and the undo is sent, and an undo whose own first copies
 // were lost is re-sent after the ReadTimeout too: later than a short waiter timeout (it may be
 // 100ms, and is lowered to the watchdog timeout), and than 10s with a ReadTimeout of 10s or more,
-// even when Redis was reachable all along. Its other records need not last so long: leased permits
-// answer for their acquisition by their ids, and a re-send that finds no record applies nothing
-// and reports ErrOutcomeUnknown.
+// even when Redis was reachable all along. A Release, AddPermits, DrainPermits or TrySetPermits keeps
+// its record as long (see change): its copy re-sent after the ReadTimeout answers from it, rather
+// than finding none and reporting ErrOutcomeUnknown for a change applied once. (A leased permit
+// answers for its acquisition by its id.)
 func takenRecord(wt, rt time.Duration) time.Duration { return max(wt, 2*cleanupTimeout, 2*rt) }
 
 // lateCopyBound is the longest a copy of a request is taken to travel to Redis: longer than Linux
@@ -424,11 +425,10 @@ var undoRetries = func() []time.Duration {
 // change runs sem_release.lua: what (see its header) with n, as request id (a new one if ""), the
 // undo's leased flag, and permit ids.
 func (s *Semaphore) change(ctx context.Context, what string, n int64, id string, leased bool, pids ...string) (int64, error, error) {
-	return s.changeKept(ctx, what, n, id, leased, s.c.waiterArg, pids...)
+	return s.changeKept(ctx, what, n, id, leased, s.c.takenArg, pids...)
 }
 
-// changeKept is change, keeping the request's record for keep ms (boxed) rather than the waiter
-// timeout.
+// changeKept is change, keeping the request's record for keep ms (boxed) rather than takenRecord.
 func (s *Semaphore) changeKept(ctx context.Context, what string, n int64, id string, leased bool, keep any, pids ...string) (int64, error, error) {
 	req := id
 	if req == "" {
