@@ -1747,20 +1747,7 @@ func TestSemaphoreReplyLostForTheReadTimeoutKeepsPermitsCounted(t *testing.T) {
 					if !first {
 						return next()
 					}
-					sent := time.Now()
-					if err := next(); err != nil { // runs on Redis: takes the permit
-						return err
-					}
-					// Its reply never arrives: go-redis gives up after the ReadTimeout.
-					timer := time.NewTimer(time.Until(sent.Add(readTimeout)))
-					defer timer.Stop()
-					select {
-					case <-timer.C:
-					case <-ctx.Done():
-					}
-					err := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
-					cmd.SetErr(err)
-					return err
+					return replyLostForReadTimeout(ctx, cmd, next, readTimeout) // takes the permit
 				case semChangeCall("u")(a):
 					err := next()
 					mu.Lock()
@@ -1836,20 +1823,7 @@ func TestSemaphoreReleaseReplyLostForTheReadTimeoutIsAnswered(t *testing.T) {
 		if !first {
 			return next()
 		}
-		sent := time.Now()
-		if err := next(); err != nil { // runs on Redis: releases the permit
-			return err
-		}
-		// Its reply never arrives: go-redis gives up after the ReadTimeout.
-		timer := time.NewTimer(time.Until(sent.Add(readTimeout)))
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-		}
-		err := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
-		cmd.SetErr(err)
-		return err
+		return replyLostForReadTimeout(ctx, cmd, next, readTimeout) // releases the permit
 	})
 	t.Cleanup(func() { hook.setCmd(nil) })
 	err := s.Release(ctx, 1)
@@ -2186,4 +2160,23 @@ func TestSemaphorePermitsComingBackAtTheBoundKeepTheSemaphoreUsable(t *testing.T
 			}
 		})
 	}
+}
+
+// replyLostForReadTimeout, in a hook, runs the command on Redis (next) and then stands for its reply
+// never arriving: it waits until rt after the command was sent (or ctx ends) and fails it with the
+// read deadline error go-redis gives then.
+func replyLostForReadTimeout(ctx context.Context, cmd redis.Cmder, next func() error, rt time.Duration) error {
+	sent := time.Now()
+	if err := next(); err != nil {
+		return err
+	}
+	timer := time.NewTimer(time.Until(sent.Add(rt)))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	err := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	cmd.SetErr(err)
+	return err
 }
