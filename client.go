@@ -50,12 +50,11 @@ type Client struct {
 	// transactions, which go-redis always sends to the master (see read).
 	replicaReads bool
 	publish      any // "PUBLISH", or on a Cluster "SPUBLISH" (the hub subscribes per shard)
-	// waiterArg is the waiter timeout in ms, boxed once: also the life of a request record of a
-	// Semaphore or CountDownLatch (see evalRecorded).
+	// waiterArg is the waiter timeout in ms, boxed once: also the life of a CountDownLatch's
+	// request record (see evalRecorded).
 	waiterArg any
-	// taken is takenRecord for the waiter timeout and rdb's ReadTimeout: how long at least the
-	// record of a Semaphore acquisition that took plain permits lives; takenArg is it in ms, boxed
-	// once.
+	// taken is takenRecord for the waiter timeout and rdb's ReadTimeout: how long at least a
+	// Semaphore's request records live; takenArg is it in ms, boxed once.
 	taken    time.Duration
 	takenArg any
 
