@@ -50,11 +50,11 @@ type Client struct {
 	// transactions, which go-redis always sends to the master (see read).
 	replicaReads bool
 	publish      any // "PUBLISH", or on a Cluster "SPUBLISH" (the hub subscribes per shard)
-	// waiterArg is the waiter timeout in ms, boxed once: also the life of a CountDownLatch's
-	// request record (see evalRecorded).
+	// waiterArg is the waiter timeout in ms, boxed once.
 	waiterArg any
-	// taken is takenRecord for the waiter timeout and rdb's ReadTimeout: how long at least a
-	// Semaphore's request records live; takenArg is it in ms, boxed once.
+	// taken is takenRecord for the waiter timeout and rdb's ReadTimeout: how long at least the
+	// request records of a Semaphore and a CountDownLatch live (see evalRecorded); takenArg is it in
+	// ms, boxed once.
 	taken    time.Duration
 	takenArg any
 

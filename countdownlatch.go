@@ -32,7 +32,9 @@ import (
 // latch channel always adds braces, which puts it in another slot than the count.
 //
 // TrySetCount and CountDown are never applied twice: each request has an id, and its answer is kept
-// in Redis for the waiter timeout (WithWaiterTimeout); a copy re-sent after a lost reply is answered
+// in Redis for the waiter timeout (WithWaiterTimeout), and at least 10 seconds, or twice the go-redis
+// ReadTimeout if longer, as a copy re-sent after the ReadTimeout needs; a copy re-sent after a lost
+// reply is answered
 // from that record, or, finding none, applies nothing, and the call returns an error matching
 // ErrOutcomeUnknown (applied once or not at all). In the replica-acknowledged mode
 // (WithReplicaAcks) both wait for the replicas and report a change they did not acknowledge with
@@ -101,7 +103,7 @@ func (l *CountDownLatch) change(ctx context.Context, op, what string, n int64) (
 	}
 	c := l.c
 	cmd, ackErr := c.evalRecorded(ctx, scripts.Latch, []string{l.key, l.aux(sfxRequest + c.newID()), l.aux(sfxLatchRound)},
-		what, n, c.publish, l.channel, c.waiterArg, resentArg{}, l.zero, l.set)
+		what, n, c.publish, l.channel, c.takenArg, resentArg{}, l.zero, l.set)
 	v, err := cmd.Int64()
 	if err != nil {
 		return 0, opErr(op, l.name, redisErr(err))

@@ -598,3 +598,46 @@ func TestLatchOnLockNameResentIsWrongType(t *testing.T) {
 	}
 	mustUnlock(t, h)
 }
+
+// A CountDown whose copy ran on Redis but whose reply never came back on a connection that stayed
+// open is re-sent after the go-redis ReadTimeout (1s here), Redis reachable all along. With a waiter
+// timeout shorter than that (200ms), a record that lived only the waiter timeout was gone by then,
+// and the call reported an unknown outcome for a count down made once. The record outlives twice the
+// ReadTimeout, as a Semaphore's: the call must report the count down it made, and count once.
+func TestCountDownReplyLostForTheReadTimeoutIsAnswered(t *testing.T) {
+	t.Parallel()
+	const readTimeout, wt = time.Second, 200 * time.Millisecond
+	srv := redistest.Start(t)
+	rdb := srv.Client(t, func(o *redis.Options) { o.ReadTimeout = readTimeout })
+	hook := &aroundHook{}
+	rdb.AddHook(hook)
+	c := newClient(t, rdb, redisson.WithWaiterTimeout(wt))
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	const name = "countdownreadtimeout"
+	l := c.CountDownLatch(name)
+	if ok, err := l.TrySetCount(ctx, 3); err != nil || !ok {
+		t.Fatalf("TrySetCount = %v, %v", ok, err)
+	}
+	var once sync.Once
+	hook.setCmd(func(ctx context.Context, a []string, cmd redis.Cmder, next func() error) error {
+		first := false
+		if len(a) > 6 && (a[0] == "evalsha" || a[0] == "eval") && a[2] == "3" && a[6] == "d" {
+			once.Do(func() { first = true })
+		}
+		if !first {
+			return next()
+		}
+		return replyLostForReadTimeout(ctx, cmd, next, readTimeout) // counts down
+	})
+	t.Cleanup(func() { hook.setCmd(nil) })
+	n, err := l.CountDown(ctx)
+	hook.setCmd(nil)
+	if got, cerr := newClient(t, srv.Client(t)).CountDownLatch(name).Count(ctx); cerr != nil || got != 2 {
+		t.Fatalf("CountDown from 3 whose reply was lost for the ReadTimeout = %d, %v: count %d, %v; want 2 (counted once)", n, err, got, cerr)
+	}
+	if err != nil || n != 2 {
+		t.Fatalf("CountDown whose copy ran and whose reply was lost for the ReadTimeout (%v, waiter timeout %v), "+
+			"re-sent with Redis reachable = %d, %v; want 2, nil (it counted down, once)", readTimeout, wt, n, err)
+	}
+}

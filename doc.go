@@ -121,9 +121,9 @@
 //
 // They wait through the same engine as the locks, with the same bounded fallback (re-poll, waiter
 // heartbeats). A change whose outcome their state cannot tell (permits and counts are counters,
-// with no identity) carries a request id whose outcome Redis keeps for the waiter timeout (a
-// Semaphore's, at least 10s or twice the go-redis ReadTimeout: its re-sent copies and an
-// acquisition's undo after a lost reply need it); a copy re-sent after a lost reply is answered
+// with no identity) carries a request id whose outcome Redis keeps for the waiter timeout, and at
+// least 10s or twice the go-redis ReadTimeout (its re-sent copies and an acquisition's undo after a
+// lost reply need it); a copy re-sent after a lost reply is answered
 // from that record, and one that finds none applies nothing (the call reports an unknown outcome),
 // so no request is applied twice, however late a copy lands.
 // A leased permit's acquisition keeps one too: its permits may be released before a late copy lands.

@@ -681,7 +681,7 @@ func TestNothingLeftOnceAllAreGone(t *testing.T) {
 		{kind: "RedLock"},
 		{kind: "Semaphore", lasting: []string{""}, records: taken, run: semaphoreLeavesNothing},
 		{kind: "PermitExpirableSemaphore", lasting: []string{""}, records: taken, run: permitsLeaveNothing},
-		{kind: "CountDownLatch", lasting: []string{":~lr"}, run: latchLeavesNothing},
+		{kind: "CountDownLatch", lasting: []string{":~lr"}, records: taken, run: latchLeavesNothing},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			srv := redistest.Start(t)

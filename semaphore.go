@@ -394,9 +394,9 @@ func (s *Semaphore) undo(ctx context.Context, id string, n int64, pids []string,
 // were lost is re-sent after the ReadTimeout too: later than a short waiter timeout (it may be
 // 100ms, and is lowered to the watchdog timeout), and than 10s with a ReadTimeout of 10s or more,
 // even when Redis was reachable all along. A Release, AddPermits, DrainPermits or TrySetPermits keeps
-// its record as long (see change): its copy re-sent after the ReadTimeout answers from it, rather
-// than finding none and reporting ErrOutcomeUnknown for a change applied once. (A leased permit
-// answers for its acquisition by its id.)
+// its record as long (see change), and so does a CountDownLatch's request: its copy re-sent after the
+// ReadTimeout answers from it, rather than finding none and reporting ErrOutcomeUnknown for a change
+// applied once. (A leased permit answers for its acquisition by its id.)
 func takenRecord(wt, rt time.Duration) time.Duration { return max(wt, 2*cleanupTimeout, 2*rt) }
 
 // lateCopyBound is the longest a copy of a request is taken to travel to Redis: longer than Linux

@@ -1794,9 +1794,9 @@ func TestSemaphoreReplyLostForTheReadTimeoutKeepsPermitsCounted(t *testing.T) {
 // along. With a waiter timeout shorter than that (200ms: WithWaiterTimeout allows 100ms, and lowers
 // it to the watchdog timeout) the release's record is gone by then, and the re-send answers that the
 // outcome is unknown: the caller cannot tell whether it still holds the permit, and has no safe move
-// (releasing again may count it twice, not releasing may leak it). It is the window the acquisition's
-// record was made to outlive (10s) for its undo; a release's record lives the waiter timeout only.
-// The call must report the release it made.
+// (releasing again may count it twice, not releasing may leak it). A request record lives at least
+// twice the ReadTimeout (takenRecord), as an acquisition's: the call must report the release it
+// made.
 func TestSemaphoreReleaseReplyLostForTheReadTimeoutIsAnswered(t *testing.T) {
 	t.Parallel()
 	const readTimeout, wt = time.Second, 200 * time.Millisecond

@@ -2,14 +2,15 @@
 -- absent when it is zero (never set, or counted down to zero: then it can be set again).
 --
 -- KEYS[1]  the count
--- KEYS[2]  the request's record: its answer, kept for the waiter timeout (ARGV[5])
+-- KEYS[2]  the request's record: its answer, kept ARGV[5] ms
 -- KEYS[3]  the round: how many times the count reached zero (never deleted), so that a waiter that
 --          reads the count only after the latch was set again still sees that its round ended
 -- ARGV[1]  what: "s" set the count to ARGV[2] if it is zero; "d" count down by one
 -- ARGV[2]  "s": the count (≥ 1)
 -- ARGV[3]  publish command: PUBLISH or SPUBLISH
 -- ARGV[4]  the latch's wake-up channel, shared by its Clients: reaching zero publishes ARGV[7] there
--- ARGV[5]  ms to keep the request's record: the waiter timeout
+-- ARGV[5]  ms to keep the request's record: the waiter timeout, at least 10s or twice the go-redis
+--          ReadTimeout (a copy re-sent after a lost reply must find it)
 -- ARGV[6]  "1" if this copy is a re-send after an unknown outcome (see send.go), else "0"
 -- ARGV[7]  the message of reaching zero: "*" (this package's waiters), or Java Redisson's "0"
 -- ARGV[8]  the message of a count set, or "" for none: Java Redisson's "1" (WithRedissonCompat)
@@ -21,7 +22,7 @@
 -- Safe to run twice: a repeat finds the request's record and answers what the first run answered,
 -- changing nothing (a late copy of a set cannot arm a latch again once it reached zero). The record
 -- is needed: the count has no identity, so the state cannot tell whether a count down, or a set,
--- was this request's. It lasts the waiter timeout. A re-send (ARGV[6]) that finds no record applies
+-- was this request's. It lasts ARGV[5]. A re-send (ARGV[6]) that finds no record applies
 -- nothing and answers UNKNOWN (WRONGTYPE if the name holds another kind, which refused the first
 -- copy too): the first copy may never have run, may still be travelling, or may
 -- have run longer ago than its record lives; so no copy applies twice.
