@@ -62,6 +62,38 @@ func TestStartGivesUpOnBusyPorts(t *testing.T) {
 	}
 }
 
+// A server started on a port another redis-server holds (two test processes
+// picked the same free port) fails to bind, but the other answers its
+// readiness PING: start must see that the answer is not its server's, and
+// report ErrPortInUse (which StartProcess retries on), not a server that is
+// another's.
+func TestPortHeldByAnotherServerDetected(t *testing.T) {
+	t.Parallel()
+	bin, err := serverBinary()
+	if err != nil {
+		t.Skip(err)
+	}
+	other, err := StartProcess()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	for range 5 {
+		p := newServerProcess(bin, t.TempDir(), other.Port(), &config{})
+		p.ports = nil // skip the pre-start port check, as when the other binds just after it
+		err := p.start()
+		if !errors.Is(err, ErrPortInUse) {
+			t.Fatalf("start on a port another redis-server holds: err = %v, want ErrPortInUse", err)
+		}
+		if p.pid() != 0 {
+			t.Fatal("process running after failed start")
+		}
+		if err := p.close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestBindFailureDetected skips the pre-start port check, so that
 // redis-server itself fails to bind: the early exit must be recognised as
 // ErrPortInUse (this is what StartProcess retries on when another process

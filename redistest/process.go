@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -185,6 +186,12 @@ func (p *process) waitReady(r *run) error {
 		}
 		reply, err := ping(p.addr, pingTimeout)
 		if err == nil && pingReady(reply) {
+			// Another process's server may have bound the port first (two processes of a test
+			// run picked the same free port): this one then fails to bind, and the PING was
+			// answered by the other.
+			if pid, ok := serverPID(p.addr, pingTimeout); ok && pid != r.cmd.Process.Pid {
+				return fmt.Errorf("cannot start redis-server: %s answered by another server (pid %d): %w", p.addr, pid, ErrPortInUse)
+			}
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -425,6 +432,42 @@ func ping(addr string, timeout time.Duration) (string, error) {
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
 	return strings.TrimRight(line, "\r\n"), err
+}
+
+// serverPID returns the process_id of INFO server from the server at addr, and
+// whether it could tell (not when the server asks for a password).
+func serverPID(addr string, timeout time.Duration) (int, bool) {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return 0, false
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return 0, false
+	}
+	if _, err := io.WriteString(c, "INFO server\r\n"); err != nil {
+		return 0, false
+	}
+	rd := bufio.NewReader(c)
+	head, err := rd.ReadString('\n')
+	if err != nil || !strings.HasPrefix(head, "$") {
+		return 0, false // an error reply (NOAUTH), or not a bulk string
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(rd, body); err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			pid, err := strconv.Atoi(v)
+			return pid, err == nil
+		}
+	}
+	return 0, false
 }
 
 // pingReady reports whether a PING reply shows a server that accepts
