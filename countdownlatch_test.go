@@ -607,11 +607,7 @@ func TestLatchOnLockNameResentIsWrongType(t *testing.T) {
 func TestCountDownReplyLostForTheReadTimeoutIsAnswered(t *testing.T) {
 	t.Parallel()
 	const readTimeout, wt = time.Second, 200 * time.Millisecond
-	srv := redistest.Start(t)
-	rdb := srv.Client(t, func(o *redis.Options) { o.ReadTimeout = readTimeout })
-	hook := &aroundHook{}
-	rdb.AddHook(hook)
-	c := newClient(t, rdb, redisson.WithWaiterTimeout(wt))
+	srv, c, hook := hookedReadTimeoutClient(t, readTimeout, redisson.WithWaiterTimeout(wt))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	const name = "countdownreadtimeout"
@@ -619,18 +615,10 @@ func TestCountDownReplyLostForTheReadTimeoutIsAnswered(t *testing.T) {
 	if ok, err := l.TrySetCount(ctx, 3); err != nil || !ok {
 		t.Fatalf("TrySetCount = %v, %v", ok, err)
 	}
-	var once sync.Once
-	hook.setCmd(func(ctx context.Context, a []string, cmd redis.Cmder, next func() error) error {
-		first := false
-		if len(a) > 6 && (a[0] == "evalsha" || a[0] == "eval") && a[2] == "3" && a[6] == "d" {
-			once.Do(func() { first = true })
-		}
-		if !first {
-			return next()
-		}
-		return replyLostForReadTimeout(ctx, cmd, next, readTimeout) // counts down
-	})
-	t.Cleanup(func() { hook.setCmd(nil) })
+	countDown := func(a []string) bool {
+		return len(a) > 6 && (a[0] == "evalsha" || a[0] == "eval") && a[2] == "3" && a[6] == "d"
+	}
+	loseFirstReplyForReadTimeout(t, hook, countDown, readTimeout) // the count down runs
 	n, err := l.CountDown(ctx)
 	hook.setCmd(nil)
 	if got, cerr := newClient(t, srv.Client(t)).CountDownLatch(name).Count(ctx); cerr != nil || got != 2 {

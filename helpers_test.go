@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -950,4 +951,52 @@ func refusableProxyClient(t *testing.T, srv *redistest.Server, p *redistest.Prox
 		}
 	})...)
 	return rdb, &down
+}
+
+// replyLostForReadTimeout, in a hook, runs the command on Redis (next) and then stands for its reply
+// never arriving: it waits until rt after the command was sent (or ctx ends) and fails it with the
+// read deadline error go-redis gives then.
+func replyLostForReadTimeout(ctx context.Context, cmd redis.Cmder, next func() error, rt time.Duration) error {
+	sent := time.Now()
+	if err := next(); err != nil {
+		return err
+	}
+	timer := time.NewTimer(time.Until(sent.Add(rt)))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	err := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	cmd.SetErr(err)
+	return err
+}
+
+// hookedReadTimeoutClient starts a server and returns it with a Client (opts) over a go-redis
+// client of its own with ReadTimeout rt and hook added.
+func hookedReadTimeoutClient(t *testing.T, rt time.Duration, opts ...redisson.Option) (*redistest.Server, *redisson.Client, *aroundHook) {
+	t.Helper()
+	srv := redistest.Start(t)
+	rdb := srv.Client(t, func(o *redis.Options) { o.ReadTimeout = rt })
+	hook := &aroundHook{}
+	rdb.AddHook(hook)
+	return srv, newClient(t, rdb, opts...), hook
+}
+
+// loseFirstReplyForReadTimeout makes hook run the first command that match accepts on Redis and
+// lose its reply for rt (see replyLostForReadTimeout); every other command goes as usual. The
+// hook is cleared when the test ends.
+func loseFirstReplyForReadTimeout(t *testing.T, hook *aroundHook, match func(a []string) bool, rt time.Duration) {
+	var once sync.Once
+	hook.setCmd(func(ctx context.Context, a []string, cmd redis.Cmder, next func() error) error {
+		first := false
+		if match(a) {
+			once.Do(func() { first = true })
+		}
+		if !first {
+			return next()
+		}
+		return replyLostForReadTimeout(ctx, cmd, next, rt)
+	})
+	t.Cleanup(func() { hook.setCmd(nil) })
 }

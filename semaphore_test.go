@@ -1800,11 +1800,7 @@ func TestSemaphoreReplyLostForTheReadTimeoutKeepsPermitsCounted(t *testing.T) {
 func TestSemaphoreReleaseReplyLostForTheReadTimeoutIsAnswered(t *testing.T) {
 	t.Parallel()
 	const readTimeout, wt = time.Second, 200 * time.Millisecond
-	srv := redistest.Start(t)
-	rdb := srv.Client(t, func(o *redis.Options) { o.ReadTimeout = readTimeout })
-	hook := &aroundHook{}
-	rdb.AddHook(hook)
-	c := newClient(t, rdb, redisson.WithWaiterTimeout(wt))
+	srv, c, hook := hookedReadTimeoutClient(t, readTimeout, redisson.WithWaiterTimeout(wt))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	const name = "releasereadtimeout"
@@ -1814,18 +1810,7 @@ func TestSemaphoreReleaseReplyLostForTheReadTimeoutIsAnswered(t *testing.T) {
 	if ok, err := s.TryAcquire(ctx, 1); err != nil || !ok {
 		t.Fatalf("TryAcquire = %v, %v", ok, err)
 	}
-	var once sync.Once
-	hook.setCmd(func(ctx context.Context, a []string, cmd redis.Cmder, next func() error) error {
-		first := false
-		if semChangeCall("r")(a) {
-			once.Do(func() { first = true })
-		}
-		if !first {
-			return next()
-		}
-		return replyLostForReadTimeout(ctx, cmd, next, readTimeout) // releases the permit
-	})
-	t.Cleanup(func() { hook.setCmd(nil) })
+	loseFirstReplyForReadTimeout(t, hook, semChangeCall("r"), readTimeout) // the release runs
 	err := s.Release(ctx, 1)
 	if n := semPermits(t, chk); n != 1 {
 		t.Fatalf("Release(1) whose reply was lost for the ReadTimeout = %v: %d permits; want 1", err, n)
@@ -2160,23 +2145,4 @@ func TestSemaphorePermitsComingBackAtTheBoundKeepTheSemaphoreUsable(t *testing.T
 			}
 		})
 	}
-}
-
-// replyLostForReadTimeout, in a hook, runs the command on Redis (next) and then stands for its reply
-// never arriving: it waits until rt after the command was sent (or ctx ends) and fails it with the
-// read deadline error go-redis gives then.
-func replyLostForReadTimeout(ctx context.Context, cmd redis.Cmder, next func() error, rt time.Duration) error {
-	sent := time.Now()
-	if err := next(); err != nil {
-		return err
-	}
-	timer := time.NewTimer(time.Until(sent.Add(rt)))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-	case <-ctx.Done():
-	}
-	err := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
-	cmd.SetErr(err)
-	return err
 }
