@@ -281,9 +281,9 @@ func (f *BloomFilter) bitsKey(p bloomParams) string {
 // stored and, if asked is not empty, what the caller asked for.
 func (f *BloomFilter) errOf(op string, err error, asked string) error {
 	switch {
-	case redis.HasErrorPrefix(err, "NOTINIT"):
+	case errPrefix(err, "NOTINIT"):
 		return opErr(op, f.name, ErrNotInitialized)
-	case redis.HasErrorPrefix(err, "CONFIG"):
+	case errPrefix(err, "CONFIG"):
 		stored := strings.TrimPrefix(err.Error(), "CONFIG ")
 		// "<bits> <hashes> <hash> <insertions> <fpr>" (bloom.lua; the hash is always this
 		// package's) or "<size> <hashIterations> <expectedInsertions> <falseProbability>"
@@ -625,7 +625,7 @@ var (
 // staleErr reports whether err says the Client's parameters are not those in Redis (the filter was
 // deleted, or deleted and made again with other ones).
 func staleErr(err error) bool {
-	return redis.HasErrorPrefix(err, "CONFIG") || redis.HasErrorPrefix(err, "NOTINIT")
+	return errPrefix(err, "CONFIG") || errPrefix(err, "NOTINIT")
 }
 
 // addBits sets the bits of elements in one round trip, sent once, through the layout's add (addTx

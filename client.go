@@ -50,8 +50,8 @@ type Client struct {
 	// transactions, which go-redis always sends to the master (see read).
 	replicaReads bool
 	publish      any // "PUBLISH", or on a Cluster "SPUBLISH" (the hub subscribes per shard)
-	// waiterArg is the waiter timeout in ms, boxed once.
-	waiterArg any
+	// waiterArg is the waiter timeout in ms, boxed once; watchdogArg, the watchdog timeout (msArg).
+	waiterArg, watchdogArg any
 	// taken is takenRecord for the waiter timeout and rdb's ReadTimeout: how long at least the
 	// request records of a Semaphore and a CountDownLatch live (see evalRecorded); takenArg is it in
 	// ms, boxed once.
@@ -293,19 +293,20 @@ func New(rdb redis.UniversalClient, opts ...Option) (*Client, error) {
 	}
 	taken := takenRecord(cfg.waiterTimeout, readTimeout(rdb))
 	c := &Client{
-		rdb:       rdb,
-		cfg:       cfg,
-		publish:   "PUBLISH",
-		id:        id,
-		idBase:    idBase,
-		waiterArg: cfg.waiterTimeout.Milliseconds(),
-		taken:     taken,
-		takenArg:  taken.Milliseconds(),
-		gates:     gate.New[*heir, *owner](),
-		done:      make(chan struct{}),
-		acks:      acks{need: cfg.acks, timeout: cfg.ackTimeout},
-		recordUp:  make(chan struct{}),
-		started:   time.Now(),
+		rdb:         rdb,
+		cfg:         cfg,
+		publish:     "PUBLISH",
+		id:          id,
+		idBase:      idBase,
+		waiterArg:   cfg.waiterTimeout.Milliseconds(),
+		watchdogArg: cfg.watchdog.Milliseconds(),
+		taken:       taken,
+		takenArg:    taken.Milliseconds(),
+		gates:       gate.New[*heir, *owner](),
+		done:        make(chan struct{}),
+		acks:        acks{need: cfg.acks, timeout: cfg.ackTimeout},
+		recordUp:    make(chan struct{}),
+		started:     time.Now(),
 	}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		c.cluster, c.replicaReads = true, cc.Options().ReadOnly
@@ -401,7 +402,9 @@ func (c *Client) Close() error {
 			c.tracker.Close() // first: it declares losses through the scheduler
 		}
 		for _, e := range c.sched.Close() {
-			e.OnLost(ErrClosed)
+			if e.OnLost != nil {
+				e.OnLost(ErrClosed)
+			}
 		}
 		c.hub.Close()
 		c.bg.Wait()
@@ -765,4 +768,13 @@ func checkCtx(ctx context.Context) error {
 		return invalidf("nil context")
 	}
 	return nil
+}
+
+// msArg returns ms as a command argument: the watchdog timeout's boxed once (watchdogArg), since a
+// watchdog lock sends it on every acquisition and release (boxing an int64 allocates).
+func (c *Client) msArg(ms int64) any {
+	if w, _ := c.watchdogArg.(int64); w == ms {
+		return c.watchdogArg
+	}
+	return ms
 }

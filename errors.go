@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Errors returned by this package. Match them with errors.Is: they arrive inside an *Error that names
@@ -186,3 +188,9 @@ type wrongType struct{ reply error }
 
 func (e wrongType) Error() string   { return ErrWrongType.Error() }
 func (e wrongType) Unwrap() []error { return []error{ErrWrongType, e.reply} }
+
+// errPrefix reports whether err is a Redis error reply starting with prefix. (redis.HasErrorPrefix
+// allocates even for a nil error: this is called on every reply.)
+func errPrefix(err error, prefix string) bool {
+	return err != nil && redis.HasErrorPrefix(err, prefix)
+}

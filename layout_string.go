@@ -24,6 +24,7 @@ func (stringLayout) lay(m *mutex, aux func(string) string) {
 	q, qt, fence := aux(m.kind.marker+sfxQueue), aux(m.kind.marker+sfxDeadlines), aux(sfxFence)
 	m.keys = []string{m.key, q, qt, fence}
 	m.wakePrefix = aux(sfxWake)
+	m.wakeArg = m.wakePrefix
 	m.wakeChannel = m.wakePrefix + m.c.id
 }
 
@@ -49,7 +50,7 @@ func (stringLayout) acquire(ctx context.Context, m *mutex, q acquireReq) (acquir
 	if q.fast {
 		// Safe to send again: a repeat finds the key set, and the script recognises the owner's value.
 		cmd, aerr := send(ctx, c, m.key, nil, func() *redis.BoolCmd {
-			return redis.NewBoolCmd(ctx, "set", m.key, encodeLockValue(q.owner, q.level, m.kind), "px", q.leaseMs, "nx")
+			return redis.NewBoolCmd(ctx, "set", m.key, encodeLockValue(q.owner, q.level, m.kind), "px", c.msArg(q.leaseMs), "nx")
 		}, sendOpts{resend: true, acked: true, repeat: &fastResent})
 		set, err := cmd.Result()
 		if err != nil {
@@ -85,7 +86,7 @@ func (stringLayout) acquire(ctx context.Context, m *mutex, q acquireReq) (acquir
 // releasing owner rejoin the queue (a give-back).
 func (stringLayout) releaseCall(m *mutex, q releaseReq) (*redis.Script, []string, []any, string) {
 	c := m.c
-	args := []any{q.owner, q.level, finalArg(q), q.expected, q.leaseMs, c.publish, m.wakePrefix, m.kind.marker, c.waiterArg}
+	args := []any{q.owner, q.level, finalArg(q), q.expected, c.msArg(q.leaseMs), c.publish, m.wakeArg, m.kind.marker, c.waiterArg}
 	if q.heir != "" || q.rejoin != "" {
 		args = append(args, q.heir)
 	}

@@ -32,6 +32,7 @@ type mutex struct {
 	// deadlines and fencing counter (lock_acquire.lua, lock_release.lua, lock_force_unlock.lua)
 	keys        []string
 	wakePrefix  string // waiters are woken on wakePrefix + client id
+	wakeArg     any    // wakePrefix as a script argument, boxed once (stringLayout)
 	wakeChannel string // this Client's
 	gateName    string // this lock's local queue: kind and key
 	ctxKey      any    // key under which ContextWithHold marks a context, boxed once
@@ -160,6 +161,9 @@ var errUpgrade = errors.New("a read hold cannot be upgraded to the write lock: r
 
 // parseAcquire applies opts.
 func parseAcquire(opts []AcquireOption) (acquireConfig, error) {
+	if len(opts) == 0 {
+		return acquireConfig{}, nil // not moved to the heap for the options' calls, as ac is
+	}
 	var ac acquireConfig
 	for _, o := range opts {
 		if o == nil {

@@ -110,7 +110,7 @@ func objectErr(op, name string, err, ackErr error) error {
 	case strings.Contains(err.Error(), "increment or decrement would overflow"): // INCRBY
 		err = because(ErrOutOfRange, err)
 	case strings.Contains(err.Error(), "value is not an integer"), // INCRBY on a string of another kind
-		redis.HasErrorPrefix(err, "INVALIDOBJ"): // a corrupt HyperLogLog
+		errPrefix(err, "INVALIDOBJ"): // a corrupt HyperLogLog
 		err = because(ErrWrongType, err)
 	default:
 		err = redisErr(err)

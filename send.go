@@ -134,7 +134,7 @@ func send[C redis.Cmder](ctx context.Context, c *Client, key string, script *red
 			cmd = process(ctx, c, cmd, build)
 		}
 		err := cmd.Err()
-		if script != nil && !loaded && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if script != nil && !loaded && errPrefix(err, "NOSCRIPT") {
 			loaded = true
 			if acked {
 				c.forgetLoaded(r.addr, script)
@@ -394,7 +394,7 @@ func (c *Client) evalRecorded(ctx context.Context, script *redis.Script, keys []
 		}
 		return scriptCmd(ctx, script, keys, sent...)
 	}, opts)
-	if redis.HasErrorPrefix(cmd.Err(), "UNKNOWN") {
+	if errPrefix(cmd.Err(), "UNKNOWN") {
 		cmd.SetErr(errUnknownOutcome)
 	}
 	return cmd, ackErr
@@ -447,11 +447,11 @@ func (c *Client) refused(err error) bool {
 	switch {
 	case err == nil:
 		return false
-	case redis.HasErrorPrefix(err, "TRYAGAIN"), redis.HasErrorPrefix(err, "CLUSTERDOWN"):
+	case errPrefix(err, "TRYAGAIN"), errPrefix(err, "CLUSTERDOWN"):
 		return true
 	}
 	cc, ok := c.rdb.(*redis.ClusterClient)
-	if ok && (redis.HasErrorPrefix(err, "MOVED") || redis.HasErrorPrefix(err, "ASK")) {
+	if ok && (errPrefix(err, "MOVED") || errPrefix(err, "ASK")) {
 		// go-redis ran out of redirections while the slot map was changing (a migration ending):
 		// the node refused without running the command. The slot map is read again.
 		c.reloadSlots(cc)
@@ -596,7 +596,7 @@ func (onceCmd) NoRetry() bool { return true }
 // client's re-sending Process).
 func scriptCmd(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	a := make([]any, 0, 3+len(keys)+len(args))
-	a = append(a, "evalsha", script.Hash(), len(keys))
+	a = append(a, "evalsha", scripts.HashArg(script), len(keys))
 	for _, k := range keys {
 		a = append(a, k)
 	}
@@ -624,7 +624,7 @@ func (c *Client) execOnce(ctx context.Context, key string, cmds [][]any) (replie
 			// EXECABORT: a command was refused when queued (MOVED, ASK, TRYAGAIN after a migration
 			// or failover) and nothing ran; send sees only EXEC's error, so the refusal is looked
 			// at here (the slot map is reloaded) and the transaction sent again.
-			if redis.HasErrorPrefix(err, "EXECABORT") {
+			if errPrefix(err, "EXECABORT") {
 				for _, q := range queued {
 					if c.refused(q.Err()) && retryPause(ctx, attempt) {
 						err = nil
@@ -663,7 +663,7 @@ func (c *Client) execOnce(ctx context.Context, key string, cmds [][]any) (replie
 			switch {
 			case cerr == nil:
 				replies[i] = v
-			case errors.As(cerr, &rerr) && !redis.HasErrorPrefix(cerr, "EXECABORT"):
+			case errors.As(cerr, &rerr) && !errPrefix(cerr, "EXECABORT"):
 				replies[i] = cerr
 			default:
 				return nil, nil, withCtxErr(ctx, cerr)
@@ -935,7 +935,7 @@ func (c *Client) renewSend(ctx context.Context, r route, batches [][]*renew.Entr
 	for j, i := range idx {
 		res, err := cmds[j].Int64Slice()
 		if err != nil && retry {
-			if redis.HasErrorPrefix(err, "NOSCRIPT") { // flushed, or a new master: load it again
+			if errPrefix(err, "NOSCRIPT") { // flushed, or a new master: load it again
 				script := renewKinds[batches[i][0].Kind].script
 				if k := r.addr + script.Hash(); !loaded[k] {
 					loaded[k] = true

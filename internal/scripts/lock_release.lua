@@ -48,17 +48,20 @@
 -- answers a re-send (see releaseFinal in hold.go), reads as released unless the hold was known lost;
 -- a repeat of a transfer finds the heir holding the lock and answers -2. A repeat of a give-back
 -- finds the owner holding the lock it was handed back, and hands it back again.
+--
+-- The common case, the owner's only level with nobody queued (ARGV[4]), is answered before the
+-- prelude is run: defining its functions costs Redis more than the rest of such a release.
+local cur = redis.call('GET', KEYS[1])
+if ARGV[4] ~= '' and cur == ARGV[4] then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+-- @prelude
 local key, q, qt, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local owner, level, final, expected = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local owner, level, final = ARGV[1], ARGV[2], ARGV[3]
 local leaseMs, publish, wakePrefix, kind = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
 local waiterMs, heir, rejoin = ARGV[9], ARGV[10] or '', ARGV[11] or ''
 
-local cur = redis.call('GET', key)
-if expected ~= '' and cur == expected then
-  -- The common case: the owner's only level, nobody queued.
-  redis.call('DEL', key)
-  return 0
-end
 local holder, levels, mark, vkind, token
 if cur then
   holder, levels, mark, vkind, token = lock_decode(cur)

@@ -7,7 +7,9 @@
 // release records); rw_value.lua (a ReadWriteLock's hash); sem_value.lua (a Semaphore's permits and
 // waiters); int64_value.lua (an AtomicLong's value); compat_lock_value.lua (Java Redisson's RLock hash,
 // for a Client made WithRedissonCompat), then compat_fair_queue.lua (Redisson's RFairLock queue);
-// compat_rw_value.lua (Redisson's RReadWriteLock hash and read acquisitions' keys).
+// compat_rw_value.lua (Redisson's RReadWriteLock hash and read acquisitions' keys). A script whose
+// common case needs none of it (lock_release.lua) answers that case first and has the prelude
+// inserted at its "-- @prelude" line.
 //
 // Every script must be safe to run twice: go-redis re-sends a command after a network error, so the
 // header of each file says how a repeat is recognised. The data objects' scripts (atomic.lua,
@@ -16,6 +18,7 @@ package scripts
 
 import (
 	_ "embed"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -118,7 +121,7 @@ var (
 	// LockAcquire acquires or re-enters a Lock, FairLock or FencedLock. See lock_acquire.lua.
 	LockAcquire = newScript(lockPrelude + lockAcquireSrc)
 	// LockRelease releases one level or the whole hold, or undoes an acquisition. See lock_release.lua.
-	LockRelease = newScript(lockPrelude + lockReleaseSrc)
+	LockRelease = newScript(withPrelude(lockPrelude, lockReleaseSrc))
 	// LockForceUnlock deletes a lock regardless of owner. See lock_force_unlock.lua.
 	LockForceUnlock = newScript(lockPrelude + lockForceUnlockSrc)
 	// LockRenew extends many watchdog locks at once. See lock_renew.lua.
@@ -242,13 +245,38 @@ var All = map[string]*redis.Script{
 // sources maps every script to its source, for the EVAL that answers a NOSCRIPT (see Source).
 var sources = map[*redis.Script]string{}
 
+// hashes maps every script to its SHA1, boxed once (see HashArg).
+var hashes = map[*redis.Script]any{}
+
 // newScript wraps src once and remembers it.
+// preludeMark is a line of a script that starts with a fast path: its prelude is inserted there
+// (withPrelude), so that the fast path does not pay for defining the prelude's functions.
+const preludeMark = "\n-- @prelude\n"
+
+// withPrelude is src preceded by prelude, or with prelude at its preludeMark line if it has one.
+func withPrelude(prelude, src string) string {
+	if head, rest, ok := strings.Cut(src, preludeMark); ok {
+		return head + "\n" + prelude + rest
+	}
+	return prelude + src
+}
+
 func newScript(src string) *redis.Script {
 	s := redis.NewScript(src)
 	sources[s] = src
+	hashes[s] = s.Hash()
 	return s
 }
 
 // Source returns the source of a script of this package ("" for any other script): a command sent
 // as it is (not through Script.Run) falls back to EVAL with it when a node answers NOSCRIPT.
 func Source(s *redis.Script) string { return sources[s] }
+
+// HashArg returns the SHA1 of s as an EVALSHA argument, boxed once for a script of this package
+// (boxing a string allocates, and every call sends one).
+func HashArg(s *redis.Script) any {
+	if h, ok := hashes[s]; ok {
+		return h
+	}
+	return s.Hash()
+}

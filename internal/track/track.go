@@ -9,7 +9,8 @@
 // script in its read-only mode, which says whether the owner still holds what it holds. So every
 // hold is, at all times, either being checked or tracked since its last check:
 //
-//   - a hold that has lived Delay is checked (holds shorter than that cost nothing);
+//   - a hold that has lived Delay is checked (within dueSlack more; holds shorter than that cost
+//     nothing);
 //   - an invalidation of its key checks it again (a change of our own, such as a renewal, costs one
 //     read);
 //   - a check answers the hold's time left: a hold ending sooner than its renewals allow is checked
@@ -63,6 +64,10 @@ const (
 	// rereadSlack is how much later than its key's time a hold ending soon may be read again, to
 	// keep one pending re-read per hold.
 	rereadSlack = 10 * time.Millisecond
+	// dueSlack is how much later than Delay a hold may be first checked, so that the timer that
+	// hands holds over fires at most once per dueSlack however many holds a Client takes (each
+	// firing runs a goroutine).
+	dueSlack = time.Millisecond
 	// maxCheck is the largest number of holds checked in one pipeline.
 	maxCheck = 1000
 )
@@ -106,7 +111,8 @@ type Tracker struct {
 	cfg Config
 
 	mu      sync.Mutex
-	fresh   []item // holds added, not yet checked (oldest first)
+	fresh   []item // holds added, not yet checked (oldest first), from index head
+	head    int
 	timer   *time.Timer
 	nodes   map[string]*node // by master address
 	closed  bool
@@ -154,7 +160,7 @@ func (t *Tracker) Add(e *renew.Entry, gen uint64) {
 		return
 	}
 	t.fresh = append(t.fresh, item{e: e, gen: gen, at: now, why: ErrChanged, first: true})
-	if len(t.fresh) == 1 {
+	if len(t.fresh) == t.head+1 {
 		t.timer.Reset(Delay)
 	}
 }
@@ -168,12 +174,13 @@ func (t *Tracker) Ended(e *renew.Entry, gen uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(t.fresh)
-	if n == 0 || t.fresh[n-1].e != e || t.fresh[n-1].gen != gen {
+	if n == t.head || t.fresh[n-1].e != e || t.fresh[n-1].gen != gen {
 		return
 	}
 	t.fresh[n-1] = item{}
 	t.fresh = t.fresh[:n-1]
-	if n == 1 {
+	if n-1 == t.head {
+		t.fresh, t.head = t.fresh[:0], 0
 		t.timer.Stop()
 	}
 }
@@ -188,21 +195,29 @@ func (t *Tracker) due() {
 	}
 	t.wg.Add(1) // Close waits for this call
 	defer t.wg.Done()
-	n := 0
+	n := t.head
 	for n < len(t.fresh) && now.Sub(t.fresh[n].at) >= Delay {
 		n++
 	}
 	var ready []item
-	for _, it := range t.fresh[:n] {
+	for _, it := range t.fresh[t.head:n] {
 		if gen, ok := t.cfg.Active(it.e); ok && gen == it.gen {
 			ready = append(ready, it)
 		}
 	}
-	rest := copy(t.fresh, t.fresh[n:])
-	clear(t.fresh[rest:])
-	t.fresh = t.fresh[:rest]
-	if rest > 0 {
-		t.timer.Reset(Delay - now.Sub(t.fresh[0].at))
+	// The handed-over items are dropped from the front; the rest moves down only when the front
+	// is the larger part (a copy per firing would cost as many moves as holds taken in Delay).
+	clear(t.fresh[t.head:n])
+	t.head = n
+	if t.head == len(t.fresh) {
+		t.fresh, t.head = t.fresh[:0], 0
+	} else if t.head >= len(t.fresh)-t.head {
+		rest := copy(t.fresh, t.fresh[t.head:])
+		clear(t.fresh[rest:])
+		t.fresh, t.head = t.fresh[:rest], 0
+	}
+	if t.head < len(t.fresh) {
+		t.timer.Reset(max(Delay-now.Sub(t.fresh[t.head].at), dueSlack))
 	}
 	t.mu.Unlock()
 	if len(ready) > 0 {
@@ -342,7 +357,7 @@ func (t *Tracker) Close() {
 	}
 	t.closed = true
 	t.timer.Stop()
-	t.fresh = nil
+	t.fresh, t.head = nil, 0
 	close(t.stop)
 	t.cancel()
 	t.mu.Unlock()

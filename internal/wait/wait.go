@@ -80,14 +80,8 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 	var sub *pubsub.Waiter
 	var timer *time.Timer // created at the first sleep: most acquisitions never sleep
 	beating := false
-	kick := make(chan struct{}, 1) // a heartbeat found the waiter no longer queued
+	var kick chan struct{} // a heartbeat found the waiter no longer queued; made at the first wait
 	w.Beat.Watchdog = true
-	w.Beat.OnLost = func(error) {
-		select {
-		case kick <- struct{}{}:
-		default:
-		}
-	}
 	defer func() {
 		if sub != nil {
 			sub.Close()
@@ -117,6 +111,15 @@ func (e *Engine) Wait(ctx context.Context, w *Waiter, attempt Attempt) error {
 			// The wait ended during the attempt (or before it: a caller may make its first attempt
 			// on a context of its own): subscribe to nothing with a context that has ended.
 			return err
+		}
+		if kick == nil { // most acquisitions never wait: they need neither
+			kick = make(chan struct{}, 1)
+			w.Beat.OnLost = func(error) {
+				select {
+				case kick <- struct{}{}:
+				default:
+				}
+			}
 		}
 		if out.Queued {
 			ticket, queuedAt = out.Ticket, sent
