@@ -134,6 +134,13 @@ func allImpls() []impl {
 			scriptCmds: []string{"get", "del"},
 			open:       openFloor,
 		},
+		{
+			name:       "floor-ap",
+			optIn:      true,
+			settings:   "as floor, its commands sent through go-redis's automatic pipeliner (rdb.AsyncAutoPipeline, default options): what go-redis's batching does for the floor",
+			scriptCmds: []string{"get", "del"},
+			open:       openFloorAP,
+		},
 	}
 }
 
@@ -354,11 +361,24 @@ var floorRelease = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] the
 
 type floorLocker struct {
 	rdb  *redis.Client
+	cmd  redis.Cmdable // rdb, or its automatic pipeliner (floor-ap)
 	poll time.Duration
 }
 
 func openFloor(addr string, cfg *config) (locker, error) {
-	return &floorLocker{rdb: redis.NewClient(goRedisOptions(addr)), poll: cfg.poll}, nil
+	rdb := redis.NewClient(goRedisOptions(addr))
+	return &floorLocker{rdb: rdb, cmd: rdb, poll: cfg.poll}, nil
+}
+
+// openFloorAP is the floor with its commands sent through go-redis's automatic pipeliner.
+func openFloorAP(addr string, cfg *config) (locker, error) {
+	rdb := redis.NewClient(goRedisOptions(addr))
+	ap, err := rdb.AsyncAutoPipeline()
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	return &floorLocker{rdb: rdb, cmd: ap, poll: cfg.poll}, nil
 }
 
 func (f *floorLocker) handle(key string) handle { return &floorHandle{f: f, key: key} }
@@ -375,7 +395,7 @@ type floorHandle struct {
 func (h *floorHandle) lock(ctx context.Context) error {
 	token := newToken()
 	for {
-		ok, err := h.f.rdb.SetNX(ctx, h.key, token, 30*time.Second).Result()
+		ok, err := h.f.cmd.SetNX(ctx, h.key, token, 30*time.Second).Result()
 		if err != nil {
 			return err
 		}
@@ -398,7 +418,7 @@ func (h *floorHandle) lock(ctx context.Context) error {
 }
 
 func (h *floorHandle) unlock() error {
-	n, err := floorRelease.Run(context.Background(), h.f.rdb, []string{h.key}, h.token).Int64()
+	n, err := floorRelease.Run(context.Background(), h.f.cmd.(redis.Scripter), []string{h.key}, h.token).Int64()
 	if err == nil && n != 1 {
 		err = fmt.Errorf("floor: lock %q was not held at release", h.key)
 	}
